@@ -1,0 +1,179 @@
+//! The MCP server handler: one per session, all sharing one [`Shared`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::crash;
+use crate::shared::{SetTools, Shared};
+use crate::tools::ToolKind;
+
+/// `tools/list` page size.
+const PAGE: usize = 50;
+
+/// Serves one session; cheap to clone, every clone shares the server's state.
+#[derive(Clone)]
+pub(crate) struct MockHandler {
+    shared: Arc<Shared>,
+}
+
+#[derive(Deserialize)]
+struct Echo {
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct Add {
+    a: f64,
+    b: f64,
+}
+
+#[derive(Deserialize)]
+struct Sleep {
+    ms: u64,
+}
+
+#[derive(Deserialize)]
+struct Fail {
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Crash {
+    code: Option<i32>,
+}
+
+fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, ErrorData> {
+    serde_json::from_value(Value::Object(args))
+        .map_err(|error| ErrorData::invalid_params(format!("bad arguments: {error}"), None))
+}
+
+fn text(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+impl MockHandler {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+
+    async fn call_builtin(
+        &self,
+        name: &str,
+        args: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(match name {
+            "echo" => text(parse::<Echo>(args)?.text),
+            "add" => {
+                let Add { a, b } = parse(args)?;
+                text((a + b).to_string())
+            }
+            "sleep" => {
+                let Sleep { ms } = parse(args)?;
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(ms)) => text(format!("slept {ms}ms")),
+                    () = context.ct.cancelled() => {
+                        return Err(ErrorData::internal_error("sleep cancelled", None));
+                    }
+                }
+            }
+            "whoami" => {
+                let who = json!({
+                    "boot_id": self.shared.boot_id,
+                    "pid": self.shared.pid,
+                    "calls": self.shared.calls(),
+                });
+                let mut result = text(who.to_string());
+                result.structured_content = Some(who);
+                result
+            }
+            "fail" => {
+                let message = parse::<Fail>(args)?.message;
+                CallToolResult::error(vec![ContentBlock::text(
+                    message.unwrap_or_else(|| "tool failed".to_owned()),
+                )])
+            }
+            "crash" => {
+                let code = parse::<Crash>(args)?.code.unwrap_or(1);
+                self.shared.crash.arm(code);
+                text(crash::REPLY)
+            }
+            "hang" => {
+                self.shared.set_hang(true);
+                text("hanging")
+            }
+            _ => {
+                let change: SetTools = parse(args)?;
+                let count = self.shared.set_tools(&change).await;
+                text(format!("ok {count}"))
+            }
+        })
+    }
+}
+
+impl ServerHandler for MockHandler {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            "mcp-mock-server",
+            env!("CARGO_PKG_VERSION"),
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self.shared.tools().list();
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .ok()
+                .filter(|start| *start <= tools.len())
+                .ok_or_else(|| ErrorData::invalid_params("invalid cursor", None))?,
+        };
+        let end = tools.len().min(start + PAGE);
+        let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
+        if end < tools.len() {
+            result.next_cursor = Some(end.to_string());
+        }
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.shared.count_call();
+        let args = request.arguments.unwrap_or_default();
+        let result = match self.shared.tools().lookup(&request.name) {
+            None => {
+                let message = format!("tool not found: {}", request.name);
+                return Err(ErrorData::invalid_params(message, None));
+            }
+            Some(ToolKind::Dynamic) => text(parse::<Echo>(args)?.text),
+            Some(ToolKind::Builtin) => self.call_builtin(&request.name, args, context).await?,
+        };
+        Ok(result.into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.shared.add_peer(context.peer);
+    }
+}

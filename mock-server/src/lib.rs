@@ -1,0 +1,156 @@
+//! A restartable, fault-injecting MCP server for testing `mcp-resilient`.
+//!
+//! It is a real rmcp 3.11 server speaking stdio, legacy HTTP+SSE (hand-written: rmcp has none)
+//! and Streamable HTTP, usable as a binary ([`main_with_args`]) or in-process ([`MockServer`]).
+//!
+//! Tools (same in every mode): `echo`, `add`, `sleep`, `whoami`, `fail`, `crash`, `hang`,
+//! `set_tools`, plus `extra_N` and tools added by `set_tools`, which behave like `echo`.
+//!
+//! # Invariants
+//!
+//! 1. `crash` exits (in-process: kills the server) only after its reply has been flushed to the
+//!    transport; nothing is timed.
+//! 2. `hang` silences every outgoing path of the server, ping answers included.
+//! 3. Remote modes bind 127.0.0.1 only.
+//! 4. With `--lock-file`, a process that finds another live instance exits 99 and records
+//!    `overlap <pid>` in `<PATH>.overlap`.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
+
+mod args;
+mod crash;
+mod handler;
+mod lock;
+mod remote;
+mod shared;
+mod stdio;
+mod tools;
+
+use std::hash::{BuildHasher, Hasher};
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use remote::faults::{Faults, MockState, RecordedRequest};
+pub use remote::{MockOptions, MockServer, MockTransport};
+pub use shared::SetTools;
+
+use args::{Args, Mode};
+use crash::{CrashAction, CrashSwitch};
+
+/// How long the runtime waits for blocking work (a stdin read) when the server ends.
+const RUNTIME_SHUTDOWN: Duration = Duration::from_millis(200);
+
+/// Runs the mock server binary: parses `args` (without the program name), serves until the
+/// session ends (stdio) or a signal arrives (remote modes), and returns the exit code.
+///
+/// Bad arguments print a message and return exit code 2; a lock-file overlap returns 99.
+pub fn main_with_args<I: IntoIterator<Item = String>>(args: I) -> ExitCode {
+    let args = match Args::parse(args) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("mcp-mock-server: {message}\n{}", args::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    let _lock = match &args.lock_file {
+        None => None,
+        Some(path) => match lock::take(path) {
+            Ok(lock::Lock::Held(lock)) => Some(lock),
+            Ok(lock::Lock::Overlap) => {
+                eprintln!("mcp-mock-server: another instance holds {}", path.display());
+                return ExitCode::from(lock::OVERLAP_EXIT_CODE);
+            }
+            Err(error) => {
+                eprintln!("mcp-mock-server: lock file {}: {error}", path.display());
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("mcp-mock-server: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = runtime.block_on(run(args));
+    runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
+    code
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // A host that already installed a subscriber keeps it.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+async fn run(args: Args) -> ExitCode {
+    let boot_id = args.boot_id.clone().unwrap_or_else(|| random_hex(8));
+    let transport = match args.mode {
+        Mode::Stdio => {
+            let switch = CrashSwitch::new(CrashAction::Exit);
+            let shared = Arc::new(shared::Shared::new(boot_id, args.extra_tools, switch));
+            return stdio::run(shared, args.ignore_stdin_eof).await;
+        }
+        Mode::Sse => MockTransport::Sse,
+        Mode::Http => MockTransport::Http,
+    };
+    let opts = MockOptions {
+        transport,
+        port: args.port,
+        boot_id: Some(boot_id),
+        extra_tools: args.extra_tools,
+        sse_retry: args.sse_retry,
+    };
+    let server = match MockServer::start_with(opts, true).await {
+        Ok(server) => server,
+        Err(error) => {
+            eprintln!("mcp-mock-server: cannot listen on port {}: {error}", args.port);
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    if writeln!(stdout, "LISTENING {}", server.addr())
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        tracing::warn!("could not print the LISTENING line");
+    }
+    drop(stdout);
+    wait_for_signal().await;
+    server.shutdown().await;
+    ExitCode::SUCCESS
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut term) = signal(SignalKind::terminate()) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return;
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
+/// `len` random lowercase hex digits (std's per-instance random hasher keys; no extra crate).
+pub(crate) fn random_hex(len: usize) -> String {
+    let mut out = String::with_capacity(len + 16);
+    while out.len() < len {
+        let mut hasher = std::hash::RandomState::new().build_hasher();
+        hasher.write_usize(out.len());
+        out.push_str(&format!("{:016x}", hasher.finish()));
+    }
+    out.truncate(len);
+    out
+}

@@ -1,0 +1,70 @@
+//! The accept loop: owns the listener and every connection task (axum's `serve` would leave
+//! connection tasks running after a kill, which a restart-on-the-same-port test cannot allow).
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use super::faults::FaultState;
+use crate::crash::CrashTap;
+
+/// How long a bind waits for a just-killed server (same process) to release its port.
+const REBIND_DEADLINE: Duration = Duration::from_secs(2);
+const REBIND_STEP: Duration = Duration::from_millis(10);
+
+/// Binds 127.0.0.1:`port`. A fixed port that is still in use is retried until
+/// [`REBIND_DEADLINE`]: `Faults::kill` is synchronous but the listener is dropped by the server
+/// task a moment later.
+pub(super) async fn bind(port: u16) -> io::Result<TcpListener> {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let deadline = Instant::now() + REBIND_DEADLINE;
+    loop {
+        match TcpListener::bind(addr).await {
+            Err(error)
+                if port != 0
+                    && error.kind() == io::ErrorKind::AddrInUse
+                    && Instant::now() < deadline =>
+            {
+                tokio::time::sleep(REBIND_STEP).await;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Serves connections until the kill token is cancelled, then tears everything down.
+pub(super) async fn serve(listener: TcpListener, router: Router, faults: Arc<FaultState>) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            () = faults.kill.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) if faults.refusing() => drop(stream),
+                Ok((stream, _)) => {
+                    let io = TokioIo::new(CrashTap::new(stream, faults.shared.crash.clone()));
+                    let service = TowerToHyperService::new(router.clone());
+                    connections.spawn(async move {
+                        if let Err(error) = http1::Builder::new().serve_connection(io, service).await {
+                            tracing::debug!(%error, "connection ended with an error");
+                        }
+                    });
+                }
+                Err(error) => tracing::warn!(%error, "accept failed"),
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    drop(listener);
+    connections.shutdown().await;
+    faults.legacy.shutdown().await;
+    faults.streamable.sessions.write().await.clear();
+}

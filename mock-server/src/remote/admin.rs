@@ -1,0 +1,127 @@
+//! `/_mock/*`: the fault controls over HTTP, for a mock server running as a separate process.
+//! Each route maps onto one [`Faults`] method and answers 200 with a small JSON object.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::faults::{FaultState, Faults, MockState, RecordedRequest};
+use crate::shared::SetTools;
+
+type Admin = State<Arc<FaultState>>;
+
+fn faults(State(state): Admin) -> Faults {
+    Faults { state }
+}
+
+fn ok() -> Json<Value> {
+    Json(json!({"ok": true}))
+}
+
+#[derive(Deserialize)]
+struct On {
+    on: bool,
+}
+
+#[derive(Deserialize)]
+struct Ms {
+    ms: u64,
+}
+
+#[derive(Deserialize)]
+struct Endpoint {
+    endpoint: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Bytes {
+    bytes: usize,
+}
+
+/// The admin routes, to be merged into the server's router.
+pub(crate) fn routes() -> Router<Arc<FaultState>> {
+    Router::new()
+        .route(
+            "/_mock/hang",
+            post(|s: Admin| async move {
+                faults(s).hang();
+                ok()
+            }),
+        )
+        .route(
+            "/_mock/unhang",
+            post(|s: Admin| async move {
+                faults(s).unhang();
+                ok()
+            }),
+        )
+        .route(
+            "/_mock/drop-streams",
+            post(|s: Admin| async move {
+                faults(s).drop_streams().await;
+                ok()
+            }),
+        )
+        .route(
+            "/_mock/expire-sessions",
+            post(|s: Admin| async move {
+                faults(s).expire_sessions().await;
+                ok()
+            }),
+        )
+        .route(
+            "/_mock/stale-400",
+            post(|s: Admin, Json(b): Json<On>| async move {
+                faults(s).set_stale_400(b.on);
+                ok()
+            }),
+        )
+        .route(
+            "/_mock/slow",
+            post(|s: Admin, Json(b): Json<Ms>| async move {
+                faults(s).set_slow(Duration::from_millis(b.ms));
+                ok()
+            }),
+        )
+        .route(
+            "/_mock/cross-origin",
+            post(|s: Admin, Json(b): Json<Endpoint>| async move {
+                faults(s).set_cross_origin(b.endpoint);
+                ok()
+            }),
+        )
+        .route(
+            "/_mock/oversized",
+            post(|s: Admin, Json(b): Json<Bytes>| async move {
+                faults(s).set_oversized(b.bytes);
+                ok()
+            }),
+        )
+        .route(
+            "/_mock/set-tools",
+            post(|s: Admin, Json(b): Json<SetTools>| async move {
+                let tools = faults(s).set_tools(b).await;
+                Json(json!({"ok": true, "tools": tools}))
+            }),
+        )
+        .route(
+            "/_mock/requests",
+            get(|s: Admin| async move { Json::<Vec<RecordedRequest>>(faults(s).requests()) }),
+        )
+        .route(
+            "/_mock/requests/clear",
+            post(|s: Admin| async move {
+                faults(s).clear_requests();
+                ok()
+            }),
+        )
+        .route(
+            "/_mock/state",
+            get(|s: Admin| async move { Json::<MockState>(faults(s).state().await) }),
+        )
+}

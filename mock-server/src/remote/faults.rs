@@ -1,0 +1,205 @@
+//! Fault controls of a remote mock server: the `/_mock/*` routes and [`Faults`] in-process.
+//!
+//! # Invariants
+//!
+//! 1. Every stream opened before `drop_streams()` ends when it is called; streams opened after
+//!    it are unaffected (each stream holds the drop token current at its start).
+//! 2. `kill()` ends every stream, session and connection; `refuse` only affects new connections.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde::Serialize;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::legacy::LegacySessions;
+use crate::shared::{SetTools, Shared};
+
+/// One MCP request the server received (admin routes are not recorded).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecordedRequest {
+    /// The HTTP method, e.g. `"POST"`.
+    pub method: String,
+    /// The request path without the query, e.g. `"/mcp"`.
+    pub path: String,
+    /// Header names (lowercase) and values (lossy UTF-8); a repeated header keeps its last value.
+    pub headers: BTreeMap<String, String>,
+}
+
+/// What `GET /_mock/state` reports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MockState {
+    /// The server's boot id (`--boot-id` or random).
+    pub boot_id: String,
+    /// The process id serving.
+    pub pid: u32,
+    /// Open sessions, legacy SSE and Streamable HTTP together.
+    pub sessions: usize,
+    /// `tools/call` requests received so far.
+    pub calls: u64,
+}
+
+/// Fault injection for one running [`MockServer`](crate::MockServer); cheap to clone.
+#[derive(Clone)]
+pub struct Faults {
+    pub(crate) state: Arc<FaultState>,
+}
+
+pub(crate) struct FaultState {
+    pub(crate) shared: Arc<Shared>,
+    /// Delay applied before each MCP request is handled; 0 = off.
+    slow_ms: AtomicU64,
+    stale_400: AtomicBool,
+    /// Absolute endpoint announced by new legacy streams instead of the relative one.
+    cross_origin: Mutex<Option<String>>,
+    /// Size of the oversized event; each change makes open legacy streams send one.
+    pub(crate) oversized: watch::Sender<usize>,
+    /// Cancelled (and replaced) by `drop_streams`; a child of `kill`.
+    drop_streams: Mutex<CancellationToken>,
+    refuse: AtomicBool,
+    /// Cancelled by `kill()`, by the in-process `crash` tool, and by shutdown.
+    pub(crate) kill: CancellationToken,
+    requests: Mutex<Vec<RecordedRequest>>,
+    pub(crate) legacy: Arc<LegacySessions>,
+    pub(crate) streamable: Arc<LocalSessionManager>,
+}
+
+impl FaultState {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        kill: CancellationToken,
+        streamable: Arc<LocalSessionManager>,
+    ) -> Self {
+        Self {
+            shared: shared.clone(),
+            slow_ms: AtomicU64::new(0),
+            stale_400: AtomicBool::new(false),
+            cross_origin: Mutex::new(None),
+            oversized: watch::Sender::new(0),
+            drop_streams: Mutex::new(kill.child_token()),
+            refuse: AtomicBool::new(false),
+            legacy: Arc::new(LegacySessions::new(shared, kill.child_token())),
+            kill,
+            requests: Mutex::new(Vec::new()),
+            streamable,
+        }
+    }
+
+    pub(crate) fn slow(&self) -> Duration {
+        Duration::from_millis(self.slow_ms.load(Ordering::SeqCst))
+    }
+
+    pub(crate) fn stale_400(&self) -> bool {
+        self.stale_400.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn refusing(&self) -> bool {
+        self.refuse.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn cross_origin(&self) -> Option<String> {
+        lock(&self.cross_origin).clone()
+    }
+
+    /// The token that ends streams opened now.
+    pub(crate) fn stream_token(&self) -> CancellationToken {
+        lock(&self.drop_streams).clone()
+    }
+
+    pub(crate) fn record(&self, request: RecordedRequest) {
+        lock(&self.requests).push(request);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Faults {
+    /// From now on no MCP request is answered and nothing is sent on open streams.
+    pub fn hang(&self) {
+        self.state.shared.set_hang(true);
+    }
+
+    /// Ends a hang: held requests and stream events go out.
+    pub fn unhang(&self) {
+        self.state.shared.set_hang(false);
+    }
+
+    /// Ends every open SSE stream (legacy and Streamable HTTP) and forgets every session.
+    pub async fn drop_streams(&self) {
+        let next = self.state.kill.child_token();
+        let old = std::mem::replace(&mut *lock(&self.state.drop_streams), next);
+        old.cancel();
+        self.expire_sessions().await;
+    }
+
+    /// Forgets every session: legacy POSTs and Streamable HTTP requests then get 404.
+    pub async fn expire_sessions(&self) {
+        self.state.legacy.forget_all();
+        self.state.streamable.sessions.write().await.clear();
+    }
+
+    /// While on, a Streamable HTTP request with an unknown `Mcp-Session-Id` gets 400, not 404.
+    pub fn set_stale_400(&self, on: bool) {
+        self.state.stale_400.store(on, Ordering::SeqCst);
+    }
+
+    /// Delays every MCP request by `delay` (zero turns it off).
+    pub fn set_slow(&self, delay: Duration) {
+        let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        self.state.slow_ms.store(ms, Ordering::SeqCst);
+    }
+
+    /// New legacy SSE streams announce `endpoint` (absolute) instead of `/message?…`; `None` resets.
+    pub fn set_cross_origin(&self, endpoint: Option<String>) {
+        *lock(&self.state.cross_origin) = endpoint;
+    }
+
+    /// Every open legacy SSE stream, and every new one, sends one `message` event of `bytes`
+    /// bytes (0 turns it off for new streams).
+    pub fn set_oversized(&self, bytes: usize) {
+        self.state.oversized.send_replace(bytes);
+    }
+
+    /// Same as the `set_tools` tool; returns the number of tools afterwards.
+    pub async fn set_tools(&self, change: SetTools) -> usize {
+        self.state.shared.set_tools(&change).await
+    }
+
+    /// Every MCP request received so far, oldest first.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.state.requests).clone()
+    }
+
+    /// Forgets the recorded requests.
+    pub fn clear_requests(&self) {
+        lock(&self.state.requests).clear();
+    }
+
+    /// Boot id, pid, open sessions and calls served.
+    pub async fn state(&self) -> MockState {
+        let streamable = self.state.streamable.sessions.read().await.len();
+        MockState {
+            boot_id: self.state.shared.boot_id.clone(),
+            pid: self.state.shared.pid,
+            sessions: self.state.legacy.open_count() + streamable,
+            calls: self.state.shared.calls(),
+        }
+    }
+
+    /// Dies like a crash: stops accepting and aborts every connection and session. The port is
+    /// free again once the server task has noticed (a `MockServer::start` on it waits for that).
+    pub fn kill(&self) {
+        self.state.kill.cancel();
+    }
+
+    /// While on, accepted connections are closed at once.
+    pub fn refuse(&self, on: bool) {
+        self.state.refuse.store(on, Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,85 @@
+//! The middleware in front of every MCP route: it records requests and applies the faults that
+//! act at the HTTP level (slow, hang, stale-400, drop-streams).
+
+use std::sync::Arc;
+
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+
+use super::faults::{FaultState, RecordedRequest};
+
+/// Largest request body read while hung (the body is held in memory until unhang).
+const HUNG_BODY_LIMIT: usize = 16 * 1024 * 1024;
+
+fn record(faults: &FaultState, request: &Request) {
+    let headers = request
+        .headers()
+        .iter()
+        .map(|(name, value)| {
+            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            (name.as_str().to_owned(), value)
+        })
+        .collect();
+    faults.record(RecordedRequest {
+        method: request.method().as_str().to_owned(),
+        path: request.uri().path().to_owned(),
+        headers,
+    });
+}
+
+/// Runs an MCP request through the faults.
+///
+/// - slow: waits before handing the request on;
+/// - hang: reads the whole body, then holds the request until unhang;
+/// - stale-400: turns a 404 for a Streamable HTTP request with a session id into 400;
+/// - every response body holds its frames while hung and ends at `drop_streams`.
+pub(crate) async fn gate(
+    State(faults): State<Arc<FaultState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    record(&faults, &request);
+    let slow = faults.slow();
+    if !slow.is_zero() {
+        tokio::time::sleep(slow).await;
+    }
+    let request = if faults.shared.is_hung() {
+        let (parts, body) = request.into_parts();
+        let Ok(bytes) = to_bytes(body, HUNG_BODY_LIMIT).await else {
+            return StatusCode::BAD_REQUEST.into_response();
+        };
+        faults.shared.wait_unhung().await;
+        Request::from_parts(parts, Body::from(bytes))
+    } else {
+        request
+    };
+    let stale_candidate =
+        request.uri().path().starts_with("/mcp") && request.headers().contains_key("mcp-session-id");
+    let mut response = next.run(request).await;
+    if stale_candidate && response.status() == StatusCode::NOT_FOUND && faults.stale_400() {
+        *response.status_mut() = StatusCode::BAD_REQUEST;
+    }
+    hold_body(&faults, response)
+}
+
+/// Wraps the body so it sends nothing while hung and ends when streams are dropped.
+fn hold_body(faults: &FaultState, response: Response) -> Response {
+    let (parts, body) = response.into_parts();
+    let shared = faults.shared.clone();
+    let end = faults.stream_token();
+    let frames = body
+        .into_data_stream()
+        .then(move |frame| {
+            let shared = shared.clone();
+            async move {
+                shared.wait_unhung().await;
+                frame
+            }
+        })
+        .take_until(end.cancelled_owned());
+    Response::from_parts(parts, Body::from_stream(frames))
+}

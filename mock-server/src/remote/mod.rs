@@ -1,0 +1,195 @@
+//! Remote modes: legacy SSE, Streamable HTTP, or both on one port, plus the `/_mock/` controls.
+//!
+//! # Invariants
+//!
+//! 1. The server binds 127.0.0.1 only.
+//! 2. One task owns the listener and every connection task; when the kill token is cancelled
+//!    (`Faults::kill`, the in-process `crash` tool, `shutdown`) it drops the listener, aborts every
+//!    connection and ends every session, so nothing is left running.
+
+mod accept;
+mod admin;
+pub(crate) mod faults;
+mod gate;
+pub(crate) mod legacy;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::{any, get, post};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::crash::{CrashAction, CrashSwitch};
+use crate::handler::MockHandler;
+use crate::shared::Shared;
+use faults::{FaultState, Faults};
+
+/// Which MCP transports a remote mock server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MockTransport {
+    /// Legacy HTTP+SSE (2024-11-05): `GET /sse` + `POST /message?sessionId=…`.
+    Sse,
+    /// Streamable HTTP at `/mcp`.
+    Http,
+    /// Both route sets on one port.
+    Both,
+}
+
+/// How to start an in-process [`MockServer`].
+#[derive(Debug, Clone)]
+pub struct MockOptions {
+    /// # Default
+    /// [`MockTransport::Both`].
+    pub transport: MockTransport,
+    /// Port on 127.0.0.1; 0 picks a free one.
+    ///
+    /// # Default
+    /// 0.
+    pub port: u16,
+    /// Identity reported by `whoami` and `/_mock/state`.
+    ///
+    /// # Default
+    /// `None`: 8 random hex digits.
+    pub boot_id: Option<String>,
+    /// Number of extra echo-like tools `extra_0` … `extra_{N-1}`.
+    ///
+    /// # Default
+    /// 0.
+    pub extra_tools: usize,
+    /// The SSE `retry:` hint of Streamable HTTP streams.
+    ///
+    /// # Default
+    /// 100 ms.
+    pub sse_retry: Duration,
+}
+
+impl Default for MockOptions {
+    fn default() -> Self {
+        Self {
+            transport: MockTransport::Both,
+            port: 0,
+            boot_id: None,
+            extra_tools: 0,
+            sse_retry: Duration::from_millis(100),
+        }
+    }
+}
+
+/// A running remote mock server. Dropping it without `shutdown` leaves it running until the
+/// runtime ends; call [`MockServer::shutdown`].
+pub struct MockServer {
+    addr: SocketAddr,
+    faults: Faults,
+    /// The accept loop; it ends once the kill token is cancelled and everything is torn down.
+    task: JoinHandle<()>,
+}
+
+impl MockServer {
+    /// Binds 127.0.0.1:`opts.port` and starts serving. In-process, the `crash` tool acts like
+    /// [`Faults::kill`] instead of exiting. Restarting on a port a killed server held waits (up to
+    /// 2 s) for that server to let go of it.
+    pub async fn start(opts: MockOptions) -> std::io::Result<MockServer> {
+        Self::start_with(opts, false).await
+    }
+
+    /// Like `start`; with `exit_on_crash` the `crash` tool exits the process (binary mode).
+    pub(crate) async fn start_with(
+        opts: MockOptions,
+        exit_on_crash: bool,
+    ) -> std::io::Result<MockServer> {
+        let kill = CancellationToken::new();
+        let action = match exit_on_crash {
+            true => CrashAction::Exit,
+            false => CrashAction::Kill(kill.clone()),
+        };
+        let boot_id = opts.boot_id.clone().unwrap_or_else(|| crate::random_hex(8));
+        let shared = Arc::new(Shared::new(
+            boot_id,
+            opts.extra_tools,
+            CrashSwitch::new(action),
+        ));
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.sse_retry = Some(opts.sse_retry);
+        let manager = Arc::new(manager);
+        let state = Arc::new(FaultState::new(shared, kill, manager));
+        let router = router(&opts, &state);
+        let listener = accept::bind(opts.port).await?;
+        let addr = listener.local_addr()?;
+        let task = tokio::spawn(accept::serve(listener, router, state.clone()));
+        Ok(MockServer {
+            addr,
+            faults: Faults { state },
+            task,
+        })
+    }
+
+    /// The bound address (127.0.0.1:port).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:<port>/sse`.
+    pub fn sse_url(&self) -> String {
+        format!("http://{}/sse", self.addr)
+    }
+
+    /// `http://127.0.0.1:<port>/mcp`.
+    pub fn http_url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// The fault controls.
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    /// Stops accepting, ends every session and connection, and waits until nothing is left
+    /// running. Also fine after [`Faults::kill`].
+    ///
+    /// # Cancel safety
+    /// If this future is dropped, the teardown still completes in the server's own task.
+    pub async fn shutdown(self) {
+        self.faults.kill();
+        if let Err(error) = self.task.await {
+            tracing::warn!(%error, "mock server task failed");
+        }
+    }
+}
+
+fn router(opts: &MockOptions, state: &Arc<FaultState>) -> Router {
+    let legacy = matches!(opts.transport, MockTransport::Sse | MockTransport::Both);
+    let streamable = matches!(opts.transport, MockTransport::Http | MockTransport::Both);
+    let mut mcp = Router::new();
+    if legacy {
+        mcp = mcp
+            .route("/sse", get(legacy::open_stream))
+            .route("/message", post(legacy::post_message));
+    }
+    if streamable {
+        let shared = state.shared.clone();
+        let config = StreamableHttpServerConfig::default()
+            .with_sse_keep_alive(None)
+            .with_sse_retry(Some(opts.sse_retry))
+            .with_cancellation_token(state.kill.child_token());
+        let service = StreamableHttpService::new(
+            move || Ok(MockHandler::new(shared.clone())),
+            state.streamable.clone(),
+            config,
+        );
+        mcp = mcp.nest_service("/mcp", service);
+    } else {
+        mcp = mcp.route("/mcp", any(|| async { StatusCode::METHOD_NOT_ALLOWED }));
+    }
+    mcp.route_layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        gate::gate,
+    ))
+    .merge(admin::routes())
+    .with_state(state.clone())
+}

@@ -1,0 +1,139 @@
+//! State shared by every session of one mock server (one process, or one in-process `MockServer`).
+//!
+//! # Invariants
+//!
+//! 1. `tools` is only changed by [`Shared::set_tools`]; a change is visible to the next
+//!    `tools/list` of every session.
+//! 2. `hang` only goes from `false` to `true` through the `hang` tool or `/_mock/hang`, and back
+//!    only through `/_mock/unhang`; every outgoing path (stdio transport, HTTP bodies) checks it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use rmcp::{Peer, RoleServer};
+use serde::Deserialize;
+use tokio::sync::watch;
+
+use crate::crash::CrashSwitch;
+use crate::tools::ToolSet;
+
+/// How long one `tools/list_changed` send may take before we give up on that peer.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The body of the `set_tools` tool and of `POST /_mock/set-tools`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetTools {
+    /// Tools to add (they behave like `echo`); a built-in name re-enables that built-in.
+    #[serde(default)]
+    pub add: Vec<String>,
+    /// Tools to remove; built-ins can be removed too.
+    #[serde(default)]
+    pub remove: Vec<String>,
+    /// Whether to send `notifications/tools/list_changed` to every session.
+    ///
+    /// # Default
+    /// `true`.
+    #[serde(default = "default_true")]
+    pub notify: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+pub(crate) struct Shared {
+    pub(crate) boot_id: String,
+    pub(crate) pid: u32,
+    /// `tools/call` requests received so far; incremented by the handler only.
+    calls: AtomicU64,
+    tools: RwLock<ToolSet>,
+    /// Peers of initialized sessions; the handler adds, `notify_all` prunes closed ones.
+    peers: Mutex<Vec<Peer<RoleServer>>>,
+    hang: watch::Sender<bool>,
+    pub(crate) crash: CrashSwitch,
+}
+
+impl Shared {
+    pub(crate) fn new(boot_id: String, extra_tools: usize, crash: CrashSwitch) -> Self {
+        Self {
+            boot_id,
+            pid: std::process::id(),
+            calls: AtomicU64::new(0),
+            tools: RwLock::new(ToolSet::with_extra(extra_tools)),
+            peers: Mutex::new(Vec::new()),
+            hang: watch::Sender::new(false),
+            crash,
+        }
+    }
+
+    /// Counts one call and returns the count including it.
+    pub(crate) fn count_call(&self) -> u64 {
+        self.calls.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    pub(crate) fn calls(&self) -> u64 {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn tools(&self) -> ToolSet {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_hang(&self, on: bool) {
+        self.hang.send_replace(on);
+    }
+
+    pub(crate) fn is_hung(&self) -> bool {
+        *self.hang.borrow()
+    }
+
+    /// Resolves once the server is not hung.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: it only observes a watch channel.
+    pub(crate) async fn wait_unhung(&self) {
+        let mut rx = self.hang.subscribe();
+        // The sender lives in `self`, so `wait_for` cannot fail while we borrow it.
+        let _ = rx.wait_for(|hung| !*hung).await;
+    }
+
+    pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
+        self.peers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(peer);
+    }
+
+    /// Open sessions that finished `initialize` and whose transport is still up.
+    pub(crate) fn live_peers(&self) -> Vec<Peer<RoleServer>> {
+        let mut peers = self.peers.lock().unwrap_or_else(PoisonError::into_inner);
+        peers.retain(|peer| !peer.is_transport_closed());
+        peers.clone()
+    }
+
+    /// Applies a tool-set change, then (if asked) notifies every live session; returns the new
+    /// number of tools.
+    pub(crate) async fn set_tools(&self, change: &SetTools) -> usize {
+        let count = self
+            .tools
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .apply(&change.add, &change.remove);
+        if change.notify {
+            let sends = self.live_peers().into_iter().map(|peer| async move {
+                match tokio::time::timeout(NOTIFY_TIMEOUT, peer.notify_tool_list_changed()).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(error)) => tracing::debug!(%error, "list_changed not sent"),
+                    Err(_) => tracing::debug!("list_changed send timed out"),
+                }
+            });
+            futures::future::join_all(sends).await;
+        }
+        count
+    }
+}

@@ -1,0 +1,68 @@
+//! Server configuration: what to connect to, how to notice death, and how to come back.
+//!
+//! A [`ServerConfig`] comes from one of two places:
+//!
+//! - the builder: `ServerConfig::stdio("fs", "mcp-fs").arg("/tmp")`, `ServerConfig::sse(..)`,
+//!   `ServerConfig::http(..)`, `ServerConfig::remote(..)`, followed by policy setters;
+//! - the JSON files MCP users already have ([`load_servers`], [`load_servers_file`]): the Claude
+//!   Desktop / Cursor `mcpServers` shape and the VS Code `servers` shape, plus our optional
+//!   `reconnect` and `heartbeat` blocks.
+//!
+//! Either way, [`ServerConfig::resolve`] is the one validation step. Bad configuration fails loud,
+//! at load, with the dotted path of the offending field ([`ConfigError`]), instead of surfacing
+//! later as a reconnect storm or a heartbeat that can never succeed.
+//!
+//! # Invariants
+//!
+//! 1. A config returned by [`ServerConfig::resolve`] (and so every config returned by the JSON
+//!    loaders) satisfies every documented bound: non-zero delays and timeouts, `max_delay >=
+//!    initial_delay`, heartbeat `timeout < interval`, at least one attempt, a valid server name,
+//!    an `http`/`https` URL, well-formed headers.
+//! 2. Builders never panic. A mistake they cannot express in their return type (an unparsable URL,
+//!    `.arg()` on a remote server) is kept and reported by `resolve`.
+//! 3. Reconnect and heartbeat bounds are checked only when the policy is `enabled`; a disabled
+//!    policy's numbers are never used.
+//! 4. Error paths name the key the user wrote: builder paths use Rust field names
+//!    (`reconnect.initial_delay`), JSON paths use the JSON keys
+//!    (`mcpServers.weather.reconnect.initialDelay`).
+
+mod builder;
+mod duration;
+mod json;
+mod policy;
+mod server;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+pub use self::duration::{format_duration, parse_duration};
+pub use self::json::{load_servers, load_servers_file};
+pub use self::policy::{Heartbeat, Reconnect};
+pub use self::server::{RemoteConfig, RemoteKind, ServerConfig, StdioConfig, TransportConfig};
+pub use self::validate::validate_server_name;
+
+/// A configuration that was rejected: which field, and why.
+///
+/// `path` is dotted: `reconnect.max_delay` for a builder config,
+/// `mcpServers.weather.reconnect.maxDelay` for a JSON file, the file's path when it could not be
+/// read, and empty for the JSON document as a whole. `message` is lowercase and does not repeat
+/// the path. Configuration errors are permanent: retrying the same input gives the same error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}{}{message}", if .path.is_empty() { "" } else { ": " })]
+pub struct ConfigError {
+    /// Dotted path of the offending field; empty for the document root.
+    pub path: String,
+    /// What is wrong, in lowercase, e.g. `must be at least initial_delay (500ms), got 100ms`.
+    pub message: String,
+}
+
+impl ConfigError {
+    /// An error at `path` (dotted) with `message`.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}

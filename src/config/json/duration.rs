@@ -1,0 +1,53 @@
+//! Durations in JSON: a string per [`parse_duration`] or an integer number of milliseconds.
+
+use std::{fmt, time::Duration};
+
+use serde::de::{self, Deserialize, Deserializer, Visitor};
+
+use crate::config::parse_duration;
+
+/// A duration read from JSON: `"1.5s"`, `"250ms"`, or `250` (milliseconds).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct JsonDuration(Duration);
+
+impl From<JsonDuration> for Duration {
+    fn from(value: JsonDuration) -> Self {
+        value.0
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonDuration {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(DurationVisitor)
+    }
+}
+
+struct DurationVisitor;
+
+impl Visitor<'_> for DurationVisitor {
+    type Value = JsonDuration;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a duration such as \"500ms\", \"1.5s\" or an integer number of milliseconds")
+    }
+
+    fn visit_u64<E: de::Error>(self, millis: u64) -> Result<Self::Value, E> {
+        Ok(JsonDuration(Duration::from_millis(millis)))
+    }
+
+    fn visit_i64<E: de::Error>(self, millis: i64) -> Result<Self::Value, E> {
+        u64::try_from(millis)
+            .map(|millis| JsonDuration(Duration::from_millis(millis)))
+            .map_err(|_| E::custom(format!("negative duration {millis}")))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Self::Value, E> {
+        Err(E::custom(format!(
+            "fractional number {value}: write milliseconds as an integer, or a string such as \"1.5s\""
+        )))
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Self::Value, E> {
+        parse_duration(value).map(JsonDuration).map_err(E::custom)
+    }
+}

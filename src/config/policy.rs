@@ -1,0 +1,145 @@
+//! The two policies a supervisor follows: how it reconnects and how it probes.
+
+use std::time::Duration;
+
+/// How a supervisor reconnects after a generation died or an attempt failed.
+///
+/// Why these numbers: delays start at 500 ms and double up to 30 s, with ±20 % jitter so a fleet of
+/// clients that lost the same server does not come back in lockstep. Ten consecutive failures
+/// (about 2.5 minutes) outlast an ordinary 30–90 s pod restart. The budget is refilled only by a
+/// generation that stayed ready for the stability window, so a server that accepts and then crashes
+/// at once still exhausts it instead of causing a reconnect storm.
+///
+/// The bounds below are checked by [`ServerConfig::resolve`](super::ServerConfig::resolve) only
+/// when `enabled` is true.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reconnect {
+    /// Whether to reconnect at all; when false, the first death or failed attempt is final.
+    ///
+    /// # Default
+    /// `true`
+    pub enabled: bool,
+    /// Delay before the first retry of an outage. Must be greater than zero.
+    ///
+    /// # Default
+    /// 500 ms
+    pub initial_delay: Duration,
+    /// Cap on the delay between attempts. Must be at least `initial_delay`.
+    ///
+    /// # Default
+    /// 30 s
+    pub max_delay: Duration,
+    /// Factor applied to the delay after each failed attempt. Must be finite and at least 1.0.
+    ///
+    /// # Default
+    /// 2.0
+    pub multiplier: f64,
+    /// Relative random spread applied to each delay (0.2 = ±20 %). Must be finite, in `[0, 1)`.
+    ///
+    /// # Default
+    /// 0.2
+    pub jitter: f64,
+    /// Consecutive failed attempts allowed per outage (the outage budget). Must be at least 1.
+    ///
+    /// # Default
+    /// 10
+    pub max_attempts: u32,
+    /// How long a generation must stay ready before the outage budget is refilled; `None` means
+    /// `max_delay` (see [`Reconnect::effective_stability_window`]). If set, must be greater than zero.
+    ///
+    /// # Default
+    /// `None` (= `max_delay`)
+    pub stability_window: Option<Duration>,
+}
+
+impl Default for Reconnect {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            initial_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(30),
+            multiplier: 2.0,
+            jitter: 0.2,
+            max_attempts: 10,
+            stability_window: None,
+        }
+    }
+}
+
+impl Reconnect {
+    /// No reconnection: the server is reported failed on its first death or failed attempt.
+    /// The other fields keep their defaults.
+    pub fn disabled() -> Self {
+        Self {
+            enabled: false,
+            ..Self::default()
+        }
+    }
+
+    /// The stability window in force: `stability_window`, or `max_delay` when it is `None`.
+    pub fn effective_stability_window(&self) -> Duration {
+        self.stability_window.unwrap_or(self.max_delay)
+    }
+}
+
+/// How a supervisor probes an idle connection to notice a dead server or a half-open socket.
+///
+/// Every `interval` of silence a probe (`ping`, or `server/discover`) is sent with `timeout`;
+/// `failures` consecutive misses mean death. The bounds below are checked by
+/// [`ServerConfig::resolve`](super::ServerConfig::resolve) only when `enabled` is true.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Heartbeat {
+    /// Whether to probe at all.
+    ///
+    /// # Default
+    /// `true`
+    pub enabled: bool,
+    /// Silence after which a probe is sent. Must be greater than zero.
+    ///
+    /// # Default
+    /// 30 s
+    pub interval: Duration,
+    /// How long one probe may wait for its answer. Must be greater than zero and less than
+    /// `interval`.
+    ///
+    /// # Default
+    /// 10 s
+    pub timeout: Duration,
+    /// Consecutive missed probes that mean the server is dead. Must be at least 1.
+    ///
+    /// # Default
+    /// 2
+    pub failures: u32,
+}
+
+impl Default for Heartbeat {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            interval: Duration::from_secs(30),
+            timeout: Duration::from_secs(10),
+            failures: 2,
+        }
+    }
+}
+
+impl Heartbeat {
+    /// Probe after every `interval` of silence, with a timeout of `interval / 3` and 2 failures.
+    pub fn every(interval: Duration) -> Self {
+        Self {
+            enabled: true,
+            interval,
+            timeout: interval / 3,
+            failures: 2,
+        }
+    }
+
+    /// No probing: death is noticed only through the transport and failing calls.
+    /// The other fields keep their defaults.
+    pub fn disabled() -> Self {
+        Self {
+            enabled: false,
+            ..Self::default()
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! The configuration of one server and of its transport.
+
+use std::{collections::BTreeMap, fmt, path::PathBuf, str::FromStr, time::Duration};
+
+use super::{ConfigError, Heartbeat, Reconnect};
+
+/// One configured MCP server: its name, its transport and the policies its supervisor follows.
+///
+/// Build it with [`ServerConfig::stdio`], [`ServerConfig::sse`], [`ServerConfig::http`] or
+/// [`ServerConfig::remote`] and the setters, or load it from JSON with
+/// [`load_servers`](super::load_servers); then call [`ServerConfig::resolve`] to validate it.
+/// Builders never panic: a mistake such as an unparsable URL is kept and reported by `resolve`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    /// Server name, `[A-Za-z0-9_-]{1,32}`, unique in a registry; part of every public tool name.
+    ///
+    /// Default: none (required).
+    pub name: String,
+    /// What to connect to.
+    ///
+    /// Default: none (required).
+    pub transport: TransportConfig,
+    /// Reconnect policy.
+    ///
+    /// # Default
+    /// [`Reconnect::default()`]
+    pub reconnect: Reconnect,
+    /// Heartbeat policy.
+    ///
+    /// # Default
+    /// [`Heartbeat::default()`]
+    pub heartbeat: Heartbeat,
+    /// Timeout of one `tools/call`. Must be greater than zero.
+    ///
+    /// # Default
+    /// 60 s
+    pub call_timeout: Duration,
+    /// Timeout of one connection attempt: transport, `initialize` and the first `tools/list`.
+    /// Must be greater than zero.
+    ///
+    /// # Default
+    /// 30 s
+    pub connect_timeout: Duration,
+    /// Bound on confirming that a generation closed (stdio: the child was reaped) before the next
+    /// one may start. Must be greater than zero.
+    ///
+    /// # Default
+    /// 10 s
+    pub close_timeout: Duration,
+    /// Most `tools/list` pages fetched in one tool sync. Must be at least 1.
+    ///
+    /// # Default
+    /// 100
+    pub max_tool_pages: u32,
+    /// The first builder mistake, reported by `resolve` (builders cannot return errors).
+    pub(super) pending: Option<ConfigError>,
+}
+
+/// The transport of a server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TransportConfig {
+    /// A child process speaking MCP on stdin/stdout.
+    Stdio(StdioConfig),
+    /// An HTTP server: legacy HTTP+SSE, Streamable HTTP, or detected.
+    Remote(RemoteConfig),
+}
+
+/// A server run as a child process.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StdioConfig {
+    /// Program to run, looked up in `PATH` when it has no slash. Must not be empty.
+    ///
+    /// Default: none (required).
+    pub command: String,
+    /// Arguments.
+    ///
+    /// # Default
+    /// empty
+    pub args: Vec<String>,
+    /// Variables set for the child, on top of the allowlisted host environment.
+    ///
+    /// # Default
+    /// empty
+    pub env: BTreeMap<String, String>,
+    /// Working directory of the child; `None` inherits ours.
+    ///
+    /// # Default
+    /// `None`
+    pub cwd: Option<PathBuf>,
+    /// Host environment variables passed through to the child; all others are cleared.
+    ///
+    /// # Default
+    /// `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`, `LANG`, `LC_ALL`, `TMPDIR`, `RUST_LOG`
+    pub env_allowlist: Vec<String>,
+    /// After closing the child's stdin, how long to wait for it to exit before `SIGTERM`.
+    ///
+    /// # Default
+    /// 3 s
+    pub stdin_close_grace: Duration,
+    /// After `SIGTERM`, how long to wait before `SIGKILL`.
+    ///
+    /// # Default
+    /// 2 s
+    pub term_grace: Duration,
+}
+
+impl StdioConfig {
+    /// The host variables passed through by default.
+    pub const DEFAULT_ENV_ALLOWLIST: [&'static str; 10] = [
+        "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "RUST_LOG",
+    ];
+
+    /// Runs `command` with no arguments and every other field at its default.
+    pub fn new(command: impl Into<String>) -> Self {
+        Self {
+            command: command.into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            env_allowlist: Self::DEFAULT_ENV_ALLOWLIST.map(str::to_owned).to_vec(),
+            stdin_close_grace: Duration::from_secs(3),
+            term_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Which HTTP protocol a remote server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RemoteKind {
+    /// Try Streamable HTTP, fall back to legacy SSE on 400/404/405, remember what worked.
+    #[default]
+    Auto,
+    /// Legacy HTTP+SSE (spec 2024-11-05): `GET` a stream, `POST` to its `endpoint`.
+    Sse,
+    /// Streamable HTTP (spec 2025-03-26 and later).
+    Http,
+}
+
+impl FromStr for RemoteKind {
+    type Err = String;
+
+    /// `auto`, `sse`, `http`; `streamable-http`, `streamable_http` and `streamableHttp` also mean
+    /// [`RemoteKind::Http`]. Case-insensitive.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(Self::Auto),
+            "sse" => Ok(Self::Sse),
+            "http" | "streamable-http" | "streamable_http" | "streamablehttp" => Ok(Self::Http),
+            _ => Err(format!(
+                "unknown transport `{s}`; expected auto, sse, http or streamable-http"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for RemoteKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Auto => "auto",
+            Self::Sse => "sse",
+            Self::Http => "http",
+        })
+    }
+}
+
+/// A server reached over HTTP.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteConfig {
+    /// The SSE URL (legacy) or the MCP endpoint (Streamable HTTP). `http` or `https` only.
+    ///
+    /// Default: none (required).
+    pub url: url::Url,
+    /// Which protocol to speak.
+    ///
+    /// # Default
+    /// [`RemoteKind::Auto`]
+    pub kind: RemoteKind,
+    /// Extra request headers (e.g. `Authorization`), sent only to the server's own origin.
+    ///
+    /// # Default
+    /// empty
+    pub headers: Vec<(String, String)>,
+    /// Largest single SSE event accepted, in bytes. Must be at least 1024.
+    ///
+    /// # Default
+    /// 16 MiB
+    pub max_event_bytes: usize,
+    /// Legacy SSE: how long to wait for the `endpoint` event. Must be greater than zero.
+    ///
+    /// # Default
+    /// 10 s
+    pub endpoint_timeout: Duration,
+    /// Whether an HTTP 400 answer on a live session means the session expired (some servers say
+    /// "no valid session" with 400 instead of 404).
+    ///
+    /// # Default
+    /// `true`
+    pub treat_400_as_expired: bool,
+    /// Floor applied to a server's SSE `retry:` hint.
+    ///
+    /// # Default
+    /// 250 ms
+    pub sse_retry_min: Duration,
+    /// Ceiling applied to a server's SSE `retry:` hint. Must be at least `sse_retry_min`.
+    ///
+    /// # Default
+    /// 30 s
+    pub sse_retry_max: Duration,
+    /// Streamable HTTP: how many times one SSE response stream may be resumed.
+    ///
+    /// # Default
+    /// 3
+    pub sse_max_retries: u32,
+}
+
+impl RemoteConfig {
+    /// Connects to `url` with `kind` and every other field at its default.
+    pub fn new(url: url::Url, kind: RemoteKind) -> Self {
+        Self {
+            url,
+            kind,
+            headers: Vec::new(),
+            max_event_bytes: 16 * 1024 * 1024,
+            endpoint_timeout: Duration::from_secs(10),
+            treat_400_as_expired: true,
+            sse_retry_min: Duration::from_millis(250),
+            sse_retry_max: Duration::from_secs(30),
+            sse_max_retries: 3,
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! [`ServerConfig::resolve`]: the one place every bound is checked.
+
+use std::time::Duration;
+
+use super::{
+    ConfigError, Heartbeat, Reconnect, RemoteConfig, ServerConfig, StdioConfig, TransportConfig,
+    format_duration,
+};
+
+type Check = Result<(), ConfigError>;
+
+impl ServerConfig {
+    /// Validates the config and returns it unchanged, or the first problem found with the dotted
+    /// path of its field (`name`, `transport.url`, `reconnect.max_delay`, `heartbeat.timeout`, …).
+    ///
+    /// Reconnect and heartbeat bounds are checked only when the policy is enabled.
+    /// `reconnect.stability_window` stays `None` when unset; read it through
+    /// [`Reconnect::effective_stability_window`].
+    pub fn resolve(self) -> Result<ServerConfig, ConfigError> {
+        if let Some(err) = &self.pending {
+            return Err(err.clone());
+        }
+        validate_server_name(&self.name).map_err(|message| ConfigError::new("name", message))?;
+        match &self.transport {
+            TransportConfig::Stdio(stdio) => check_stdio(stdio)?,
+            TransportConfig::Remote(remote) => check_remote(remote)?,
+        }
+        if self.reconnect.enabled {
+            check_reconnect(&self.reconnect)?;
+        }
+        if self.heartbeat.enabled {
+            check_heartbeat(&self.heartbeat)?;
+        }
+        positive("call_timeout", self.call_timeout)?;
+        positive("connect_timeout", self.connect_timeout)?;
+        positive("close_timeout", self.close_timeout)?;
+        if self.max_tool_pages == 0 {
+            fail("max_tool_pages", "must be at least 1, got 0")?;
+        }
+        Ok(self)
+    }
+}
+
+/// Checks a server name: 1 to 32 characters from `A-Z`, `a-z`, `0-9`, `_` and `-`.
+///
+/// The name becomes part of every public tool name (`mcp__<server>__<tool>`), so it is kept to
+/// characters every model provider accepts in a tool name.
+pub fn validate_server_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("server name must not be empty".to_owned());
+    }
+    if name.len() > 32 {
+        return Err(format!("server name `{name}` is longer than 32 characters"));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Err(format!(
+            "server name `{name}` contains {bad:?}; use only A-Z, a-z, 0-9, _ and -"
+        ));
+    }
+    Ok(())
+}
+
+fn check_stdio(stdio: &StdioConfig) -> Check {
+    if stdio.command.trim().is_empty() {
+        return fail("transport.command", "must not be empty");
+    }
+    if stdio.command.contains('\0') {
+        return fail("transport.command", "must not contain a NUL byte");
+    }
+    if let Some(i) = stdio.args.iter().position(|a| a.contains('\0')) {
+        return fail(
+            &format!("transport.args.{i}"),
+            "must not contain a NUL byte",
+        );
+    }
+    for (key, value) in &stdio.env {
+        if key.is_empty() || key.contains(['=', '\0']) {
+            return fail(
+                &format!("transport.env.{key}"),
+                "variable name must be non-empty, without `=` or NUL",
+            );
+        }
+        if value.contains('\0') {
+            return fail(
+                &format!("transport.env.{key}"),
+                "must not contain a NUL byte",
+            );
+        }
+    }
+    if let Some(i) = stdio
+        .env_allowlist
+        .iter()
+        .position(|k| k.is_empty() || k.contains(['=', '\0']))
+    {
+        return fail(
+            &format!("transport.env_allowlist.{i}"),
+            "variable name must be non-empty, without `=` or NUL",
+        );
+    }
+    Ok(())
+}
+
+fn check_remote(remote: &RemoteConfig) -> Check {
+    let url = &remote.url;
+    if !matches!(url.scheme(), "http" | "https") {
+        return fail(
+            "transport.url",
+            format!(
+                "scheme must be http or https, got `{}` in `{url}`",
+                url.scheme()
+            ),
+        );
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return fail("transport.url", format!("`{url}` has no host"));
+    }
+    for (name, value) in &remote.headers {
+        let path = format!("transport.headers.{name}");
+        if !is_token(name) {
+            return fail(&path, "invalid header name");
+        }
+        if value
+            .chars()
+            .any(|c| (c.is_control() && c != '\t') || c == '\u{7f}')
+        {
+            return fail(
+                &path,
+                "header value must not contain CR, LF or other control characters",
+            );
+        }
+    }
+    if remote.max_event_bytes < 1024 {
+        return fail(
+            "transport.max_event_bytes",
+            format!("must be at least 1024, got {}", remote.max_event_bytes),
+        );
+    }
+    positive("transport.endpoint_timeout", remote.endpoint_timeout)?;
+    if remote.sse_retry_min > remote.sse_retry_max {
+        return fail(
+            "transport.sse_retry_max",
+            format!(
+                "must be at least sse_retry_min ({}), got {}",
+                format_duration(remote.sse_retry_min),
+                format_duration(remote.sse_retry_max)
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// RFC 7230 `token`: one or more of `!#$%&'*+-.^_`|~`, digits and letters.
+fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+fn check_reconnect(r: &Reconnect) -> Check {
+    positive("reconnect.initial_delay", r.initial_delay)?;
+    if r.max_delay < r.initial_delay {
+        return fail(
+            "reconnect.max_delay",
+            format!(
+                "must be at least initial_delay ({}), got {}",
+                format_duration(r.initial_delay),
+                format_duration(r.max_delay)
+            ),
+        );
+    }
+    if !(r.multiplier.is_finite() && r.multiplier >= 1.0) {
+        return fail(
+            "reconnect.multiplier",
+            format!(
+                "must be a finite number of at least 1.0, got {}",
+                r.multiplier
+            ),
+        );
+    }
+    if !(r.jitter.is_finite() && (0.0..1.0).contains(&r.jitter)) {
+        return fail(
+            "reconnect.jitter",
+            format!("must be at least 0 and less than 1, got {}", r.jitter),
+        );
+    }
+    if r.max_attempts == 0 {
+        return fail("reconnect.max_attempts", "must be at least 1, got 0");
+    }
+    if let Some(window) = r.stability_window {
+        positive("reconnect.stability_window", window)?;
+    }
+    Ok(())
+}
+
+fn check_heartbeat(h: &Heartbeat) -> Check {
+    positive("heartbeat.interval", h.interval)?;
+    positive("heartbeat.timeout", h.timeout)?;
+    if h.timeout >= h.interval {
+        return fail(
+            "heartbeat.timeout",
+            format!(
+                "must be less than interval ({}), got {}",
+                format_duration(h.interval),
+                format_duration(h.timeout)
+            ),
+        );
+    }
+    if h.failures == 0 {
+        return fail("heartbeat.failures", "must be at least 1, got 0");
+    }
+    Ok(())
+}
+
+fn positive(path: &str, d: Duration) -> Check {
+    if d.is_zero() {
+        return fail(path, "must be greater than zero, got 0s");
+    }
+    Ok(())
+}
+
+fn fail(path: &str, message: impl Into<String>) -> Check {
+    Err(ConfigError::new(path, message))
+}

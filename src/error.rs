@@ -1,0 +1,87 @@
+//! Typed errors.
+//!
+//! [`CallError`] is what a tool call can end with. Its [`is_transient`](CallError::is_transient)
+//! says whether the same call may succeed later without anything changing on the host's side
+//! (the server came back, a new generation was built).
+
+use std::time::Duration;
+
+use crate::state::{ConnectionState, Generation};
+
+/// Why a tool call did not produce a result.
+///
+/// A tool that ran and reported its own failure (`isError: true`) is *not* an error: it is a
+/// [`rmcp::model::CallToolResult`] with `is_error == Some(true)`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// No ready generation: the server is connecting, reconnecting, failed or stopped.
+    /// Transient unless the state is `failed` or `stopped`.
+    #[error("server '{server}' is unavailable ({state})")]
+    Unavailable {
+        /// The server's name.
+        server: String,
+        /// The state at the time of the call.
+        state: ConnectionState,
+    },
+    /// The generation that carried the call died while the call was in flight (or its
+    /// pre-call probe failed). The call is not replayed: it may or may not have run.
+    #[error("connection to '{server}' was lost during the call (generation {generation}): {detail}")]
+    ConnectionLost {
+        /// The server's name.
+        server: String,
+        /// The generation that died.
+        generation: Generation,
+        /// What was observed.
+        detail: String,
+    },
+    /// No answer within the call timeout. The request was cancelled on the server.
+    #[error("tool call timed out after {after:?}")]
+    Timeout {
+        /// The timeout that elapsed.
+        after: Duration,
+    },
+    /// The registry has no tool with that public name, or the server no longer lists it.
+    #[error("no tool named '{name}'")]
+    ToolNotFound {
+        /// The name that was asked for.
+        name: String,
+    },
+    /// The server answered with a JSON-RPC error (unknown tool, invalid params, …).
+    #[error("server error {}: {}", .0.code.0, .0.message)]
+    Server(rmcp::model::ErrorData),
+    /// The server answered with something that is not a tool result.
+    #[error("unexpected response from server: {detail}")]
+    Protocol {
+        /// What was wrong.
+        detail: String,
+    },
+}
+
+impl CallError {
+    /// True when retrying later can succeed without any change on the host's side.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            CallError::Unavailable { state, .. } => !matches!(
+                state,
+                ConnectionState::Failed { .. } | ConnectionState::Stopped
+            ),
+            CallError::ConnectionLost { .. } | CallError::Timeout { .. } => true,
+            CallError::ToolNotFound { .. } | CallError::Server(_) | CallError::Protocol { .. } => {
+                false
+            }
+        }
+    }
+}
+
+/// Why [`Supervisor::start`](crate::Supervisor::start) refused to start.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The configuration did not pass [`ServerConfig::resolve`](crate::config::ServerConfig::resolve).
+    #[error("invalid configuration")]
+    Config(#[from] crate::config::ConfigError),
+    /// The registry already has a supervisor for a server of that name.
+    #[error("a server named '{0}' is already registered")]
+    DuplicateServer(String),
+}

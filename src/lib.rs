@@ -1,0 +1,41 @@
+//! # mcp-resilient
+//!
+//! MCP client connections that stay alive. A [`Supervisor`] per server connects over stdio,
+//! legacy HTTP+SSE or Streamable HTTP, notices when the server or its session died (transport
+//! end, child exit, HTTP 404, a failing call, a heartbeat probe), rebuilds the session as a new
+//! *generation* with bounded backoff, re-lists the tools and swaps them atomically into one
+//! shared [`ToolRegistry`]. Host-side [`ToolHandle`]s keep working across reconnects.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use mcp_resilient::{ServerConfig, Supervisor, ToolRegistry, config::Heartbeat};
+//!
+//! let registry = ToolRegistry::new();
+//! let server = Supervisor::start(
+//!     ServerConfig::stdio("files", "my-mcp-server").arg("--root").arg("/srv")
+//!         .heartbeat(Heartbeat::every(Duration::from_secs(15))),
+//!     registry.clone(),
+//! ).await?;
+//! server.wait_ready(Duration::from_secs(30)).await.map_err(|s| format!("not ready: {s}"))?;
+//! let read = registry.handle("mcp__files__read_file")?;       // survives reconnects
+//! let result = read.call(serde_json::json!({"path": "README.md"})).await?;
+//! println!("{result:?}");
+//! server.shutdown().await;
+//! # Ok(()) }
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
+
+pub mod config;
+mod error;
+pub mod registry;
+pub mod state;
+mod supervisor;
+mod transport;
+
+pub use config::ServerConfig;
+pub use error::{CallError, StartError};
+pub use registry::{Snapshot, ToolHandle, ToolRegistry, ToolsChanged};
+pub use state::{Cause, ConnectionState, Death, Event, Generation, Reason};
+pub use supervisor::Supervisor;

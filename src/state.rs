@@ -1,0 +1,180 @@
+//! Connection states, causes of death and the events a supervisor publishes.
+//!
+//! These are the words of the crate (see the README's vocabulary): a server is
+//! `connecting`, `ready`, `reconnecting`, `failed` or `stopped`; a generation
+//! ends for a [`Cause`]; an outage is either a connection that *failed* (never
+//! became ready) or one that was *lost* (was ready, then ended).
+
+use std::{fmt, sync::Arc, time::Duration};
+
+/// The number of one connection attempt to a server: 1, 2, 3 … never reused.
+pub type Generation = u64;
+
+/// Why a generation ended or an attempt failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Cause {
+    /// The stdio child process exited.
+    ProcessExited,
+    /// The transport's incoming stream ended (stdout EOF, SSE stream end).
+    StreamClosed,
+    /// The server no longer knows the session (HTTP 404/410, or 400 where enabled).
+    SessionExpired,
+    /// The heartbeat probe went unanswered `failures` times in a row.
+    HeartbeatTimeout,
+    /// A request failed on the transport (send refused, connection reset).
+    TransportError,
+    /// An attempt could not establish a session (spawn, connect, handshake, first tools/list).
+    ConnectFailed,
+}
+
+impl Cause {
+    /// The snake_case word used in logs and in `watch --json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::ProcessExited => "process_exited",
+            Cause::StreamClosed => "stream_closed",
+            Cause::SessionExpired => "session_expired",
+            Cause::HeartbeatTimeout => "heartbeat_timeout",
+            Cause::TransportError => "transport_error",
+            Cause::ConnectFailed => "connect_failed",
+        }
+    }
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether an outage began with a failed attempt or with the loss of a ready generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// An attempt never established a session: `connection failed; retrying`.
+    ConnectionFailed,
+    /// A generation that was ready ended: `connection lost; reconnecting`.
+    ConnectionLost,
+}
+
+impl Reason {
+    /// The snake_case word used in logs and in `watch --json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::ConnectionFailed => "connection_failed",
+            Reason::ConnectionLost => "connection_lost",
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a generation or attempt ended: the cause plus a human detail line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Death {
+    /// The classified cause.
+    pub cause: Cause,
+    /// What was observed, e.g. `exit status: 1` or `HTTP 404 on POST`.
+    pub detail: String,
+}
+
+impl Death {
+    /// A death with a cause and a detail line.
+    pub fn new(cause: Cause, detail: impl Into<String>) -> Self {
+        Death { cause, detail: detail.into() }
+    }
+}
+
+/// The state of one supervised server, published through a `watch` channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectionState {
+    /// The first attempt (or the attempt after `restart()`) is under way.
+    Connecting {
+        /// 1-based attempt number within this outage.
+        attempt: u32,
+    },
+    /// A generation is connected, its tools are listed and registered.
+    Ready {
+        /// The current generation.
+        generation: Generation,
+    },
+    /// Waiting `delay` before attempt `attempt`, after a failure or a loss.
+    Reconnecting {
+        /// Failed attempt or lost connection.
+        reason: Reason,
+        /// What ended the previous generation or attempt.
+        death: Death,
+        /// 1-based number of the attempt that will follow the delay.
+        attempt: u32,
+        /// The scheduled delay before that attempt.
+        delay: Duration,
+    },
+    /// No further attempts: the budget is spent, reconnect is disabled, or a close
+    /// could not be confirmed. `restart()` starts again.
+    Failed {
+        /// Failed attempt or lost connection.
+        reason: Reason,
+        /// The last death.
+        death: Death,
+        /// True when reconnect is disabled: the last tool set stays registered and
+        /// the host is expected to call `restart()`.
+        manual_recovery: bool,
+    },
+    /// `shutdown()` completed, or is completing. Nothing runs any more.
+    Stopped,
+}
+
+impl ConnectionState {
+    /// The lowercase word for this state (`connecting`, `ready`, …).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ConnectionState::Connecting { .. } => "connecting",
+            ConnectionState::Ready { .. } => "ready",
+            ConnectionState::Reconnecting { .. } => "reconnecting",
+            ConnectionState::Failed { .. } => "failed",
+            ConnectionState::Stopped => "stopped",
+        }
+    }
+
+    /// True in the `ready` state.
+    pub fn is_ready(&self) -> bool {
+        matches!(self, ConnectionState::Ready { .. })
+    }
+}
+
+impl fmt::Display for ConnectionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Something a supervisor reports on its `events()` broadcast.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// The state changed.
+    State {
+        /// The server's name.
+        server: Arc<str>,
+        /// The new state.
+        state: ConnectionState,
+        /// The generation the state refers to (the new one when ready, the ended one otherwise; 0 before any).
+        generation: Generation,
+    },
+    /// The server's registered tool set changed (or was first registered).
+    Tools(crate::registry::ToolsChanged),
+    /// A heartbeat probe went unanswered.
+    ProbeMissed {
+        /// The server's name.
+        server: Arc<str>,
+        /// The probed generation.
+        generation: Generation,
+        /// Consecutive misses so far.
+        misses: u32,
+    },
+}

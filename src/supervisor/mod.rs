@@ -1,0 +1,185 @@
+//! The supervisor: one per server, owner of that server's generations.
+//!
+//! [`Supervisor::start`] validates the configuration, attaches the server to the
+//! [`ToolRegistry`] and spawns the supervisor task, which connects, publishes the tools, watches
+//! the generation (transport end, child exit, heartbeat, failing calls), and rebuilds it with
+//! bounded backoff when it dies.
+//!
+//! # Invariants
+//!
+//! The ten invariants of the design hold here; the pieces that carry them:
+//! [`retry_guard`] (single retrier), `actor` (one live generation, fence, serialized sync,
+//! quiescent disposal, outage budget), `generation` (death reporting, close barrier),
+//! `heartbeat` (idle-only probe).
+
+mod actor;
+mod backoff;
+mod connect;
+mod generation;
+mod handler;
+mod heartbeat;
+mod link;
+mod retry_guard;
+mod sync;
+
+use std::{sync::Arc, time::Duration};
+
+use rmcp::model::CallToolResult;
+use tokio::{
+    sync::{broadcast, mpsc, oneshot, watch},
+    task::JoinHandle,
+};
+use tracing::Instrument;
+
+pub(crate) use link::Link;
+
+use crate::{
+    CallError, StartError,
+    config::ServerConfig,
+    registry::{ToolRegistry, handle::to_object},
+    state::{Cause, ConnectionState, Death, Event, Generation},
+};
+
+/// The handle to one supervised server.
+///
+/// Dropping it without [`shutdown`](Self::shutdown) asks the supervisor task to stop, but does
+/// not wait for it; call `shutdown().await` for a quiescent stop.
+#[derive(Debug)]
+pub struct Supervisor {
+    link: Arc<Link>,
+    registry: ToolRegistry,
+    /// The supervisor task; taken by the first `shutdown`.
+    task: tokio::sync::Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Supervisor {
+    /// Validates `config`, registers the server in `registry` and starts connecting.
+    ///
+    /// Returns at once, in state `connecting`; use [`wait_ready`](Self::wait_ready) or
+    /// [`state_watch`](Self::state_watch) to follow it.
+    pub async fn start(config: ServerConfig, registry: ToolRegistry) -> Result<Supervisor, StartError> {
+        let config = Arc::new(config.resolve()?);
+        let server: Arc<str> = Arc::from(config.name.as_str());
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (events, _) = broadcast::channel(1024);
+        let link = Arc::new(Link::new(server.clone(), &config, tx, events));
+        registry.attach(&server, link.clone())?;
+        let actor = actor::Actor::new(link.clone(), config, registry.clone(), rx);
+        let span = tracing::info_span!("supervisor", server = %server);
+        let task = tokio::spawn(actor.run().instrument(span));
+        Ok(Supervisor { link, registry, task: tokio::sync::Mutex::new(Some(task)) })
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.link.server
+    }
+
+    /// The registry this server publishes into.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+
+    /// The current state.
+    pub fn state(&self) -> ConnectionState {
+        self.link.state.borrow().clone()
+    }
+
+    /// A receiver that sees every state change (the latest one wins if it lags).
+    pub fn state_watch(&self) -> watch::Receiver<ConnectionState> {
+        self.link.state.subscribe()
+    }
+
+    /// Every state change, tool-set change and probe miss from now on.
+    pub fn events(&self) -> broadcast::Receiver<Event> {
+        self.link.events.subscribe()
+    }
+
+    /// The ready generation, if there is one.
+    pub fn generation(&self) -> Option<Generation> {
+        self.link.live.borrow().as_ref().map(|live| live.generation)
+    }
+
+    /// Waits until the server is ready (returns its generation), failed or stopped (returns
+    /// that state as the error), or `limit` elapsed (returns the state at that time).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: it only watches.
+    pub async fn wait_ready(&self, limit: Duration) -> Result<Generation, ConnectionState> {
+        let mut rx = self.state_watch();
+        let settled = tokio::time::timeout(
+            limit,
+            rx.wait_for(|s| {
+                matches!(s, ConnectionState::Ready { .. } | ConnectionState::Failed { .. } | ConnectionState::Stopped)
+            }),
+        )
+        .await;
+        let state = match settled {
+            Ok(Ok(state)) => state.clone(),
+            _ => self.state(),
+        };
+        match state {
+            ConnectionState::Ready { generation } => Ok(generation),
+            other => Err(other),
+        }
+    }
+
+    /// Calls tool `tool` (its name on this server) with the configured call timeout.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the call; rmcp sends `notifications/cancelled`.
+    pub async fn call_tool(&self, tool: &str, arguments: serde_json::Value) -> Result<CallToolResult, CallError> {
+        self.link.call_tool(tool, to_object(arguments)?, None).await
+    }
+
+    /// Reports that `generation` looks dead to the host (for example its own check failed).
+    /// Returns true if this report started the recovery; false if the generation is not the
+    /// current one, its death was already reported, or the supervisor is stopping.
+    pub fn report_failure(&self, generation: Generation, detail: impl Into<String>) -> bool {
+        let live = self.link.live.borrow().clone();
+        match live {
+            Some(live) if live.generation == generation => {
+                live.report_death(Death::new(Cause::TransportError, format!("reported by host: {}", detail.into())))
+            }
+            _ => false,
+        }
+    }
+
+    /// Asks for a tool re-sync of `generation`, as a `tools/list_changed` notification would.
+    /// Ignored unless `generation` is the current one.
+    pub fn request_tool_sync(&self, generation: Generation) {
+        let _ = self.link.tx.send(actor::Msg::ListChanged { generation });
+    }
+
+    /// Closes the current generation (if any), refills the outage budget and connects again.
+    /// The way out of `failed`. Returns once the new attempt has started.
+    pub async fn restart(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.link.tx.send(actor::Msg::Restart { done }).is_ok() {
+            let _ = wait.await;
+        }
+    }
+
+    /// Stops supervising: cancels any backoff and attempt, closes the current generation
+    /// through the close barrier, unregisters the tools and detaches from the registry.
+    /// Returns when nothing of this server is left running. Idempotent.
+    pub async fn shutdown(&self) {
+        let mut task = self.task.lock().await;
+        let Some(handle) = task.take() else { return };
+        let (done, wait) = oneshot::channel();
+        if self.link.tx.send(actor::Msg::Shutdown { done: Some(done) }).is_ok() {
+            let _ = wait.await;
+        }
+        let _ = handle.await;
+    }
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        if self.task.get_mut().is_some() {
+            let _ = self.link.tx.send(actor::Msg::Shutdown { done: None });
+        }
+    }
+}
