@@ -43,7 +43,10 @@ async fn stdio_serves_tools_in_order_and_answers_each_builtin() {
     let pid = child.id().expect("pid");
     let running = connect(&mut child).await;
     let info = running.peer_info().expect("peer info");
-    assert_eq!(info.server_info.name, "mcp-mock-server");
+    assert_eq!(
+        info.server_info.as_ref().map(|s| s.name.as_str()),
+        Some("mcp-mock-server")
+    );
     assert_eq!(info.capabilities.tools.as_ref().and_then(|t| t.list_changed), Some(true));
 
     let tools = within("list", running.list_all_tools()).await.expect("list");

@@ -74,6 +74,7 @@ type SyncTask = JoinHandle<(Generation, Result<Vec<Tool>, String>)>;
 pub(crate) struct Actor {
     link: Arc<Link>,
     config: Arc<ServerConfig>,
+    context: connect::ConnectContext,
     registry: ToolRegistry,
     rx: mpsc::UnboundedReceiver<Msg>,
     /// The number the next attempt gets; only `begin_attempt` increments it.
@@ -101,6 +102,7 @@ impl Actor {
     pub(crate) fn new(
         link: Arc<Link>,
         config: Arc<ServerConfig>,
+        context: connect::ConnectContext,
         registry: ToolRegistry,
         rx: mpsc::UnboundedReceiver<Msg>,
     ) -> Self {
@@ -108,6 +110,7 @@ impl Actor {
         Actor {
             link,
             config,
+            context,
             registry,
             rx,
             next_generation: 1,
@@ -179,6 +182,7 @@ impl Actor {
         let ct = CancellationToken::new();
         let task = tokio::spawn(connect::attempt(
             self.config.clone(),
+            self.context.clone(),
             generation,
             self.link.tx.clone(),
             ct.clone(),

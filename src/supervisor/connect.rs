@@ -30,16 +30,30 @@ pub(crate) struct Connected {
     pub(crate) elapsed: Duration,
 }
 
+/// What every attempt of one supervisor shares: built once in `Supervisor::start`.
+#[derive(Debug, Clone)]
+pub(crate) struct ConnectContext {
+    /// The HTTP client of the remote transports (shared, so connections are pooled).
+    pub(crate) http: reqwest::Client,
+}
+
+impl ConnectContext {
+    pub(crate) fn new(http: reqwest::Client) -> Self {
+        ConnectContext { http }
+    }
+}
+
 /// Runs one attempt. `ct` cancels it (the result is then an error and everything is cleaned up).
 pub(crate) async fn attempt(
     config: Arc<ServerConfig>,
+    context: ConnectContext,
     generation: Generation,
     tx: mpsc::UnboundedSender<Msg>,
     ct: CancellationToken,
 ) -> Result<Connected, Death> {
     let started = Instant::now();
     let deadline = started + config.connect_timeout;
-    let session = open(&config, generation, tx, &ct, deadline).await?;
+    let session = open(&config, &context, generation, tx, &ct, deadline).await?;
     let listed = tokio::select! {
         listed = tokio::time::timeout_at(deadline, list_all_tools(session.running.peer(), config.max_tool_pages)) => {
             listed.unwrap_or_else(|_| Err(format!("tools/list timed out (connect timeout {:?})", config.connect_timeout)))
@@ -64,6 +78,7 @@ pub(crate) async fn discard(session: Session) {
 
 async fn open(
     config: &ServerConfig,
+    _context: &ConnectContext,
     generation: Generation,
     tx: mpsc::UnboundedSender<Msg>,
     ct: &CancellationToken,

@@ -58,13 +58,30 @@ impl Supervisor {
     /// Returns at once, in state `connecting`; use [`wait_ready`](Self::wait_ready) or
     /// [`state_watch`](Self::state_watch) to follow it.
     pub async fn start(config: ServerConfig, registry: ToolRegistry) -> Result<Supervisor, StartError> {
+        Self::start_with_client(config, registry, default_http_client().clone()).await
+    }
+
+    /// Like [`start`](Self::start), with the caller's `reqwest::Client` for remote transports
+    /// (share one client between servers to pool connections). Give it a connect timeout and
+    /// no overall timeout: SSE streams live as long as their session.
+    pub async fn start_with_client(
+        config: ServerConfig,
+        registry: ToolRegistry,
+        http: reqwest::Client,
+    ) -> Result<Supervisor, StartError> {
         let config = Arc::new(config.resolve()?);
         let server: Arc<str> = Arc::from(config.name.as_str());
         let (tx, rx) = mpsc::unbounded_channel();
         let (events, _) = broadcast::channel(1024);
         let link = Arc::new(Link::new(server.clone(), &config, tx, events));
         registry.attach(&server, link.clone())?;
-        let actor = actor::Actor::new(link.clone(), config, registry.clone(), rx);
+        let actor = actor::Actor::new(
+            link.clone(),
+            config,
+            connect::ConnectContext::new(http),
+            registry.clone(),
+            rx,
+        );
         let span = tracing::info_span!("supervisor", server = %server);
         let task = tokio::spawn(actor.run().instrument(span));
         Ok(Supervisor { link, registry, task: tokio::sync::Mutex::new(Some(task)) })
@@ -174,6 +191,18 @@ impl Supervisor {
         }
         let _ = handle.await;
     }
+}
+
+/// The process-wide client used by [`Supervisor::start`]: rustls, a 10 s connect timeout, no
+/// overall timeout.
+fn default_http_client() -> &'static reqwest::Client {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    CLIENT.get_or_init(|| {
+        reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new())
+    })
 }
 
 impl Drop for Supervisor {
