@@ -168,6 +168,13 @@ pub enum Event {
     },
     /// The server's registered tool set changed (or was first registered).
     Tools(crate::registry::ToolsChanged),
+    /// The ready generation stayed ready for the stability window: the outage budget is full again.
+    Stable {
+        /// The server's name.
+        server: Arc<str>,
+        /// The stable generation.
+        generation: Generation,
+    },
     /// A heartbeat probe went unanswered.
     ProbeMissed {
         /// The server's name.

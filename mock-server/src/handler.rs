@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -173,7 +173,16 @@ impl ServerHandler for MockHandler {
         Ok(result.into())
     }
 
-    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+    /// Registers the session for `list_changed` already at `initialize` (not at `initialized`,
+    /// which the server handles asynchronously), so a client that got its initialize reply is
+    /// sure to be notified.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
         self.shared.add_peer(context.peer);
+        self.negotiate_initialize(&request)
     }
 }

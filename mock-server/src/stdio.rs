@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage, serve_server};
+use rmcp::service::{RxJsonRpcMessage, ServerInitializeError, TxJsonRpcMessage, serve_server};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::RoleServer;
@@ -74,6 +74,8 @@ pub(crate) async fn run(shared: Arc<Shared>, ignore_eof: bool) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        // The client went away before `initialize`: an ordinary end, like EOF after it.
+        Err(ServerInitializeError::ConnectionClosed(_)) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("mcp-mock-server: session did not start: {error}");
             ExitCode::FAILURE

@@ -131,3 +131,23 @@ async fn bad_arguments_exit_2() {
     let status = within("exit", child.wait()).await.expect("wait");
     assert_eq!(status.code(), Some(2));
 }
+
+#[tokio::test]
+async fn stdio_hang_answers_nothing_and_survives_stdin_eof() {
+    let mut child = spawn(&[]);
+    let running = connect(&mut child).await;
+    common::ping(&running).await.expect("ping before hang");
+    let hang = tokio::time::timeout(
+        std::time::Duration::from_millis(300),
+        running.call_tool(rmcp::model::CallToolRequestParams::new("hang")),
+    )
+    .await;
+    assert!(hang.is_err(), "hang answered: {hang:?}");
+    let ping = tokio::time::timeout(std::time::Duration::from_millis(300), common::ping(&running)).await;
+    assert!(ping.is_err(), "ping answered while hung: {ping:?}");
+    drop(running);
+    let alive = tokio::time::timeout(std::time::Duration::from_millis(300), child.wait()).await;
+    assert!(alive.is_err(), "exited after stdin EOF while hung: {alive:?}");
+    child.start_kill().expect("kill");
+    within("killed", child.wait()).await.expect("wait");
+}

@@ -1,1 +1,59 @@
-fn main() {}
+//! The `mcp-resilient` command-line tool. See `mcp-resilient --help`.
+
+#[path = "cli/args.rs"]
+mod args;
+#[path = "cli/commands.rs"]
+mod commands;
+#[path = "cli/demo.rs"]
+mod demo;
+#[path = "cli/output.rs"]
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{Cli, Command};
+use commands::exit;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Command::MockServer { args } = cli.command {
+        // The mock server builds its own runtime and logging.
+        return mcp_mock_server::main_with_args(args);
+    }
+    init_tracing(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("mcp-resilient: cannot start the runtime: {e}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Demo(args) => match demo::run(&args.transport).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("mcp-resilient demo: {e}");
+                    ExitCode::FAILURE
+                }
+            },
+            Command::Tools { server, json } => commands::tools(&server, json).await,
+            Command::Call { tool, args_json, server } => commands::call(&server, &tool, &args_json).await,
+            Command::Watch { server, json } => commands::watch(&server, json).await,
+            Command::MockServer { .. } => ExitCode::SUCCESS,
+        }
+    })
+}
+
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info,mcp_resilient::stderr=warn",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+}

@@ -327,7 +327,9 @@ impl Actor {
         self.stable = true;
         self.budget.refill();
         if let Some(running) = &self.running {
-            tracing::debug!(server = %self.server(), generation = running.live.generation, "generation stable; outage budget refilled");
+            let generation = running.live.generation;
+            tracing::debug!(server = %self.server(), generation, "generation stable; outage budget refilled");
+            let _ = self.link.events.send(Event::Stable { server: self.server().clone(), generation });
         }
     }
 

@@ -41,6 +41,17 @@ pub struct MockState {
     pub sessions: usize,
     /// `tools/call` requests received so far.
     pub calls: u64,
+    /// Open GET streams (legacy `GET /sse` and Streamable HTTP standalone `GET /mcp`).
+    pub streams: usize,
+}
+
+/// Counts one open GET stream while it lives.
+pub(crate) struct StreamGuard(watch::Sender<usize>);
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 /// Fault injection for one running [`MockServer`](crate::MockServer); cheap to clone.
@@ -64,6 +75,8 @@ pub(crate) struct FaultState {
     /// Cancelled by `kill()`, by the in-process `crash` tool, and by shutdown.
     pub(crate) kill: CancellationToken,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// Open GET streams; changed only by [`StreamGuard`]s.
+    streams: watch::Sender<usize>,
     pub(crate) legacy: Arc<LegacySessions>,
     pub(crate) streamable: Arc<LocalSessionManager>,
 }
@@ -85,6 +98,7 @@ impl FaultState {
             legacy: Arc::new(LegacySessions::new(shared, kill.child_token())),
             kill,
             requests: Mutex::new(Vec::new()),
+            streams: watch::Sender::new(0),
             streamable,
         }
     }
@@ -108,6 +122,11 @@ impl FaultState {
     /// The token that ends streams opened now.
     pub(crate) fn stream_token(&self) -> CancellationToken {
         lock(&self.drop_streams).clone()
+    }
+
+    pub(crate) fn stream_opened(&self) -> StreamGuard {
+        self.streams.send_modify(|n| *n += 1);
+        StreamGuard(self.streams.clone())
     }
 
     pub(crate) fn record(&self, request: RecordedRequest) {
@@ -189,7 +208,20 @@ impl Faults {
             pid: self.state.shared.pid,
             sessions: self.state.legacy.open_count() + streamable,
             calls: self.state.shared.calls(),
+            streams: *self.state.streams.borrow(),
         }
+    }
+
+    /// Resolves once at least `count` GET streams are open. A server notification reaches a
+    /// Streamable HTTP client only through its standalone stream, so tests that trigger
+    /// `list_changed` wait for it first.
+    ///
+    /// # Cancel safety
+    /// Cancel safe; it only observes a counter.
+    pub async fn wait_streams(&self, count: usize) {
+        let mut streams = self.state.streams.subscribe();
+        // The sender lives in `self.state`, so this cannot fail while we borrow it.
+        let _ = streams.wait_for(|open| *open >= count).await;
     }
 
     /// Dies like a crash: stops accepting and aborts every connection and session. The port is

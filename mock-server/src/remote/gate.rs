@@ -10,7 +10,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 
-use super::faults::{FaultState, RecordedRequest};
+use super::faults::{FaultState, RecordedRequest, StreamGuard};
 
 /// Largest request body read while hung (the body is held in memory until unhang).
 const HUNG_BODY_LIMIT: usize = 16 * 1024 * 1024;
@@ -57,17 +57,20 @@ pub(crate) async fn gate(
     } else {
         request
     };
+    let is_stream = request.method() == axum::http::Method::GET;
     let stale_candidate =
         request.uri().path().starts_with("/mcp") && request.headers().contains_key("mcp-session-id");
     let mut response = next.run(request).await;
     if stale_candidate && response.status() == StatusCode::NOT_FOUND && faults.stale_400() {
         *response.status_mut() = StatusCode::BAD_REQUEST;
     }
-    hold_body(&faults, response)
+    let counted = (is_stream && response.status().is_success()).then(|| faults.stream_opened());
+    hold_body(&faults, response, counted)
 }
 
 /// Wraps the body so it sends nothing while hung and ends when streams are dropped.
-fn hold_body(faults: &FaultState, response: Response) -> Response {
+/// `guard` (for GET streams) is dropped with the body, which counts the stream as closed.
+fn hold_body(faults: &FaultState, response: Response, guard: Option<StreamGuard>) -> Response {
     let (parts, body) = response.into_parts();
     let shared = faults.shared.clone();
     let end = faults.stream_token();
@@ -75,6 +78,7 @@ fn hold_body(faults: &FaultState, response: Response) -> Response {
         .into_data_stream()
         .then(move |frame| {
             let shared = shared.clone();
+            let _counted = &guard;
             async move {
                 shared.wait_unhung().await;
                 frame

@@ -1,0 +1,138 @@
+//! `tools`, `call` and `watch`.
+
+use std::{process::ExitCode, time::Duration};
+
+use mcp_resilient::{
+    CallError, ConnectionState, Event, Supervisor, ToolRegistry, config::ServerConfig,
+};
+
+use super::{args::ServerArgs, output};
+
+/// Exit codes of the CLI contract.
+pub(crate) mod exit {
+    pub(crate) const OK: u8 = 0;
+    pub(crate) const TOOL_ERROR: u8 = 1;
+    pub(crate) const USAGE: u8 = 2;
+    pub(crate) const CONNECT: u8 = 3;
+}
+
+fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("mcp-resilient: {message}");
+    ExitCode::from(code)
+}
+
+/// Starts the supervisor and waits until it is ready, or reports why it is not.
+async fn connect(args: &ServerArgs) -> Result<(Supervisor, ToolRegistry), ExitCode> {
+    let config = args.to_config().map_err(|e| fail(exit::USAGE, e))?;
+    let budget = connect_budget(&config);
+    let registry = ToolRegistry::new();
+    let server = Supervisor::start(config, registry.clone()).await.map_err(|e| match e {
+        mcp_resilient::StartError::Config(e) => fail(exit::USAGE, e),
+        other => fail(exit::USAGE, other),
+    })?;
+    match server.wait_ready(budget).await {
+        Ok(_) => Ok((server, registry)),
+        Err(state) => {
+            server.shutdown().await;
+            Err(fail(exit::CONNECT, format!("could not connect: {}", describe(&state))))
+        }
+    }
+}
+
+/// Long enough for every attempt the policy allows, each with its connect timeout and delay.
+fn connect_budget(config: &ServerConfig) -> Duration {
+    let attempts = config.reconnect.max_attempts.max(1);
+    (config.connect_timeout + config.reconnect.max_delay) * attempts
+}
+
+fn describe(state: &ConnectionState) -> String {
+    match state {
+        ConnectionState::Failed { death, .. } | ConnectionState::Reconnecting { death, .. } => {
+            format!("{state} ({}: {})", death.cause, death.detail)
+        }
+        other => other.to_string(),
+    }
+}
+
+pub(crate) async fn tools(args: &ServerArgs, json: bool) -> ExitCode {
+    let (server, registry) = match connect(args).await {
+        Ok(connected) => connected,
+        Err(code) => return code,
+    };
+    let snapshot = registry.snapshot();
+    if json {
+        let tools: Vec<_> = snapshot.tools().map(output::tool_json).collect();
+        println!("{}", serde_json::Value::Array(tools));
+    } else {
+        for tool in snapshot.tools() {
+            let description = tool.definition.description.as_deref().unwrap_or("");
+            println!("{:<40} {}", tool.public_name, description.lines().next().unwrap_or(""));
+        }
+    }
+    server.shutdown().await;
+    ExitCode::from(exit::OK)
+}
+
+pub(crate) async fn call(args: &ServerArgs, tool: &str, args_json: &str) -> ExitCode {
+    let arguments: serde_json::Value = match serde_json::from_str(args_json) {
+        Ok(value @ (serde_json::Value::Object(_) | serde_json::Value::Null)) => value,
+        Ok(_) => return fail(exit::USAGE, "ARGS_JSON must be a JSON object"),
+        Err(e) => return fail(exit::USAGE, format!("ARGS_JSON is not JSON: {e}")),
+    };
+    let (server, _registry) = match connect(args).await {
+        Ok(connected) => connected,
+        Err(code) => return code,
+    };
+    let code = match server.call_tool(tool, arguments).await {
+        Ok(result) => {
+            println!("{}", serde_json::to_string(&result).unwrap_or_default());
+            if result.is_error == Some(true) { exit::TOOL_ERROR } else { exit::OK }
+        }
+        Err(e @ CallError::ToolNotFound { .. }) => {
+            eprintln!("mcp-resilient: {e}");
+            exit::USAGE
+        }
+        Err(e @ CallError::Server(_)) => {
+            eprintln!("mcp-resilient: {e}");
+            exit::TOOL_ERROR
+        }
+        Err(e) => {
+            eprintln!("mcp-resilient: {e}");
+            exit::CONNECT
+        }
+    };
+    server.shutdown().await;
+    ExitCode::from(code)
+}
+
+pub(crate) async fn watch(args: &ServerArgs, json: bool) -> ExitCode {
+    let config = match args.to_config() {
+        Ok(config) => config,
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    let registry = ToolRegistry::new();
+    let server = match Supervisor::start(config, registry).await {
+        Ok(server) => server,
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    let mut events = server.events();
+    let name = server.name().to_owned();
+    output::print_event(&Event::State { server: name.as_str().into(), state: server.state(), generation: 0 }, json);
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    loop {
+        tokio::select! {
+            event = events.recv() => match event {
+                Ok(event) => output::print_event(&event, json),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => eprintln!("mcp-resilient: {n} events dropped"),
+                Err(_) => break,
+            },
+            _ = &mut interrupted => break,
+        }
+    }
+    server.shutdown().await;
+    while let Ok(event) = events.try_recv() {
+        output::print_event(&event, json);
+    }
+    ExitCode::from(exit::OK)
+}

@@ -1,0 +1,253 @@
+//! `mcp-resilient demo`: the recovery story on the embedded mock server, with timings.
+//!
+//! For each transport: connect → call → kill the server → death detected (and by what) →
+//! server back → ready on a new generation with the tools re-listed → a call served by the new
+//! server (a different boot id proves it).
+
+use std::{process::Stdio, time::Duration};
+
+use mcp_resilient::{
+    ConnectionState, Event, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect, ServerConfig, TransportConfig},
+};
+use serde_json::json;
+use tokio::{
+    io::{AsyncBufReadExt, BufReader},
+    process::{Child, Command},
+    time::Instant,
+};
+
+const STEP_LIMIT: Duration = Duration::from_secs(20);
+
+type DemoResult<T> = Result<T, String>;
+
+struct Clock(Instant);
+
+impl Clock {
+    fn say(&self, message: impl AsRef<str>) {
+        println!("[{:>6.0} ms] {}", self.0.elapsed().as_secs_f64() * 1000.0, message.as_ref());
+    }
+}
+
+pub(crate) async fn run(which: &str) -> DemoResult<()> {
+    let transports: &[&str] = match which {
+        "all" => &["stdio", "sse", "http"],
+        "stdio" => &["stdio"],
+        "sse" => &["sse"],
+        "http" => &["http"],
+        other => return Err(format!("unknown transport '{other}' (stdio, sse, http or all)")),
+    };
+    for transport in transports {
+        println!("== {transport} ==");
+        match *transport {
+            "stdio" => stdio().await?,
+            kind => remote(kind).await?,
+        }
+        println!();
+    }
+    println!("demo finished: every server recovered on a new generation");
+    Ok(())
+}
+
+fn policy(config: ServerConfig) -> ServerConfig {
+    config
+        .heartbeat(Heartbeat {
+            interval: Duration::from_millis(500),
+            timeout: Duration::from_millis(150),
+            failures: 2,
+            ..Heartbeat::default()
+        })
+        .reconnect(Reconnect {
+            initial_delay: Duration::from_millis(100),
+            max_delay: Duration::from_secs(2),
+            ..Reconnect::default()
+        })
+}
+
+fn me() -> DemoResult<String> {
+    std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .map_err(|e| format!("cannot find my own executable: {e}"))
+}
+
+async fn whoami(registry: &ToolRegistry, server: &str) -> DemoResult<String> {
+    let handle = registry.handle(&format!("mcp__{server}__whoami")).map_err(|e| e.to_string())?;
+    let result = handle.call(json!({})).await.map_err(|e| format!("whoami failed: {e}"))?;
+    let text = result
+        .structured_content
+        .map(|v| format!("boot_id={} pid={}", v["boot_id"].as_str().unwrap_or("?"), v["pid"]))
+        .unwrap_or_else(|| "?".to_owned());
+    Ok(text)
+}
+
+/// Waits for the next state matching `want`, printing intermediate events.
+async fn wait_state(
+    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    clock: &Clock,
+    want: impl Fn(&ConnectionState) -> bool,
+) -> DemoResult<ConnectionState> {
+    let deadline = Instant::now() + STEP_LIMIT;
+    loop {
+        let event = tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .map_err(|_| "timed out waiting for the supervisor".to_owned())?
+            .map_err(|e| format!("event stream: {e}"))?;
+        match event {
+            Event::State { state, .. } if want(&state) => return Ok(state),
+            Event::State { state: ConnectionState::Failed { death, .. }, .. } => {
+                return Err(format!("supervisor failed: {}: {}", death.cause, death.detail));
+            }
+            Event::Tools(change) => clock.say(format!(
+                "tools re-listed by generation {}: {}",
+                change.generation,
+                change.tools.join(", ")
+            )),
+            Event::ProbeMissed { misses, .. } => clock.say(format!("heartbeat probe missed ({misses} in a row)")),
+            _ => {}
+        }
+    }
+}
+
+async fn stdio() -> DemoResult<()> {
+    let clock = Clock(Instant::now());
+    let mut config = policy(ServerConfig::stdio("demo", me()?).args(["mock-server", "--transport", "stdio"]));
+    if let TransportConfig::Stdio(stdio) = &mut config.transport {
+        stdio.stdin_close_grace = Duration::from_millis(500);
+        stdio.term_grace = Duration::from_millis(500);
+    }
+    let registry = ToolRegistry::new();
+    let server = Supervisor::start(config, registry.clone()).await.map_err(|e| e.to_string())?;
+    let mut events = server.events();
+    clock.say("starting the mock server as a child process");
+    let generation = server.wait_ready(STEP_LIMIT).await.map_err(|s| format!("not ready: {s}"))?;
+    clock.say(format!("ready: generation {generation}, {} tools registered", registry.snapshot().len()));
+    clock.say(format!("whoami → {}", whoami(&registry, "demo").await?));
+    let crash = registry.handle("mcp__demo__crash").map_err(|e| e.to_string())?;
+    let killed = Instant::now();
+    let reply = crash.call(json!({"code": 3})).await.map_err(|e| e.to_string())?;
+    clock.say(format!("called crash → {:?}; the child exits after replying", text_of(&reply)));
+    let no_restart: Option<(std::future::Ready<DemoResult<(Child, u16)>>, &mut Option<Child>)> = None;
+    recover(&server, &registry, &mut events, &clock, killed, no_restart).await?;
+    server.shutdown().await;
+    clock.say("shut down: child reaped, tools unregistered");
+    Ok(())
+}
+
+async fn remote(kind: &str) -> DemoResult<()> {
+    let clock = Clock(Instant::now());
+    let (mut child, port) = spawn_remote(kind, 0).await?;
+    clock.say(format!("mock server ({kind}) listening on 127.0.0.1:{port} (pid {:?})", child.id()));
+    let url = match kind {
+        "sse" => format!("http://127.0.0.1:{port}/sse"),
+        _ => format!("http://127.0.0.1:{port}/mcp"),
+    };
+    let config = policy(match kind {
+        "sse" => ServerConfig::sse("demo", &url),
+        _ => ServerConfig::http("demo", &url),
+    });
+    let registry = ToolRegistry::new();
+    let server = Supervisor::start(config, registry.clone()).await.map_err(|e| e.to_string())?;
+    let mut events = server.events();
+    let generation = server.wait_ready(STEP_LIMIT).await.map_err(|s| format!("not ready: {s}"))?;
+    clock.say(format!("ready: generation {generation} at {url}, {} tools", registry.snapshot().len()));
+    clock.say(format!("whoami → {}", whoami(&registry, "demo").await?));
+    let killed = Instant::now();
+    child.start_kill().map_err(|e| format!("kill: {e}"))?;
+    let _ = child.wait().await;
+    clock.say("server process SIGKILLed");
+    if kind == "http" {
+        // rmcp's HTTP session never notices a dead server by itself: the next call (or the
+        // heartbeat, if the host stays idle) does.
+        let echo = registry.handle("mcp__demo__echo").map_err(|e| e.to_string())?;
+        match echo.call(json!({"text": "anyone there?"})).await {
+            Ok(_) => clock.say("a call after the kill unexpectedly succeeded"),
+            Err(e) => clock.say(format!("a call after the kill failed at once: {e}")),
+        }
+    }
+    let restart = async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        spawn_remote(kind, port).await
+    };
+    let mut back = None;
+    recover(&server, &registry, &mut events, &clock, killed, Some((restart, &mut back))).await?;
+    server.shutdown().await;
+    if let Some(mut child) = back {
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+    }
+    clock.say("shut down; mock server stopped");
+    Ok(())
+}
+
+/// Waits for the death to be seen, (re)starts the server if asked, then waits for the new generation.
+async fn recover<F>(
+    server: &Supervisor,
+    registry: &ToolRegistry,
+    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    clock: &Clock,
+    killed: Instant,
+    restart: Option<(F, &mut Option<Child>)>,
+) -> DemoResult<()>
+where
+    F: Future<Output = DemoResult<(Child, u16)>>,
+{
+    let lost = wait_state(events, clock, |s| !s.is_ready()).await?;
+    if let ConnectionState::Reconnecting { death, delay, .. } = &lost {
+        clock.say(format!(
+            "death detected {:.1} ms after the kill: {} ({}); reconnecting in {delay:?}",
+            killed.elapsed().as_secs_f64() * 1000.0,
+            death.cause,
+            death.detail
+        ));
+    }
+    if let Some((restart, slot)) = restart {
+        let (child, port) = restart.await?;
+        clock.say(format!("server restarted on the same port {port} (pid {:?})", child.id()));
+        *slot = Some(child);
+    }
+    let ready = wait_state(events, clock, |s| s.is_ready()).await?;
+    if let ConnectionState::Ready { generation } = ready {
+        clock.say(format!(
+            "recovered: generation {generation}, {:.1} ms after the kill",
+            killed.elapsed().as_secs_f64() * 1000.0
+        ));
+    }
+    clock.say(format!("whoami → {} (a new server answered)", whoami(registry, server.name()).await?));
+    let echo = registry.handle("mcp__demo__echo").map_err(|e| e.to_string())?;
+    let reply = echo.call(json!({"text": "hello again"})).await.map_err(|e| e.to_string())?;
+    clock.say(format!("echo through the same tool handle → {:?}", text_of(&reply)));
+    Ok(())
+}
+
+fn text_of(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Starts `mcp-resilient mock-server --transport KIND --port PORT` and reads its port.
+async fn spawn_remote(kind: &str, port: u16) -> DemoResult<(Child, u16)> {
+    let mut child = Command::new(me()?)
+        .args(["mock-server", "--transport", kind, "--port", &port.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("could not start the mock server: {e}"))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let line = tokio::time::timeout(STEP_LIMIT, lines.next_line())
+        .await
+        .map_err(|_| "mock server did not report its port".to_owned())?
+        .map_err(|e| e.to_string())?
+        .ok_or("mock server exited before listening")?;
+    let port = line
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim().parse().ok())
+        .ok_or_else(|| format!("unexpected line from the mock server: {line}"))?;
+    Ok((child, port))
+}

@@ -1,0 +1,113 @@
+//! Text and JSON Lines renderings of events and tools.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use mcp_resilient::{ConnectionState, Event, registry::RegisteredTool};
+use serde_json::{Value, json};
+
+/// A tool as JSON: its public name, server and the definition the server listed.
+pub(crate) fn tool_json(tool: &RegisteredTool) -> Value {
+    json!({
+        "public_name": &*tool.public_name,
+        "server": &*tool.server,
+        "name": &*tool.raw_name,
+        "definition": serde_json::to_value(&*tool.definition).unwrap_or(Value::Null),
+    })
+}
+
+fn now_ms() -> u128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or_default()
+}
+
+/// One event as the `watch --json` line.
+pub(crate) fn event_json(event: &Event) -> Value {
+    let ts = now_ms();
+    match event {
+        Event::State { server, state, generation } => {
+            let mut line = json!({
+                "ts": ts as u64, "server": &**server, "event": "state",
+                "state": state.as_str(), "generation": generation,
+            });
+            let fields = match state {
+                ConnectionState::Reconnecting { reason, death, attempt, delay } => json!({
+                    "reason": reason.as_str(), "cause": death.cause.as_str(), "detail": death.detail,
+                    "attempt": attempt, "delay_ms": delay.as_millis() as u64,
+                }),
+                ConnectionState::Failed { reason, death, manual_recovery } => json!({
+                    "reason": reason.as_str(), "cause": death.cause.as_str(), "detail": death.detail,
+                    "manual_recovery": manual_recovery,
+                }),
+                ConnectionState::Connecting { attempt } => json!({ "attempt": attempt }),
+                _ => json!({}),
+            };
+            merge(&mut line, fields);
+            line
+        }
+        Event::Tools(change) => json!({
+            "ts": ts as u64, "server": &*change.server, "event": "tools", "generation": change.generation,
+            "tools": change.tools, "added": change.added, "removed": change.removed, "changed": change.changed,
+        }),
+        Event::ProbeMissed { server, generation, misses } => json!({
+            "ts": ts as u64, "server": &**server, "event": "probe_missed",
+            "generation": generation, "misses": misses,
+        }),
+        Event::Stable { server, generation } => json!({
+            "ts": ts as u64, "server": &**server, "event": "stable", "generation": generation,
+        }),
+        _ => json!({ "ts": ts as u64, "event": "unknown" }),
+    }
+}
+
+fn merge(into: &mut Value, from: Value) {
+    if let (Value::Object(into), Value::Object(from)) = (into, from) {
+        into.extend(from);
+    }
+}
+
+/// One event as a human line.
+pub(crate) fn event_text(event: &Event) -> String {
+    match event {
+        Event::State { server, state, generation } => match state {
+            ConnectionState::Reconnecting { reason, death, attempt, delay } => format!(
+                "{server}: {} (generation {generation}, {}: {}); attempt {attempt} in {delay:?}",
+                match reason {
+                    mcp_resilient::Reason::ConnectionFailed => "connection failed; retrying",
+                    mcp_resilient::Reason::ConnectionLost => "connection lost; reconnecting",
+                },
+                death.cause,
+                death.detail
+            ),
+            ConnectionState::Failed { death, manual_recovery, .. } => format!(
+                "{server}: failed (generation {generation}, {}: {}){}",
+                death.cause,
+                death.detail,
+                if *manual_recovery { "; reconnect disabled, restart to recover" } else { "; giving up" }
+            ),
+            other => format!("{server}: {other} (generation {generation})"),
+        },
+        Event::Tools(change) => format!(
+            "{}: tools of generation {}: {} (+{} -{} ~{})",
+            change.server,
+            change.generation,
+            change.tools.join(", "),
+            change.added.len(),
+            change.removed.len(),
+            change.changed.len()
+        ),
+        Event::ProbeMissed { server, generation, misses } => {
+            format!("{server}: probe missed (generation {generation}, {misses} in a row)")
+        }
+        Event::Stable { server, generation } => {
+            format!("{server}: generation {generation} stable; outage budget refilled")
+        }
+        _ => "unknown event".to_owned(),
+    }
+}
+
+pub(crate) fn print_event(event: &Event, json: bool) {
+    if json {
+        println!("{}", event_json(event));
+    } else {
+        println!("{}", event_text(event));
+    }
+}
