@@ -26,7 +26,9 @@ pub enum CallError {
     },
     /// The generation that carried the call died while the call was in flight (or its
     /// pre-call probe failed). The call is not replayed: it may or may not have run.
-    #[error("connection to '{server}' was lost during the call (generation {generation}): {detail}")]
+    #[error(
+        "connection to '{server}' was lost during the call (generation {generation}): {detail}"
+    )]
     ConnectionLost {
         /// The server's name.
         server: String,

@@ -85,7 +85,10 @@ pub struct Death {
 impl Death {
     /// A death with a cause and a detail line.
     pub fn new(cause: Cause, detail: impl Into<String>) -> Self {
-        Death { cause, detail: detail.into() }
+        Death {
+            cause,
+            detail: detail.into(),
+        }
     }
 }
 

@@ -68,7 +68,7 @@ impl CrashSwitch {
         let Some(code) = code else { return };
         match &self.action {
             CrashAction::Exit => {
-                tracing::warn!(code, "crash tool: exiting");
+                tracing::info!(code, "crash tool: exiting");
                 std::process::exit(code);
             }
             CrashAction::Kill(token) => token.cancel(),

@@ -70,7 +70,10 @@ pub fn main_with_args<I: IntoIterator<Item = String>>(args: I) -> ExitCode {
         },
     };
     init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("mcp-mock-server: cannot start the runtime: {error}");
@@ -113,7 +116,10 @@ async fn run(args: Args) -> ExitCode {
     let server = match MockServer::start_with(opts, true).await {
         Ok(server) => server,
         Err(error) => {
-            eprintln!("mcp-mock-server: cannot listen on port {}: {error}", args.port);
+            eprintln!(
+                "mcp-mock-server: cannot listen on port {}: {error}",
+                args.port
+            );
             return ExitCode::FAILURE;
         }
     };

@@ -22,7 +22,7 @@ use crate::tools::ToolSet;
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The body of the `set_tools` tool and of `POST /_mock/set-tools`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SetTools {
     /// Tools to add (they behave like `echo`); a built-in name re-enables that built-in.
@@ -41,6 +41,17 @@ pub struct SetTools {
 
 fn default_true() -> bool {
     true
+}
+
+impl Default for SetTools {
+    /// No change, and notify.
+    fn default() -> Self {
+        Self {
+            add: Vec::new(),
+            remove: Vec::new(),
+            notify: true,
+        }
+    }
 }
 
 pub(crate) struct Shared {
@@ -125,7 +136,9 @@ impl Shared {
             .unwrap_or_else(PoisonError::into_inner)
             .apply(&change.add, &change.remove);
         if change.notify {
-            let sends = self.live_peers().into_iter().map(|peer| async move {
+            let peers = self.live_peers();
+            tracing::debug!(peers = peers.len(), "sending tools/list_changed");
+            let sends = peers.into_iter().map(|peer| async move {
                 match tokio::time::timeout(NOTIFY_TIMEOUT, peer.notify_tool_list_changed()).await {
                     Ok(Ok(())) => {}
                     Ok(Err(error)) => tracing::debug!(%error, "list_changed not sent"),

@@ -3,10 +3,10 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, ServerInitializeError, TxJsonRpcMessage, serve_server};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::RoleServer;
 
 use crate::crash::CrashTap;
 use crate::handler::MockHandler;

@@ -152,7 +152,10 @@ mod tests {
     use super::*;
 
     fn names(set: &ToolSet) -> Vec<String> {
-        set.list().into_iter().map(|t| t.name.into_owned()).collect()
+        set.list()
+            .into_iter()
+            .map(|t| t.name.into_owned())
+            .collect()
     }
 
     #[test]
@@ -162,8 +165,17 @@ mod tests {
         assert_eq!(
             names(&set),
             [
-                "echo", "sleep", "whoami", "fail", "crash", "hang", "set_tools", "alpha",
-                "extra_0", "extra_1", "zeta"
+                "echo",
+                "sleep",
+                "whoami",
+                "fail",
+                "crash",
+                "hang",
+                "set_tools",
+                "alpha",
+                "extra_0",
+                "extra_1",
+                "zeta"
             ]
         );
         assert_eq!(set.len(), 11);

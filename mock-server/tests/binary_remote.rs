@@ -25,7 +25,10 @@ async fn spawn(args: &[&str]) -> (Child, String) {
         .await
         .expect("read")
         .expect("a line");
-    let addr = line.strip_prefix("LISTENING ").expect("LISTENING line").to_owned();
+    let addr = line
+        .strip_prefix("LISTENING ")
+        .expect("LISTENING line")
+        .to_owned();
     assert!(addr.starts_with("127.0.0.1:"), "{addr}");
     (child, addr)
 }
@@ -34,23 +37,40 @@ async fn spawn(args: &[&str]) -> (Child, String) {
 async fn http_binary_crashes_after_the_reply_and_restarts_on_its_port() {
     let (mut child, addr) = spawn(&["--transport", "http", "--boot-id", "one"]).await;
     let (running, _changed) = connect_http(&format!("http://{addr}/mcp")).await;
-    assert_eq!(text(&call(&running, "crash", json!({"code": 5})).await), "crashing");
+    assert_eq!(
+        text(&call(&running, "crash", json!({"code": 5})).await),
+        "crashing"
+    );
     let status = within("crash exit", child.wait()).await.expect("wait");
     assert_eq!(status.code(), Some(5));
     drop(running);
 
     let port = addr.rsplit(':').next().expect("port");
-    let (mut again, addr_again) = spawn(&["--transport", "http", "--port", port, "--boot-id", "two"]).await;
+    let (mut again, addr_again) =
+        spawn(&["--transport", "http", "--port", port, "--boot-id", "two"]).await;
     assert_eq!(addr_again, addr);
-    let state: Value = within("state", http_client().get(format!("http://{addr}/_mock/state")).send())
-        .await
-        .expect("state")
-        .json()
-        .await
-        .expect("json");
+    let state: Value = within(
+        "state",
+        http_client()
+            .get(format!("http://{addr}/_mock/state"))
+            .send(),
+    )
+    .await
+    .expect("state")
+    .json()
+    .await
+    .expect("json");
     assert_eq!(state["boot_id"], json!("two"));
-    let sse = within("GET /sse", http_client().get(format!("http://{addr}/sse")).send()).await.expect("get");
-    assert!(matches!(sse.status(), StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED));
+    let sse = within(
+        "GET /sse",
+        http_client().get(format!("http://{addr}/sse")).send(),
+    )
+    .await
+    .expect("get");
+    assert!(matches!(
+        sse.status(),
+        StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED
+    ));
 
     again.start_kill().expect("SIGKILL");
     within("killed", again.wait()).await.expect("wait");
@@ -64,7 +84,9 @@ async fn http_binary_crashes_after_the_reply_and_restarts_on_its_port() {
 async fn sse_binary_crash_reply_arrives_before_exit() {
     let (mut child, addr) = spawn(&["--transport", "sse"]).await;
     let client = http_client();
-    let response = within("GET /sse", client.get(format!("http://{addr}/sse")).send()).await.expect("get");
+    let response = within("GET /sse", client.get(format!("http://{addr}/sse")).send())
+        .await
+        .expect("get");
     let mut events = sse_events(response);
     let endpoint = within("endpoint", events.next()).await.expect("endpoint");
     let url = format!("http://{addr}{}", endpoint.data);
@@ -74,7 +96,9 @@ async fn sse_binary_crash_reply_arrives_before_exit() {
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"crash","arguments":{"code":3}}}"#,
     ];
     for message in messages {
-        let post = within("POST", client.post(&url).body(message).send()).await.expect("post");
+        let post = within("POST", client.post(&url).body(message).send())
+            .await
+            .expect("post");
         assert_eq!(post.status(), StatusCode::ACCEPTED);
     }
     let mut reply = Value::Null;

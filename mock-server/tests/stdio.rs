@@ -32,7 +32,8 @@ async fn connect(child: &mut Child) -> rmcp::service::RunningService<rmcp::RoleC
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("mock-{name}-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mock-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
 }
@@ -47,29 +48,68 @@ async fn stdio_serves_tools_in_order_and_answers_each_builtin() {
         info.server_info.as_ref().map(|s| s.name.as_str()),
         Some("mcp-mock-server")
     );
-    assert_eq!(info.capabilities.tools.as_ref().and_then(|t| t.list_changed), Some(true));
+    assert_eq!(
+        info.capabilities
+            .tools
+            .as_ref()
+            .and_then(|t| t.list_changed),
+        Some(true)
+    );
 
-    let tools = within("list", running.list_all_tools()).await.expect("list");
+    let tools = within("list", running.list_all_tools())
+        .await
+        .expect("list");
     let names: Vec<_> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
         names,
-        ["echo", "add", "sleep", "whoami", "fail", "crash", "hang", "set_tools", "extra_0", "extra_1"]
+        [
+            "echo",
+            "add",
+            "sleep",
+            "whoami",
+            "fail",
+            "crash",
+            "hang",
+            "set_tools",
+            "extra_0",
+            "extra_1"
+        ]
     );
 
-    assert_eq!(text(&call(&running, "echo", json!({"text": "hi"})).await), "hi");
-    assert_eq!(text(&call(&running, "add", json!({"a": 2, "b": 3})).await), "5");
-    assert_eq!(text(&call(&running, "sleep", json!({"ms": 1})).await), "slept 1ms");
+    assert_eq!(
+        text(&call(&running, "echo", json!({"text": "hi"})).await),
+        "hi"
+    );
+    assert_eq!(
+        text(&call(&running, "add", json!({"a": 2, "b": 3})).await),
+        "5"
+    );
+    assert_eq!(
+        text(&call(&running, "sleep", json!({"ms": 1})).await),
+        "slept 1ms"
+    );
     let who = call(&running, "whoami", json!({})).await;
     let structured = who.structured_content.clone().expect("structured content");
-    assert_eq!(structured, json!({"boot_id": "b0b0", "pid": pid, "calls": 4}));
-    assert_eq!(serde_json::from_str::<serde_json::Value>(&text(&who)).ok(), Some(structured));
+    assert_eq!(
+        structured,
+        json!({"boot_id": "b0b0", "pid": pid, "calls": 4})
+    );
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&text(&who)).ok(),
+        Some(structured)
+    );
     let failed = call(&running, "fail", json!({"message": "nope"})).await;
-    assert_eq!((failed.is_error, text(&failed)), (Some(true), "nope".to_owned()));
+    assert_eq!(
+        (failed.is_error, text(&failed)),
+        (Some(true), "nope".to_owned())
+    );
     let failed = call(&running, "fail", json!({})).await;
     assert_eq!(text(&failed), "tool failed");
 
     drop(running);
-    let status = within("exit after stdin EOF", child.wait()).await.expect("wait");
+    let status = within("exit after stdin EOF", child.wait())
+        .await
+        .expect("wait");
     assert!(status.success(), "{status}");
 }
 
@@ -89,14 +129,28 @@ async fn stdio_set_tools_sends_list_changed() {
     let stdout = child.stdout.take().expect("stdout");
     let stdin = child.stdin.take().expect("stdin");
     let (client, mut changed) = Client::new();
-    let running = within("initialize", client.serve((stdout, stdin))).await.expect("initialize");
-    let reply = call(&running, "set_tools", json!({"add": ["zz"], "remove": ["add"]})).await;
+    let running = within("initialize", client.serve((stdout, stdin)))
+        .await
+        .expect("initialize");
+    let reply = call(
+        &running,
+        "set_tools",
+        json!({"add": ["zz"], "remove": ["add"]}),
+    )
+    .await;
     assert_eq!(text(&reply), "ok 8");
-    within("list_changed", changed.recv()).await.expect("notification");
-    let tools = within("list", running.list_all_tools()).await.expect("list");
+    within("list_changed", changed.recv())
+        .await
+        .expect("notification");
+    let tools = within("list", running.list_all_tools())
+        .await
+        .expect("list");
     assert_eq!(tools.last().map(|t| t.name.as_ref()), Some("zz"));
     assert!(tools.iter().all(|t| t.name != "add"));
-    assert_eq!(text(&call(&running, "zz", json!({"text": "dyn"})).await), "dyn");
+    assert_eq!(
+        text(&call(&running, "zz", json!({"text": "dyn"})).await),
+        "dyn"
+    );
 }
 
 #[tokio::test]
@@ -107,7 +161,10 @@ async fn lock_file_overlap_exits_99_and_is_recorded() {
     let lock_arg = lock.to_str().expect("utf-8 path");
     let mut first = spawn(&["--lock-file", lock_arg, "--ignore-stdin-eof"]);
     let mut stderr = BufReader::new(first.stderr.take().expect("stderr")).lines();
-    let ready = within("ready line", stderr.next_line()).await.expect("read").expect("line");
+    let ready = within("ready line", stderr.next_line())
+        .await
+        .expect("read")
+        .expect("line");
     assert!(ready.contains(" ready pid="), "{ready}");
 
     let mut second = spawn(&["--lock-file", lock_arg]);
@@ -143,11 +200,18 @@ async fn stdio_hang_answers_nothing_and_survives_stdin_eof() {
     )
     .await;
     assert!(hang.is_err(), "hang answered: {hang:?}");
-    let ping = tokio::time::timeout(std::time::Duration::from_millis(300), common::ping(&running)).await;
+    let ping = tokio::time::timeout(
+        std::time::Duration::from_millis(300),
+        common::ping(&running),
+    )
+    .await;
     assert!(ping.is_err(), "ping answered while hung: {ping:?}");
     drop(running);
     let alive = tokio::time::timeout(std::time::Duration::from_millis(300), child.wait()).await;
-    assert!(alive.is_err(), "exited after stdin EOF while hung: {alive:?}");
+    assert!(
+        alive.is_err(),
+        "exited after stdin EOF while hung: {alive:?}"
+    );
     child.start_kill().expect("kill");
     within("killed", child.wait()).await.expect("wait");
 }

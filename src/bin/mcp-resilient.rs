@@ -23,7 +23,10 @@ fn main() -> ExitCode {
         return mcp_mock_server::main_with_args(args);
     }
     init_tracing(cli.verbose);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("mcp-resilient: cannot start the runtime: {e}");
@@ -40,7 +43,11 @@ fn main() -> ExitCode {
                 }
             },
             Command::Tools { server, json } => commands::tools(&server, json).await,
-            Command::Call { tool, args_json, server } => commands::call(&server, &tool, &args_json).await,
+            Command::Call {
+                tool,
+                args_json,
+                server,
+            } => commands::call(&server, &tool, &args_json).await,
             Command::Watch { server, json } => commands::watch(&server, json).await,
             Command::MockServer { .. } => ExitCode::SUCCESS,
         }
@@ -55,5 +62,8 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
 }

@@ -46,7 +46,10 @@ impl ToolHandle {
 
     /// The tool's current definition, if it is registered right now.
     pub fn definition(&self) -> Option<Arc<rmcp::model::Tool>> {
-        self.registry.snapshot().get(&self.public_name).map(|t| t.definition.clone())
+        self.registry
+            .snapshot()
+            .get(&self.public_name)
+            .map(|t| t.definition.clone())
     }
 
     /// Calls the tool on the server's current generation with the server's call timeout.
@@ -70,10 +73,14 @@ impl ToolHandle {
     ) -> Result<CallToolResult, CallError> {
         let arguments = to_object(arguments)?;
         if self.registry.snapshot().get(&self.public_name).is_none() {
-            return Err(CallError::ToolNotFound { name: self.public_name.to_string() });
+            return Err(CallError::ToolNotFound {
+                name: self.public_name.to_string(),
+            });
         }
         let Some(link) = self.registry.route(&self.server) else {
-            return Err(CallError::ToolNotFound { name: self.public_name.to_string() });
+            return Err(CallError::ToolNotFound {
+                name: self.public_name.to_string(),
+            });
         };
         link.call_tool(&self.raw_name, arguments, timeout).await
     }

@@ -203,13 +203,18 @@ impl ToolRegistry {
     pub fn handle(&self, public_name: &str) -> Result<ToolHandle, crate::CallError> {
         match self.snapshot().get(public_name) {
             Some(tool) => Ok(ToolHandle::new(self.clone(), tool)),
-            None => Err(crate::CallError::ToolNotFound { name: public_name.to_owned() }),
+            None => Err(crate::CallError::ToolNotFound {
+                name: public_name.to_owned(),
+            }),
         }
     }
 
     /// The names of the servers whose supervisors are attached.
     pub fn servers(&self) -> Vec<String> {
-        let mut names: Vec<String> = read(&self.inner.routes).keys().map(|k| k.to_string()).collect();
+        let mut names: Vec<String> = read(&self.inner.routes)
+            .keys()
+            .map(|k| k.to_string())
+            .collect();
         names.sort();
         names
     }
@@ -257,7 +262,10 @@ impl ToolRegistry {
         if let Some(prev) = &previous
             && prev.generation > generation
         {
-            return Err(PublishError::Stale { generation, registered: prev.generation });
+            return Err(PublishError::Stale {
+                generation,
+                registered: prev.generation,
+            });
         }
         for tool in &next {
             if let Some((owner, _)) = guard.by_public.get(&tool.public_name)
@@ -267,7 +275,11 @@ impl ToolRegistry {
             }
         }
         let change = diff(server, generation, previous.as_deref(), &next);
-        let set = Arc::new(ServerTools { server: server.clone(), generation, tools: next });
+        let set = Arc::new(ServerTools {
+            server: server.clone(),
+            generation,
+            tools: next,
+        });
         *guard = Arc::new(guard.with_server(server, Some(set)));
         drop(guard);
         let _ = self.inner.changes.send(change.clone());
@@ -275,7 +287,11 @@ impl ToolRegistry {
     }
 
     /// Removes `server`'s tools, unless a newer generation than `generation` registered them.
-    pub(crate) fn unregister(&self, server: &Arc<str>, generation: Generation) -> Option<ToolsChanged> {
+    pub(crate) fn unregister(
+        &self,
+        server: &Arc<str>,
+        generation: Generation,
+    ) -> Option<ToolsChanged> {
         let mut guard = write(&self.inner.snapshot);
         let previous = guard.servers.get(server).cloned()?;
         if previous.generation > generation {
@@ -296,9 +312,17 @@ fn diff(
     next: &[RegisteredTool],
 ) -> ToolsChanged {
     let old: HashMap<&str, &Tool> = previous
-        .map(|p| p.tools.iter().map(|t| (&*t.raw_name, &*t.definition)).collect())
+        .map(|p| {
+            p.tools
+                .iter()
+                .map(|t| (&*t.raw_name, &*t.definition))
+                .collect()
+        })
         .unwrap_or_default();
-    let new: HashMap<&str, &Tool> = next.iter().map(|t| (&*t.raw_name, &*t.definition)).collect();
+    let new: HashMap<&str, &Tool> = next
+        .iter()
+        .map(|t| (&*t.raw_name, &*t.definition))
+        .collect();
     let mut change = ToolsChanged {
         server: server.clone(),
         generation,
@@ -310,7 +334,9 @@ fn diff(
     for tool in next {
         match old.get(&*tool.raw_name) {
             None => change.added.push(tool.raw_name.to_string()),
-            Some(def) if **def != *tool.definition => change.changed.push(tool.raw_name.to_string()),
+            Some(def) if **def != *tool.definition => {
+                change.changed.push(tool.raw_name.to_string())
+            }
             Some(_) => {}
         }
     }

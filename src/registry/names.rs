@@ -75,7 +75,10 @@ fn hash_suffix(server: &str, tool: &str) -> String {
     hasher.update([0u8]);
     hasher.update(tool.as_bytes());
     let digest = hasher.finalize();
-    digest[..HASH_HEX / 2].iter().map(|b| format!("{b:02x}")).collect()
+    digest[..HASH_HEX / 2]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -84,7 +87,9 @@ mod tests {
 
     fn valid(name: &str) -> bool {
         (1..=MAX_PUBLIC_NAME).contains(&name.len())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     }
 
     #[test]
@@ -155,7 +160,10 @@ mod tests {
     fn names_are_deterministic() {
         assert_eq!(public_name("s", "a b"), public_name("s", "a b"));
         // Pinned value: changing the hash input would rename every tool on every host.
-        assert_eq!(public_name("s", "a b"), format!("mcp__s__a_b_{}", hash_suffix("s", "a b")));
+        assert_eq!(
+            public_name("s", "a b"),
+            format!("mcp__s__a_b_{}", hash_suffix("s", "a b"))
+        );
         assert_eq!(hash_suffix("s", "a b").len(), HASH_HEX);
     }
 }

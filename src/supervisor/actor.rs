@@ -145,7 +145,9 @@ impl Actor {
                     }
                     return;
                 }
-                Step::AttemptDone(generation, result) => self.on_attempt_done(generation, result).await,
+                Step::AttemptDone(generation, result) => {
+                    self.on_attempt_done(generation, result).await
+                }
                 Step::SyncDone(generation, result) => self.on_sync_done(generation, result),
                 Step::BackoffElapsed => self.begin_attempt(),
                 Step::Stable => self.on_stable(),
@@ -167,16 +169,27 @@ impl Actor {
         &self.link.server
     }
 
+    /// Publishes a state: the event first, then the watch, so whoever saw the new state in the
+    /// watch and subscribes to events afterwards does not receive that same change again.
     fn set_state(&self, state: ConnectionState, generation: Generation) {
-        self.link.state.send_replace(state.clone());
-        let _ = self.link.events.send(Event::State { server: self.server().clone(), state, generation });
+        let _ = self.link.events.send(Event::State {
+            server: self.server().clone(),
+            state: state.clone(),
+            generation,
+        });
+        self.link.state.send_replace(state);
     }
 
     fn begin_attempt(&mut self) {
         let generation = self.next_generation;
         self.next_generation += 1;
         if self.outage.is_none() {
-            self.set_state(ConnectionState::Connecting { attempt: self.budget.next_attempt() }, generation);
+            self.set_state(
+                ConnectionState::Connecting {
+                    attempt: self.budget.next_attempt(),
+                },
+                generation,
+            );
         }
         tracing::debug!(server = %self.server(), generation, attempt = self.budget.next_attempt(), "connecting");
         let ct = CancellationToken::new();
@@ -187,7 +200,11 @@ impl Actor {
             self.link.tx.clone(),
             ct.clone(),
         ));
-        self.attempt = Some(AttemptTask { generation, ct, task });
+        self.attempt = Some(AttemptTask {
+            generation,
+            ct,
+            task,
+        });
     }
 
     async fn on_attempt_done(&mut self, generation: Generation, result: Result<Connected, Death>) {
@@ -200,7 +217,9 @@ impl Actor {
             Ok(change) => {
                 let _ = self.link.events.send(Event::Tools(change));
             }
-            Err(e) => tracing::error!(server = %self.server(), generation, "tool list rejected, keeping the previous set: {e}"),
+            Err(e) => {
+                tracing::error!(server = %self.server(), generation, "tool list rejected, keeping the previous set: {e}")
+            }
         }
         let heartbeat = self.config.heartbeat.enabled.then(|| Heartbeat {
             interval: self.config.heartbeat.interval,
@@ -231,7 +250,9 @@ impl Actor {
                 handshake_ms = connected.elapsed.as_millis() as u64,
                 "recovered"
             ),
-            None => tracing::info!(server = %self.server(), generation, handshake_ms = connected.elapsed.as_millis() as u64, "connected"),
+            None => {
+                tracing::info!(server = %self.server(), generation, handshake_ms = connected.elapsed.as_millis() as u64, "connected")
+            }
         }
         self.set_state(ConnectionState::Ready { generation }, generation);
     }
@@ -239,9 +260,12 @@ impl Actor {
     async fn on_died(&mut self, death: Death, permit: RetryPermit) {
         let current = self.running.as_ref().map(|r| r.live.generation);
         if self.stopping || current != Some(permit.generation()) {
+            tracing::debug!(server = %self.server(), ?current, reported = permit.generation(), "ignoring a death report about another generation");
             return;
         }
-        let Some(running) = self.running.take() else { return };
+        let Some(running) = self.running.take() else {
+            return;
+        };
         let generation = running.live.generation;
         self.permit = Some(permit);
         self.link.live.send_replace(None);
@@ -256,7 +280,11 @@ impl Actor {
                 server = %self.server(), generation, cause = %death.cause,
                 "connection lost; reconnect is disabled, call restart() to recover: {}", death.detail
             );
-            let state = ConnectionState::Failed { reason: Reason::ConnectionLost, death, manual_recovery: true };
+            let state = ConnectionState::Failed {
+                reason: Reason::ConnectionLost,
+                death,
+                manual_recovery: true,
+            };
             return self.set_state(state, generation);
         }
         self.on_failure(Reason::ConnectionLost, death, !was_stable);
@@ -267,8 +295,14 @@ impl Actor {
     fn on_failure(&mut self, reason: Reason, death: Death, counts: bool) {
         let generation = self.next_generation - 1;
         let first = self.outage.is_none();
-        self.outage.get_or_insert(Outage { started: Instant::now() });
-        let delay = if counts { self.budget.fail() } else { Some(self.budget.next_delay()) };
+        self.outage.get_or_insert(Outage {
+            started: Instant::now(),
+        });
+        let delay = if counts {
+            self.budget.fail()
+        } else {
+            Some(self.budget.next_delay())
+        };
         let Some(mut delay) = delay else {
             return self.give_up(reason, death, generation);
         };
@@ -291,7 +325,15 @@ impl Actor {
                 delay_ms = delay.as_millis() as u64, "connection lost; reconnecting: {}", death.detail
             ),
         }
-        self.set_state(ConnectionState::Reconnecting { reason, death, attempt, delay }, generation);
+        self.set_state(
+            ConnectionState::Reconnecting {
+                reason,
+                death,
+                attempt,
+                delay,
+            },
+            generation,
+        );
         self.backoff = Some(Box::pin(tokio::time::sleep(delay)));
     }
 
@@ -301,7 +343,11 @@ impl Actor {
             "giving up: {}", death.detail
         );
         self.unregister();
-        let state = ConnectionState::Failed { reason, death, manual_recovery: false };
+        let state = ConnectionState::Failed {
+            reason,
+            death,
+            manual_recovery: false,
+        };
         self.set_state(state, generation);
     }
 
@@ -312,8 +358,15 @@ impl Actor {
             self.config.close_timeout
         );
         self.unregister();
-        let death = Death::new(death.cause, format!("{}; close not confirmed", death.detail));
-        let state = ConnectionState::Failed { reason: Reason::ConnectionLost, death, manual_recovery: false };
+        let death = Death::new(
+            death.cause,
+            format!("{}; close not confirmed", death.detail),
+        );
+        let state = ConnectionState::Failed {
+            reason: Reason::ConnectionLost,
+            death,
+            manual_recovery: false,
+        };
         self.set_state(state, generation);
     }
 
@@ -329,7 +382,10 @@ impl Actor {
         if let Some(running) = &self.running {
             let generation = running.live.generation;
             tracing::debug!(server = %self.server(), generation, "generation stable; outage budget refilled");
-            let _ = self.link.events.send(Event::Stable { server: self.server().clone(), generation });
+            let _ = self.link.events.send(Event::Stable {
+                server: self.server().clone(),
+                generation,
+            });
         }
     }
 
@@ -347,8 +403,12 @@ impl Actor {
         let pages = self.config.max_tool_pages;
         let timeout = self.config.call_timeout;
         self.sync = Some(tokio::spawn(async move {
-            let listed = tokio::time::timeout(timeout, super::sync::list_all_tools(&peer, pages)).await;
-            (generation, listed.unwrap_or_else(|_| Err(format!("tools/list timed out after {timeout:?}"))))
+            let listed =
+                tokio::time::timeout(timeout, super::sync::list_all_tools(&peer, pages)).await;
+            (
+                generation,
+                listed.unwrap_or_else(|_| Err(format!("tools/list timed out after {timeout:?}"))),
+            )
         }));
     }
 
@@ -362,8 +422,12 @@ impl Actor {
                 tracing::info!(server = %self.server(), generation, added = change.added.len(), removed = change.removed.len(), changed = change.changed.len(), "tools changed");
                 let _ = self.link.events.send(Event::Tools(change));
             }
-            Ok(Err(e)) => tracing::warn!(server = %self.server(), generation, "tool list rejected, keeping the previous set: {e}"),
-            Err(e) => tracing::warn!(server = %self.server(), generation, "tool sync failed, keeping the previous set: {e}"),
+            Ok(Err(e)) => {
+                tracing::warn!(server = %self.server(), generation, "tool list rejected, keeping the previous set: {e}")
+            }
+            Err(e) => {
+                tracing::warn!(server = %self.server(), generation, "tool sync failed, keeping the previous set: {e}")
+            }
         }
         if std::mem::take(&mut self.sync_again) {
             self.on_list_changed(generation);
@@ -393,7 +457,9 @@ impl Actor {
         self.stability = None;
         self.stable = false;
         self.stop_sync().await;
-        let Some(running) = self.running.take() else { return true };
+        let Some(running) = self.running.take() else {
+            return true;
+        };
         // Reports about a generation we close ourselves are not deaths.
         self.link.guard.set_current(0);
         self.link.live.send_replace(None);
@@ -431,23 +497,34 @@ impl Actor {
 }
 
 async fn attempt_done(slot: &mut Option<AttemptTask>) -> (Generation, Result<Connected, Death>) {
-    let Some(attempt) = slot else { return std::future::pending().await };
+    let Some(attempt) = slot else {
+        return std::future::pending().await;
+    };
     let joined = (&mut attempt.task).await;
     let generation = attempt.generation;
     *slot = None;
-    let result = joined.unwrap_or_else(|e| Err(Death::new(Cause::ConnectFailed, format!("attempt task failed: {e}"))));
+    let result = joined.unwrap_or_else(|e| {
+        Err(Death::new(
+            Cause::ConnectFailed,
+            format!("attempt task failed: {e}"),
+        ))
+    });
     (generation, result)
 }
 
 async fn sync_done(slot: &mut Option<SyncTask>) -> (Generation, Result<Vec<Tool>, String>) {
-    let Some(sync) = slot else { return std::future::pending().await };
+    let Some(sync) = slot else {
+        return std::future::pending().await;
+    };
     let joined = sync.await;
     *slot = None;
     joined.unwrap_or_else(|e| (0, Err(format!("sync task failed: {e}"))))
 }
 
 async fn elapsed(slot: &mut Option<Pin<Box<Sleep>>>) {
-    let Some(sleep) = slot else { return std::future::pending().await };
+    let Some(sleep) = slot else {
+        return std::future::pending().await;
+    };
     sleep.await;
     *slot = None;
 }

@@ -29,7 +29,11 @@ impl Schedule {
             .with_factor(policy.multiplier as f32)
             .without_max_times()
             .build();
-        Schedule { inner, jitter: policy.jitter, max: policy.max_delay }
+        Schedule {
+            inner,
+            jitter: policy.jitter,
+            max: policy.max_delay,
+        }
     }
 }
 
@@ -55,7 +59,11 @@ pub(crate) struct Budget {
 
 impl Budget {
     pub(crate) fn new(policy: &Reconnect) -> Self {
-        Budget { policy: policy.clone(), schedule: Schedule::new(policy), failures: 0 }
+        Budget {
+            policy: policy.clone(),
+            schedule: Schedule::new(policy),
+            failures: 0,
+        }
     }
 
     /// Counts one failure; `None` when that spent the budget, else the delay before the next try.
@@ -110,8 +118,10 @@ mod tests {
 
     #[test]
     fn delays_double_up_to_the_cap() {
-        let delays: Vec<u64> =
-            Schedule::new(&policy(0.0, 10)).take(6).map(|d| d.as_millis() as u64).collect();
+        let delays: Vec<u64> = Schedule::new(&policy(0.0, 10))
+            .take(6)
+            .map(|d| d.as_millis() as u64)
+            .collect();
         assert_eq!(delays, [100, 200, 400, 800, 1000, 1000]);
     }
 
@@ -122,7 +132,10 @@ mod tests {
         assert!(delays.iter().all(|d| *d <= Duration::from_millis(1000)));
         let capped: Vec<_> = delays[10..].iter().collect();
         assert!(capped.iter().all(|d| **d >= Duration::from_millis(800)));
-        assert!(capped.windows(2).any(|w| w[0] != w[1]), "jitter must vary the delays");
+        assert!(
+            capped.windows(2).any(|w| w[0] != w[1]),
+            "jitter must vary the delays"
+        );
     }
 
     #[test]

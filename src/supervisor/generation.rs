@@ -56,6 +56,7 @@ impl Live {
             tracing::debug!(server = %self.server, generation = self.generation, cause = %death.cause, "death already reported");
             return false;
         };
+        tracing::debug!(server = %self.server, generation = self.generation, cause = %death.cause, "death reported");
         self.tx.send(Msg::Died { death, permit }).is_ok()
     }
 
@@ -83,6 +84,7 @@ impl Live {
             Ok(Err(ServiceError::McpError(_))) => ProbeOutcome::Answered,
             Ok(Err(e)) => match classify(&e, &self.peer) {
                 Some(death) => ProbeOutcome::Dead(death),
+                None if self.peer.is_transport_closed() => ProbeOutcome::Closed,
                 None => ProbeOutcome::Missed(e.to_string()),
             },
         }
@@ -97,26 +99,51 @@ pub(crate) enum ProbeOutcome {
     Missed(String),
     /// The transport proved the generation dead.
     Dead(Death),
+    /// The session loop already ended; the monitor reports the precise cause.
+    Closed,
 }
 
 /// Maps a request error to a death, or `None` if it says nothing about the connection.
 ///
+/// A send error is classified by its type, not its text: Streamable HTTP's
+/// `StreamableHttpError::SessionExpired` (HTTP 404 on a live session, or 400 where
+/// `treat_400_as_expired`) and legacy SSE's 404/410 are [`Cause::SessionExpired`]; anything else
+/// (connection refused, reset, a 5xx) is [`Cause::TransportError`].
+///
 /// `TransportClosed` on a transport whose session loop already ended is left to the monitor,
 /// which knows the precise cause (an exit status, an SSE stream end).
 pub(crate) fn classify(error: &ServiceError, peer: &Peer<RoleClient>) -> Option<Death> {
+    use crate::transport::{http::HttpError, sse::SendError};
     match error {
         ServiceError::TransportSend(e) => {
-            let text = e.to_string();
-            let source_text = std::error::Error::source(e).map(|s| s.to_string()).unwrap_or_default();
-            let expired = [&text, &source_text].iter().any(|t| {
-                let t = t.to_ascii_lowercase();
-                t.contains("session expired") || t.contains("session not found")
-            });
-            let cause = if expired { Cause::SessionExpired } else { Cause::TransportError };
-            Some(Death::new(cause, text))
+            let source = &*e.error;
+            let expired = match (
+                source.downcast_ref::<HttpError>(),
+                source.downcast_ref::<SendError>(),
+            ) {
+                (Some(http), _) => matches!(http, HttpError::SessionExpired),
+                (None, Some(sse)) => sse.cause() == Some(Cause::SessionExpired),
+                (None, None) => false,
+            };
+            let cause = if expired {
+                Cause::SessionExpired
+            } else {
+                Cause::TransportError
+            };
+            // The display shows `source` itself; its own sources (e.g. "connection refused"
+            // under a reqwest error) are appended.
+            let mut detail = e.to_string();
+            let mut next = source.source();
+            while let Some(inner) = next {
+                detail.push_str(&format!(": {inner}"));
+                next = inner.source();
+            }
+            Some(Death::new(cause, detail))
         }
         ServiceError::TransportClosed if peer.is_transport_closed() => None,
-        ServiceError::TransportClosed => Some(Death::new(Cause::TransportError, "transport closed")),
+        ServiceError::TransportClosed => {
+            Some(Death::new(Cause::TransportError, "transport closed"))
+        }
         _ => None,
     }
 }
@@ -162,7 +189,12 @@ impl Running {
         let session_ct = session.session_ct.clone();
         let monitor = tokio::spawn(monitor(session, live.clone()));
         let heartbeat = heartbeat.map(|hb| tokio::spawn(hb.run(live.clone())));
-        Running { live, session_ct, monitor, heartbeat }
+        Running {
+            live,
+            session_ct,
+            monitor,
+            heartbeat,
+        }
     }
 
     /// Closes the session and waits until it is confirmed closed (child reaped), at most `limit`.
@@ -186,7 +218,13 @@ impl Running {
 }
 
 async fn monitor(session: Session, live: Arc<Live>) {
-    let Session { running, mut guard, slot, session_ct, .. } = session;
+    let Session {
+        running,
+        mut guard,
+        slot,
+        session_ct,
+        ..
+    } = session;
     let quit = running.waiting().await;
     if !session_ct.is_cancelled() {
         let exit = guard.exit_detail(Duration::from_millis(100)).await;

@@ -30,14 +30,20 @@ impl GenerationHandler {
             Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(protocol_version);
-        GenerationHandler { generation, tx, info }
+        GenerationHandler {
+            generation,
+            tx,
+            info,
+        }
     }
 }
 
 impl ClientHandler for GenerationHandler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         // The supervisor may be gone (shutdown); then there is nothing to re-sync.
-        let _ = self.tx.send(Msg::ListChanged { generation: self.generation });
+        let _ = self.tx.send(Msg::ListChanged {
+            generation: self.generation,
+        });
     }
 
     fn get_info(&self) -> ClientConfig {

@@ -46,8 +46,12 @@ impl Heartbeat {
                         return;
                     }
                 }
+                ProbeOutcome::Closed => return live.dead.cancelled().await,
                 ProbeOutcome::Dead(death) => {
-                    live.report_death(Death::new(death.cause, format!("heartbeat probe: {}", death.detail)));
+                    live.report_death(Death::new(
+                        death.cause,
+                        format!("heartbeat probe: {}", death.detail),
+                    ));
                     return;
                 }
             }
@@ -68,7 +72,10 @@ impl Heartbeat {
         }
         live.report_death(Death::new(
             Cause::HeartbeatTimeout,
-            format!("{misses} consecutive probes unanswered (timeout {:?})", self.timeout),
+            format!(
+                "{misses} consecutive probes unanswered (timeout {:?})",
+                self.timeout
+            ),
         ));
         true
     }

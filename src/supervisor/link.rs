@@ -57,11 +57,18 @@ impl Link {
     }
 
     fn unavailable(&self) -> CallError {
-        CallError::Unavailable { server: self.server.to_string(), state: self.state.borrow().clone() }
+        CallError::Unavailable {
+            server: self.server.to_string(),
+            state: self.state.borrow().clone(),
+        }
     }
 
     fn lost(&self, live: &Live, detail: impl Into<String>) -> CallError {
-        CallError::ConnectionLost { server: self.server.to_string(), generation: live.generation, detail: detail.into() }
+        CallError::ConnectionLost {
+            server: self.server.to_string(),
+            generation: live.generation,
+            detail: detail.into(),
+        }
     }
 
     /// Calls `tool` on the current generation.
@@ -78,7 +85,8 @@ impl Link {
         if let Some((interval, probe_timeout, failures)) = self.probe_first
             && live.activity.idle() > interval
         {
-            self.probe_before_call(&live, probe_timeout, failures).await?;
+            self.probe_before_call(&live, probe_timeout, failures)
+                .await?;
         }
         let limit = timeout.unwrap_or(self.call_timeout);
         let mut params = CallToolRequestParams::new(tool.to_owned());
@@ -94,20 +102,34 @@ impl Link {
             Err(_) => Err(CallError::Timeout { after: limit }),
             Ok(Ok(result)) => Ok(result),
             Ok(Err(ServiceError::McpError(e))) => Err(CallError::Server(e)),
-            Ok(Err(e @ (ServiceError::TransportSend(_) | ServiceError::TransportClosed | ServiceError::Cancelled { .. }))) => {
+            Ok(Err(
+                e @ (ServiceError::TransportSend(_)
+                | ServiceError::TransportClosed
+                | ServiceError::Cancelled { .. }),
+            )) => {
                 if let Some(death) = classify(&e, &live.peer) {
-                    live.report_death(Death::new(death.cause, format!("call path: {}", death.detail)));
+                    live.report_death(Death::new(
+                        death.cause,
+                        format!("call path: {}", death.detail),
+                    ));
                 }
                 Err(self.lost(&live, e.to_string()))
             }
             Ok(Err(ServiceError::Timeout { .. })) => Err(CallError::Timeout { after: limit }),
-            Ok(Err(e)) => Err(CallError::Protocol { detail: e.to_string() }),
+            Ok(Err(e)) => Err(CallError::Protocol {
+                detail: e.to_string(),
+            }),
         }
     }
 
     /// The gRPC keepalive rule: after a long silence, prove the connection before trusting it,
     /// so a dead half-open connection fails in one probe timeout instead of hanging the call.
-    async fn probe_before_call(&self, live: &Live, timeout: Duration, failures: u32) -> Result<(), CallError> {
+    async fn probe_before_call(
+        &self,
+        live: &Live,
+        timeout: Duration,
+        failures: u32,
+    ) -> Result<(), CallError> {
         match live.probe(timeout).await {
             ProbeOutcome::Answered => {
                 live.misses.store(0, Ordering::Relaxed);
@@ -116,10 +138,14 @@ impl Link {
             ProbeOutcome::Missed(detail) => {
                 let misses = live.misses.fetch_add(1, Ordering::Relaxed) + 1;
                 if misses >= failures {
-                    live.report_death(Death::new(Cause::HeartbeatTimeout, format!("pre-call probe: {detail}")));
+                    live.report_death(Death::new(
+                        Cause::HeartbeatTimeout,
+                        format!("pre-call probe: {detail}"),
+                    ));
                 }
                 Err(self.lost(live, format!("pre-call probe: {detail}")))
             }
+            ProbeOutcome::Closed => Err(self.lost(live, "the session had already ended")),
             ProbeOutcome::Dead(death) => {
                 let detail = format!("pre-call probe: {}", death.detail);
                 live.report_death(Death::new(death.cause, detail.clone()));

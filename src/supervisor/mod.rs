@@ -57,7 +57,10 @@ impl Supervisor {
     ///
     /// Returns at once, in state `connecting`; use [`wait_ready`](Self::wait_ready) or
     /// [`state_watch`](Self::state_watch) to follow it.
-    pub async fn start(config: ServerConfig, registry: ToolRegistry) -> Result<Supervisor, StartError> {
+    pub async fn start(
+        config: ServerConfig,
+        registry: ToolRegistry,
+    ) -> Result<Supervisor, StartError> {
         Self::start_with_client(config, registry, default_http_client().clone()).await
     }
 
@@ -84,7 +87,11 @@ impl Supervisor {
         );
         let span = tracing::info_span!("supervisor", server = %server);
         let task = tokio::spawn(actor.run().instrument(span));
-        Ok(Supervisor { link, registry, task: tokio::sync::Mutex::new(Some(task)) })
+        Ok(Supervisor {
+            link,
+            registry,
+            task: tokio::sync::Mutex::new(Some(task)),
+        })
     }
 
     /// The server's name.
@@ -128,7 +135,12 @@ impl Supervisor {
         let settled = tokio::time::timeout(
             limit,
             rx.wait_for(|s| {
-                matches!(s, ConnectionState::Ready { .. } | ConnectionState::Failed { .. } | ConnectionState::Stopped)
+                matches!(
+                    s,
+                    ConnectionState::Ready { .. }
+                        | ConnectionState::Failed { .. }
+                        | ConnectionState::Stopped
+                )
             }),
         )
         .await;
@@ -147,7 +159,11 @@ impl Supervisor {
     /// # Cancel safety
     ///
     /// Dropping the future abandons the call; rmcp sends `notifications/cancelled`.
-    pub async fn call_tool(&self, tool: &str, arguments: serde_json::Value) -> Result<CallToolResult, CallError> {
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: serde_json::Value,
+    ) -> Result<CallToolResult, CallError> {
         self.link.call_tool(tool, to_object(arguments)?, None).await
     }
 
@@ -157,9 +173,10 @@ impl Supervisor {
     pub fn report_failure(&self, generation: Generation, detail: impl Into<String>) -> bool {
         let live = self.link.live.borrow().clone();
         match live {
-            Some(live) if live.generation == generation => {
-                live.report_death(Death::new(Cause::TransportError, format!("reported by host: {}", detail.into())))
-            }
+            Some(live) if live.generation == generation => live.report_death(Death::new(
+                Cause::TransportError,
+                format!("reported by host: {}", detail.into()),
+            )),
             _ => false,
         }
     }
@@ -186,7 +203,12 @@ impl Supervisor {
         let mut task = self.task.lock().await;
         let Some(handle) = task.take() else { return };
         let (done, wait) = oneshot::channel();
-        if self.link.tx.send(actor::Msg::Shutdown { done: Some(done) }).is_ok() {
+        if self
+            .link
+            .tx
+            .send(actor::Msg::Shutdown { done: Some(done) })
+            .is_ok()
+        {
             let _ = wait.await;
         }
         let _ = handle.await;

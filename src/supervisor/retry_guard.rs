@@ -56,18 +56,23 @@ impl Drop for RetryPermit {
 impl RetryGuard {
     /// Takes the permit if `generation` is current and no recovery is running.
     pub(crate) fn try_begin(self: &Arc<Self>, generation: Generation) -> Option<RetryPermit> {
-        if self.closed.load(Ordering::Acquire) || self.current.load(Ordering::Acquire) != generation {
+        if self.closed.load(Ordering::Acquire) || self.current.load(Ordering::Acquire) != generation
+        {
             return None;
         }
         self.busy
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
             .ok()?;
         // Re-check after winning: the generation may have moved while we raced.
-        if self.closed.load(Ordering::Acquire) || self.current.load(Ordering::Acquire) != generation {
+        if self.closed.load(Ordering::Acquire) || self.current.load(Ordering::Acquire) != generation
+        {
             self.busy.store(false, Ordering::Release);
             return None;
         }
-        Some(RetryPermit { guard: self.clone(), generation })
+        Some(RetryPermit {
+            guard: self.clone(),
+            generation,
+        })
     }
 
     /// Makes `generation` the one whose death may be reported.
@@ -92,7 +97,10 @@ mod tests {
         let first = guard.try_begin(3).expect("first report wins");
         assert!(guard.try_begin(3).is_none(), "second report coalesces");
         drop(first);
-        assert!(guard.try_begin(3).is_some(), "permit is free again after drop");
+        assert!(
+            guard.try_begin(3).is_some(),
+            "permit is free again after drop"
+        );
     }
 
     #[test]
@@ -122,7 +130,10 @@ mod tests {
                 std::thread::spawn(move || {
                     barrier.wait();
                     // Keep the permit alive until every thread has tried.
-                    guard.try_begin(7).map(std::mem::ManuallyDrop::new).is_some()
+                    guard
+                        .try_begin(7)
+                        .map(std::mem::ManuallyDrop::new)
+                        .is_some()
                 })
             })
             .map(|t| t.join().expect("thread"))

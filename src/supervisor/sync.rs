@@ -17,8 +17,13 @@ pub(crate) async fn list_all_tools(
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     for _ in 0..max_pages {
-        let params = cursor.clone().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-        let page = peer.list_tools(params).await.map_err(|e| format!("tools/list failed: {e}"))?;
+        let params = cursor
+            .clone()
+            .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = peer
+            .list_tools(params)
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
         tools.extend(page.tools);
         match page.next_cursor {
             None => return Ok(tools),

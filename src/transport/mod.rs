@@ -5,6 +5,9 @@
 //! received — the heartbeat measures idleness from there. What a transport knows about *why* it
 //! ended (an exit status, an HTTP 404) goes into the generation's [`DeathSlot`].
 
+pub(crate) mod detect;
+pub(crate) mod http;
+pub(crate) mod sse;
 pub(crate) mod stdio;
 
 use std::{
@@ -34,7 +37,10 @@ pub(crate) struct Activity {
 
 impl Activity {
     pub(crate) fn new() -> Arc<Self> {
-        Arc::new(Activity { base: Instant::now(), last_rx_ms: AtomicU64::new(0) })
+        Arc::new(Activity {
+            base: Instant::now(),
+            last_rx_ms: AtomicU64::new(0),
+        })
     }
 
     /// Records that a message arrived now.
@@ -46,7 +52,9 @@ impl Activity {
     /// How long since the last message (or since the generation began).
     pub(crate) fn idle(&self) -> Duration {
         let since_base = self.base.elapsed();
-        since_base.saturating_sub(Duration::from_millis(self.last_rx_ms.load(Ordering::Relaxed)))
+        since_base.saturating_sub(Duration::from_millis(
+            self.last_rx_ms.load(Ordering::Relaxed),
+        ))
     }
 }
 

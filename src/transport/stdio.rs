@@ -76,7 +76,12 @@ pub(crate) fn spawn(
     let pgid = child.id().map(|pid| Pid::from_raw(pid as i32));
     tracing::debug!(server, generation, pid = ?child.id(), command = %config.command, "spawned child");
     let tail = Arc::new(std::sync::Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
-    let stderr = tokio::spawn(drain_stderr(stderr, server.to_owned(), generation, tail.clone()));
+    let stderr = tokio::spawn(drain_stderr(
+        stderr,
+        server.to_owned(),
+        generation,
+        tail.clone(),
+    ));
     let guard = ChildGuard {
         child,
         pgid,
@@ -123,10 +128,18 @@ impl ChildGuard {
     /// `exit status: N` (plus the last stderr line) if the child exits within `within`.
     pub(crate) async fn exit_detail(&mut self, within: Duration) -> Option<String> {
         if self.status.is_none() {
-            self.status = tokio::time::timeout(within, self.child.wait()).await.ok()?.ok();
+            self.status = tokio::time::timeout(within, self.child.wait())
+                .await
+                .ok()?
+                .ok();
         }
         let status = self.status?;
-        let last = self.tail.lock().unwrap_or_else(|e| e.into_inner()).back().cloned();
+        let last = self
+            .tail
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .back()
+            .cloned();
         Some(match last {
             Some(line) => format!("{status}; last stderr line: {line}"),
             None => status.to_string(),
@@ -155,14 +168,20 @@ impl ChildGuard {
         // Sweep whatever the leader left in its group (grandchildren of wrappers).
         self.signal(Signal::SIGKILL);
         // With every writer gone the stderr pipe ends; don't wait on a leaked descriptor.
-        if tokio::time::timeout(Duration::from_millis(500), &mut self.stderr).await.is_err() {
+        if tokio::time::timeout(Duration::from_millis(500), &mut self.stderr)
+            .await
+            .is_err()
+        {
             self.stderr.abort();
         }
         tracing::debug!(pid = ?self.pid(), status = ?self.status, "child disposed");
     }
 
     async fn wait_for(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
-        tokio::time::timeout(limit, self.child.wait()).await.ok()?.ok()
+        tokio::time::timeout(limit, self.child.wait())
+            .await
+            .ok()?
+            .ok()
     }
 
     fn signal(&self, signal: Signal) {

@@ -58,8 +58,8 @@ pub(crate) async fn gate(
         request
     };
     let is_stream = request.method() == axum::http::Method::GET;
-    let stale_candidate =
-        request.uri().path().starts_with("/mcp") && request.headers().contains_key("mcp-session-id");
+    let stale_candidate = request.uri().path().starts_with("/mcp")
+        && request.headers().contains_key("mcp-session-id");
     let mut response = next.run(request).await;
     if stale_candidate && response.status() == StatusCode::NOT_FOUND && faults.stale_400() {
         *response.status_mut() = StatusCode::BAD_REQUEST;

@@ -153,9 +153,8 @@ pub(crate) async fn open_stream(
     let mut oversized = faults.oversized.subscribe();
     let first_oversized = *oversized.borrow_and_update();
     let head = futures::stream::iter(
-        std::iter::once(Event::default().event("endpoint").data(endpoint)).chain(
-            (first_oversized > 0).then(|| oversized_event(first_oversized)),
-        ),
+        std::iter::once(Event::default().event("endpoint").data(endpoint))
+            .chain((first_oversized > 0).then(|| oversized_event(first_oversized))),
     );
     let state = (from_server, oversized, guard);
     let tail = futures::stream::unfold(state, |(mut from_server, mut oversized, guard)| async {

@@ -81,8 +81,8 @@ impl Default for MockOptions {
     }
 }
 
-/// A running remote mock server. Dropping it without `shutdown` leaves it running until the
-/// runtime ends; call [`MockServer::shutdown`].
+/// A running remote mock server. Dropping it kills it (like [`Faults::kill`]) without waiting;
+/// [`MockServer::shutdown`] also waits until everything has ended.
 pub struct MockServer {
     addr: SocketAddr,
     faults: Faults,
@@ -154,11 +154,17 @@ impl MockServer {
     ///
     /// # Cancel safety
     /// If this future is dropped, the teardown still completes in the server's own task.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
         self.faults.kill();
-        if let Err(error) = self.task.await {
+        if let Err(error) = (&mut self.task).await {
             tracing::warn!(%error, "mock server task failed");
         }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.faults.kill();
     }
 }
 

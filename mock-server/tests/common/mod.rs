@@ -59,8 +59,14 @@ pub fn http_client() -> reqwest::Client {
 }
 
 /// An rmcp Streamable HTTP session with the supervisor's settings (no reinit, no stream retry).
-pub async fn connect_http(url: &str) -> (RunningService<RoleClient, Client>, mpsc::UnboundedReceiver<()>) {
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url).reinit_on_expired_session(false);
+pub async fn connect_http(
+    url: &str,
+) -> (
+    RunningService<RoleClient, Client>,
+    mpsc::UnboundedReceiver<()>,
+) {
+    let mut config =
+        StreamableHttpClientTransportConfig::with_uri(url).reinit_on_expired_session(false);
     config.retry_config = Arc::new(NeverRetry::default());
     let transport = StreamableHttpClientTransport::with_client(http_client(), config);
     let (client, rx) = Client::new();
@@ -71,7 +77,9 @@ pub async fn connect_http(url: &str) -> (RunningService<RoleClient, Client>, mps
 }
 
 pub async fn call(peer: &Peer<RoleClient>, name: &'static str, args: Value) -> CallToolResult {
-    let Value::Object(args) = args else { panic!("arguments must be an object") };
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
     let params = CallToolRequestParams::new(name).with_arguments(args);
     within(name, peer.call_tool(params)).await.expect(name)
 }

@@ -145,9 +145,18 @@ impl ServerArgs {
 
     fn base(&self) -> Result<ServerConfig, String> {
         let name = self.name.clone().unwrap_or_else(|| "server".to_owned());
-        let chosen = [self.stdio || !self.command.is_empty(), self.config.is_some(), self.url.is_some()];
+        let chosen = [
+            self.stdio || !self.command.is_empty(),
+            self.config.is_some(),
+            self.url.is_some(),
+        ];
         match chosen.iter().filter(|c| **c).count() {
-            0 => return Err("name a server: --stdio -- COMMAND…, --config FILE --server NAME, or --url URL".into()),
+            0 => {
+                return Err(
+                    "name a server: --stdio -- COMMAND…, --config FILE --server NAME, or --url URL"
+                        .into(),
+                );
+            }
             1 => {}
             _ => return Err("--stdio, --config and --url exclude each other".into()),
         }
@@ -158,7 +167,13 @@ impl ServerArgs {
             return servers
                 .into_iter()
                 .find(|s| s.name == wanted)
-                .ok_or_else(|| format!("no server '{wanted}' in {} (it has: {})", path.display(), names.join(", ")));
+                .ok_or_else(|| {
+                    format!(
+                        "no server '{wanted}' in {} (it has: {})",
+                        path.display(),
+                        names.join(", ")
+                    )
+                });
         }
         if let Some(url) = &self.url {
             let mut config = ServerConfig::remote(name, url);

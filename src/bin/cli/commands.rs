@@ -26,15 +26,20 @@ async fn connect(args: &ServerArgs) -> Result<(Supervisor, ToolRegistry), ExitCo
     let config = args.to_config().map_err(|e| fail(exit::USAGE, e))?;
     let budget = connect_budget(&config);
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone()).await.map_err(|e| match e {
-        mcp_resilient::StartError::Config(e) => fail(exit::USAGE, e),
-        other => fail(exit::USAGE, other),
-    })?;
+    let server = Supervisor::start(config, registry.clone())
+        .await
+        .map_err(|e| match e {
+            mcp_resilient::StartError::Config(e) => fail(exit::USAGE, e),
+            other => fail(exit::USAGE, other),
+        })?;
     match server.wait_ready(budget).await {
         Ok(_) => Ok((server, registry)),
         Err(state) => {
             server.shutdown().await;
-            Err(fail(exit::CONNECT, format!("could not connect: {}", describe(&state))))
+            Err(fail(
+                exit::CONNECT,
+                format!("could not connect: {}", describe(&state)),
+            ))
         }
     }
 }
@@ -66,7 +71,11 @@ pub(crate) async fn tools(args: &ServerArgs, json: bool) -> ExitCode {
     } else {
         for tool in snapshot.tools() {
             let description = tool.definition.description.as_deref().unwrap_or("");
-            println!("{:<40} {}", tool.public_name, description.lines().next().unwrap_or(""));
+            println!(
+                "{:<40} {}",
+                tool.public_name,
+                description.lines().next().unwrap_or("")
+            );
         }
     }
     server.shutdown().await;
@@ -86,7 +95,11 @@ pub(crate) async fn call(args: &ServerArgs, tool: &str, args_json: &str) -> Exit
     let code = match server.call_tool(tool, arguments).await {
         Ok(result) => {
             println!("{}", serde_json::to_string(&result).unwrap_or_default());
-            if result.is_error == Some(true) { exit::TOOL_ERROR } else { exit::OK }
+            if result.is_error == Some(true) {
+                exit::TOOL_ERROR
+            } else {
+                exit::OK
+            }
         }
         Err(e @ CallError::ToolNotFound { .. }) => {
             eprintln!("mcp-resilient: {e}");
@@ -117,7 +130,14 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool) -> ExitCode {
     };
     let mut events = server.events();
     let name = server.name().to_owned();
-    output::print_event(&Event::State { server: name.as_str().into(), state: server.state(), generation: 0 }, json);
+    output::print_event(
+        &Event::State {
+            server: name.as_str().into(),
+            state: server.state(),
+            generation: 0,
+        },
+        json,
+    );
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
     loop {

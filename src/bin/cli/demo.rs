@@ -25,7 +25,11 @@ struct Clock(Instant);
 
 impl Clock {
     fn say(&self, message: impl AsRef<str>) {
-        println!("[{:>6.0} ms] {}", self.0.elapsed().as_secs_f64() * 1000.0, message.as_ref());
+        println!(
+            "[{:>6.0} ms] {}",
+            self.0.elapsed().as_secs_f64() * 1000.0,
+            message.as_ref()
+        );
     }
 }
 
@@ -35,7 +39,11 @@ pub(crate) async fn run(which: &str) -> DemoResult<()> {
         "stdio" => &["stdio"],
         "sse" => &["sse"],
         "http" => &["http"],
-        other => return Err(format!("unknown transport '{other}' (stdio, sse, http or all)")),
+        other => {
+            return Err(format!(
+                "unknown transport '{other}' (stdio, sse, http or all)"
+            ));
+        }
     };
     for transport in transports {
         println!("== {transport} ==");
@@ -71,11 +79,22 @@ fn me() -> DemoResult<String> {
 }
 
 async fn whoami(registry: &ToolRegistry, server: &str) -> DemoResult<String> {
-    let handle = registry.handle(&format!("mcp__{server}__whoami")).map_err(|e| e.to_string())?;
-    let result = handle.call(json!({})).await.map_err(|e| format!("whoami failed: {e}"))?;
+    let handle = registry
+        .handle(&format!("mcp__{server}__whoami"))
+        .map_err(|e| e.to_string())?;
+    let result = handle
+        .call(json!({}))
+        .await
+        .map_err(|e| format!("whoami failed: {e}"))?;
     let text = result
         .structured_content
-        .map(|v| format!("boot_id={} pid={}", v["boot_id"].as_str().unwrap_or("?"), v["pid"]))
+        .map(|v| {
+            format!(
+                "boot_id={} pid={}",
+                v["boot_id"].as_str().unwrap_or("?"),
+                v["pid"]
+            )
+        })
         .unwrap_or_else(|| "?".to_owned());
     Ok(text)
 }
@@ -94,15 +113,23 @@ async fn wait_state(
             .map_err(|e| format!("event stream: {e}"))?;
         match event {
             Event::State { state, .. } if want(&state) => return Ok(state),
-            Event::State { state: ConnectionState::Failed { death, .. }, .. } => {
-                return Err(format!("supervisor failed: {}: {}", death.cause, death.detail));
+            Event::State {
+                state: ConnectionState::Failed { death, .. },
+                ..
+            } => {
+                return Err(format!(
+                    "supervisor failed: {}: {}",
+                    death.cause, death.detail
+                ));
             }
             Event::Tools(change) => clock.say(format!(
                 "tools re-listed by generation {}: {}",
                 change.generation,
                 change.tools.join(", ")
             )),
-            Event::ProbeMissed { misses, .. } => clock.say(format!("heartbeat probe missed ({misses} in a row)")),
+            Event::ProbeMissed { misses, .. } => {
+                clock.say(format!("heartbeat probe missed ({misses} in a row)"))
+            }
             _ => {}
         }
     }
@@ -110,23 +137,43 @@ async fn wait_state(
 
 async fn stdio() -> DemoResult<()> {
     let clock = Clock(Instant::now());
-    let mut config = policy(ServerConfig::stdio("demo", me()?).args(["mock-server", "--transport", "stdio"]));
+    let mut config =
+        policy(ServerConfig::stdio("demo", me()?).args(["mock-server", "--transport", "stdio"]));
     if let TransportConfig::Stdio(stdio) = &mut config.transport {
         stdio.stdin_close_grace = Duration::from_millis(500);
         stdio.term_grace = Duration::from_millis(500);
     }
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone()).await.map_err(|e| e.to_string())?;
-    let mut events = server.events();
+    let server = Supervisor::start(config, registry.clone())
+        .await
+        .map_err(|e| e.to_string())?;
     clock.say("starting the mock server as a child process");
-    let generation = server.wait_ready(STEP_LIMIT).await.map_err(|s| format!("not ready: {s}"))?;
-    clock.say(format!("ready: generation {generation}, {} tools registered", registry.snapshot().len()));
+    let generation = server
+        .wait_ready(STEP_LIMIT)
+        .await
+        .map_err(|s| format!("not ready: {s}"))?;
+    let mut events = server.events();
+    clock.say(format!(
+        "ready: generation {generation}, {} tools registered",
+        registry.snapshot().len()
+    ));
     clock.say(format!("whoami → {}", whoami(&registry, "demo").await?));
-    let crash = registry.handle("mcp__demo__crash").map_err(|e| e.to_string())?;
+    let crash = registry
+        .handle("mcp__demo__crash")
+        .map_err(|e| e.to_string())?;
     let killed = Instant::now();
-    let reply = crash.call(json!({"code": 3})).await.map_err(|e| e.to_string())?;
-    clock.say(format!("called crash → {:?}; the child exits after replying", text_of(&reply)));
-    let no_restart: Option<(std::future::Ready<DemoResult<(Child, u16)>>, &mut Option<Child>)> = None;
+    let reply = crash
+        .call(json!({"code": 3}))
+        .await
+        .map_err(|e| e.to_string())?;
+    clock.say(format!(
+        "called crash → {:?}; the child exits after replying",
+        text_of(&reply)
+    ));
+    let no_restart: Option<(
+        std::future::Ready<DemoResult<(Child, u16)>>,
+        &mut Option<Child>,
+    )> = None;
     recover(&server, &registry, &mut events, &clock, killed, no_restart).await?;
     server.shutdown().await;
     clock.say("shut down: child reaped, tools unregistered");
@@ -136,7 +183,10 @@ async fn stdio() -> DemoResult<()> {
 async fn remote(kind: &str) -> DemoResult<()> {
     let clock = Clock(Instant::now());
     let (mut child, port) = spawn_remote(kind, 0).await?;
-    clock.say(format!("mock server ({kind}) listening on 127.0.0.1:{port} (pid {:?})", child.id()));
+    clock.say(format!(
+        "mock server ({kind}) listening on 127.0.0.1:{port} (pid {:?})",
+        child.id()
+    ));
     let url = match kind {
         "sse" => format!("http://127.0.0.1:{port}/sse"),
         _ => format!("http://127.0.0.1:{port}/mcp"),
@@ -146,10 +196,18 @@ async fn remote(kind: &str) -> DemoResult<()> {
         _ => ServerConfig::http("demo", &url),
     });
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone()).await.map_err(|e| e.to_string())?;
+    let server = Supervisor::start(config, registry.clone())
+        .await
+        .map_err(|e| e.to_string())?;
+    let generation = server
+        .wait_ready(STEP_LIMIT)
+        .await
+        .map_err(|s| format!("not ready: {s}"))?;
     let mut events = server.events();
-    let generation = server.wait_ready(STEP_LIMIT).await.map_err(|s| format!("not ready: {s}"))?;
-    clock.say(format!("ready: generation {generation} at {url}, {} tools", registry.snapshot().len()));
+    clock.say(format!(
+        "ready: generation {generation} at {url}, {} tools",
+        registry.snapshot().len()
+    ));
     clock.say(format!("whoami → {}", whoami(&registry, "demo").await?));
     let killed = Instant::now();
     child.start_kill().map_err(|e| format!("kill: {e}"))?;
@@ -158,7 +216,9 @@ async fn remote(kind: &str) -> DemoResult<()> {
     if kind == "http" {
         // rmcp's HTTP session never notices a dead server by itself: the next call (or the
         // heartbeat, if the host stays idle) does.
-        let echo = registry.handle("mcp__demo__echo").map_err(|e| e.to_string())?;
+        let echo = registry
+            .handle("mcp__demo__echo")
+            .map_err(|e| e.to_string())?;
         match echo.call(json!({"text": "anyone there?"})).await {
             Ok(_) => clock.say("a call after the kill unexpectedly succeeded"),
             Err(e) => clock.say(format!("a call after the kill failed at once: {e}")),
@@ -169,7 +229,15 @@ async fn remote(kind: &str) -> DemoResult<()> {
         spawn_remote(kind, port).await
     };
     let mut back = None;
-    recover(&server, &registry, &mut events, &clock, killed, Some((restart, &mut back))).await?;
+    recover(
+        &server,
+        &registry,
+        &mut events,
+        &clock,
+        killed,
+        Some((restart, &mut back)),
+    )
+    .await?;
     server.shutdown().await;
     if let Some(mut child) = back {
         let _ = child.start_kill();
@@ -202,7 +270,10 @@ where
     }
     if let Some((restart, slot)) = restart {
         let (child, port) = restart.await?;
-        clock.say(format!("server restarted on the same port {port} (pid {:?})", child.id()));
+        clock.say(format!(
+            "server restarted on the same port {port} (pid {:?})",
+            child.id()
+        ));
         *slot = Some(child);
     }
     let ready = wait_state(events, clock, |s| s.is_ready()).await?;
@@ -212,10 +283,21 @@ where
             killed.elapsed().as_secs_f64() * 1000.0
         ));
     }
-    clock.say(format!("whoami → {} (a new server answered)", whoami(registry, server.name()).await?));
-    let echo = registry.handle("mcp__demo__echo").map_err(|e| e.to_string())?;
-    let reply = echo.call(json!({"text": "hello again"})).await.map_err(|e| e.to_string())?;
-    clock.say(format!("echo through the same tool handle → {:?}", text_of(&reply)));
+    clock.say(format!(
+        "whoami → {} (a new server answered)",
+        whoami(registry, server.name()).await?
+    ));
+    let echo = registry
+        .handle("mcp__demo__echo")
+        .map_err(|e| e.to_string())?;
+    let reply = echo
+        .call(json!({"text": "hello again"}))
+        .await
+        .map_err(|e| e.to_string())?;
+    clock.say(format!(
+        "echo through the same tool handle → {:?}",
+        text_of(&reply)
+    ));
     Ok(())
 }
 
@@ -231,7 +313,13 @@ fn text_of(result: &rmcp::model::CallToolResult) -> String {
 /// Starts `mcp-resilient mock-server --transport KIND --port PORT` and reads its port.
 async fn spawn_remote(kind: &str, port: u16) -> DemoResult<(Child, u16)> {
     let mut child = Command::new(me()?)
-        .args(["mock-server", "--transport", kind, "--port", &port.to_string()])
+        .args([
+            "mock-server",
+            "--transport",
+            kind,
+            "--port",
+            &port.to_string(),
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)

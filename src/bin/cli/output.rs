@@ -16,24 +16,40 @@ pub(crate) fn tool_json(tool: &RegisteredTool) -> Value {
 }
 
 fn now_ms() -> u128 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or_default()
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default()
 }
 
 /// One event as the `watch --json` line.
 pub(crate) fn event_json(event: &Event) -> Value {
     let ts = now_ms();
     match event {
-        Event::State { server, state, generation } => {
+        Event::State {
+            server,
+            state,
+            generation,
+        } => {
             let mut line = json!({
                 "ts": ts as u64, "server": &**server, "event": "state",
                 "state": state.as_str(), "generation": generation,
             });
             let fields = match state {
-                ConnectionState::Reconnecting { reason, death, attempt, delay } => json!({
+                ConnectionState::Reconnecting {
+                    reason,
+                    death,
+                    attempt,
+                    delay,
+                } => json!({
                     "reason": reason.as_str(), "cause": death.cause.as_str(), "detail": death.detail,
                     "attempt": attempt, "delay_ms": delay.as_millis() as u64,
                 }),
-                ConnectionState::Failed { reason, death, manual_recovery } => json!({
+                ConnectionState::Failed {
+                    reason,
+                    death,
+                    manual_recovery,
+                } => json!({
                     "reason": reason.as_str(), "cause": death.cause.as_str(), "detail": death.detail,
                     "manual_recovery": manual_recovery,
                 }),
@@ -47,7 +63,11 @@ pub(crate) fn event_json(event: &Event) -> Value {
             "ts": ts as u64, "server": &*change.server, "event": "tools", "generation": change.generation,
             "tools": change.tools, "added": change.added, "removed": change.removed, "changed": change.changed,
         }),
-        Event::ProbeMissed { server, generation, misses } => json!({
+        Event::ProbeMissed {
+            server,
+            generation,
+            misses,
+        } => json!({
             "ts": ts as u64, "server": &**server, "event": "probe_missed",
             "generation": generation, "misses": misses,
         }),
@@ -67,8 +87,17 @@ fn merge(into: &mut Value, from: Value) {
 /// One event as a human line.
 pub(crate) fn event_text(event: &Event) -> String {
     match event {
-        Event::State { server, state, generation } => match state {
-            ConnectionState::Reconnecting { reason, death, attempt, delay } => format!(
+        Event::State {
+            server,
+            state,
+            generation,
+        } => match state {
+            ConnectionState::Reconnecting {
+                reason,
+                death,
+                attempt,
+                delay,
+            } => format!(
                 "{server}: {} (generation {generation}, {}: {}); attempt {attempt} in {delay:?}",
                 match reason {
                     mcp_resilient::Reason::ConnectionFailed => "connection failed; retrying",
@@ -77,11 +106,19 @@ pub(crate) fn event_text(event: &Event) -> String {
                 death.cause,
                 death.detail
             ),
-            ConnectionState::Failed { death, manual_recovery, .. } => format!(
+            ConnectionState::Failed {
+                death,
+                manual_recovery,
+                ..
+            } => format!(
                 "{server}: failed (generation {generation}, {}: {}){}",
                 death.cause,
                 death.detail,
-                if *manual_recovery { "; reconnect disabled, restart to recover" } else { "; giving up" }
+                if *manual_recovery {
+                    "; reconnect disabled, restart to recover"
+                } else {
+                    "; giving up"
+                }
             ),
             other => format!("{server}: {other} (generation {generation})"),
         },
@@ -94,7 +131,11 @@ pub(crate) fn event_text(event: &Event) -> String {
             change.removed.len(),
             change.changed.len()
         ),
-        Event::ProbeMissed { server, generation, misses } => {
+        Event::ProbeMissed {
+            server,
+            generation,
+            misses,
+        } => {
             format!("{server}: probe missed (generation {generation}, {misses} in a row)")
         }
         Event::Stable { server, generation } => {

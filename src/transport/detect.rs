@@ -1,0 +1,199 @@
+//! `auto`: which remote protocol a server speaks, found the way the spec's backwards
+//! compatibility section describes, and remembered.
+//!
+//! Streamable HTTP is tried first: `POST initialize`. If the server answers 400, 404 or 405, it
+//! is an older server, and legacy SSE is tried (`GET` + `endpoint` event). What worked is
+//! remembered for every later attempt of the same supervisor; it is detected again only when
+//! the remembered protocol fails in the "wrong protocol" way (HTTP answered 400/404/405 to
+//! `initialize`, or the SSE `GET` answered 404/405). Any other failure (connection refused, a
+//! timeout) says nothing about the protocol and keeps the memory: the server is merely down.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use crate::{config::RemoteKind, state::Death};
+
+/// A concrete remote protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    /// Legacy HTTP+SSE (2024-11-05).
+    Sse,
+    /// Streamable HTTP.
+    Http,
+}
+
+impl Protocol {
+    fn other(self) -> Protocol {
+        match self {
+            Protocol::Sse => Protocol::Http,
+            Protocol::Http => Protocol::Sse,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Protocol::Sse => "legacy SSE",
+            Protocol::Http => "streamable HTTP",
+        }
+    }
+
+    /// Whether the server's HTTP answer `status` to this protocol's opening request means it
+    /// speaks the other one.
+    pub(crate) fn is_wrong(self, status: Option<u16>) -> bool {
+        match self {
+            Protocol::Http => matches!(status, Some(400 | 404 | 405)),
+            Protocol::Sse => matches!(status, Some(404 | 405)),
+        }
+    }
+}
+
+/// The protocol `auto` found for one supervisor; shared by all its attempts.
+#[derive(Debug, Default)]
+pub(crate) struct KindMemory {
+    /// 0: not known yet; 1: legacy SSE; 2: Streamable HTTP. Written after a successful handshake.
+    kind: AtomicU8,
+}
+
+impl KindMemory {
+    /// The protocol that worked last, if any.
+    pub(crate) fn get(&self) -> Option<Protocol> {
+        match self.kind.load(Ordering::Relaxed) {
+            1 => Some(Protocol::Sse),
+            2 => Some(Protocol::Http),
+            _ => None,
+        }
+    }
+
+    fn remember(&self, protocol: Protocol) {
+        let value = match protocol {
+            Protocol::Sse => 1,
+            Protocol::Http => 2,
+        };
+        self.kind.store(value, Ordering::Relaxed);
+    }
+}
+
+/// Why one protocol's attempt failed.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) death: Death,
+    /// The server answered in a way that means it speaks the other protocol.
+    pub(crate) wrong_protocol: bool,
+}
+
+/// Runs `attempt` with the configured protocol, or for `auto` with the remembered one (Streamable
+/// HTTP first), falling back to the other protocol once when the first is the wrong one.
+pub(crate) async fn open<T, F, Fut>(
+    kind: RemoteKind,
+    memory: &KindMemory,
+    mut attempt: F,
+) -> Result<T, Death>
+where
+    F: FnMut(Protocol) -> Fut,
+    Fut: Future<Output = Result<T, Failure>>,
+{
+    let first = match kind {
+        RemoteKind::Sse => return attempt(Protocol::Sse).await.map_err(|f| f.death),
+        RemoteKind::Http => return attempt(Protocol::Http).await.map_err(|f| f.death),
+        RemoteKind::Auto => memory.get().unwrap_or(Protocol::Http),
+    };
+    let failure = match attempt(first).await {
+        Ok(opened) => {
+            memory.remember(first);
+            return Ok(opened);
+        }
+        Err(failure) if failure.wrong_protocol => failure,
+        Err(failure) => return Err(failure.death),
+    };
+    let second = first.other();
+    tracing::info!(
+        "{} answered {}; trying {}",
+        first.name(),
+        failure.death.detail,
+        second.name()
+    );
+    match attempt(second).await {
+        Ok(opened) => {
+            memory.remember(second);
+            Ok(opened)
+        }
+        Err(again) => Err(Death::new(
+            again.death.cause,
+            format!(
+                "{}: {}; {}: {}",
+                first.name(),
+                failure.death.detail,
+                second.name(),
+                again.death.detail
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::Cause;
+
+    fn fail(wrong_protocol: bool) -> Failure {
+        Failure {
+            death: Death::new(Cause::ConnectFailed, "no"),
+            wrong_protocol,
+        }
+    }
+
+    async fn run(
+        memory: &KindMemory,
+        sse_works: bool,
+        http: Option<bool>,
+    ) -> (Vec<Protocol>, bool) {
+        let mut tried = Vec::new();
+        let result = open(RemoteKind::Auto, memory, |p| {
+            tried.push(p);
+            let outcome = match (p, http) {
+                (Protocol::Sse, _) if sse_works => Ok(()),
+                (Protocol::Sse, _) => Err(fail(true)),
+                (Protocol::Http, None) => Ok(()),
+                (Protocol::Http, Some(wrong)) => Err(fail(wrong)),
+            };
+            async move { outcome }
+        })
+        .await;
+        (tried, result.is_ok())
+    }
+
+    #[tokio::test]
+    async fn auto_falls_back_to_sse_and_remembers_it() {
+        let memory = KindMemory::default();
+        assert_eq!(
+            run(&memory, true, Some(true)).await,
+            (vec![Protocol::Http, Protocol::Sse], true)
+        );
+        assert_eq!(memory.get(), Some(Protocol::Sse));
+        assert_eq!(
+            run(&memory, true, Some(true)).await,
+            (vec![Protocol::Sse], true)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_down_server_keeps_the_memory_and_does_not_fall_back() {
+        let memory = KindMemory::default();
+        assert_eq!(run(&memory, true, None).await, (vec![Protocol::Http], true));
+        assert_eq!(
+            run(&memory, true, Some(false)).await,
+            (vec![Protocol::Http], false)
+        );
+        assert_eq!(memory.get(), Some(Protocol::Http));
+    }
+
+    #[tokio::test]
+    async fn a_remembered_sse_that_answers_404_is_detected_again() {
+        let memory = KindMemory::default();
+        memory.remember(Protocol::Sse);
+        assert_eq!(
+            run(&memory, false, None).await,
+            (vec![Protocol::Sse, Protocol::Http], true)
+        );
+        assert_eq!(memory.get(), Some(Protocol::Http));
+    }
+}

@@ -1,0 +1,275 @@
+//! Streamable HTTP (spec 2025-03-26 and later), through rmcp's `StreamableHttpClientTransport`.
+//!
+//! rmcp's transport is used as it is, with three changes of policy:
+//!
+//! 1. `reinit_on_expired_session(false)`: an HTTP 404 on a live session surfaces as
+//!    `StreamableHttpError::SessionExpired` instead of a silent re-`initialize`, so the
+//!    supervisor sees the session end and builds a new generation (with a fresh tool list).
+//! 2. [`HttpClient`] wraps the shared `reqwest::Client`: with `treat_400_as_expired`, a 400 to a
+//!    request that carried a session id (some servers' "no valid session") becomes
+//!    `SessionExpired` too, and every server `retry:` hint is clamped to
+//!    `[sse_retry_min, sse_retry_max]`.
+//! 3. SSE resumption is bounded: at most `sse_max_retries` attempts, delays doubling from
+//!    `sse_retry_min` up to `sse_retry_max` (rmcp waits the longer of this and the clamped hint),
+//!    so an in-flight request cannot wait forever on a dead server.
+
+use std::{collections::HashMap, sync::Arc, time::Duration};
+
+use futures::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rmcp::{
+    model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage},
+    service::ClientInitializeError,
+    transport::{
+        StreamableHttpClientTransport,
+        common::client_side_sse::{BoxedSseResponse, ExponentialBackoff},
+        streamable_http_client::{
+            StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+            StreamableHttpPostResponse, StreamableHttpResponseLimits,
+        },
+    },
+};
+
+use crate::config::RemoteConfig;
+
+/// The error type of the Streamable HTTP transport's sends, as `classify` downcasts it.
+pub(crate) type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// Headers rmcp sets itself; configuring them would make every request fail.
+const RESERVED: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
+
+/// Builds the transport of one generation. Nothing is sent until rmcp sends `initialize`.
+pub(crate) fn transport(
+    http: &reqwest::Client,
+    config: &RemoteConfig,
+) -> Result<StreamableHttpClientTransport<HttpClient>, String> {
+    let mut custom_headers = HashMap::new();
+    for (name, value) in header_map(config)? {
+        let Some(name) = name else { continue };
+        if RESERVED.contains(&name.as_str()) {
+            return Err(format!(
+                "header `{name}` is set by the transport and cannot be configured"
+            ));
+        }
+        custom_headers.insert(name, value);
+    }
+    let mut retry = ExponentialBackoff::default();
+    retry.max_times = Some(config.sse_max_retries as usize);
+    retry.base_duration = config.sse_retry_min;
+    retry.max_delay = Some(config.sse_retry_max);
+    let mut transport_config = StreamableHttpClientTransportConfig::with_uri(config.url.as_str())
+        .custom_headers(custom_headers)
+        .max_sse_event_size(config.max_event_bytes)
+        .reinit_on_expired_session(false);
+    transport_config.retry_config = Arc::new(retry);
+    let client = HttpClient {
+        inner: http.clone(),
+        treat_400_as_expired: config.treat_400_as_expired,
+        retry_min: config.sse_retry_min,
+        retry_max: config.sse_retry_max,
+    };
+    Ok(StreamableHttpClientTransport::with_client(
+        client,
+        transport_config,
+    ))
+}
+
+/// The configured headers as a `HeaderMap` (shared with the legacy SSE transport).
+pub(crate) fn header_map(config: &RemoteConfig) -> Result<HeaderMap, String> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in &config.headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| format!("invalid header name `{name}`: {e}"))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|e| format!("invalid value for header `{name}`: {e}"))?;
+        headers.append(name, value);
+    }
+    Ok(headers)
+}
+
+/// The HTTP status a Streamable HTTP error reports, if it reports one.
+///
+/// rmcp keeps no status for most 4xx answers: it formats them as
+/// `UnexpectedServerResponse("HTTP <code> <reason>: <body>")`, so that prefix is read back.
+pub(crate) fn status_of(error: &HttpError) -> Option<u16> {
+    match error {
+        StreamableHttpError::SessionExpired => Some(404),
+        StreamableHttpError::HttpStatus(status) => Some(status.status),
+        StreamableHttpError::Client(e) => e.status().map(|s| s.as_u16()),
+        StreamableHttpError::UnexpectedServerResponse(text) => {
+            let code = text.strip_prefix("HTTP ")?.get(..3)?;
+            code.parse().ok().filter(|c| (100..600).contains(c))
+        }
+        _ => None,
+    }
+}
+
+/// The HTTP status the server answered to `initialize`, if the handshake failed on one.
+pub(crate) fn initialize_status(error: &ClientInitializeError) -> Option<u16> {
+    match error {
+        ClientInitializeError::TransportError { error, .. } => {
+            status_of(error.error.downcast_ref::<HttpError>()?)
+        }
+        _ => None,
+    }
+}
+
+/// rmcp's reqwest backend, with session-expiry and `retry:` policy applied (see module docs).
+#[derive(Debug, Clone)]
+pub(crate) struct HttpClient {
+    inner: reqwest::Client,
+    treat_400_as_expired: bool,
+    retry_min: Duration,
+    retry_max: Duration,
+}
+
+type SseStream = BoxedSseResponse;
+
+impl HttpClient {
+    /// Clamps every `retry:` hint of `stream` to the configured bounds.
+    fn clamp_retry(&self, stream: SseStream) -> SseStream {
+        let (min, max) = (
+            self.retry_min.as_millis() as u64,
+            self.retry_max.as_millis() as u64,
+        );
+        stream
+            .map(move |event| {
+                event.map(|mut sse| {
+                    sse.retry = sse.retry.map(|ms| ms.clamp(min, max.max(min)));
+                    sse
+                })
+            })
+            .boxed()
+    }
+
+    /// Maps a 400 on a request that carried a session id to `SessionExpired`, as well as a
+    /// JSON-RPC error that answers some other id (servers that say "no valid session" answer
+    /// 400 with an error whose id is `null` or `"server-error"`: rmcp could not route it and
+    /// the request would wait for its timeout).
+    fn expire_on_400(
+        request_id: Option<RequestId>,
+        result: Result<StreamableHttpPostResponse, HttpError>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        match result {
+            Err(e) if status_of(&e) == Some(400) => Err(StreamableHttpError::SessionExpired),
+            Ok(StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(error), _))
+                if request_id.is_some() && request_id != error.id =>
+            {
+                Err(StreamableHttpError::SessionExpired)
+            }
+            other => other,
+        }
+    }
+}
+
+impl StreamableHttpClient for HttpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let limits = StreamableHttpResponseLimits::default();
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let expires = session_id.is_some() && self.treat_400_as_expired;
+        let request_id = match &message {
+            ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
+        };
+        let result = self
+            .inner
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await;
+        let result = match expires {
+            true => Self::expire_on_400(request_id, result),
+            false => result,
+        };
+        match result {
+            Ok(StreamableHttpPostResponse::Sse(stream, id)) => Ok(StreamableHttpPostResponse::Sse(
+                self.clamp_retry(stream),
+                id,
+            )),
+            other => other,
+        }
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), HttpError> {
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<SseStream, HttpError> {
+        let stream = self
+            .inner
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await?;
+        Ok(self.clamp_retry(stream))
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<SseStream, HttpError> {
+        let stream = self
+            .inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await?;
+        Ok(self.clamp_retry(stream))
+    }
+}

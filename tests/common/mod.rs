@@ -1,0 +1,171 @@
+//! Shared helpers of the integration tests: the mock server as a real child process, fast
+//! policies, and waits that always have a deadline.
+#![allow(dead_code, unreachable_pub)]
+
+use std::{path::Path, time::Duration};
+
+use mcp_resilient::{
+    ConnectionState, Event, Generation, ToolRegistry,
+    config::{Heartbeat, Reconnect, ServerConfig, TransportConfig},
+};
+use serde_json::json;
+use tokio::sync::{broadcast, watch};
+
+/// The limit of every wait in these tests: generous, so a loaded 2-core CI machine passes;
+/// a hang still fails the test instead of the whole run.
+pub const LIMIT: Duration = Duration::from_secs(20);
+
+/// The CLI binary of this package, whose hidden `mock-server` subcommand runs the mock server.
+pub fn mock_binary() -> &'static str {
+    env!("CARGO_BIN_EXE_mcp-resilient")
+}
+
+pub fn init_tracing() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("mcp_resilient=debug")),
+        )
+        .with_test_writer()
+        .try_init();
+}
+
+/// A stdio server config for the mock server with millisecond policies.
+pub fn stdio_mock(name: &str, extra: &[&str]) -> ServerConfig {
+    let mut args = vec!["mock-server", "--transport", "stdio"];
+    args.extend_from_slice(extra);
+    fast(ServerConfig::stdio(name, mock_binary()).args(args))
+}
+
+/// A stdio server config that runs `script` with `sh -c` (to count or break spawns).
+pub fn shell(name: &str, script: &str) -> ServerConfig {
+    fast(ServerConfig::stdio(name, "sh").args(["-c", script]))
+}
+
+/// Millisecond policies: quick backoff, quick heartbeat, short graces.
+pub fn fast(config: ServerConfig) -> ServerConfig {
+    let mut config = config
+        .reconnect(Reconnect {
+            initial_delay: Duration::from_millis(20),
+            max_delay: Duration::from_millis(200),
+            max_attempts: 5,
+            ..Reconnect::default()
+        })
+        .heartbeat(Heartbeat {
+            interval: Duration::from_millis(500),
+            timeout: Duration::from_millis(200),
+            failures: 2,
+            ..Heartbeat::default()
+        })
+        .call_timeout(Duration::from_secs(10))
+        .connect_timeout(Duration::from_secs(10))
+        .close_timeout(Duration::from_secs(10));
+    if let TransportConfig::Stdio(stdio) = &mut config.transport {
+        stdio.stdin_close_grace = Duration::from_millis(300);
+        stdio.term_grace = Duration::from_millis(300);
+    }
+    config
+}
+
+/// Waits until the state satisfies `want`, at most [`LIMIT`].
+pub async fn wait_state(
+    rx: &mut watch::Receiver<ConnectionState>,
+    want: impl FnMut(&ConnectionState) -> bool,
+) -> ConnectionState {
+    let seen =
+        tokio::time::timeout(LIMIT, async { rx.wait_for(want).await.map(|s| s.clone()) }).await;
+    match seen {
+        Ok(state) => state.expect("supervisor state channel closed"),
+        Err(_) => panic!(
+            "state not reached within {LIMIT:?}; last: {:?}",
+            *rx.borrow()
+        ),
+    }
+}
+
+/// Waits for the next event that satisfies `want`, at most [`LIMIT`].
+pub async fn wait_event(
+    rx: &mut broadcast::Receiver<Event>,
+    mut want: impl FnMut(&Event) -> bool,
+) -> Event {
+    let found = tokio::time::timeout(LIMIT, async {
+        loop {
+            match rx.recv().await {
+                Ok(event) if want(&event) => return event,
+                Ok(_) => {}
+                Err(broadcast::error::RecvError::Lagged(n)) => panic!("lagged {n} events"),
+                Err(broadcast::error::RecvError::Closed) => panic!("event channel closed"),
+            }
+        }
+    })
+    .await;
+    found.unwrap_or_else(|_| panic!("event not seen within {LIMIT:?}"))
+}
+
+/// The next `ready` state's generation.
+pub async fn ready_generation(rx: &mut broadcast::Receiver<Event>) -> Generation {
+    match wait_event(rx, |e| {
+        matches!(
+            e,
+            Event::State {
+                state: ConnectionState::Ready { .. },
+                ..
+            }
+        )
+    })
+    .await
+    {
+        Event::State {
+            state: ConnectionState::Ready { generation },
+            ..
+        } => generation,
+        _ => unreachable!(),
+    }
+}
+
+/// `(boot_id, pid)` of the server process that answers now.
+pub async fn whoami(registry: &ToolRegistry, server: &str) -> (String, u32) {
+    let handle = registry
+        .handle(&format!("mcp__{server}__whoami"))
+        .expect("whoami registered");
+    let result = handle.call(json!({})).await.expect("whoami call");
+    let value = result
+        .structured_content
+        .expect("whoami structured content");
+    let boot = value["boot_id"].as_str().expect("boot_id").to_owned();
+    let pid = value["pid"].as_u64().expect("pid") as u32;
+    (boot, pid)
+}
+
+/// Calls a tool by its raw name and expects success.
+pub async fn call(
+    registry: &ToolRegistry,
+    server: &str,
+    tool: &str,
+    args: serde_json::Value,
+) -> rmcp::model::CallToolResult {
+    registry
+        .handle(&format!("mcp__{server}__{tool}"))
+        .unwrap_or_else(|e| panic!("{tool}: {e}"))
+        .call(args)
+        .await
+        .unwrap_or_else(|e| panic!("{tool} call: {e}"))
+}
+
+/// True while a process with this pid exists and is not a zombie.
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Number of lines in a file (0 if it does not exist).
+pub fn line_count(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
