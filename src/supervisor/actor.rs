@@ -53,7 +53,7 @@ pub(crate) enum Msg {
 
 enum Step {
     Msg(Msg),
-    AttemptDone(Generation, Result<Connected, Death>),
+    AttemptDone(Generation, Result<Box<Connected>, Death>),
     SyncDone(Generation, Result<Vec<Tool>, String>),
     BackoffElapsed,
     Stable,
@@ -62,7 +62,7 @@ enum Step {
 struct AttemptTask {
     generation: Generation,
     ct: CancellationToken,
-    task: JoinHandle<Result<Connected, Death>>,
+    task: JoinHandle<Result<Box<Connected>, Death>>,
 }
 
 struct Outage {
@@ -193,13 +193,14 @@ impl Actor {
         }
         tracing::debug!(server = %self.server(), generation, attempt = self.budget.next_attempt(), "connecting");
         let ct = CancellationToken::new();
-        let task = tokio::spawn(connect::attempt(
+        let attempt = connect::attempt(
             self.config.clone(),
             self.context.clone(),
             generation,
             self.link.tx.clone(),
             ct.clone(),
-        ));
+        );
+        let task = tokio::spawn(async move { attempt.await.map(Box::new) });
         self.attempt = Some(AttemptTask {
             generation,
             ct,
@@ -207,7 +208,11 @@ impl Actor {
         });
     }
 
-    async fn on_attempt_done(&mut self, generation: Generation, result: Result<Connected, Death>) {
+    async fn on_attempt_done(
+        &mut self,
+        generation: Generation,
+        result: Result<Box<Connected>, Death>,
+    ) {
         let connected = match result {
             Ok(connected) => connected,
             Err(death) => return self.on_failure(Reason::ConnectionFailed, death, true),
@@ -271,23 +276,28 @@ impl Actor {
         self.link.live.send_replace(None);
         self.stability = None;
         let was_stable = std::mem::take(&mut self.stable);
-        self.stop_sync().await;
-        if !running.close(self.config.close_timeout).await {
-            return self.fail_closed(generation, death);
-        }
-        if !self.config.reconnect.enabled {
+        // Say what happened before the close barrier, which can take up to `close_timeout`
+        // (a hung child's grace periods); the next attempt still waits for it.
+        let cause = death.cause;
+        if self.config.reconnect.enabled {
+            self.on_failure(Reason::ConnectionLost, death.clone(), !was_stable);
+        } else {
             tracing::error!(
-                server = %self.server(), generation, cause = %death.cause,
+                server = %self.server(), generation, cause = %cause,
                 "connection lost; reconnect is disabled, call restart() to recover: {}", death.detail
             );
             let state = ConnectionState::Failed {
                 reason: Reason::ConnectionLost,
-                death,
+                death: death.clone(),
                 manual_recovery: true,
             };
-            return self.set_state(state, generation);
+            self.set_state(state, generation);
         }
-        self.on_failure(Reason::ConnectionLost, death, !was_stable);
+        self.stop_sync().await;
+        if !running.close(self.config.close_timeout).await {
+            self.backoff = None;
+            self.fail_closed(generation, death);
+        }
     }
 
     /// One failed attempt or lost generation: schedule the next attempt or give up.
@@ -496,7 +506,9 @@ impl Actor {
     }
 }
 
-async fn attempt_done(slot: &mut Option<AttemptTask>) -> (Generation, Result<Connected, Death>) {
+async fn attempt_done(
+    slot: &mut Option<AttemptTask>,
+) -> (Generation, Result<Box<Connected>, Death>) {
     let Some(attempt) = slot else {
         return std::future::pending().await;
     };

@@ -105,7 +105,7 @@ async fn open(
                     format!("could not spawn '{}': {e}", stdio.command),
                 )
             })?;
-            let mut guard = Guard::Stdio(child);
+            let mut guard = Guard::Stdio(Box::new(child));
             let handler =
                 GenerationHandler::new(generation, tx, ProtocolVersion::LATEST_WITH_INITIALIZE);
             let (activity, slot, session_ct) = (
@@ -235,7 +235,7 @@ async fn open_remote(
 enum Handshake {
     Cancelled,
     TimedOut,
-    Failed(ClientInitializeError),
+    Failed(Box<ClientInitializeError>),
 }
 
 impl Handshake {
@@ -273,7 +273,7 @@ where
     };
     let running = served
         .map_err(|_| Handshake::TimedOut)
-        .and_then(|s| s.map_err(Handshake::Failed));
+        .and_then(|s| s.map_err(|e| Handshake::Failed(Box::new(e))));
     match running {
         Ok(running) => {
             running

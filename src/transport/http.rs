@@ -273,3 +273,47 @@ impl StreamableHttpClient for HttpClient {
         Ok(self.clamp_retry(stream))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_is_read_from_every_error_that_carries_one() {
+        let text = |t: &'static str| StreamableHttpError::UnexpectedServerResponse(t.into());
+        assert_eq!(status_of(&text("HTTP 405 Method Not Allowed: ")), Some(405));
+        assert_eq!(
+            status_of(&text("HTTP 400 Bad Request: no valid session")),
+            Some(400)
+        );
+        assert_eq!(status_of(&text("expect initialized, accepted")), None);
+        assert_eq!(status_of(&StreamableHttpError::SessionExpired), Some(404));
+    }
+
+    #[test]
+    fn a_400_or_an_unroutable_error_on_a_session_means_expiry() {
+        let id = Some(RequestId::Number(7));
+        let bad = Err(StreamableHttpError::UnexpectedServerResponse(
+            "HTTP 400 Bad Request: x".into(),
+        ));
+        assert!(matches!(
+            HttpClient::expire_on_400(id.clone(), bad),
+            Err(StreamableHttpError::SessionExpired)
+        ));
+        let stray = ServerJsonRpcMessage::error(
+            rmcp::model::ErrorData::invalid_request("no session", None),
+            None,
+        );
+        let stray = Ok(StreamableHttpPostResponse::Json(stray, None));
+        assert!(matches!(
+            HttpClient::expire_on_400(id.clone(), stray),
+            Err(StreamableHttpError::SessionExpired)
+        ));
+        let answer = ServerJsonRpcMessage::error(
+            rmcp::model::ErrorData::invalid_request("no", None),
+            id.clone(),
+        );
+        let answer = Ok(StreamableHttpPostResponse::Json(answer, None));
+        assert!(HttpClient::expire_on_400(id, answer).is_ok());
+    }
+}

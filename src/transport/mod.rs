@@ -104,7 +104,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
 #[derive(Debug)]
 pub(crate) enum Guard {
     /// The child process (and its process group).
-    Stdio(stdio::ChildGuard),
+    Stdio(Box<stdio::ChildGuard>),
     /// Nothing beyond the session (remote transports end with their session task).
     Nothing,
 }

@@ -16,8 +16,8 @@
 //!    supervisor builds the next generation. Why it ended is in the [`DeathSlot`] first.
 //! 4. The reader task is owned by the transport: `close()` and `Drop` stop it.
 
-use eventsource_stream::{Event, EventStreamError, Eventsource};
-use futures::{StreamExt, stream::BoxStream};
+mod stream;
+
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use rmcp::{
     RoleClient,
@@ -37,8 +37,6 @@ use crate::{
 
 /// Server messages buffered between the reader task and `receive`.
 const CHANNEL: usize = 64;
-
-type Events = BoxStream<'static, Result<Event, EventStreamError<ReadError>>>;
 
 /// Why opening the stream failed; `status` is the HTTP answer to the `GET`, if there was one.
 #[derive(Debug)]
@@ -79,19 +77,12 @@ impl SendError {
     pub(crate) fn cause(&self) -> Option<Cause> {
         match self {
             SendError::SessionExpired(_) => Some(Cause::SessionExpired),
-            SendError::Request(e) if e.is_connect() => Some(Cause::TransportError),
+            SendError::Request(e) if e.is_connect() || e.is_request() => {
+                Some(Cause::TransportError)
+            }
             _ => None,
         }
     }
-}
-
-/// Why the byte stream stopped being read.
-#[derive(Debug, thiserror::Error)]
-enum ReadError {
-    #[error("{0}")]
-    Http(reqwest::Error),
-    #[error("an SSE event exceeded max_event_bytes ({0} bytes)")]
-    TooLarge(usize),
 }
 
 /// One legacy SSE session.
@@ -128,19 +119,18 @@ pub(crate) async fn connect(
             detail,
         });
     }
-    let mut events = events(response, config.max_event_bytes);
-    let endpoint =
-        tokio::time::timeout(config.endpoint_timeout, endpoint(&mut events, &config.url))
-            .await
-            .map_err(|_| {
-                ConnectError::new(format!(
-                    "no `endpoint` event within {:?}",
-                    config.endpoint_timeout
-                ))
-            })??;
+    let mut events = stream::events(response, config.max_event_bytes);
+    let endpoint = stream::endpoint(&mut events, &config.url);
+    let endpoint = tokio::time::timeout(config.endpoint_timeout, endpoint)
+        .await
+        .map_err(|_| {
+            let limit = config.endpoint_timeout;
+            ConnectError::new(format!("no `endpoint` event within {limit:?}"))
+        })?
+        .map_err(ConnectError::new)?;
     let (tx, rx) = mpsc::channel(CHANNEL);
     let stop = CancellationToken::new();
-    let reader = tokio::spawn(read(events, tx, slot.clone(), stop.clone()));
+    let reader = tokio::spawn(stream::read(events, tx, slot.clone(), stop.clone()));
     let http = http.clone();
     Ok(SseTransport {
         http,
@@ -151,89 +141,6 @@ pub(crate) async fn connect(
         stop,
         reader: Some(reader),
     })
-}
-
-/// The events of `response`, bounded to `max` bytes each (invariant 2).
-fn events(response: reqwest::Response, max: usize) -> Events {
-    let mut framer = Framer::new(max);
-    response
-        .bytes_stream()
-        .map(move |chunk| framer.push(&chunk.map_err(ReadError::Http)?))
-        .eventsource()
-        .boxed()
-}
-
-/// Reads until the `endpoint` event and resolves it against `base` (invariant 1).
-async fn endpoint(events: &mut Events, base: &Url) -> Result<Url, ConnectError> {
-    loop {
-        let event = match events.next().await {
-            Some(Ok(event)) => event,
-            Some(Err(e)) => {
-                return Err(ConnectError::new(format!(
-                    "SSE stream failed before `endpoint`: {e}"
-                )));
-            }
-            None => return Err(ConnectError::new("SSE stream ended before `endpoint`")),
-        };
-        if event.event != "endpoint" {
-            tracing::warn!(event = %event.event, "legacy SSE: event before `endpoint` ignored");
-            continue;
-        }
-        let endpoint = base
-            .join(event.data.trim())
-            .map_err(|e| ConnectError::new(format!("invalid endpoint `{}`: {e}", event.data)))?;
-        if endpoint.origin() != base.origin() {
-            return Err(ConnectError::new(format!(
-                "refused endpoint `{endpoint}`: not on the SSE URL's origin {}",
-                base.origin().ascii_serialization()
-            )));
-        }
-        return Ok(endpoint);
-    }
-}
-
-/// The reader task: forwards `message` events until the stream ends, fails, or `stop`.
-async fn read(
-    mut events: Events,
-    tx: mpsc::Sender<ServerJsonRpcMessage>,
-    slot: DeathSlot,
-    stop: CancellationToken,
-) {
-    let death = loop {
-        let event = tokio::select! {
-            event = events.next() => event,
-            () = stop.cancelled() => return,
-        };
-        let event = match event {
-            Some(Ok(event)) => event,
-            Some(Err(EventStreamError::Transport(ReadError::TooLarge(max)))) => {
-                let detail = format!(
-                    "legacy SSE stream closed: an event exceeded max_event_bytes ({max} bytes)"
-                );
-                break Death::new(Cause::TransportError, detail);
-            }
-            Some(Err(e)) => {
-                break Death::new(
-                    Cause::StreamClosed,
-                    format!("legacy SSE stream failed: {e}"),
-                );
-            }
-            None => break Death::new(Cause::StreamClosed, "legacy SSE stream ended"),
-        };
-        if !matches!(event.event.as_str(), "" | "message") {
-            continue;
-        }
-        match serde_json::from_str::<ServerJsonRpcMessage>(&event.data) {
-            Ok(message) => {
-                // Fails only once the transport is gone; then nobody is listening.
-                if tx.send(message).await.is_err() {
-                    return;
-                }
-            }
-            Err(e) => tracing::warn!("legacy SSE: unparsable message skipped: {e}"),
-        }
-    };
-    let _ = slot.set(death);
 }
 
 impl Transport<RoleClient> for SseTransport {
@@ -283,6 +190,7 @@ impl Transport<RoleClient> for SseTransport {
 
     async fn close(&mut self) -> Result<(), SendError> {
         self.stop.cancel();
+        self.rx.close();
         if let Some(reader) = self.reader.take() {
             let _ = reader.await;
         }
@@ -296,57 +204,16 @@ impl Drop for SseTransport {
     }
 }
 
-/// Cuts the byte stream after its last line end (the parser then never rescans a partial
-/// line) and counts the bytes of the current event.
-struct Framer {
-    max: usize,
-    /// Bytes since the last blank line (line ends excluded).
-    event: usize,
-    line: usize,
-    after_cr: bool,
-    /// The incomplete last line (at most `max` bytes).
-    tail: Vec<u8>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl Framer {
-    fn new(max: usize) -> Self {
-        Framer {
-            max,
-            event: 0,
-            line: 0,
-            after_cr: false,
-            tail: Vec::new(),
-        }
-    }
-
-    /// The complete lines now available.
-    fn push(&mut self, chunk: &[u8]) -> Result<Vec<u8>, ReadError> {
-        for &byte in chunk {
-            let crlf = self.after_cr && byte == b'\n';
-            self.after_cr = byte == b'\r';
-            if crlf {
-                continue;
-            }
-            if matches!(byte, b'\n' | b'\r') {
-                if self.line == 0 {
-                    self.event = 0;
-                }
-                self.line = 0;
-            } else {
-                self.line += 1;
-                self.event += 1;
-                if self.event > self.max {
-                    return Err(ReadError::TooLarge(self.max));
-                }
-            }
-        }
-        self.tail.extend_from_slice(chunk);
-        match self.tail.iter().rposition(|b| matches!(b, b'\n' | b'\r')) {
-            Some(end) => {
-                let rest = self.tail.split_off(end + 1);
-                Ok(std::mem::replace(&mut self.tail, rest))
-            }
-            None => Ok(Vec::new()),
-        }
+    #[test]
+    fn send_failures_that_end_the_session() {
+        assert_eq!(
+            SendError::SessionExpired(410).cause(),
+            Some(Cause::SessionExpired)
+        );
+        assert_eq!(SendError::Status(500).cause(), None);
     }
 }

@@ -2,6 +2,8 @@
 //! policies, and waits that always have a deadline.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod process;
+
 use std::{path::Path, time::Duration};
 
 use mcp_resilient::{

@@ -1,0 +1,137 @@
+//! The remote mock server as a separate process: started on 127.0.0.1, SIGKILLed, restarted on
+//! the same port, and steered through its `/_mock/` admin routes.
+
+use std::process::Stdio;
+
+use serde_json::Value;
+use tokio::{
+    io::{AsyncBufReadExt, BufReader},
+    process::{Child, Command},
+};
+
+use super::{LIMIT, mock_binary};
+
+/// One mock server process (`sse` or `http`).
+pub struct MockProcess {
+    child: Option<Child>,
+    pub kind: &'static str,
+    pub port: u16,
+    http: reqwest::Client,
+}
+
+impl MockProcess {
+    /// Starts `mcp-resilient mock-server --transport KIND --port 0`.
+    pub async fn start(kind: &'static str) -> MockProcess {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("reqwest client");
+        let mut process = MockProcess {
+            child: None,
+            kind,
+            port: 0,
+            http,
+        };
+        process.spawn().await;
+        process
+    }
+
+    async fn spawn(&mut self) {
+        let mut child = Command::new(mock_binary())
+            .args([
+                "mock-server",
+                "--transport",
+                self.kind,
+                "--port",
+                &self.port.to_string(),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn the mock server");
+        let stdout = child.stdout.take().expect("stdout");
+        let line = tokio::time::timeout(LIMIT, BufReader::new(stdout).lines().next_line())
+            .await
+            .expect("the mock server reports its port in time")
+            .expect("read stdout")
+            .expect("a LISTENING line");
+        let port = line
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.trim().parse().ok())
+            .expect("port");
+        self.port = port;
+        self.child = Some(child);
+    }
+
+    /// The MCP URL of this server.
+    pub fn url(&self) -> String {
+        match self.kind {
+            "sse" => format!("http://127.0.0.1:{}/sse", self.port),
+            _ => format!("http://127.0.0.1:{}/mcp", self.port),
+        }
+    }
+
+    /// SIGKILLs the process and reaps it.
+    pub async fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.start_kill().expect("kill");
+            tokio::time::timeout(LIMIT, child.wait())
+                .await
+                .expect("reaped in time")
+                .expect("wait");
+        }
+    }
+
+    /// Starts a new process on the same port.
+    pub async fn restart(&mut self) {
+        self.kill().await;
+        self.spawn().await;
+    }
+
+    /// POSTs a JSON body to `/_mock/<path>`.
+    pub async fn admin(&self, path: &str, body: Value) -> Value {
+        let url = format!("http://127.0.0.1:{}/_mock/{path}", self.port);
+        let response = tokio::time::timeout(LIMIT, self.http.post(url).json(&body).send())
+            .await
+            .expect("admin answered in time")
+            .expect("admin request");
+        assert!(
+            response.status().is_success(),
+            "admin {path}: {}",
+            response.status()
+        );
+        response.json().await.expect("admin json")
+    }
+
+    /// GETs `/_mock/<path>`.
+    pub async fn admin_get(&self, path: &str) -> Value {
+        let url = format!("http://127.0.0.1:{}/_mock/{path}", self.port);
+        let response = tokio::time::timeout(LIMIT, self.http.get(url).send())
+            .await
+            .expect("admin answered in time")
+            .expect("admin request");
+        response.json().await.expect("admin json")
+    }
+
+    /// Waits (bounded) until the server holds `count` open SSE streams, so notifications have a
+    /// stream to travel on.
+    pub async fn wait_streams(&self, count: u64) {
+        let wait = async {
+            loop {
+                if self.admin_get("state").await["streams"]
+                    .as_u64()
+                    .unwrap_or(0)
+                    >= count
+                {
+                    return;
+                }
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(LIMIT, wait)
+            .await
+            .expect("streams open in time");
+    }
+}
