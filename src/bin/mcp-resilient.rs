@@ -22,7 +22,9 @@ fn main() -> ExitCode {
         // The mock server builds its own runtime and logging.
         return mcp_mock_server::main_with_args(args);
     }
-    init_tracing(cli.verbose);
+    // The demo narrates what the logs would say; keep them for -v.
+    let quiet = matches!(cli.command, Command::Demo(_));
+    init_tracing(cli.verbose, quiet);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -54,9 +56,10 @@ fn main() -> ExitCode {
     })
 }
 
-fn init_tracing(verbose: u8) {
+fn init_tracing(verbose: u8, quiet: bool) {
     let default = match verbose {
-        0 => "warn",
+        0 if quiet => "off",
+        0 => "warn,rmcp=error",
         1 => "info,mcp_resilient::stderr=warn",
         _ => "debug",
     };

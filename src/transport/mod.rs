@@ -76,6 +76,13 @@ impl<T> Observed<T> {
 impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     type Error = T::Error;
 
+    /// The wrapped transport's short type name (rmcp prints it in every transport error).
+    fn name() -> std::borrow::Cow<'static, str> {
+        let full = T::name();
+        let head = full.split('<').next().unwrap_or(&full);
+        head.rsplit("::").next().unwrap_or(head).to_owned().into()
+    }
+
     fn send(
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,

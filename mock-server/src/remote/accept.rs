@@ -50,6 +50,8 @@ pub(super) async fn serve(listener: TcpListener, router: Router, faults: Arc<Fau
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) if faults.refusing() => drop(stream),
                 Ok((stream, _)) => {
+                    // Small JSON-RPC frames must not wait for Nagle's algorithm.
+                    let _ = stream.set_nodelay(true);
                     let io = TokioIo::new(CrashTap::new(stream, faults.shared.crash.clone()));
                     let service = TowerToHyperService::new(router.clone());
                     connections.spawn(async move {
