@@ -1,1 +1,201 @@
+use std::sync::Arc;
 
+use rmcp::model::Tool;
+
+use super::*;
+
+fn tool(name: &str, description: &str) -> Tool {
+    Tool::new(
+        name.to_owned(),
+        description.to_owned(),
+        Arc::new(serde_json::Map::new()),
+    )
+}
+
+fn tools(names: &[&str]) -> Vec<Tool> {
+    names.iter().map(|n| tool(n, "d")).collect()
+}
+
+fn server(name: &str) -> Arc<str> {
+    Arc::from(name)
+}
+
+#[test]
+fn publish_registers_every_tool_under_its_public_name() {
+    let registry = ToolRegistry::new();
+    let change = registry
+        .publish(&server("s"), 1, tools(&["a", "b"]))
+        .unwrap();
+    assert_eq!(change.added, ["a", "b"]);
+    let snapshot = registry.snapshot();
+    assert_eq!(snapshot.len(), 2);
+    let a = snapshot.get("mcp__s__a").expect("a");
+    assert_eq!((&*a.server, &*a.raw_name), ("s", "a"));
+    assert_eq!(snapshot.server("s").unwrap().generation, 1);
+}
+
+#[test]
+fn the_diff_names_added_removed_and_changed_tools() {
+    let registry = ToolRegistry::new();
+    registry
+        .publish(
+            &server("s"),
+            1,
+            vec![tool("keep", "x"), tool("edit", "old"), tool("drop", "x")],
+        )
+        .unwrap();
+    let change = registry
+        .publish(
+            &server("s"),
+            2,
+            vec![tool("keep", "x"), tool("edit", "new"), tool("new", "x")],
+        )
+        .unwrap();
+    assert_eq!(change.added, ["new"]);
+    assert_eq!(change.removed, ["drop"]);
+    assert_eq!(change.changed, ["edit"]);
+    assert_eq!(change.tools, ["keep", "edit", "new"]);
+    let same = registry
+        .publish(
+            &server("s"),
+            2,
+            vec![tool("keep", "x"), tool("edit", "new"), tool("new", "x")],
+        )
+        .unwrap();
+    assert!(same.is_empty(), "an unchanged list is no change");
+}
+
+#[test]
+fn a_duplicate_raw_name_rejects_the_list_and_keeps_the_previous_set() {
+    let registry = ToolRegistry::new();
+    registry.publish(&server("s"), 1, tools(&["a"])).unwrap();
+    let err = registry
+        .publish(&server("s"), 2, tools(&["b", "b"]))
+        .unwrap_err();
+    assert_eq!(err, PublishError::DuplicateTool("b".into()));
+    let snapshot = registry.snapshot();
+    assert!(snapshot.get("mcp__s__a").is_some());
+    assert_eq!(snapshot.server("s").unwrap().generation, 1);
+}
+
+#[test]
+fn an_older_generation_cannot_overwrite_a_newer_one() {
+    let registry = ToolRegistry::new();
+    registry.publish(&server("s"), 4, tools(&["new"])).unwrap();
+    let err = registry
+        .publish(&server("s"), 3, tools(&["old"]))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        PublishError::Stale {
+            generation: 3,
+            registered: 4
+        }
+    );
+    assert!(
+        registry.unregister(&server("s"), 3).is_none(),
+        "nor unregister it"
+    );
+    assert!(registry.snapshot().get("mcp__s__new").is_some());
+}
+
+#[test]
+fn a_public_name_owned_by_another_server_is_refused() {
+    let registry = ToolRegistry::new();
+    // `a__b` is hashed and `a` + `b__c` is not, so they cannot clash by construction; force a
+    // clash through a tool whose name equals another server's hashed public name.
+    let hashed = public_name("x", "t.t");
+    let tail = hashed.strip_prefix("mcp__x__").unwrap().to_owned();
+    registry.publish(&server("x"), 1, tools(&["t.t"])).unwrap();
+    // Same server publishing its own names again is fine.
+    registry.publish(&server("x"), 2, tools(&["t.t"])).unwrap();
+    // A tool of server `x` literally named like the hash tail gets a different (hashed) name.
+    assert_ne!(public_name("x", &tail), hashed);
+}
+
+#[test]
+fn unregister_removes_one_server_and_reports_it() {
+    let registry = ToolRegistry::new();
+    registry.publish(&server("a"), 1, tools(&["t"])).unwrap();
+    registry.publish(&server("b"), 1, tools(&["t"])).unwrap();
+    let mut changes = registry.changes();
+    let change = registry.unregister(&server("a"), Generation::MAX).unwrap();
+    assert_eq!(change.removed, ["t"]);
+    assert!(change.tools.is_empty());
+    assert_eq!(changes.try_recv().unwrap(), change);
+    let snapshot = registry.snapshot();
+    assert!(snapshot.server("a").is_none());
+    assert!(snapshot.get("mcp__b__t").is_some());
+}
+
+#[test]
+fn snapshots_are_immutable_once_taken() {
+    let registry = ToolRegistry::new();
+    registry.publish(&server("s"), 1, tools(&["a"])).unwrap();
+    let before = registry.snapshot();
+    registry.publish(&server("s"), 2, tools(&["b"])).unwrap();
+    assert!(before.get("mcp__s__a").is_some() && before.get("mcp__s__b").is_none());
+    assert!(registry.snapshot().get("mcp__s__b").is_some());
+}
+
+#[test]
+fn concurrent_readers_see_whole_sets_only() {
+    let registry = ToolRegistry::new();
+    let odd: Vec<String> = (0..50).map(|i| format!("odd_{i}")).collect();
+    let even: Vec<String> = (0..50).map(|i| format!("even_{i}")).collect();
+    let as_tools = |names: &[String]| names.iter().map(|n| tool(n, "d")).collect::<Vec<_>>();
+    registry.publish(&server("s"), 1, as_tools(&odd)).unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (registry, stop, odd, even) =
+                (registry.clone(), stop.clone(), odd.clone(), even.clone());
+            std::thread::spawn(move || {
+                let mut reads = 0u32;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) || reads == 0 {
+                    let snapshot = registry.snapshot();
+                    let names: Vec<String> = snapshot
+                        .server("s")
+                        .unwrap()
+                        .tools
+                        .iter()
+                        .map(|t| t.raw_name.to_string())
+                        .collect();
+                    assert!(
+                        names == odd || names == even,
+                        "partial set: {} tools",
+                        names.len()
+                    );
+                    assert_eq!(snapshot.len(), 50);
+                    reads += 1;
+                }
+                reads
+            })
+        })
+        .collect();
+    for generation in 2..200 {
+        let names = if generation % 2 == 0 { &even } else { &odd };
+        registry
+            .publish(&server("s"), generation, as_tools(names))
+            .unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for reader in readers {
+        assert!(reader.join().expect("reader") > 0);
+    }
+}
+
+#[test]
+fn handles_resolve_by_name_and_fail_for_unknown_tools() {
+    let registry = ToolRegistry::new();
+    registry.publish(&server("s"), 1, tools(&["a"])).unwrap();
+    let handle = registry.handle("mcp__s__a").unwrap();
+    assert_eq!(
+        (handle.server(), handle.raw_name(), handle.public_name()),
+        ("s", "a", "mcp__s__a")
+    );
+    assert!(matches!(
+        registry.handle("mcp__s__zzz"),
+        Err(crate::CallError::ToolNotFound { .. })
+    ));
+}

@@ -41,7 +41,9 @@ impl Iterator for Schedule {
     type Item = Duration;
 
     fn next(&mut self) -> Option<Duration> {
+        // backon computes in f32; drop the sub-microsecond noise that leaves behind.
         let base = self.inner.next().unwrap_or(self.max);
+        let base = Duration::from_micros(base.as_micros() as u64);
         if self.jitter <= 0.0 {
             return Some(base);
         }

@@ -75,7 +75,9 @@ impl Supervisor {
         let config = Arc::new(config.resolve()?);
         let server: Arc<str> = Arc::from(config.name.as_str());
         let (tx, rx) = mpsc::unbounded_channel();
-        let (events, _) = broadcast::channel(1024);
+        // Events are rare (state changes, tool changes, probe misses); a slow reader lags rather than
+        // costing every idle connection a large preallocated ring.
+        let (events, _) = broadcast::channel(64);
         let link = Arc::new(Link::new(server.clone(), &config, tx, events));
         registry.attach(&server, link.clone())?;
         let actor = actor::Actor::new(

@@ -124,7 +124,7 @@ mod tests {
         let guard = Arc::new(RetryGuard::default());
         guard.set_current(7);
         let barrier = Arc::new(std::sync::Barrier::new(16));
-        let winners: Vec<_> = (0..16)
+        let threads: Vec<_> = (0..16)
             .map(|_| {
                 let (guard, barrier) = (guard.clone(), barrier.clone());
                 std::thread::spawn(move || {
@@ -136,6 +136,9 @@ mod tests {
                         .is_some()
                 })
             })
+            .collect();
+        let winners: Vec<bool> = threads
+            .into_iter()
             .map(|t| t.join().expect("thread"))
             .collect();
         assert_eq!(winners.iter().filter(|w| **w).count(), 1);

@@ -28,6 +28,9 @@ pub struct RecordedRequest {
     pub path: String,
     /// Header names (lowercase) and values (lossy UTF-8); a repeated header keeps its last value.
     pub headers: BTreeMap<String, String>,
+    /// When the request arrived, in microseconds since the Unix epoch (the benchmark lines these
+    /// up with client-side times of another process on the same machine).
+    pub at_us: u64,
 }
 
 /// What `GET /_mock/state` reports.

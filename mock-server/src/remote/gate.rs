@@ -28,6 +28,9 @@ fn record(faults: &FaultState, request: &Request) {
         method: request.method().as_str().to_owned(),
         path: request.uri().path().to_owned(),
         headers,
+        at_us: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
     });
 }
 

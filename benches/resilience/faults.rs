@@ -1,0 +1,504 @@
+//! Detection and recovery: one supervisor per scenario, `reps` faults in a row. Each repetition
+//! checks that the state really left `ready`, that the server really came back as a new
+//! generation (and, after a kill, as a new process: the `whoami` boot id changed), and waits for
+//! the stability window so the next fault starts from a full budget and the initial delay.
+
+use std::{
+    collections::BTreeMap,
+    time::{Duration, Instant},
+};
+
+use mcp_resilient::{ConnectionState, Event, Supervisor, ToolRegistry, config::Heartbeat};
+use serde_json::json;
+use tokio::sync::broadcast;
+
+use crate::{
+    Mode,
+    mock::{self, LIMIT, MockProcess, Res, ms, now_us, wait_state},
+    stats::{Row, Samples},
+};
+
+const DETECT: &str = "2. detection latency (fault -> state leaves ready)";
+const RECOVER: &str = "3. recovery (restart -> first successful call on a new generation)";
+
+/// Backoff of every scenario: 200 ms, jitter 0 (the mock restarts well within it).
+const INITIAL: Duration = Duration::from_millis(200);
+const STABILITY: Duration = Duration::from_millis(100);
+/// Heartbeat of the scenarios that rely on it.
+const FAST_HB: Heartbeat = Heartbeat {
+    enabled: true,
+    interval: Duration::from_millis(200),
+    timeout: Duration::from_millis(50),
+    failures: 2,
+};
+/// Heartbeat of the scenarios that must be detected by something else.
+const SLOW_HB: Heartbeat = Heartbeat {
+    enabled: true,
+    interval: Duration::from_secs(30),
+    timeout: Duration::from_secs(10),
+    failures: 2,
+};
+
+#[derive(Clone, Copy, PartialEq)]
+enum Fault {
+    /// SIGKILL (stdio: the child from `whoami`; remote: the mock process); restart at once.
+    Kill,
+    /// HTTP: SIGKILL, then one call; measured from the call.
+    KillNextCall,
+    /// Hang (`/_mock/hang`, stdio: the `hang` tool); heartbeat; then unhang (remote).
+    Hang,
+    /// `/_mock/expire-sessions`, then one call; measured from the call.
+    Expire,
+}
+
+struct Scenario {
+    name: &'static str,
+    transport: &'static str,
+    fault: Fault,
+    heartbeat: Heartbeat,
+    /// (target words, bound in ms) for the detection median.
+    target: Option<(&'static str, f64)>,
+}
+
+#[derive(Default)]
+struct Figures {
+    detect: Samples,
+    causes: BTreeMap<String, usize>,
+    scheduled: Samples,
+    backoff_measured: Samples,
+    handshake: Samples,
+    first_call: Samples,
+    server_down: Samples,
+    client_down: Samples,
+    excess: Samples,
+    excess_over_schedule: Samples,
+}
+
+struct Rep {
+    detect: Duration,
+    cause: String,
+    scheduled: Duration,
+    backoff_measured: Option<f64>,
+    handshake: f64,
+    first_call: Duration,
+    /// (server downtime, client downtime, excess) for a remote kill.
+    downtime: Option<(Duration, Duration, Duration)>,
+}
+
+fn scenarios() -> Vec<Scenario> {
+    let hang_bound = ms(FAST_HB.interval + FAST_HB.timeout * FAST_HB.failures) + 20.0;
+    let hang_words = "< interval + failures x timeout + 20 ms (320 ms)";
+    vec![
+        Scenario {
+            name: "child killed (exit/EOF)",
+            transport: "stdio",
+            fault: Fault::Kill,
+            heartbeat: SLOW_HB,
+            target: Some(("< 10 ms", 10.0)),
+        },
+        Scenario {
+            name: "process killed (stream end)",
+            transport: "sse",
+            fault: Fault::Kill,
+            heartbeat: SLOW_HB,
+            target: Some(("< 10 ms", 10.0)),
+        },
+        Scenario {
+            name: "process killed, next call",
+            transport: "http",
+            fault: Fault::KillNextCall,
+            heartbeat: SLOW_HB,
+            target: Some(("< 10 ms from the call", 10.0)),
+        },
+        Scenario {
+            name: "process killed, idle heartbeat 200 ms",
+            transport: "http",
+            fault: Fault::Kill,
+            heartbeat: FAST_HB,
+            target: Some(("<= interval + 20 ms (220 ms)", 220.0)),
+        },
+        Scenario {
+            name: "hung (heartbeat 200/50 ms x2)",
+            transport: "stdio",
+            fault: Fault::Hang,
+            heartbeat: FAST_HB,
+            target: Some((hang_words, hang_bound)),
+        },
+        Scenario {
+            name: "hung (heartbeat 200/50 ms x2)",
+            transport: "sse",
+            fault: Fault::Hang,
+            heartbeat: FAST_HB,
+            target: Some((hang_words, hang_bound)),
+        },
+        Scenario {
+            name: "hung (heartbeat 200/50 ms x2)",
+            transport: "http",
+            fault: Fault::Hang,
+            heartbeat: FAST_HB,
+            target: Some((hang_words, hang_bound)),
+        },
+        Scenario {
+            name: "session expired (404), next call",
+            transport: "sse",
+            fault: Fault::Expire,
+            heartbeat: SLOW_HB,
+            target: None,
+        },
+        Scenario {
+            name: "session expired (404), next call",
+            transport: "http",
+            fault: Fault::Expire,
+            heartbeat: SLOW_HB,
+            target: None,
+        },
+    ]
+}
+
+pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
+    let reps = if mode.quick { 6 } else { 25 };
+    for sc in scenarios() {
+        let figures = scenario(&sc, reps).await;
+        push_rows(&sc, figures, rows);
+    }
+    Ok(())
+}
+
+async fn scenario(sc: &Scenario, reps: usize) -> Figures {
+    let mut f = Figures::default();
+    let mut mock = None;
+    if sc.transport != "stdio" {
+        match MockProcess::start(sc.transport).await {
+            Ok(m) => mock = Some(m),
+            Err(e) => {
+                f.detect.fail(format!("mock: {e}"));
+                return f;
+            }
+        }
+    }
+    let reconnect = mcp_resilient::config::Reconnect {
+        stability_window: Some(STABILITY),
+        ..mock::backoff(INITIAL, 0.0)
+    };
+    let config = match &mock {
+        None => mock::stdio("fault", reconnect, sc.heartbeat.clone()),
+        Some(m) => mock::remote("fault", m, reconnect, sc.heartbeat.clone()),
+    };
+    let registry = ToolRegistry::new();
+    let server = match Supervisor::start(config, registry.clone()).await {
+        Ok(s) => s,
+        Err(e) => {
+            f.detect.fail(e.to_string());
+            return f;
+        }
+    };
+    if let Err(s) = server.wait_ready(LIMIT).await {
+        f.detect.fail(format!("not ready: {s}"));
+    }
+    for _ in 0..reps {
+        match rep(sc, &server, &registry, mock.as_mut()).await {
+            Ok(r) => record(&mut f, r),
+            Err(e) => {
+                f.detect.fail(e);
+                // Get back to a ready server before the next repetition, bounded.
+                if let Some(m) = mock.as_mut() {
+                    let _ = m.admin("unhang", json!({})).await;
+                    if m.pid().is_none() {
+                        let _ = m.restart().await;
+                    }
+                }
+                if server.wait_ready(LIMIT).await.is_err() {
+                    server.restart().await;
+                    let _ = server.wait_ready(LIMIT).await;
+                }
+            }
+        }
+    }
+    server.shutdown().await;
+    if let Some(mut m) = mock {
+        let _ = m.kill().await;
+    }
+    f
+}
+
+fn record(f: &mut Figures, r: Rep) {
+    f.detect.push_ms(r.detect);
+    *f.causes.entry(r.cause).or_default() += 1;
+    f.scheduled.push_ms(r.scheduled);
+    if let Some(b) = r.backoff_measured {
+        f.backoff_measured.push(b);
+    }
+    f.handshake.push(r.handshake);
+    f.first_call.push_ms(r.first_call);
+    if let Some((server, client, excess)) = r.downtime {
+        f.server_down.push_ms(server);
+        f.client_down.push_ms(client);
+        f.excess.push_ms(excess);
+        f.excess_over_schedule.push(ms(excess) - ms(r.scheduled));
+    }
+}
+
+/// Timestamps every event of one outage until the new generation is stable.
+async fn collect(mut events: broadcast::Receiver<Event>, old: u64) -> Vec<(Instant, Event)> {
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + LIMIT * 2;
+    while let Ok(Ok(event)) = tokio::time::timeout_at(deadline, events.recv()).await {
+        let done = matches!(&event, Event::Stable { generation, .. } if *generation > old);
+        seen.push((Instant::now(), event));
+        if done {
+            break;
+        }
+    }
+    seen
+}
+
+async fn rep(
+    sc: &Scenario,
+    server: &Supervisor,
+    registry: &ToolRegistry,
+    mut mock: Option<&mut MockProcess>,
+) -> Res<Rep> {
+    let old = server.generation().ok_or("not ready before the fault")?;
+    let (boot1, pid1) = mock::whoami(registry, "fault").await?;
+    let mut rx = server.state_watch();
+    let collector = tokio::spawn(collect(server.events(), old));
+    let mut pending_call = None;
+    // The fault, and the moment it counts from.
+    let t0 = match (sc.fault, mock.as_deref_mut()) {
+        (Fault::Kill, None) => {
+            let pid = nix::unistd::Pid::from_raw(pid1 as i32);
+            nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL)
+                .map_err(|e| e.to_string())?;
+            Instant::now()
+        }
+        (Fault::Kill, Some(m)) => m.kill().await?,
+        (Fault::KillNextCall, Some(m)) => {
+            m.kill().await?;
+            let t = Instant::now();
+            pending_call = Some(spawn_echo(registry));
+            t
+        }
+        (Fault::Hang, None) => {
+            let handle = registry
+                .handle("mcp__fault__hang")
+                .map_err(|e| e.to_string())?;
+            pending_call = Some(tokio::spawn(async move {
+                handle
+                    .call(json!({}))
+                    .await
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+            }));
+            Instant::now()
+        }
+        (Fault::Hang, Some(m)) => {
+            m.admin("hang", json!({})).await?;
+            Instant::now()
+        }
+        (Fault::Expire, Some(m)) => {
+            m.admin("expire-sessions", json!({})).await?;
+            let t = Instant::now();
+            pending_call = Some(spawn_echo(registry));
+            t
+        }
+        _ => return Err("unsupported scenario".into()),
+    };
+    let (state, t_detect) = wait_state(&mut rx, LIMIT, |s| !s.is_ready()).await?;
+    let detect_us = now_us();
+    let cause = match &state {
+        ConnectionState::Reconnecting { death, .. } => death.cause.to_string(),
+        other => return Err(format!("left ready for {other}, not reconnecting")),
+    };
+    // Back up: a killed remote server restarts at once, a hung one is released.
+    let t_listen = match (sc.fault, mock.as_deref_mut()) {
+        (Fault::Kill | Fault::KillNextCall, Some(m)) => Some(m.restart().await?),
+        (Fault::Hang, Some(m)) => {
+            m.admin("unhang", json!({})).await?;
+            None
+        }
+        _ => None,
+    };
+    let (_, t_ready) = wait_state(
+        &mut rx,
+        LIMIT,
+        |s| matches!(s, ConnectionState::Ready { generation } if *generation > old),
+    )
+    .await?;
+    let ready_us = now_us();
+    mock::echo(registry, "fault", "back").await?;
+    let t_ok = Instant::now();
+    if let Some(call) = pending_call {
+        let outcome = tokio::time::timeout(LIMIT, call)
+            .await
+            .map_err(|_| "the faulted call never ended")?;
+        if matches!(outcome, Ok(Ok(()))) {
+            return Err("the call made against the dead/expired session succeeded".into());
+        }
+    }
+    let new = server.generation().ok_or("not ready after recovery")?;
+    if new <= old {
+        return Err(format!("generation did not increase ({old} -> {new})"));
+    }
+    let (boot2, _) = mock::whoami(registry, "fault").await?;
+    let new_process = matches!(sc.fault, Fault::Kill | Fault::KillNextCall)
+        || (sc.fault == Fault::Hang && mock.is_none());
+    if new_process == (boot1 == boot2) {
+        return Err(format!(
+            "boot id {boot1} -> {boot2}, new process expected: {new_process}"
+        ));
+    }
+    let events = tokio::time::timeout(LIMIT * 3, collector)
+        .await
+        .map_err(|_| "collector hung")?
+        .map_err(|e| e.to_string())?;
+    if !events
+        .iter()
+        .any(|(_, e)| matches!(e, Event::Stable { generation, .. } if *generation == new))
+    {
+        return Err("new generation never became stable".into());
+    }
+    // The scheduled backoff of this outage, and when its last delay ended.
+    let delays: Vec<(Instant, Duration)> = events
+        .iter()
+        .filter_map(|(t, e)| match e {
+            Event::State {
+                state: ConnectionState::Reconnecting { delay, .. },
+                ..
+            } => Some((*t, *delay)),
+            _ => None,
+        })
+        .collect();
+    let scheduled: Duration = delays.iter().map(|(_, d)| *d).sum();
+    let backoff_end = delays.last().map(|(t, d)| *t + *d).unwrap_or(t_detect);
+    // Remote: when the first connection attempt reached the new server (its request log).
+    let first_attempt_us = match mock.as_deref() {
+        Some(m) if t_listen.is_some() => first_attempt(m).await?,
+        _ => None,
+    };
+    let (backoff_measured, handshake) = match first_attempt_us {
+        Some(at) => (
+            Some((at as f64 - detect_us as f64) / 1e3),
+            (ready_us as f64 - at as f64) / 1e3,
+        ),
+        None => (None, ms(t_ready.saturating_duration_since(backoff_end))),
+    };
+    let downtime = t_listen.map(|listen| (listen - t0, t_ok - t0, t_ok - listen));
+    Ok(Rep {
+        detect: t_detect - t0,
+        cause,
+        scheduled,
+        backoff_measured,
+        handshake,
+        first_call: t_ok - t_ready,
+        downtime,
+    })
+}
+
+fn spawn_echo(registry: &ToolRegistry) -> tokio::task::JoinHandle<Result<(), String>> {
+    let registry = registry.clone();
+    tokio::spawn(async move { mock::echo(&registry, "fault", "into the fault").await })
+}
+
+/// The arrival (µs since the epoch) of the first session-opening request in the mock's log.
+async fn first_attempt(m: &MockProcess) -> Res<Option<u64>> {
+    let requests = m.requests().await?;
+    Ok(requests
+        .iter()
+        .filter(|r| opens_session(m.kind, r))
+        .filter_map(|r| r["at_us"].as_u64())
+        .min())
+}
+
+/// Whether a recorded request opens a session: `GET /sse` (legacy) or a `POST /mcp` without a
+/// session id (Streamable HTTP `initialize`).
+pub fn opens_session(kind: &str, r: &serde_json::Value) -> bool {
+    match kind {
+        "sse" => r["method"] == "GET" && r["path"] == "/sse",
+        _ => {
+            r["method"] == "POST"
+                && r["path"] == "/mcp"
+                && r["headers"].get("mcp-session-id").is_none()
+        }
+    }
+}
+
+fn push_rows(sc: &Scenario, f: Figures, rows: &mut Vec<Row>) {
+    let causes: Vec<String> = f.causes.iter().map(|(c, n)| format!("{c} x{n}")).collect();
+    let name = format!("{} {}", sc.transport, sc.name);
+    let mut row = Row::new(DETECT, name.clone(), "ms", f.detect.clone())
+        .note(format!("cause: {}", causes.join(", ")));
+    if let Some((words, bound)) = sc.target {
+        let met = f.detect.median() < bound;
+        row = row.target(words, met);
+    }
+    rows.push(row);
+    let recovered =
+        matches!(sc.fault, Fault::Kill | Fault::KillNextCall) || (sc.transport == "stdio");
+    if !recovered || f.detect.values.is_empty() {
+        return;
+    }
+    let remote = sc.transport != "stdio";
+    rows.push(Row::new(
+        RECOVER,
+        format!("{name}: scheduled backoff"),
+        "ms",
+        f.scheduled,
+    ));
+    if remote {
+        rows.push(Row::new(
+            RECOVER,
+            format!("{name}: backoff wait (detect -> first request at server)"),
+            "ms",
+            f.backoff_measured,
+        ));
+        rows.push(Row::new(
+            RECOVER,
+            format!("{name}: handshake (first request -> ready)"),
+            "ms",
+            f.handshake,
+        ));
+    } else {
+        rows.push(Row::new(
+            RECOVER,
+            format!("{name}: spawn + handshake (backoff end -> ready)"),
+            "ms",
+            f.handshake,
+        ));
+    }
+    rows.push(Row::new(
+        RECOVER,
+        format!("{name}: first call (ready -> ok)"),
+        "ms",
+        f.first_call,
+    ));
+    if remote {
+        rows.push(Row::new(
+            RECOVER,
+            format!("{name}: server downtime (kill -> listening)"),
+            "ms",
+            f.server_down,
+        ));
+        rows.push(Row::new(
+            RECOVER,
+            format!("{name}: client downtime (kill -> first ok call)"),
+            "ms",
+            f.client_down,
+        ));
+        rows.push(Row::new(
+            RECOVER,
+            format!("{name}: excess downtime (client - server)"),
+            "ms",
+            f.excess,
+        ));
+        let met = f.excess_over_schedule.median() <= 10.0;
+        rows.push(
+            Row::new(
+                RECOVER,
+                format!("{name}: excess - scheduled backoff"),
+                "ms",
+                f.excess_over_schedule,
+            )
+            .target("<= 10 ms", met),
+        );
+    }
+}

@@ -1,0 +1,285 @@
+//! The mock server as a separate process (`mcp-resilient mock-server`), the configs that reach
+//! it, and small helpers shared by every scenario. Every wait has a deadline; 127.0.0.1 only.
+
+use std::{
+    process::Stdio,
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+};
+
+use mcp_resilient::{
+    ConnectionState, ServerConfig, ToolRegistry,
+    config::{Heartbeat, Reconnect, TransportConfig},
+};
+use serde_json::{Value, json};
+use tokio::{
+    io::{AsyncBufReadExt, BufReader},
+    process::{Child, Command},
+    sync::watch,
+};
+
+/// The limit of every single wait in the benchmark.
+pub const LIMIT: Duration = Duration::from_secs(30);
+
+pub type Res<T> = Result<T, String>;
+
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_mcp-resilient")
+}
+
+/// Microseconds since the Unix epoch: the clock shared with the mock's request log.
+pub fn now_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+/// One remote mock server process (`sse` or `http`), restartable on the same port.
+pub struct MockProcess {
+    child: Option<Child>,
+    pub kind: &'static str,
+    pub port: u16,
+    http: reqwest::Client,
+}
+
+impl MockProcess {
+    pub async fn start(kind: &'static str) -> Res<MockProcess> {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let mut process = MockProcess {
+            child: None,
+            kind,
+            port: 0,
+            http,
+        };
+        process.spawn().await?;
+        Ok(process)
+    }
+
+    /// A handle on a mock (or a proxy in front of one) that this process did not start: it can
+    /// build URLs and use the admin routes, not kill.
+    pub fn attach(kind: &'static str, port: u16) -> Res<MockProcess> {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(MockProcess {
+            child: None,
+            kind,
+            port,
+            http,
+        })
+    }
+
+    /// Spawns the process; returns the moment its `LISTENING` line was read (it listens at
+    /// most that much earlier: the line is printed right after the bind).
+    async fn spawn(&mut self) -> Res<Instant> {
+        let mut child = Command::new(binary())
+            .args([
+                "mock-server",
+                "--transport",
+                self.kind,
+                "--port",
+                &self.port.to_string(),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("spawn mock: {e}"))?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let line = tokio::time::timeout(LIMIT, BufReader::new(stdout).lines().next_line())
+            .await
+            .map_err(|_| "mock did not report its port in time")?
+            .map_err(|e| e.to_string())?
+            .ok_or("mock exited before listening")?;
+        let listening = Instant::now();
+        self.port = line
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.trim().parse().ok())
+            .ok_or_else(|| format!("bad LISTENING line {line:?}"))?;
+        self.child = Some(child);
+        Ok(listening)
+    }
+
+    pub fn url(&self) -> String {
+        match self.kind {
+            "sse" => format!("http://127.0.0.1:{}/sse", self.port),
+            _ => format!("http://127.0.0.1:{}/mcp", self.port),
+        }
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(Child::id)
+    }
+
+    /// SIGKILLs the process; returns the moment the signal was sent. Reaps it before returning.
+    pub async fn kill(&mut self) -> Res<Instant> {
+        let mut child = self.child.take().ok_or("mock not running")?;
+        child.start_kill().map_err(|e| e.to_string())?;
+        let at = Instant::now();
+        tokio::time::timeout(LIMIT, child.wait())
+            .await
+            .map_err(|_| "mock not reaped in time")?
+            .map_err(|e| e.to_string())?;
+        Ok(at)
+    }
+
+    /// Starts a new process on the same port; returns when it listens.
+    pub async fn restart(&mut self) -> Res<Instant> {
+        if self.child.is_some() {
+            self.kill().await?;
+        }
+        self.spawn().await
+    }
+
+    pub async fn admin(&self, path: &str, body: Value) -> Res<Value> {
+        let url = format!("http://127.0.0.1:{}/_mock/{path}", self.port);
+        let response = tokio::time::timeout(LIMIT, self.http.post(url).json(&body).send())
+            .await
+            .map_err(|_| format!("admin {path} timed out"))?
+            .map_err(|e| e.to_string())?;
+        if !response.status().is_success() {
+            return Err(format!("admin {path}: {}", response.status()));
+        }
+        response.json().await.map_err(|e| e.to_string())
+    }
+
+    pub async fn admin_get(&self, path: &str) -> Res<Value> {
+        let url = format!("http://127.0.0.1:{}/_mock/{path}", self.port);
+        let response = tokio::time::timeout(LIMIT, self.http.get(url).send())
+            .await
+            .map_err(|_| format!("admin {path} timed out"))?
+            .map_err(|e| e.to_string())?;
+        response.json().await.map_err(|e| e.to_string())
+    }
+
+    pub async fn clear_requests(&self) -> Res<()> {
+        self.admin("requests/clear", json!({})).await.map(drop)
+    }
+
+    pub async fn requests(&self) -> Res<Vec<Value>> {
+        match self.admin_get("requests").await? {
+            Value::Array(list) => Ok(list),
+            other => Err(format!("requests: {other}")),
+        }
+    }
+}
+
+/// A remote config for `mock` (legacy SSE or Streamable HTTP) with the given policies.
+pub fn remote(
+    name: &str,
+    mock: &MockProcess,
+    reconnect: Reconnect,
+    heartbeat: Heartbeat,
+) -> ServerConfig {
+    let config = match mock.kind {
+        "sse" => ServerConfig::sse(name, mock.url()),
+        _ => ServerConfig::http(name, mock.url()),
+    };
+    config
+        .reconnect(reconnect)
+        .heartbeat(heartbeat)
+        .call_timeout(Duration::from_secs(10))
+        .connect_timeout(Duration::from_secs(20))
+}
+
+/// A stdio config that runs the mock as a child.
+pub fn stdio(name: &str, reconnect: Reconnect, heartbeat: Heartbeat) -> ServerConfig {
+    let mut config = ServerConfig::stdio(name, binary())
+        .args(["mock-server", "--transport", "stdio"])
+        .reconnect(reconnect)
+        .heartbeat(heartbeat)
+        .call_timeout(Duration::from_secs(10))
+        .connect_timeout(Duration::from_secs(20));
+    if let TransportConfig::Stdio(stdio) = &mut config.transport {
+        stdio.stdin_close_grace = Duration::from_millis(200);
+        stdio.term_grace = Duration::from_millis(200);
+    }
+    config
+}
+
+/// A known backoff: `initial` first, doubling, jitter `jitter`, a large budget.
+pub fn backoff(initial: Duration, jitter: f64) -> Reconnect {
+    Reconnect {
+        initial_delay: initial,
+        max_delay: initial * 8,
+        jitter,
+        max_attempts: 10,
+        ..Reconnect::default()
+    }
+}
+
+/// Calls `echo` through the registry and checks the answer really is the echo.
+pub async fn echo(registry: &ToolRegistry, server: &str, text: &str) -> Res<()> {
+    let handle = registry
+        .handle(&format!("mcp__{server}__echo"))
+        .map_err(|e| e.to_string())?;
+    let result = handle
+        .call(json!({ "text": text }))
+        .await
+        .map_err(|e| format!("echo: {e}"))?;
+    check_echo(&result, text)
+}
+
+/// A `tools/call echo` result is a success only if it is not `isError` and echoes `text`.
+pub fn check_echo(result: &rmcp::model::CallToolResult, text: &str) -> Res<()> {
+    if result.is_error == Some(true) {
+        return Err("echo returned isError".into());
+    }
+    let got = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.as_str());
+    if got != Some(text) {
+        return Err(format!("echo answered {got:?}, wanted {text:?}"));
+    }
+    Ok(())
+}
+
+/// `(boot_id, pid)` of the server that answers now.
+pub async fn whoami(registry: &ToolRegistry, server: &str) -> Res<(String, u32)> {
+    let handle = registry
+        .handle(&format!("mcp__{server}__whoami"))
+        .map_err(|e| e.to_string())?;
+    let result = handle
+        .call(json!({}))
+        .await
+        .map_err(|e| format!("whoami: {e}"))?;
+    let value = result
+        .structured_content
+        .ok_or("whoami: no structured content")?;
+    let boot = value["boot_id"]
+        .as_str()
+        .ok_or("whoami: no boot_id")?
+        .to_owned();
+    let pid = value["pid"].as_u64().ok_or("whoami: no pid")? as u32;
+    Ok((boot, pid))
+}
+
+/// Waits (bounded) until the state satisfies `want`; returns it and when it was seen.
+pub async fn wait_state(
+    rx: &mut watch::Receiver<ConnectionState>,
+    limit: Duration,
+    want: impl FnMut(&ConnectionState) -> bool,
+) -> Res<(ConnectionState, Instant)> {
+    let seen = tokio::time::timeout(limit, async {
+        rx.wait_for(want).await.map(|s| (s.clone(), Instant::now()))
+    })
+    .await;
+    match seen {
+        Ok(Ok(seen)) => Ok(seen),
+        Ok(Err(_)) => Err("state channel closed".into()),
+        Err(_) => Err(format!(
+            "state not reached in {limit:?}; last {}",
+            *rx.borrow()
+        )),
+    }
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
