@@ -170,11 +170,8 @@ async fn stdio() -> DemoResult<()> {
         "called crash → {:?}; the child exits after replying",
         text_of(&reply)
     ));
-    let no_restart: Option<(
-        std::future::Ready<DemoResult<(Child, u16)>>,
-        &mut Option<Child>,
-    )> = None;
-    recover(&server, &registry, &mut events, &clock, killed, no_restart).await?;
+    detect_loss(&mut events, &clock, killed).await?;
+    await_recovery(&server, &registry, &mut events, &clock, killed).await?;
     server.shutdown().await;
     clock.say("shut down: child reaped, tools unregistered");
     Ok(())
@@ -224,41 +221,28 @@ async fn remote(kind: &str) -> DemoResult<()> {
             Err(e) => clock.say(format!("a call after the kill failed at once: {e}")),
         }
     }
-    let restart = async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        spawn_remote(kind, port).await
-    };
-    let mut back = None;
-    recover(
-        &server,
-        &registry,
-        &mut events,
-        &clock,
-        killed,
-        Some((restart, &mut back)),
-    )
-    .await?;
+    detect_loss(&mut events, &clock, killed).await?;
+    // The server comes back a moment later, on the same port.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (mut back, port) = spawn_remote(kind, port).await?;
+    clock.say(format!(
+        "server restarted on the same port {port} (pid {:?})",
+        back.id()
+    ));
+    await_recovery(&server, &registry, &mut events, &clock, killed).await?;
     server.shutdown().await;
-    if let Some(mut child) = back {
-        let _ = child.start_kill();
-        let _ = child.wait().await;
-    }
+    let _ = back.start_kill();
+    let _ = back.wait().await;
     clock.say("shut down; mock server stopped");
     Ok(())
 }
 
-/// Waits for the death to be seen, (re)starts the server if asked, then waits for the new generation.
-async fn recover<F>(
-    server: &Supervisor,
-    registry: &ToolRegistry,
+/// Waits until the supervisor reports the death, and says how it was detected.
+async fn detect_loss(
     events: &mut tokio::sync::broadcast::Receiver<Event>,
     clock: &Clock,
     killed: Instant,
-    restart: Option<(F, &mut Option<Child>)>,
-) -> DemoResult<()>
-where
-    F: Future<Output = DemoResult<(Child, u16)>>,
-{
+) -> DemoResult<()> {
     let lost = wait_state(events, clock, |s| !s.is_ready()).await?;
     if let ConnectionState::Reconnecting { death, delay, .. } = &lost {
         clock.say(format!(
@@ -268,14 +252,17 @@ where
             death.detail
         ));
     }
-    if let Some((restart, slot)) = restart {
-        let (child, port) = restart.await?;
-        clock.say(format!(
-            "server restarted on the same port {port} (pid {:?})",
-            child.id()
-        ));
-        *slot = Some(child);
-    }
+    Ok(())
+}
+
+/// Waits for the new generation and proves a new server answers through the old handle.
+async fn await_recovery(
+    server: &Supervisor,
+    registry: &ToolRegistry,
+    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    clock: &Clock,
+    killed: Instant,
+) -> DemoResult<()> {
     let ready = wait_state(events, clock, |s| s.is_ready()).await?;
     if let ConnectionState::Ready { generation } = ready {
         clock.say(format!(
