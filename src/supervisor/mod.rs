@@ -161,12 +161,25 @@ impl Supervisor {
     /// # Cancel safety
     ///
     /// Dropping the future abandons the call; rmcp sends `notifications/cancelled`.
+    ///
+    /// Fails with `ToolNotFound`, without contacting the server, when the server's registered
+    /// tool set does not list `tool`.
     pub async fn call_tool(
         &self,
         tool: &str,
         arguments: serde_json::Value,
     ) -> Result<CallToolResult, CallError> {
-        self.link.call_tool(tool, to_object(arguments)?, None).await
+        let arguments = to_object(arguments)?;
+        let snapshot = self.registry.snapshot();
+        let listed = snapshot
+            .server(self.name())
+            .map(|set| set.tools.iter().any(|t| &*t.raw_name == tool));
+        if listed == Some(false) {
+            return Err(CallError::ToolNotFound {
+                name: tool.to_owned(),
+            });
+        }
+        self.link.call_tool(tool, arguments, None).await
     }
 
     /// Reports that `generation` looks dead to the host (for example its own check failed).

@@ -1,0 +1,162 @@
+//! The command-line contract: output shapes and exit codes, with real child processes.
+
+mod common;
+
+use std::process::Stdio;
+
+use common::{LIMIT, mock_binary};
+use serde_json::Value;
+use tokio::{
+    io::{AsyncBufReadExt, BufReader},
+    process::Command,
+};
+
+async fn run(args: &[&str]) -> (i32, String, String) {
+    let output = tokio::time::timeout(
+        LIMIT,
+        Command::new(mock_binary())
+            .args(args)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the CLI finished in time")
+    .expect("the CLI ran");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn with_mock<'a>(head: &[&'a str]) -> Vec<&'a str> {
+    let mut args = head.to_vec();
+    args.extend([
+        "--stdio",
+        "--",
+        mock_binary(),
+        "mock-server",
+        "--transport",
+        "stdio",
+    ]);
+    args
+}
+
+#[tokio::test]
+async fn call_prints_the_result_as_one_json_line_and_exits_0() {
+    let (code, stdout, stderr) = run(&with_mock(&["call", "echo", r#"{"text":"hi"}"#])).await;
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let result: Value = serde_json::from_str(lines[0]).expect("json");
+    assert_eq!(result["content"][0]["text"], "hi");
+}
+
+#[tokio::test]
+async fn a_tool_error_exits_1() {
+    let (code, stdout, _) = run(&with_mock(&["call", "fail", r#"{"message":"nope"}"#])).await;
+    assert_eq!(code, 1);
+    let result: Value = serde_json::from_str(stdout.trim()).expect("json");
+    assert_eq!(result["isError"], true);
+}
+
+#[tokio::test]
+async fn usage_and_config_errors_exit_2() {
+    assert_eq!(run(&with_mock(&["call", "echo", "not json"])).await.0, 2);
+    assert_eq!(run(&["call", "echo"]).await.0, 2, "no server named");
+    let (code, _, stderr) = run(&with_mock(&[
+        "call",
+        "echo",
+        "{}",
+        "--heartbeat-interval",
+        "0s",
+    ]))
+    .await;
+    assert_eq!(code, 2);
+    assert!(stderr.contains("heartbeat.interval"), "{stderr}");
+    assert_eq!(run(&with_mock(&["call", "no_such_tool", "{}"])).await.0, 2);
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_exits_3() {
+    let (code, _, stderr) = run(&[
+        "call",
+        "echo",
+        "{}",
+        "--max-attempts",
+        "2",
+        "--reconnect-initial",
+        "10ms",
+        "--stdio",
+        "--",
+        "/nonexistent/server",
+    ])
+    .await;
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("could not connect"), "{stderr}");
+}
+
+#[tokio::test]
+async fn tools_json_lists_public_names() {
+    let (code, stdout, stderr) = run(&with_mock(&["tools", "--json", "--name", "mock"])).await;
+    assert_eq!(code, 0, "{stderr}");
+    let tools: Value = serde_json::from_str(stdout.trim()).expect("json");
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["public_name"].as_str())
+        .collect();
+    assert!(names.contains(&"mcp__mock__echo"), "{names:?}");
+}
+
+#[tokio::test]
+async fn watch_json_prints_state_lines_and_stops_on_interrupt() {
+    let mut child = Command::new(mock_binary())
+        .args(with_mock(&["watch", "--json"]))
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("watch");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let ready = tokio::time::timeout(LIMIT, async {
+        while let Some(line) = lines.next_line().await.expect("read") {
+            let event: Value = serde_json::from_str(&line).expect("a JSON line");
+            assert!(
+                event["ts"].is_u64() && event["server"].is_string(),
+                "{line}"
+            );
+            let is_ready = event["event"] == "state" && event["state"] == "ready";
+            seen.push(event);
+            if is_ready {
+                return;
+            }
+        }
+        panic!("watch ended before ready");
+    })
+    .await;
+    ready.expect("ready within the limit");
+    assert!(
+        seen.iter()
+            .any(|e| e["event"] == "tools" && e["tools"].as_array().is_some_and(|t| !t.is_empty())),
+        "{seen:?}"
+    );
+    let pid = nix::unistd::Pid::from_raw(child.id().expect("pid") as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("interrupt");
+    let rest = tokio::time::timeout(LIMIT, async {
+        let mut rest = Vec::new();
+        while let Some(line) = lines.next_line().await.expect("read") {
+            rest.push(serde_json::from_str::<Value>(&line).expect("json"));
+        }
+        rest
+    })
+    .await
+    .expect("watch stopped in time");
+    assert!(rest.iter().any(|e| e["state"] == "stopped"), "{rest:?}");
+    let status = tokio::time::timeout(LIMIT, child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}
