@@ -117,18 +117,26 @@ impl Snapshot {
         self.servers.get(name)
     }
 
+    /// The next snapshot: this one with `server`'s set replaced (or removed). Copies the
+    /// indexes (reference-count bumps, no rehashing) and patches only `server`'s entries, so a
+    /// publish costs a copy, not a rebuild, however many servers share the registry.
     fn with_server(&self, server: &Arc<str>, tools: Option<Arc<ServerTools>>) -> Snapshot {
         let mut servers = self.servers.clone();
+        let mut by_public = self.by_public.clone();
+        if let Some(old) = self.servers.get(server) {
+            for tool in &old.tools {
+                by_public.remove(&tool.public_name);
+            }
+        }
+        if let Some(set) = &tools {
+            for (index, tool) in set.tools.iter().enumerate() {
+                by_public.insert(tool.public_name.clone(), (server.clone(), index));
+            }
+        }
         match tools {
             Some(tools) => servers.insert(server.clone(), tools),
             None => servers.remove(server),
         };
-        let mut by_public = HashMap::with_capacity(self.by_public.len());
-        for (name, set) in &servers {
-            for (index, tool) in set.tools.iter().enumerate() {
-                by_public.insert(tool.public_name.clone(), (name.clone(), index));
-            }
-        }
         Snapshot { servers, by_public }
     }
 }
