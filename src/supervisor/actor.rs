@@ -457,7 +457,7 @@ impl Actor {
         if let Some(attempt) = self.attempt.take() {
             attempt.ct.cancel();
             if let Ok(Ok(connected)) = attempt.task.await {
-                connect::discard(connected.session).await;
+                connect::discard(connected.session, self.config.close_timeout).await;
             }
         }
     }

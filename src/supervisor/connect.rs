@@ -75,16 +75,23 @@ pub(crate) async fn attempt(
             elapsed: started.elapsed(),
         }),
         Err(detail) => {
-            discard(session).await;
+            discard(session, config.close_timeout).await;
             Err(Death::new(Cause::ConnectFailed, detail))
         }
     }
 }
 
 /// Closes a session that never became a generation.
-pub(crate) async fn discard(session: Session) {
+/// Closes a session that never became a generation, within `limit` (rmcp's own cleanup can
+/// wait on a hung HTTP server); the child, if any, is always disposed of.
+pub(crate) async fn discard(session: Session, limit: Duration) {
     session.session_ct.cancel();
-    let _ = session.running.waiting().await;
+    if tokio::time::timeout(limit, session.running.waiting())
+        .await
+        .is_err()
+    {
+        tracing::warn!("session cleanup did not finish within {limit:?}; abandoning it");
+    }
     session.guard.dispose().await;
 }
 
