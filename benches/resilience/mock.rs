@@ -1,21 +1,14 @@
 //! The mock server as a separate process (`mcp-resilient mock-server`), the configs that reach
 //! it, and small helpers shared by every scenario. Every wait has a deadline; 127.0.0.1 only.
 
-use std::{
-    process::Stdio,
-    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
-};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcp_resilient::{
     ConnectionState, ServerConfig, ToolRegistry,
     config::{Heartbeat, Reconnect, TransportConfig},
 };
 use serde_json::{Value, json};
-use tokio::{
-    io::{AsyncBufReadExt, BufReader},
-    process::{Child, Command},
-    sync::watch,
-};
+use tokio::{process::Child, sync::watch};
 
 /// The limit of every single wait in the benchmark.
 pub const LIMIT: Duration = Duration::from_secs(30);
@@ -75,31 +68,12 @@ impl MockProcess {
     /// Spawns the process; returns the moment its `LISTENING` line was read (it listens at
     /// most that much earlier: the line is printed right after the bind).
     async fn spawn(&mut self) -> Res<Instant> {
-        let mut child = Command::new(binary())
-            .args([
-                "mock-server",
-                "--transport",
-                self.kind,
-                "--port",
-                &self.port.to_string(),
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("spawn mock: {e}"))?;
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        let line = tokio::time::timeout(LIMIT, BufReader::new(stdout).lines().next_line())
-            .await
-            .map_err(|_| "mock did not report its port in time")?
-            .map_err(|e| e.to_string())?
-            .ok_or("mock exited before listening")?;
+        let (child, port) =
+            mcp_mock_server::spawn_process(binary(), &["mock-server"], self.kind, self.port, LIMIT)
+                .await
+                .map_err(|e| format!("spawn mock: {e}"))?;
         let listening = Instant::now();
-        self.port = line
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.trim().parse().ok())
-            .ok_or_else(|| format!("bad LISTENING line {line:?}"))?;
+        self.port = port;
         self.child = Some(child);
         Ok(listening)
     }

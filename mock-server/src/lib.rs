@@ -22,6 +22,7 @@ mod args;
 mod crash;
 mod handler;
 mod lock;
+mod process;
 mod remote;
 mod shared;
 mod stdio;
@@ -33,6 +34,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use process::spawn_process;
 pub use remote::faults::{Faults, MockState, RecordedRequest};
 pub use remote::{MockOptions, MockServer, MockTransport};
 pub use shared::SetTools;

@@ -1,13 +1,8 @@
 //! The remote mock server as a separate process: started on 127.0.0.1, SIGKILLed, restarted on
 //! the same port, and steered through its `/_mock/` admin routes.
 
-use std::process::Stdio;
-
 use serde_json::Value;
-use tokio::{
-    io::{AsyncBufReadExt, BufReader},
-    process::{Child, Command},
-};
+use tokio::process::Child;
 
 use super::{LIMIT, mock_binary};
 
@@ -37,30 +32,15 @@ impl MockProcess {
     }
 
     async fn spawn(&mut self) {
-        let mut child = Command::new(mock_binary())
-            .args([
-                "mock-server",
-                "--transport",
-                self.kind,
-                "--port",
-                &self.port.to_string(),
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn the mock server");
-        let stdout = child.stdout.take().expect("stdout");
-        let line = tokio::time::timeout(LIMIT, BufReader::new(stdout).lines().next_line())
-            .await
-            .expect("the mock server reports its port in time")
-            .expect("read stdout")
-            .expect("a LISTENING line");
-        let port = line
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.trim().parse().ok())
-            .expect("port");
+        let (child, port) = mcp_mock_server::spawn_process(
+            mock_binary(),
+            &["mock-server"],
+            self.kind,
+            self.port,
+            LIMIT,
+        )
+        .await
+        .expect("the mock server starts and reports its port");
         self.port = port;
         self.child = Some(child);
     }

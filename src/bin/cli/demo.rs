@@ -4,18 +4,14 @@
 //! server back → ready on a new generation with the tools re-listed → a call served by the new
 //! server (a different boot id proves it).
 
-use std::{process::Stdio, time::Duration};
+use std::time::Duration;
 
 use mcp_resilient::{
     ConnectionState, Event, Supervisor, ToolRegistry,
     config::{Heartbeat, Reconnect, ServerConfig, TransportConfig},
 };
 use serde_json::json;
-use tokio::{
-    io::{AsyncBufReadExt, BufReader},
-    process::{Child, Command},
-    time::Instant,
-};
+use tokio::{process::Child, time::Instant};
 
 const STEP_LIMIT: Duration = Duration::from_secs(20);
 
@@ -299,30 +295,7 @@ fn text_of(result: &rmcp::model::CallToolResult) -> String {
 
 /// Starts `mcp-resilient mock-server --transport KIND --port PORT` and reads its port.
 async fn spawn_remote(kind: &str, port: u16) -> DemoResult<(Child, u16)> {
-    let mut child = Command::new(me()?)
-        .args([
-            "mock-server",
-            "--transport",
-            kind,
-            "--port",
-            &port.to_string(),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("could not start the mock server: {e}"))?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(STEP_LIMIT, lines.next_line())
+    mcp_mock_server::spawn_process(&me()?, &["mock-server"], kind, port, STEP_LIMIT)
         .await
-        .map_err(|_| "mock server did not report its port".to_owned())?
-        .map_err(|e| e.to_string())?
-        .ok_or("mock server exited before listening")?;
-    let port = line
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.trim().parse().ok())
-        .ok_or_else(|| format!("unexpected line from the mock server: {line}"))?;
-    Ok((child, port))
+        .map_err(|e| format!("could not start the mock server: {e}"))
 }
