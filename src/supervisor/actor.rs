@@ -92,7 +92,7 @@ pub(crate) struct Actor {
     backoff: Option<Pin<Box<Sleep>>>,
     stability: Option<Pin<Box<Sleep>>>,
     sync: Option<SyncTask>,
-    /// A list-changed arrived while a sync ran.
+    /// A list-changed arrived while a sync (or the attempt's own first listing) ran.
     sync_again: bool,
     /// Set once by shutdown.
     stopping: bool,
@@ -183,6 +183,7 @@ impl Actor {
     fn begin_attempt(&mut self) {
         let generation = self.next_generation;
         self.next_generation += 1;
+        self.sync_again = false;
         if self.outage.is_none() {
             self.set_state(
                 ConnectionState::Connecting {
@@ -260,6 +261,9 @@ impl Actor {
             }
         }
         self.set_state(ConnectionState::Ready { generation }, generation);
+        if std::mem::take(&mut self.sync_again) {
+            self.on_list_changed(generation);
+        }
     }
 
     async fn on_died(&mut self, death: Death, permit: RetryPermit) {
@@ -400,7 +404,18 @@ impl Actor {
     }
 
     fn on_list_changed(&mut self, generation: Generation) {
-        let Some(running) = &self.running else { return };
+        let Some(running) = &self.running else {
+            // A change announced while the attempt's own listing was under way: sync once more
+            // as soon as that generation is ready, or the set could miss the change.
+            if self
+                .attempt
+                .as_ref()
+                .is_some_and(|a| a.generation == generation)
+            {
+                self.sync_again = true;
+            }
+            return;
+        };
         if running.live.generation != generation {
             tracing::debug!(server = %self.server(), generation, current = running.live.generation, "ignoring list_changed from a replaced generation");
             return;
