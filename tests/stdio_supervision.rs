@@ -622,3 +622,55 @@ fn after_shutdown_no_child_and_no_task_is_left() {
         );
     });
 }
+
+#[tokio::test]
+async fn a_call_during_an_outage_fails_fast_or_waits_for_call_wait() {
+    init_tracing();
+    let slow = Reconnect {
+        initial_delay: Duration::from_millis(300),
+        max_delay: Duration::from_millis(600),
+        jitter: 0.0,
+        ..Reconnect::default()
+    };
+    for wait in [None, Some(LIMIT)] {
+        let registry = ToolRegistry::new();
+        let mut config = stdio_mock("waiting", &[]).reconnect(slow.clone());
+        if let Some(wait) = wait {
+            config = config.call_wait(wait);
+        }
+        let server = Supervisor::start(config, registry.clone()).await.unwrap();
+        let mut state = server.state_watch();
+        let first = server.wait_ready(LIMIT).await.expect("ready");
+        call(&registry, "waiting", "crash", json!({})).await;
+        wait_state(&mut state, |s| {
+            matches!(s, ConnectionState::Reconnecting { .. })
+        })
+        .await;
+        let outcome = registry
+            .handle("mcp__waiting__echo")
+            .unwrap()
+            .call(json!({"text": "later"}))
+            .await;
+        match wait {
+            None => assert!(
+                matches!(
+                    &outcome,
+                    Err(CallError::Unavailable {
+                        state: ConnectionState::Reconnecting { .. },
+                        ..
+                    })
+                ),
+                "{outcome:?}"
+            ),
+            Some(_) => {
+                let reply = outcome.expect("served once the server is back");
+                assert_eq!(
+                    reply.content[0].as_text().map(|t| t.text.as_str()),
+                    Some("later")
+                );
+                assert!(server.generation().expect("ready") > first);
+            }
+        }
+        server.shutdown().await;
+    }
+}

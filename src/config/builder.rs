@@ -18,6 +18,7 @@ impl ServerConfig {
             call_timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(30),
             close_timeout: Duration::from_secs(10),
+            call_wait: None,
             max_tool_pages: 100,
             pending: None,
         }
@@ -138,6 +139,12 @@ impl ServerConfig {
     /// Sets the bound on confirming that a generation closed.
     pub fn close_timeout(mut self, timeout: Duration) -> Self {
         self.close_timeout = timeout;
+        self
+    }
+
+    /// Lets calls made during an outage wait up to `wait` for the server to be ready again.
+    pub fn call_wait(mut self, wait: Duration) -> Self {
+        self.call_wait = Some(wait);
         self
     }
 

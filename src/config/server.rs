@@ -47,6 +47,13 @@ pub struct ServerConfig {
     /// # Default
     /// 10 s
     pub close_timeout: Duration,
+    /// How long a call made while the server is connecting or reconnecting waits for it to be
+    /// ready again before failing with `Unavailable`. `None`: fail at once. When set, must be
+    /// greater than zero.
+    ///
+    /// # Default
+    /// `None`
+    pub call_wait: Option<Duration>,
     /// Most `tools/list` pages fetched in one tool sync. Must be at least 1.
     ///
     /// # Default

@@ -34,6 +34,9 @@ impl ServerConfig {
         positive("call_timeout", self.call_timeout)?;
         positive("connect_timeout", self.connect_timeout)?;
         positive("close_timeout", self.close_timeout)?;
+        if let Some(wait) = self.call_wait {
+            positive("call_wait", wait)?;
+        }
         if self.max_tool_pages == 0 {
             fail("max_tool_pages", "must be at least 1, got 0")?;
         }

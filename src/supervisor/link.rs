@@ -31,6 +31,8 @@ pub(crate) struct Link {
     pub(crate) state: watch::Sender<ConnectionState>,
     pub(crate) events: broadcast::Sender<Event>,
     call_timeout: Duration,
+    /// How long a call during an outage waits for a ready generation.
+    call_wait: Option<Duration>,
     /// `(interval, timeout, failures)` when the heartbeat is on: a call after a silence longer
     /// than `interval` probes first.
     probe_first: Option<(Duration, Duration, u32)>,
@@ -52,6 +54,7 @@ impl Link {
             state: watch::Sender::new(ConnectionState::Connecting { attempt: 1 }),
             events,
             call_timeout: config.call_timeout,
+            call_wait: config.call_wait,
             probe_first: hb.enabled.then_some((hb.interval, hb.timeout, hb.failures)),
         }
     }
@@ -79,8 +82,9 @@ impl Link {
         timeout: Option<Duration>,
     ) -> Result<CallToolResult, CallError> {
         let live = self.live.borrow().clone();
-        let Some(live) = live.filter(|l| !l.dead.is_cancelled()) else {
-            return Err(self.unavailable());
+        let live = match live.filter(|l| !l.dead.is_cancelled()) {
+            Some(live) => live,
+            None => self.wait_for_live().await?,
         };
         if let Some((interval, probe_timeout, failures)) = self.probe_first
             && live.activity.idle() > interval
@@ -119,6 +123,33 @@ impl Link {
             Ok(Err(e)) => Err(CallError::Protocol {
                 detail: e.to_string(),
             }),
+        }
+    }
+
+    /// During an outage: waits up to `call_wait` for a ready generation; fails at once without
+    /// `call_wait`, or when the server is `failed` or `stopped` (it will not come back by itself).
+    async fn wait_for_live(&self) -> Result<Arc<Live>, CallError> {
+        let Some(wait) = self.call_wait else {
+            return Err(self.unavailable());
+        };
+        let deadline = tokio::time::Instant::now() + wait;
+        let (mut live, mut state) = (self.live.subscribe(), self.state.subscribe());
+        loop {
+            let current = live.borrow_and_update().clone();
+            if let Some(ready) = current.filter(|l| !l.dead.is_cancelled()) {
+                return Ok(ready);
+            }
+            if matches!(
+                *state.borrow_and_update(),
+                ConnectionState::Failed { .. } | ConnectionState::Stopped
+            ) {
+                return Err(self.unavailable());
+            }
+            tokio::select! {
+                changed = live.changed() => changed.map_err(|_| self.unavailable())?,
+                changed = state.changed() => changed.map_err(|_| self.unavailable())?,
+                _ = tokio::time::sleep_until(deadline) => return Err(self.unavailable()),
+            }
         }
     }
 

@@ -37,6 +37,7 @@ pub(super) struct Entry {
     call_timeout: Option<JsonDuration>,
     connect_timeout: Option<JsonDuration>,
     close_timeout: Option<JsonDuration>,
+    call_wait: Option<JsonDuration>,
     max_tool_pages: Option<u32>,
     /// `true`: the entry is skipped (Cline and others write this).
     #[serde(default)]
@@ -139,6 +140,9 @@ impl Entry {
         set!(config.call_timeout, self.call_timeout);
         set!(config.connect_timeout, self.connect_timeout);
         set!(config.close_timeout, self.close_timeout);
+        if let Some(wait) = self.call_wait {
+            config.call_wait = Some(wait.into());
+        }
         set!(config.max_tool_pages, self.max_tool_pages);
         Ok(config)
     }
