@@ -77,7 +77,7 @@ impl Supervisor {
         let (tx, rx) = mpsc::unbounded_channel();
         // Events are rare (state changes, tool changes, probe misses); a slow reader lags rather than
         // costing every idle connection a large preallocated ring.
-        let (events, _) = broadcast::channel(64);
+        let (events, _) = broadcast::channel(32);
         let link = Arc::new(Link::new(server.clone(), &config, tx, events));
         registry.attach(&server, link.clone())?;
         let actor = actor::Actor::new(

@@ -65,7 +65,7 @@ pub(super) async fn endpoint(events: &mut Events, base: &Url) -> Result<Url, Str
 /// The reader task: forwards `message` events until the stream ends, fails, or `stop`.
 pub(super) async fn read(
     mut events: Events,
-    tx: mpsc::Sender<ServerJsonRpcMessage>,
+    tx: mpsc::Sender<Box<ServerJsonRpcMessage>>,
     slot: DeathSlot,
     stop: CancellationToken,
 ) {
@@ -102,7 +102,7 @@ pub(super) async fn read(
         };
         // A full channel must not keep `close()` waiting: stopping wins over sending.
         tokio::select! {
-            sent = tx.send(message) => if sent.is_err() { return },
+            sent = tx.send(Box::new(message)) => if sent.is_err() { return },
             () = stop.cancelled() => return,
         }
     };
