@@ -116,7 +116,9 @@ impl Supervisor {
         self.link.state.subscribe()
     }
 
-    /// Every state change, tool-set change and probe miss from now on.
+    /// Every state change, tool-set change, probe miss and stability mark from now on. A
+    /// receiver that falls more than 32 events behind gets `Lagged`; read
+    /// [`state`](Self::state) and the registry's snapshot then.
     pub fn events(&self) -> broadcast::Receiver<Event> {
         self.link.events.subscribe()
     }
