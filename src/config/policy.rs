@@ -4,8 +4,10 @@ use std::time::Duration;
 
 /// How a supervisor reconnects after a generation died or an attempt failed.
 ///
-/// Why these numbers: delays start at 500 ms and double up to 30 s, with ±20 % jitter so a fleet of
-/// clients that lost the same server does not come back in lockstep. Ten consecutive failures
+/// Why these numbers: delays start at 500 ms and double up to 30 s, with ±30 % jitter so a fleet of
+/// clients that lost the same server does not come back in lockstep (±30 % spreads a synchronized
+/// wave over 0.6 × the delay, so no 100 ms window of a 500 ms first delay carries more than a third
+/// of it; ±20 %, gRPC's figure, leaves half of it in one window). Ten consecutive failures
 /// (about 2.5 minutes) outlast an ordinary 30–90 s pod restart. The budget is refilled only by a
 /// generation that stayed ready for the stability window, so a server that accepts and then crashes
 /// at once still exhausts it instead of causing a reconnect storm.
@@ -34,10 +36,10 @@ pub struct Reconnect {
     /// # Default
     /// 2.0
     pub multiplier: f64,
-    /// Relative random spread applied to each delay (0.2 = ±20 %). Must be finite, in `[0, 1)`.
+    /// Relative random spread applied to each delay (0.3 = ±30 %). Must be finite, in `[0, 1)`.
     ///
     /// # Default
-    /// 0.2
+    /// 0.3
     pub jitter: f64,
     /// Consecutive failed attempts allowed per outage (the outage budget). Must be at least 1.
     ///
@@ -59,7 +61,7 @@ impl Default for Reconnect {
             initial_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(30),
             multiplier: 2.0,
-            jitter: 0.2,
+            jitter: 0.3,
             max_attempts: 10,
             stability_window: None,
         }

@@ -19,7 +19,7 @@ fn defaults_match_the_design() {
         (r.initial_delay, r.max_delay),
         (ms(500), Duration::from_secs(30))
     );
-    assert_eq!((r.multiplier, r.jitter, r.max_attempts), (2.0, 0.2, 10));
+    assert_eq!((r.multiplier, r.jitter, r.max_attempts), (2.0, 0.3, 10));
     assert_eq!(r.stability_window, None);
     assert_eq!(r.effective_stability_window(), Duration::from_secs(30));
     assert_eq!(config.heartbeat, Heartbeat::every(Duration::from_secs(30)));
