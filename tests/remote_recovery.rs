@@ -273,9 +273,9 @@ async fn in_flight_call_fails_and_is_not_replayed(kind: &'static str) {
 
 async fn call_whoami_calls(registry: &ToolRegistry) -> u64 {
     let result = call(registry, "inflight", "whoami", json!({})).await;
-    result.structured_content.expect("structured")["calls"]
-        .as_u64()
-        .expect("calls")
+    mcp_mock_server::Whoami::from_result(&result)
+        .expect("a whoami result")
+        .calls
 }
 
 #[tokio::test]

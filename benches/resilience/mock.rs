@@ -223,15 +223,8 @@ pub async fn whoami(registry: &ToolRegistry, server: &str) -> Res<(String, u32)>
         .call(json!({}))
         .await
         .map_err(|e| format!("whoami: {e}"))?;
-    let value = result
-        .structured_content
-        .ok_or("whoami: no structured content")?;
-    let boot = value["boot_id"]
-        .as_str()
-        .ok_or("whoami: no boot_id")?
-        .to_owned();
-    let pid = value["pid"].as_u64().ok_or("whoami: no pid")? as u32;
-    Ok((boot, pid))
+    let who = mcp_mock_server::Whoami::from_result(&result).ok_or("whoami: not a whoami result")?;
+    Ok((who.boot_id, who.pid))
 }
 
 /// Waits (bounded) until the state satisfies `want`; returns it and when it was seen.

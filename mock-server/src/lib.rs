@@ -27,6 +27,7 @@ mod remote;
 mod shared;
 mod stdio;
 mod tools;
+mod whoami;
 
 use std::hash::{BuildHasher, Hasher};
 use std::io::Write;
@@ -38,6 +39,7 @@ pub use process::spawn_process;
 pub use remote::faults::{Faults, MockState, RecordedRequest};
 pub use remote::{MockOptions, MockServer, MockTransport};
 pub use shared::SetTools;
+pub use whoami::Whoami;
 
 use args::{Args, Mode};
 use crash::{CrashAction, CrashSwitch};

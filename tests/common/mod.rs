@@ -131,12 +131,8 @@ pub async fn whoami(registry: &ToolRegistry, server: &str) -> (String, u32) {
         .handle(&format!("mcp__{server}__whoami"))
         .expect("whoami registered");
     let result = handle.call(json!({})).await.expect("whoami call");
-    let value = result
-        .structured_content
-        .expect("whoami structured content");
-    let boot = value["boot_id"].as_str().expect("boot_id").to_owned();
-    let pid = value["pid"].as_u64().expect("pid") as u32;
-    (boot, pid)
+    let who = mcp_mock_server::Whoami::from_result(&result).expect("a whoami result");
+    (who.boot_id, who.pid)
 }
 
 /// Calls a tool by its raw name and expects success.

@@ -82,17 +82,8 @@ async fn whoami(registry: &ToolRegistry, server: &str) -> DemoResult<String> {
         .call(json!({}))
         .await
         .map_err(|e| format!("whoami failed: {e}"))?;
-    let text = result
-        .structured_content
-        .map(|v| {
-            format!(
-                "boot_id={} pid={}",
-                v["boot_id"].as_str().unwrap_or("?"),
-                v["pid"]
-            )
-        })
-        .unwrap_or_else(|| "?".to_owned());
-    Ok(text)
+    let who = mcp_mock_server::Whoami::from_result(&result).ok_or("whoami: not a whoami result")?;
+    Ok(format!("boot_id={} pid={}", who.boot_id, who.pid))
 }
 
 /// Waits for the next state matching `want`, printing intermediate events.
