@@ -192,7 +192,9 @@ pub struct RemoteConfig {
     /// # Default
     /// 16 MiB
     pub max_event_bytes: usize,
-    /// Legacy SSE: how long to wait for the `endpoint` event. Must be greater than zero.
+    /// Legacy SSE: how long to wait for the `endpoint` event, and for each POST to the endpoint
+    /// to be accepted (a server answers it with 202 at once; the reply comes on the stream).
+    /// Must be greater than zero.
     ///
     /// # Default
     /// 10 s

@@ -65,7 +65,7 @@ pub(crate) enum SendError {
     /// Any other non-2xx answer.
     #[error("POST to the endpoint answered HTTP {0}")]
     Status(u16),
-    /// The request failed; fatal when the connection could not be made.
+    /// The request failed; fatal when the connection could not be made or the POST timed out.
     #[error("POST to the endpoint failed")]
     Request(#[source] reqwest::Error),
     /// The message could not be encoded.
@@ -78,7 +78,7 @@ impl SendError {
     pub(crate) fn cause(&self) -> Option<Cause> {
         match self {
             SendError::SessionExpired(_) => Some(Cause::SessionExpired),
-            SendError::Request(e) if e.is_connect() || e.is_request() => {
+            SendError::Request(e) if e.is_connect() || e.is_request() || e.is_timeout() => {
                 Some(Cause::TransportError)
             }
             _ => None,
@@ -91,6 +91,9 @@ pub(crate) struct SseTransport {
     http: reqwest::Client,
     endpoint: Url,
     headers: HeaderMap,
+    /// Bound on one POST: the shared client has no overall timeout (its streams are long-lived),
+    /// and a hung server must not pile up pending POSTs.
+    post_timeout: std::time::Duration,
     slot: DeathSlot,
     rx: mpsc::Receiver<Box<ServerJsonRpcMessage>>,
     /// Stops the reader; cancelled by `close`, `Drop` and a fatal send failure.
@@ -137,6 +140,7 @@ pub(crate) async fn connect(
         http,
         endpoint,
         headers,
+        post_timeout: config.endpoint_timeout,
         slot,
         rx,
         stop,
@@ -157,6 +161,7 @@ impl Transport<RoleClient> for SseTransport {
             self.http
                 .post(self.endpoint.clone())
                 .headers(self.headers.clone())
+                .timeout(self.post_timeout)
                 .header(
                     reqwest::header::CONTENT_TYPE,
                     HeaderValue::from_static("application/json"),
