@@ -11,7 +11,7 @@ use mcp_resilient::{
     config::{Heartbeat, Reconnect, ServerConfig, TransportConfig},
 };
 use serde_json::json;
-use tokio::{process::Child, time::Instant};
+use tokio::{process::Child, sync::broadcast, time::Instant};
 
 const STEP_LIMIT: Duration = Duration::from_secs(20);
 
@@ -74,6 +74,30 @@ fn me() -> DemoResult<String> {
         .map_err(|e| format!("cannot find my own executable: {e}"))
 }
 
+/// Starts supervising `config`, waits until it is ready, and says so (with who answered).
+/// Events are subscribed after `ready`, so the caller sees only what follows.
+async fn start_ready(
+    config: ServerConfig,
+    clock: &Clock,
+    place: &str,
+) -> DemoResult<(Supervisor, ToolRegistry, broadcast::Receiver<Event>)> {
+    let registry = ToolRegistry::new();
+    let server = Supervisor::start(config, registry.clone())
+        .await
+        .map_err(|e| e.to_string())?;
+    let generation = server
+        .wait_ready(STEP_LIMIT)
+        .await
+        .map_err(|s| format!("not ready: {s}"))?;
+    let events = server.events();
+    clock.say(format!(
+        "ready: generation {generation}{place}, {} tools registered",
+        registry.snapshot().len()
+    ));
+    clock.say(format!("whoami → {}", whoami(&registry, "demo").await?));
+    Ok((server, registry, events))
+}
+
 async fn whoami(registry: &ToolRegistry, server: &str) -> DemoResult<String> {
     let handle = registry
         .handle(&format!("mcp__{server}__whoami"))
@@ -88,7 +112,7 @@ async fn whoami(registry: &ToolRegistry, server: &str) -> DemoResult<String> {
 
 /// Waits for the next state matching `want`, printing intermediate events.
 async fn wait_state(
-    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    events: &mut broadcast::Receiver<Event>,
     clock: &Clock,
     want: impl Fn(&ConnectionState) -> bool,
 ) -> DemoResult<ConnectionState> {
@@ -130,21 +154,8 @@ async fn stdio() -> DemoResult<()> {
         stdio.stdin_close_grace = Duration::from_millis(500);
         stdio.term_grace = Duration::from_millis(500);
     }
-    let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone())
-        .await
-        .map_err(|e| e.to_string())?;
     clock.say("starting the mock server as a child process");
-    let generation = server
-        .wait_ready(STEP_LIMIT)
-        .await
-        .map_err(|s| format!("not ready: {s}"))?;
-    let mut events = server.events();
-    clock.say(format!(
-        "ready: generation {generation}, {} tools registered",
-        registry.snapshot().len()
-    ));
-    clock.say(format!("whoami → {}", whoami(&registry, "demo").await?));
+    let (server, registry, mut events) = start_ready(config, &clock, "").await?;
     let crash = registry
         .handle("mcp__demo__crash")
         .map_err(|e| e.to_string())?;
@@ -179,20 +190,7 @@ async fn remote(kind: &str) -> DemoResult<()> {
         "sse" => ServerConfig::sse("demo", &url),
         _ => ServerConfig::http("demo", &url),
     });
-    let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone())
-        .await
-        .map_err(|e| e.to_string())?;
-    let generation = server
-        .wait_ready(STEP_LIMIT)
-        .await
-        .map_err(|s| format!("not ready: {s}"))?;
-    let mut events = server.events();
-    clock.say(format!(
-        "ready: generation {generation} at {url}, {} tools",
-        registry.snapshot().len()
-    ));
-    clock.say(format!("whoami → {}", whoami(&registry, "demo").await?));
+    let (server, registry, mut events) = start_ready(config, &clock, &format!(" at {url}")).await?;
     let killed = Instant::now();
     child.start_kill().map_err(|e| format!("kill: {e}"))?;
     let _ = child.wait().await;
@@ -226,7 +224,7 @@ async fn remote(kind: &str) -> DemoResult<()> {
 
 /// Waits until the supervisor reports the death, and says how it was detected.
 async fn detect_loss(
-    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    events: &mut broadcast::Receiver<Event>,
     clock: &Clock,
     killed: Instant,
 ) -> DemoResult<()> {
@@ -246,7 +244,7 @@ async fn detect_loss(
 async fn await_recovery(
     server: &Supervisor,
     registry: &ToolRegistry,
-    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    events: &mut broadcast::Receiver<Event>,
     clock: &Clock,
     killed: Instant,
 ) -> DemoResult<()> {
