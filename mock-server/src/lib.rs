@@ -23,6 +23,7 @@ mod crash;
 mod handler;
 mod lock;
 mod process;
+pub mod proxy;
 mod remote;
 mod shared;
 mod stdio;

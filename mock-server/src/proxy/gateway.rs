@@ -1,0 +1,131 @@
+//! What the HTTP proxy does with one request: answer it from the fault plan, or forward it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use axum::body::{Body, Bytes, to_bytes};
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+
+use super::fault::{FaultPlan, GatewayFault};
+use super::forward::{self, Upstream, UpstreamClient};
+
+/// Largest POST body read to find its JSON-RPC method.
+const BODY_LIMIT: usize = 16 * 1024 * 1024;
+/// The body of every answer the proxy makes up.
+const INJECTED_BODY: &str = "injected by fault proxy";
+
+/// The state every connection of one HTTP proxy shares.
+pub(super) struct Gateway {
+    upstream: Upstream,
+    client: UpstreamClient,
+    /// Replaced by `set_fault`; locked only to decide one POST, never across an `.await`.
+    plan: Mutex<Option<FaultPlan>>,
+    /// Requests answered from the plan; changed only by `handle`.
+    pub(super) injected: AtomicU64,
+    /// Requests sent upstream, whatever came back; changed only by `handle`.
+    pub(super) forwarded: AtomicU64,
+}
+
+impl Gateway {
+    pub(super) fn new(
+        upstream: Upstream,
+        client: UpstreamClient,
+        fault: Option<GatewayFault>,
+    ) -> Gateway {
+        Gateway {
+            upstream,
+            client,
+            plan: Mutex::new(fault.map(FaultPlan::new)),
+            injected: AtomicU64::new(0),
+            forwarded: AtomicU64::new(0),
+        }
+    }
+
+    /// Replaces the fault; the pattern starts over.
+    pub(super) fn set_fault(&self, fault: Option<GatewayFault>) {
+        *self.plan() = fault.map(FaultPlan::new);
+    }
+
+    fn plan(&self) -> MutexGuard<'_, Option<FaultPlan>> {
+        self.plan.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Answers `request` itself if the plan says so, else forwards it and streams the answer.
+    pub(super) async fn handle(&self, request: Request<Body>) -> Response<Body> {
+        if request.method() != Method::POST {
+            return self.forward(request).await;
+        }
+        // The guard must be gone before any `.await`.
+        let needs_body = self.plan().as_ref().map(|plan| plan.fault.needs_body());
+        let Some(needs_body) = needs_body else {
+            return self.forward(request).await;
+        };
+        let (parts, body) = request.into_parts();
+        // `seen` is what the plan matches methods against; empty when it does not need to.
+        let (body, seen) = match needs_body {
+            false => (body, Bytes::new()),
+            true => match to_bytes(body, BODY_LIMIT).await {
+                Ok(bytes) => (Body::from(bytes.clone()), bytes),
+                Err(error) => {
+                    let why = format!("unreadable request body: {error}");
+                    return text(StatusCode::BAD_REQUEST, &why);
+                }
+            },
+        };
+        if let Some(answer) = self.decide(&seen) {
+            self.injected.fetch_add(1, Ordering::SeqCst);
+            return answer;
+        }
+        self.forward(Request::from_parts(parts, body)).await
+    }
+
+    /// Consults the plan current now (it may have changed while the body was read).
+    fn decide(&self, body: &[u8]) -> Option<Response<Body>> {
+        let mut plan = self.plan();
+        let plan = plan.as_mut()?;
+        if !plan.fault.matches(body) || !plan.answer_next() {
+            return None;
+        }
+        let fault = &plan.fault;
+        let status =
+            StatusCode::from_u16(fault.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = text(status, INJECTED_BODY);
+        if let Some(value) = fault
+            .retry_after
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        Some(response)
+    }
+
+    async fn forward(&self, request: Request<Body>) -> Response<Body> {
+        let request = match forward::to_upstream(request, &self.upstream) {
+            Ok(request) => request,
+            Err(error) => {
+                return text(StatusCode::BAD_REQUEST, &format!("cannot forward: {error}"));
+            }
+        };
+        self.forwarded.fetch_add(1, Ordering::SeqCst);
+        match self.client.request(request).await {
+            Ok(response) => forward::from_upstream(response),
+            Err(error) => {
+                tracing::debug!(%error, "upstream request failed");
+                text(
+                    StatusCode::BAD_GATEWAY,
+                    &format!("upstream failed: {error}"),
+                )
+            }
+        }
+    }
+}
+
+fn text(status: StatusCode, body: &str) -> Response<Body> {
+    let mut response = Response::new(Body::from(body.to_owned()));
+    *response.status_mut() = status;
+    let plain = HeaderValue::from_static("text/plain; charset=utf-8");
+    response.headers_mut().insert(header::CONTENT_TYPE, plain);
+    response
+}
