@@ -3,8 +3,14 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::StatusFault;
+
 pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|http] [--port N] \
-[--boot-id ID] [--lock-file PATH] [--extra-tools N] [--sse-retry-ms N] [--ignore-stdin-eof]";
+[--boot-id ID] [--lock-file PATH] [--extra-tools N] [--sse-retry-ms N] [--ignore-stdin-eof] \
+[--ignore-sigterm]
+  stdio only:  [--exit-after-list]
+  remote only: [--fail-status N [--fail-every K] [--fail-count N] [--retry-after S] \
+[--fail-methods a,b] [--www-authenticate V]] [--modern-only] [--redirect URL]";
 
 /// Which protocol the binary speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +30,16 @@ pub(crate) struct Args {
     pub(crate) extra_tools: usize,
     pub(crate) sse_retry: Duration,
     pub(crate) ignore_stdin_eof: bool,
+    /// SIGTERM stays pending forever; only SIGKILL (or SIGINT) ends the process.
+    pub(crate) ignore_sigterm: bool,
+    /// stdio: exit 0 once the first `tools/list` reply has been flushed.
+    pub(crate) exit_after_list: bool,
+    /// Remote: `--fail-status` and its companions.
+    pub(crate) status_fault: Option<StatusFault>,
+    /// Remote: `initialize` gets `-32022`.
+    pub(crate) modern_only: bool,
+    /// Remote: every MCP request gets 307 to this location.
+    pub(crate) redirect: Option<String>,
 }
 
 impl Default for Args {
@@ -36,9 +52,26 @@ impl Default for Args {
             extra_tools: 0,
             sse_retry: Duration::from_millis(100),
             ignore_stdin_eof: false,
+            ignore_sigterm: false,
+            exit_after_list: false,
+            status_fault: None,
+            modern_only: false,
+            redirect: None,
         }
     }
 }
+
+/// The flags that only refine `--fail-status`.
+const COMPANIONS: &str =
+    "--fail-every, --fail-count, --fail-methods, --retry-after and --www-authenticate";
+
+/// Flags that take no value.
+const SWITCHES: [&str; 4] = [
+    "--ignore-stdin-eof",
+    "--ignore-sigterm",
+    "--exit-after-list",
+    "--modern-only",
+];
 
 fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, String> {
     value
@@ -50,6 +83,9 @@ impl Args {
     /// Parses the arguments that follow the program name.
     pub(crate) fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Self, String> {
         let mut parsed = Self::default();
+        // The `--fail-*` companions, gathered until the end (flags may come in any order).
+        let mut fault = StatusFault::new(0);
+        let (mut status, mut companions) = (None, false);
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             let (flag, inline) = match arg.split_once('=') {
@@ -58,11 +94,16 @@ impl Args {
                 }
                 _ => (arg, None),
             };
-            if flag == "--ignore-stdin-eof" {
+            if SWITCHES.contains(&flag.as_str()) {
                 if inline.is_some() {
-                    return Err("--ignore-stdin-eof takes no value".into());
+                    return Err(format!("{flag} takes no value"));
                 }
-                parsed.ignore_stdin_eof = true;
+                match flag.as_str() {
+                    "--ignore-stdin-eof" => parsed.ignore_stdin_eof = true,
+                    "--ignore-sigterm" => parsed.ignore_sigterm = true,
+                    "--exit-after-list" => parsed.exit_after_list = true,
+                    _ => parsed.modern_only = true,
+                }
                 continue;
             }
             let value = match inline.or_else(|| args.next()) {
@@ -70,6 +111,9 @@ impl Args {
                 None if flag.starts_with("--") => return Err(format!("{flag}: missing value")),
                 None => return Err(format!("unexpected argument {flag:?}")),
             };
+            companions |= flag.starts_with("--fail-") && flag != "--fail-status"
+                || flag == "--retry-after"
+                || flag == "--www-authenticate";
             match flag.as_str() {
                 "--transport" => {
                     parsed.mode = match value.as_str() {
@@ -86,10 +130,41 @@ impl Args {
                 "--sse-retry-ms" => {
                     parsed.sse_retry = Duration::from_millis(number(&flag, &value)?);
                 }
+                "--fail-status" => status = Some(number(&flag, &value)?),
+                "--fail-every" => fault.every = number(&flag, &value)?,
+                "--fail-count" => fault.count = Some(number(&flag, &value)?),
+                "--retry-after" => fault.retry_after = Some(value),
+                "--www-authenticate" => fault.www_authenticate = Some(value),
+                "--fail-methods" => {
+                    let methods = value.split(',').filter(|m| !m.is_empty());
+                    fault.methods = methods.map(str::to_owned).collect();
+                }
+                "--redirect" if !value.is_empty() => parsed.redirect = Some(value),
                 _ => return Err(format!("unexpected argument {flag:?}")),
             }
         }
+        parsed.status_fault = match (status, companions) {
+            (Some(status), _) => Some(StatusFault { status, ..fault }),
+            (None, true) => return Err(format!("{COMPANIONS} need --fail-status")),
+            (None, false) => None,
+        };
+        parsed.check_mode()?;
         Ok(parsed)
+    }
+
+    /// Rejects flags that mean nothing in the chosen mode (fail loud, not silently ignored).
+    fn check_mode(&self) -> Result<(), String> {
+        let remote_only =
+            self.status_fault.is_some() || self.modern_only || self.redirect.is_some();
+        match self.mode {
+            Mode::Stdio if remote_only => {
+                Err("--fail-status, --modern-only and --redirect need --transport sse|http".into())
+            }
+            Mode::Sse | Mode::Http if self.exit_after_list => {
+                Err("--exit-after-list needs --transport stdio".into())
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -124,9 +199,51 @@ mod tests {
             extra_tools: 3,
             sse_retry: Duration::from_millis(5),
             ignore_stdin_eof: true,
+            ..Args::default()
         };
         assert_eq!(args, Ok(expected));
         assert_eq!(parse(&[]), Ok(Args::default()));
+        let stdio = parse(&["--exit-after-list", "--ignore-sigterm"]);
+        let expected = Args {
+            exit_after_list: true,
+            ignore_sigterm: true,
+            ..Args::default()
+        };
+        assert_eq!(stdio, Ok(expected));
+    }
+
+    #[test]
+    fn parses_the_remote_fault_flags() {
+        let args = parse(&[
+            "--fail-every=3",
+            "--retry-after",
+            "2",
+            "--fail-status",
+            "503",
+            "--fail-methods",
+            "tools/call,ping",
+            "--fail-count",
+            "4",
+            "--www-authenticate",
+            "Bearer realm=\"m\"",
+            "--modern-only",
+            "--redirect",
+            "http://127.0.0.1:1/mcp",
+            "--transport",
+            "http",
+        ])
+        .expect("valid");
+        let fault = StatusFault {
+            every: 3,
+            count: Some(4),
+            retry_after: Some("2".into()),
+            www_authenticate: Some("Bearer realm=\"m\"".into()),
+            methods: vec!["tools/call".into(), "ping".into()],
+            ..StatusFault::new(503)
+        };
+        assert_eq!(args.status_fault, Some(fault));
+        assert!(args.modern_only);
+        assert_eq!(args.redirect.as_deref(), Some("http://127.0.0.1:1/mcp"));
     }
 
     #[test]
@@ -139,6 +256,15 @@ mod tests {
             &["stray"],
             &["--nope", "1"],
             &["--ignore-stdin-eof=1"],
+            &["--modern-only=yes"],
+            &["--fail-status", "x", "--transport", "http"],
+            &["--fail-every", "2", "--transport", "http"],
+            &["--retry-after", "2", "--transport", "sse"],
+            &["--fail-status", "503"],
+            &["--modern-only"],
+            &["--redirect", "http://127.0.0.1:1/"],
+            &["--redirect", "", "--transport", "http"],
+            &["--exit-after-list", "--transport", "http"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::crash;
+use crate::crash::{self, AfterFlush};
 use crate::shared::{SetTools, Shared};
 use crate::tools::ToolKind;
 
@@ -40,6 +40,11 @@ struct Add {
 
 #[derive(Deserialize)]
 struct Sleep {
+    ms: u64,
+}
+
+#[derive(Deserialize)]
+struct Block {
     ms: u64,
 }
 
@@ -113,6 +118,22 @@ impl MockHandler {
                 self.shared.set_hang(true);
                 text("hanging")
             }
+            "block" => {
+                let Block { ms } = parse(args)?;
+                let duration = Duration::from_millis(ms);
+                if !self.shared.block.run(duration, &context.ct).await {
+                    return Err(ErrorData::internal_error("block cancelled", None));
+                }
+                text(format!("blocked {ms}ms"))
+            }
+            "wedge" if !self.shared.stdio => {
+                CallToolResult::error(vec![ContentBlock::text("wedge works in stdio mode only")])
+            }
+            "wedge" => {
+                let wedge = crash::WEDGE_MARKER;
+                self.shared.crash.arm_after(wedge, AfterFlush::Wedge);
+                text(crash::WEDGE_REPLY)
+            }
             _ => {
                 let change: SetTools = parse(args)?;
                 let count = self.shared.set_tools(&change).await;
@@ -139,6 +160,10 @@ impl ServerHandler for MockHandler {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        if self.shared.take_exit_after_list() {
+            let exit = AfterFlush::Exit(0);
+            self.shared.crash.arm_after(crash::LIST_MARKER, exit);
+        }
         let tools = self.shared.tools().list();
         let start = match request.and_then(|r| r.cursor) {
             None => 0,

@@ -3,22 +3,32 @@
 //! It is a real rmcp 3.11 server speaking stdio, legacy HTTP+SSE (hand-written: rmcp has none)
 //! and Streamable HTTP, usable as a binary ([`main_with_args`]) or in-process ([`MockServer`]).
 //!
-//! Tools (same in every mode): `echo`, `add`, `sleep`, `whoami`, `fail`, `crash`, `hang`,
-//! `set_tools`, plus `extra_N` and tools added by `set_tools`, which behave like `echo`.
+//! Tools (same list in every mode): `echo`, `add`, `sleep`, `whoami`, `fail`, `crash`, `hang`,
+//! `set_tools`, `block` (`{"ms": N}`: send nothing for N ms, then everything held, then
+//! `"blocked Nms"`), `wedge` (stdio: reply, then never read stdin again; elsewhere a tool error),
+//! plus `extra_N` and tools added by `set_tools`, which behave like `echo`.
+//!
+//! Remote modes also answer requests in the server's place when asked (see [`Faults`] and the
+//! `/_mock/*` routes): an injected HTTP status ([`StatusFault`]), a redirect, or a 2026-07-28-only
+//! server's `-32022` answer to `initialize`.
 //!
 //! # Invariants
 //!
 //! 1. `crash` exits (in-process: kills the server) only after its reply has been flushed to the
-//!    transport; nothing is timed.
-//! 2. `hang` silences every outgoing path of the server, ping answers included.
+//!    transport; so do `wedge` (it stops reading) and `--exit-after-list`; nothing is timed.
+//! 2. `hang` silences every outgoing path of the server, ping answers included; `block` holds
+//!    them in order and releases them when it ends.
 //! 3. Remote modes bind 127.0.0.1 only.
 //! 4. With `--lock-file`, a process that finds another live instance exits 99 and records
 //!    `overlap <pid>` in `<PATH>.overlap`.
+//! 5. With `--ignore-sigterm`, SIGTERM is blocked in every thread before any thread starts, so
+//!    it stays pending and the process lives on until SIGKILL (or SIGINT).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
 mod args;
+mod block;
 mod crash;
 mod handler;
 mod lock;
@@ -38,6 +48,7 @@ use std::time::Duration;
 
 pub use process::spawn_process;
 pub use remote::faults::{Faults, MockState, RecordedRequest};
+pub use remote::status::{InvalidFault, StatusFault};
 pub use remote::{MockOptions, MockServer, MockTransport};
 pub use shared::SetTools;
 pub use whoami::Whoami;
@@ -75,6 +86,12 @@ pub fn main_with_args<I: IntoIterator<Item = String>>(args: I) -> ExitCode {
         },
     };
     init_tracing();
+    if args.ignore_sigterm
+        && let Err(error) = block_sigterm()
+    {
+        eprintln!("mcp-mock-server: cannot block SIGTERM: {error}");
+        return ExitCode::FAILURE;
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -88,6 +105,18 @@ pub fn main_with_args<I: IntoIterator<Item = String>>(args: I) -> ExitCode {
     let code = runtime.block_on(run(args));
     runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
     code
+}
+
+/// Blocks SIGTERM in this (the main) thread, before the runtime starts its threads, which
+/// inherit the mask: a SIGTERM then stays pending for good (visible as `ShdPnd` in
+/// `/proc/<pid>/status`). Setting the disposition to SIG_IGN would need nix's `unsafe`
+/// `signal`/`sigaction`, which this crate forbids; changing the mask is safe. We start no child
+/// processes, which would inherit the mask too.
+fn block_sigterm() -> nix::Result<()> {
+    use nix::sys::signal::{SigSet, Signal};
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGTERM);
+    set.thread_block()
 }
 
 fn init_tracing() {
@@ -105,7 +134,8 @@ async fn run(args: Args) -> ExitCode {
     let transport = match args.mode {
         Mode::Stdio => {
             let switch = CrashSwitch::new(CrashAction::Exit);
-            let shared = Arc::new(shared::Shared::new(boot_id, args.extra_tools, switch));
+            let shared = shared::Shared::new(boot_id, args.extra_tools, switch);
+            let shared = Arc::new(shared.for_stdio(args.exit_after_list));
             return stdio::run(shared, args.ignore_stdin_eof).await;
         }
         Mode::Sse => MockTransport::Sse,
@@ -128,6 +158,11 @@ async fn run(args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Err(error) = apply_faults(&args, server.faults()) {
+        eprintln!("mcp-mock-server: {error}\n{}", args::USAGE);
+        server.shutdown().await;
+        return ExitCode::from(2);
+    }
     let mut stdout = std::io::stdout().lock();
     if writeln!(stdout, "LISTENING {}", server.addr())
         .and_then(|()| stdout.flush())
@@ -136,9 +171,18 @@ async fn run(args: Args) -> ExitCode {
         tracing::warn!("could not print the LISTENING line");
     }
     drop(stdout);
+    // With `--ignore-sigterm` SIGTERM is blocked, so only SIGINT ends this wait.
     wait_for_signal().await;
     server.shutdown().await;
     ExitCode::SUCCESS
+}
+
+/// The remote fault flags, applied before the server reports that it listens.
+fn apply_faults(args: &Args, faults: &Faults) -> Result<(), InvalidFault> {
+    faults.set_status_fault(args.status_fault.clone())?;
+    faults.set_redirect(args.redirect.clone())?;
+    faults.set_modern_only(args.modern_only);
+    Ok(())
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -6,8 +6,11 @@
 //!    `tools/list` of every session.
 //! 2. `hang` only goes from `false` to `true` through the `hang` tool or `/_mock/hang`, and back
 //!    only through `/_mock/unhang`; every outgoing path (stdio transport, HTTP bodies) checks it.
+//! 3. Every outgoing path also waits in `block.hold()` (see [`crate::block`]).
+//! 4. `exit_after_list` is taken (set to `false`) by the first `tools/list`, so only that reply
+//!    arms the exit.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -15,6 +18,7 @@ use rmcp::{Peer, RoleServer};
 use serde::Deserialize;
 use tokio::sync::watch;
 
+use crate::block::Block;
 use crate::crash::CrashSwitch;
 use crate::tools::ToolSet;
 
@@ -63,7 +67,13 @@ pub(crate) struct Shared {
     /// Peers of initialized sessions; the handler adds, `notify_all` prunes closed ones.
     peers: Mutex<Vec<Peer<RoleServer>>>,
     hang: watch::Sender<bool>,
+    /// Set by the `block` tool while it runs.
+    pub(crate) block: Block,
     pub(crate) crash: CrashSwitch,
+    /// Serving stdio (the `wedge` tool works only there); set once at construction.
+    pub(crate) stdio: bool,
+    /// `--exit-after-list` not yet used; taken by the first `tools/list`.
+    exit_after_list: AtomicBool,
 }
 
 impl Shared {
@@ -75,8 +85,24 @@ impl Shared {
             tools: RwLock::new(ToolSet::with_extra(extra_tools)),
             peers: Mutex::new(Vec::new()),
             hang: watch::Sender::new(false),
+            block: Block::new(),
             crash,
+            stdio: false,
+            exit_after_list: AtomicBool::new(false),
         }
+    }
+
+    /// Marks the state as serving stdio; with `exit_after_list` the process exits (code 0)
+    /// after its first `tools/list` reply has been flushed.
+    pub(crate) fn for_stdio(mut self, exit_after_list: bool) -> Self {
+        self.stdio = true;
+        self.exit_after_list = AtomicBool::new(exit_after_list);
+        self
+    }
+
+    /// `true` exactly once, for the first `tools/list`, when `--exit-after-list` was given.
+    pub(crate) fn take_exit_after_list(&self) -> bool {
+        self.exit_after_list.swap(false, Ordering::SeqCst)
     }
 
     /// Counts one call and returns the count including it.

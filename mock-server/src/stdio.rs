@@ -1,4 +1,11 @@
 //! stdio mode: newline-delimited JSON-RPC on stdin/stdout, one session for the process life.
+//!
+//! # Invariants
+//!
+//! 1. Messages are written in the order rmcp queued them (`send` was called), even though rmcp
+//!    runs each send as its own task: each send waits for the one queued before it.
+//! 2. While hung, a message is dropped when queued; while blocked, it is held (in order).
+//! 3. Once the `wedge` reply has been flushed, stdin is never read again.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -7,17 +14,34 @@ use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, ServerInitializeError, TxJsonRpcMessage, serve_server};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
+use tokio::sync::oneshot;
 
 use crate::crash::CrashTap;
 use crate::handler::MockHandler;
 use crate::shared::Shared;
 
-/// The server-side transport of stdio mode: it swallows every outgoing message while hung, and
-/// keeps the session open after stdin EOF when asked to (or when hung) until a signal ends us.
+/// The server-side transport of stdio mode: it swallows every outgoing message while hung,
+/// holds them while blocked, stops reading once wedged, and keeps the session open after stdin
+/// EOF when asked to (or when hung) until a signal ends us.
 struct HangAware<T> {
     inner: T,
     shared: Arc<Shared>,
     ignore_eof: bool,
+    /// Resolves once the send queued last has finished (or was dropped); replaced by each send.
+    last_send: oneshot::Receiver<()>,
+}
+
+impl<T: Transport<RoleServer>> HangAware<T> {
+    fn new(inner: T, shared: Arc<Shared>, ignore_eof: bool) -> Self {
+        // A receiver whose sender is gone resolves at once: nothing is queued yet.
+        let (_, last_send) = oneshot::channel();
+        Self {
+            inner,
+            shared,
+            ignore_eof,
+            last_send,
+        }
+    }
 }
 
 impl<T: Transport<RoleServer>> Transport<RoleServer> for HangAware<T> {
@@ -27,21 +51,34 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for HangAware<T> {
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let (done, next) = oneshot::channel::<()>();
+        let previous = std::mem::replace(&mut self.last_send, next);
         // Decided when the message is queued: the `hang` tool sets the flag before its own reply.
         let send = (!self.shared.is_hung()).then(|| self.inner.send(item));
+        let shared = self.shared.clone();
         async move {
-            match send {
+            // Ok or Err alike: the previous send finished or was dropped.
+            let _ = previous.await;
+            shared.block.hold().await;
+            let result = match send {
                 Some(send) => send.await,
                 None => Ok(()),
-            }
+            };
+            drop(done);
+            result
         }
     }
 
     /// # Cancel safety
-    /// Cancel safe: the inner receive is, and the post-EOF wait holds no data.
+    /// Cancel safe: the inner receive is, and the waits hold no data.
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        if let Some(message) = self.inner.receive().await {
-            return Some(message);
+        let message = tokio::select! {
+            biased;
+            () = self.shared.crash.wedged() => std::future::pending().await,
+            message = self.inner.receive() => message,
+        };
+        if message.is_some() {
+            return message;
         }
         if self.ignore_eof || self.shared.is_hung() {
             std::future::pending::<()>().await;
@@ -61,11 +98,8 @@ pub(crate) async fn run(shared: Arc<Shared>, ignore_eof: bool) -> ExitCode {
         shared.boot_id, shared.pid
     );
     let stdout = CrashTap::new(tokio::io::stdout(), shared.crash.clone());
-    let transport = HangAware {
-        inner: AsyncRwTransport::new_server(tokio::io::stdin(), stdout),
-        shared: shared.clone(),
-        ignore_eof,
-    };
+    let inner = AsyncRwTransport::new_server(tokio::io::stdin(), stdout);
+    let transport = HangAware::new(inner, shared.clone(), ignore_eof);
     match serve_server(MockHandler::new(shared), transport).await {
         Ok(running) => {
             if let Err(error) = running.waiting().await {

@@ -12,7 +12,7 @@ use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
 /// Tools every mock server starts with, in listing order.
-pub(crate) const BUILTINS: [&str; 8] = [
+pub(crate) const BUILTINS: [&str; 10] = [
     "echo",
     "add",
     "sleep",
@@ -21,6 +21,8 @@ pub(crate) const BUILTINS: [&str; 8] = [
     "crash",
     "hang",
     "set_tools",
+    "block",
+    "wedge",
 ];
 
 /// The current tool set. Changed only by `set_tools` (tool or admin route), under the shared lock.
@@ -124,6 +126,17 @@ fn builtin_tool(name: &str) -> Tool {
             &[],
         ),
         "hang" => ("the server stops answering anything", json!({}), &[]),
+        "block" => (
+            "the server sends nothing for `ms` milliseconds (held, not dropped), then everything \
+             held, then this reply",
+            json!({"ms": {"type": "integer", "minimum": 0}}),
+            &["ms"],
+        ),
+        "wedge" => (
+            "replies, then the server stops reading stdin but stays alive (stdio only)",
+            json!({}),
+            &[],
+        ),
         _ => (
             "changes the tool list and sends tools/list_changed",
             json!({
@@ -172,13 +185,15 @@ mod tests {
                 "crash",
                 "hang",
                 "set_tools",
+                "block",
+                "wedge",
                 "alpha",
                 "extra_0",
                 "extra_1",
                 "zeta"
             ]
         );
-        assert_eq!(set.len(), 11);
+        assert_eq!(set.len(), 13);
         assert_eq!(set.lookup("add"), None);
         set.apply(&["add".into()], &["zeta".into()]);
         assert_eq!(set.lookup("add"), Some(ToolKind::Builtin));

@@ -71,6 +71,8 @@ async fn stdio_serves_tools_in_order_and_answers_each_builtin() {
             "crash",
             "hang",
             "set_tools",
+            "block",
+            "wedge",
             "extra_0",
             "extra_1"
         ]
@@ -138,7 +140,7 @@ async fn stdio_set_tools_sends_list_changed() {
         json!({"add": ["zz"], "remove": ["add"]}),
     )
     .await;
-    assert_eq!(text(&reply), "ok 8");
+    assert_eq!(text(&reply), "ok 10");
     within("list_changed", changed.recv())
         .await
         .expect("notification");

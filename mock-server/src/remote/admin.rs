@@ -1,16 +1,19 @@
 //! `/_mock/*`: the fault controls over HTTP, for a mock server running as a separate process.
-//! Each route maps onto one [`Faults`] method and answers 200 with a small JSON object.
+//! Each route maps onto one [`Faults`] method and answers 200 with a small JSON object, or 400
+//! with `{"ok": false, "error": …}` when the method refuses the setting.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::faults::{FaultState, Faults, MockState, RecordedRequest};
+use super::status::{InvalidFault, StatusFault};
 use crate::shared::SetTools;
 
 type Admin = State<Arc<FaultState>>;
@@ -21,6 +24,16 @@ fn faults(State(state): Admin) -> Faults {
 
 fn ok() -> Json<Value> {
     Json(json!({"ok": true}))
+}
+
+fn checked(result: Result<(), InvalidFault>) -> (StatusCode, Json<Value>) {
+    match result {
+        Ok(()) => (StatusCode::OK, ok()),
+        Err(error) => {
+            let body = json!({"ok": false, "error": error.to_string()});
+            (StatusCode::BAD_REQUEST, Json(body))
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -41,6 +54,11 @@ struct Endpoint {
 #[derive(Deserialize)]
 struct Bytes {
     bytes: usize,
+}
+
+#[derive(Deserialize)]
+struct Location {
+    location: Option<String>,
 }
 
 /// The admin routes, to be merged into the server's router.
@@ -107,6 +125,29 @@ pub(crate) fn routes() -> Router<Arc<FaultState>> {
             post(|s: Admin, Json(b): Json<SetTools>| async move {
                 let tools = faults(s).set_tools(b).await;
                 Json(json!({"ok": true, "tools": tools}))
+            }),
+        )
+        .route(
+            "/_mock/status-fault",
+            post(|s: Admin, Json(b): Json<StatusFault>| async move {
+                checked(faults(s).set_status_fault(Some(b)))
+            }),
+        )
+        .route(
+            "/_mock/status-fault/clear",
+            post(|s: Admin| async move { checked(faults(s).set_status_fault(None)) }),
+        )
+        .route(
+            "/_mock/modern-only",
+            post(|s: Admin, Json(b): Json<On>| async move {
+                faults(s).set_modern_only(b.on);
+                ok()
+            }),
+        )
+        .route(
+            "/_mock/redirect",
+            post(|s: Admin, Json(b): Json<Location>| async move {
+                checked(faults(s).set_redirect(b.location))
             }),
         )
         .route(

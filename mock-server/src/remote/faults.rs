@@ -5,6 +5,9 @@
 //! 1. Every stream opened before `drop_streams()` ends when it is called; streams opened after
 //!    it are unaffected (each stream holds the drop token current at its start).
 //! 2. `kill()` ends every stream, session and connection; `refuse` only affects new connections.
+//!
+//! The faults that answer requests in the server's place (status, redirect, modern-only) are in
+//! [`super::inject`].
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -16,6 +19,7 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::inject::Injections;
 use super::legacy::LegacySessions;
 use crate::shared::{SetTools, Shared};
 
@@ -46,6 +50,9 @@ pub struct MockState {
     pub calls: u64,
     /// Open GET streams (legacy `GET /sse` and Streamable HTTP standalone `GET /mcp`).
     pub streams: usize,
+    /// MCP requests the gate answered itself (status faults, redirects, modern-only
+    /// rejections) instead of the server.
+    pub faults_injected: u64,
 }
 
 /// Counts one open GET stream while it lives.
@@ -75,6 +82,8 @@ pub(crate) struct FaultState {
     /// Cancelled (and replaced) by `drop_streams`; a child of `kill`.
     drop_streams: Mutex<CancellationToken>,
     refuse: AtomicBool,
+    /// Status fault, redirect and modern-only; see [`super::inject`].
+    pub(crate) inject: Injections,
     /// Cancelled by `kill()`, by the in-process `crash` tool, and by shutdown.
     pub(crate) kill: CancellationToken,
     requests: Mutex<Vec<RecordedRequest>>,
@@ -98,6 +107,7 @@ impl FaultState {
             oversized: watch::Sender::new(0),
             drop_streams: Mutex::new(kill.child_token()),
             refuse: AtomicBool::new(false),
+            inject: Injections::default(),
             legacy: Arc::new(LegacySessions::new(shared, kill.child_token())),
             kill,
             requests: Mutex::new(Vec::new()),
@@ -203,7 +213,7 @@ impl Faults {
         lock(&self.state.requests).clear();
     }
 
-    /// Boot id, pid, open sessions and calls served.
+    /// Boot id, pid, open sessions, calls served and answers injected.
     pub async fn state(&self) -> MockState {
         let streamable = self.state.streamable.sessions.read().await.len();
         MockState {
@@ -212,6 +222,7 @@ impl Faults {
             sessions: self.state.legacy.open_count() + streamable,
             calls: self.state.shared.calls(),
             streams: *self.state.streams.borrow(),
+            faults_injected: self.faults_injected(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! The middleware in front of every MCP route: it records requests and applies the faults that
-//! act at the HTTP level (slow, hang, stale-400, drop-streams).
+//! act at the HTTP level (slow, the answers of [`super::inject`], hang, block, stale-400,
+//! drop-streams).
 
 use std::sync::Arc;
 
@@ -11,9 +12,7 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 
 use super::faults::{FaultState, RecordedRequest, StreamGuard};
-
-/// Largest request body read while hung (the body is held in memory until unhang).
-const HUNG_BODY_LIMIT: usize = 16 * 1024 * 1024;
+use super::inject;
 
 fn record(faults: &FaultState, request: &Request) {
     let headers = request
@@ -37,9 +36,11 @@ fn record(faults: &FaultState, request: &Request) {
 /// Runs an MCP request through the faults.
 ///
 /// - slow: waits before handing the request on;
+/// - redirect, status fault, modern-only: answered here, never handed on;
 /// - hang: reads the whole body, then holds the request until unhang;
+/// - block: the server handles the request, but its response head waits until the block ends;
 /// - stale-400: turns a 404 for a Streamable HTTP request with a session id into 400;
-/// - every response body holds its frames while hung and ends at `drop_streams`.
+/// - every response body holds its frames while hung or blocked and ends at `drop_streams`.
 pub(crate) async fn gate(
     State(faults): State<Arc<FaultState>>,
     request: Request,
@@ -50,9 +51,13 @@ pub(crate) async fn gate(
     if !slow.is_zero() {
         tokio::time::sleep(slow).await;
     }
+    let request = match inject::intercept(&faults.inject, request).await {
+        Ok(request) => request,
+        Err(answer) => return answer,
+    };
     let request = if faults.shared.is_hung() {
         let (parts, body) = request.into_parts();
-        let Ok(bytes) = to_bytes(body, HUNG_BODY_LIMIT).await else {
+        let Ok(bytes) = to_bytes(body, super::BODY_LIMIT).await else {
             return StatusCode::BAD_REQUEST.into_response();
         };
         faults.shared.wait_unhung().await;
@@ -67,11 +72,14 @@ pub(crate) async fn gate(
     if stale_candidate && response.status() == StatusCode::NOT_FOUND && faults.stale_400() {
         *response.status_mut() = StatusCode::BAD_REQUEST;
     }
+    // A blocked server sends nothing, not even the head of a response.
+    faults.shared.block.hold().await;
     let counted = (is_stream && response.status().is_success()).then(|| faults.stream_opened());
     hold_body(&faults, response, counted)
 }
 
-/// Wraps the body so it sends nothing while hung and ends when streams are dropped.
+/// Wraps the body so it sends nothing while hung or blocked (frames wait in order) and ends when
+/// streams are dropped.
 /// `guard` (for GET streams) is dropped with the body, which counts the stream as closed.
 fn hold_body(faults: &FaultState, response: Response, guard: Option<StreamGuard>) -> Response {
     let (parts, body) = response.into_parts();
@@ -84,6 +92,7 @@ fn hold_body(faults: &FaultState, response: Response, guard: Option<StreamGuard>
             let _counted = &guard;
             async move {
                 shared.wait_unhung().await;
+                shared.block.hold().await;
                 frame
             }
         })

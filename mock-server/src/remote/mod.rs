@@ -11,7 +11,9 @@ mod accept;
 mod admin;
 pub(crate) mod faults;
 mod gate;
+mod inject;
 pub(crate) mod legacy;
+pub(crate) mod status;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -29,6 +31,10 @@ use crate::crash::{CrashAction, CrashSwitch};
 use crate::handler::MockHandler;
 use crate::shared::Shared;
 use faults::{FaultState, Faults};
+
+/// Largest MCP request body the gate reads into memory (to match a fault, or to hold it while
+/// hung); a larger one is answered 400.
+const BODY_LIMIT: usize = 16 * 1024 * 1024;
 
 /// Which MCP transports a remote mock server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

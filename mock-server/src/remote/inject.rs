@@ -1,0 +1,172 @@
+//! Answers the gate gives instead of the server: a redirect, an injected status (see
+//! [`super::status`]) and a 2026-only server's rejection of `initialize`.
+//!
+//! # Invariants
+//!
+//! 1. A request answered here never reaches the MCP handler (so it is not in `calls`), and
+//!    counts once in `faults_injected`.
+//! 2. A request not answered here is handed on with the same body bytes.
+//! 3. Precedence: redirect, then the status fault, then modern-only.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use axum::body::{Body, to_bytes};
+use axum::extract::Request;
+use axum::http::header::{CONTENT_TYPE, LOCATION};
+use axum::http::{HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use rmcp::model::{ErrorData, ProtocolVersion};
+use serde_json::{Value, json};
+
+use super::faults::Faults;
+use super::status::{Armed, InvalidFault, StatusFault, header_value};
+
+/// The request-answering faults of one server.
+#[derive(Default)]
+pub(crate) struct Injections {
+    /// Set only by [`Faults::set_status_fault`]; its counters advance under this lock.
+    status: Mutex<Option<Armed>>,
+    modern_only: AtomicBool,
+    /// Set only by [`Faults::set_redirect`].
+    redirect: Mutex<Option<HeaderValue>>,
+    /// Answers given here so far; never reset.
+    injected: AtomicU64,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Injections {
+    fn count(&self, answer: Response) -> Response {
+        self.injected.fetch_add(1, Ordering::SeqCst);
+        answer
+    }
+}
+
+/// What the gate needs from a request body that may be JSON-RPC.
+#[derive(Default)]
+struct Rpc {
+    /// The `method` of each message (a batch has several).
+    methods: Vec<String>,
+    /// For a single `initialize` request: its `id` (verbatim) and requested version.
+    initialize: Option<(Value, ProtocolVersion)>,
+}
+
+impl Rpc {
+    fn parse(body: &[u8]) -> Self {
+        let Ok(value) = serde_json::from_slice::<Value>(body) else {
+            return Self::default();
+        };
+        let messages = match &value {
+            Value::Array(items) => items.iter().collect(),
+            single => vec![single],
+        };
+        let methods = messages
+            .iter()
+            .filter_map(|m| Some(m.get("method")?.as_str()?.to_owned()))
+            .collect();
+        let initialize = (value.get("method") == Some(&json!("initialize")))
+            .then(|| {
+                let id = value.get("id")?.clone();
+                let version = value.get("params")?.get("protocolVersion")?.clone();
+                Some((id, serde_json::from_value(version).ok()?))
+            })
+            .flatten();
+        Self {
+            methods,
+            initialize,
+        }
+    }
+}
+
+/// Answers `request` here (`Err`) or hands it back unchanged for the server (`Ok`).
+pub(super) async fn intercept(faults: &Injections, request: Request) -> Result<Request, Response> {
+    if let Some(location) = lock(&faults.redirect).clone() {
+        let answer = (
+            StatusCode::TEMPORARY_REDIRECT,
+            [(LOCATION, location)],
+            "mock: redirected\n",
+        );
+        return Err(faults.count(answer.into_response()));
+    }
+    let post = request.method() == Method::POST;
+    // Only Streamable HTTP has a 2026-only flavour; legacy SSE routes are left alone.
+    let modern = post
+        && faults.modern_only.load(Ordering::SeqCst)
+        && request.uri().path().starts_with("/mcp");
+    let by_method = lock(&faults.status).as_ref().is_some_and(Armed::reads_body);
+    let (request, rpc) = if post && (modern || by_method) {
+        let (parts, body) = request.into_parts();
+        let Ok(bytes) = to_bytes(body, super::BODY_LIMIT).await else {
+            return Err(StatusCode::BAD_REQUEST.into_response());
+        };
+        let rpc = Rpc::parse(&bytes);
+        (Request::from_parts(parts, Body::from(bytes)), rpc)
+    } else {
+        (request, Rpc::default())
+    };
+    let status = lock(&faults.status)
+        .as_mut()
+        .and_then(|armed| armed.answer(request.method(), &rpc.methods));
+    if let Some(answer) = status {
+        return Err(faults.count(answer));
+    }
+    match rpc.initialize {
+        Some((id, requested)) if modern => Err(faults.count(unsupported_version(id, requested))),
+        _ => Ok(request),
+    }
+}
+
+/// A 2026-07-28-only server's answer to `initialize`. The error is rmcp 3.11's own
+/// `ErrorData::unsupported_protocol_version` (`model.rs`: code `-32022`, message
+/// `"Unsupported protocol version"`, data `{"requested", "supported"}`), the one its
+/// `negotiate_protocol_version` returns, and its client reads `data.supported` to pick a version
+/// (`service/client.rs`). HTTP 400 with a JSON body is how rmcp's Streamable HTTP server sends
+/// that code (`jsonrpc_http_status` in `transport/streamable_http_server/tower.rs`).
+fn unsupported_version(id: Value, requested: ProtocolVersion) -> Response {
+    let supported = [ProtocolVersion::V_2026_07_28];
+    let error = ErrorData::unsupported_protocol_version(requested, &supported);
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": error});
+    let headers = [(CONTENT_TYPE, "application/json")];
+    (StatusCode::BAD_REQUEST, headers, body.to_string()).into_response()
+}
+
+impl Faults {
+    /// From now on the gate answers matching MCP requests itself with `fault.status` (see
+    /// [`StatusFault`]); `None` clears it. Either resets the fault's counters.
+    ///
+    /// # Errors
+    /// A status outside 200–599 or a header value with control characters; the previous
+    /// setting then stays.
+    pub fn set_status_fault(&self, fault: Option<StatusFault>) -> Result<(), InvalidFault> {
+        let armed = fault.map(Armed::new).transpose()?;
+        *lock(&self.state.inject.status) = armed;
+        Ok(())
+    }
+
+    /// MCP requests the gate answered itself so far (status faults, redirects, modern-only
+    /// rejections), never handed to the server.
+    pub fn faults_injected(&self) -> u64 {
+        self.state.inject.injected.load(Ordering::SeqCst)
+    }
+
+    /// While on, a POST to `/mcp` carrying an `initialize` request gets HTTP 400 with a
+    /// `-32022` JSON-RPC error naming `2026-07-28` as the only supported version; everything
+    /// else (e.g. `server/discover`) reaches the server.
+    pub fn set_modern_only(&self, on: bool) {
+        self.state.inject.modern_only.store(on, Ordering::SeqCst);
+    }
+
+    /// While set, every MCP request is answered `307 Temporary Redirect` to `location`;
+    /// `None` ends it.
+    ///
+    /// # Errors
+    /// A location that is not a valid header value; the previous setting then stays.
+    pub fn set_redirect(&self, location: Option<String>) -> Result<(), InvalidFault> {
+        let location = location.map(|l| header_value("location", &l)).transpose()?;
+        *lock(&self.state.inject.redirect) = location;
+        Ok(())
+    }
+}
