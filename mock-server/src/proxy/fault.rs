@@ -101,8 +101,8 @@ impl FaultPlan {
             return false;
         }
         match self.fault.seed {
-            None => self.seen % every == 0,
-            Some(_) => self.rng.next() % every == 0,
+            None => self.seen.is_multiple_of(every),
+            Some(_) => self.rng.next().is_multiple_of(every),
         }
     }
 }
