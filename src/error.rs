@@ -58,6 +58,56 @@ pub enum CallError {
         /// What was wrong.
         detail: String,
     },
+    /// The server, or a gateway in front of it, refused the call for load (HTTP 429, or 503 with
+    /// `Retry-After`) and asked for a wait that did not fit inside the call's deadline (or named
+    /// none). The call did not run. Transient.
+    #[error("server '{server}' is overloaded (HTTP {status}){}", retry_hint(*.retry_after))]
+    Overloaded {
+        /// The server's name.
+        server: String,
+        /// The HTTP status (429 or 503).
+        status: u16,
+        /// The wait the server asked for, if it named one.
+        retry_after: Option<Duration>,
+    },
+    /// The server answered the call with an HTTP error that carries no JSON-RPC answer (a 5xx
+    /// without `Retry-After`, a malformed response). The call may or may not have run; the
+    /// generation lives on, and the answer counts as one missed probe. Transient.
+    #[error("server '{server}' answered the call with {}", http_what(*.status, .detail))]
+    Http {
+        /// The server's name.
+        server: String,
+        /// The HTTP status, if there was one.
+        status: Option<u16>,
+        /// What was observed.
+        detail: String,
+    },
+    /// The server refused the call in a way retrying cannot fix: HTTP 401 (credentials missing
+    /// or no longer accepted; the server then goes `failed` with cause `unauthorized`) or 403.
+    /// The call did not run. Permanent.
+    #[error("server '{server}' refused the call: {detail}")]
+    Rejected {
+        /// The server's name.
+        server: String,
+        /// The HTTP status, when it was 401.
+        status: Option<u16>,
+        /// What was observed.
+        detail: String,
+    },
+}
+
+fn retry_hint(retry_after: Option<Duration>) -> String {
+    match retry_after {
+        Some(wait) => format!("; it asked for a wait of {wait:?}"),
+        None => String::new(),
+    }
+}
+
+fn http_what(status: Option<u16>, detail: &str) -> String {
+    match status {
+        Some(status) => format!("HTTP {status}"),
+        None => format!("a malformed answer ({detail})"),
+    }
 }
 
 impl CallError {
@@ -68,10 +118,14 @@ impl CallError {
                 state,
                 ConnectionState::Failed { .. } | ConnectionState::Stopped
             ),
-            CallError::ConnectionLost { .. } | CallError::Timeout { .. } => true,
-            CallError::ToolNotFound { .. } | CallError::Server(_) | CallError::Protocol { .. } => {
-                false
-            }
+            CallError::ConnectionLost { .. }
+            | CallError::Timeout { .. }
+            | CallError::Overloaded { .. }
+            | CallError::Http { .. } => true,
+            CallError::ToolNotFound { .. }
+            | CallError::Server(_)
+            | CallError::Protocol { .. }
+            | CallError::Rejected { .. } => false,
         }
     }
 }

@@ -33,6 +33,7 @@ pub mod registry;
 pub mod state;
 mod supervisor;
 mod transport;
+mod verdict;
 
 pub use config::ServerConfig;
 pub use error::{CallError, StartError};

@@ -26,6 +26,13 @@ pub enum Cause {
     TransportError,
     /// An attempt could not establish a session (spawn, connect, handshake, first tools/list).
     ConnectFailed,
+    /// The server answered HTTP 401: the credentials are missing or no longer accepted.
+    /// Permanent: the server is `failed` and retried only slowly.
+    Unauthorized,
+    /// The server refused us in a way retrying cannot fix: HTTP 403, a wrong path (404/405 on
+    /// every transport tried), no protocol version in common, a JSON-RPC error answering
+    /// `initialize`. Permanent: the server is `failed` and retried only slowly.
+    Rejected,
 }
 
 impl Cause {
@@ -38,7 +45,15 @@ impl Cause {
             Cause::HeartbeatTimeout => "heartbeat_timeout",
             Cause::TransportError => "transport_error",
             Cause::ConnectFailed => "connect_failed",
+            Cause::Unauthorized => "unauthorized",
+            Cause::Rejected => "rejected",
         }
+    }
+
+    /// True for the causes that retrying the same request cannot fix (`unauthorized`,
+    /// `rejected`): the supervisor goes `failed` at once instead of spending its budget.
+    pub fn is_permanent(self) -> bool {
+        matches!(self, Cause::Unauthorized | Cause::Rejected)
     }
 }
 
@@ -117,8 +132,9 @@ pub enum ConnectionState {
         /// The scheduled delay before that attempt.
         delay: Duration,
     },
-    /// No further attempts: the budget is spent, reconnect is disabled, or a close
-    /// could not be confirmed. `restart()` starts again.
+    /// No further attempts at the normal pace: the budget is spent, reconnect is disabled, a
+    /// close could not be confirmed, or the server refused us permanently (cause `unauthorized`
+    /// or `rejected`). `restart()` starts again.
     Failed {
         /// Failed attempt or lost connection.
         reason: Reason,
@@ -127,6 +143,10 @@ pub enum ConnectionState {
         /// True when reconnect is disabled: the last tool set stays registered and
         /// the host is expected to call `restart()`.
         manual_recovery: bool,
+        /// For a permanent refusal: the supervisor tries once more after this delay (the
+        /// reconnect policy's `max_delay`), in case the server or its configuration was fixed.
+        /// `None`: nothing more happens until `restart()`.
+        retry_in: Option<Duration>,
     },
     /// `shutdown()` completed, or is completing. Nothing runs any more.
     Stopped,
@@ -170,7 +190,7 @@ pub enum Event {
         generation: Generation,
     },
     /// The server's registered tool set changed (or was first registered).
-    Tools(crate::registry::ToolsChanged),
+    Tools(ToolsChanged),
     /// The ready generation stayed ready for the stability window: the outage budget is full again.
     Stable {
         /// The server's name.
@@ -187,4 +207,28 @@ pub enum Event {
         /// Consecutive misses so far.
         misses: u32,
     },
+}
+
+/// A change of one server's registered tools, as sent on [`ToolRegistry::changes`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolsChanged {
+    /// The server's name.
+    pub server: Arc<str>,
+    /// The generation whose list is now registered (for a removal, the last one that was).
+    pub generation: Generation,
+    /// The raw names now registered, in server order (empty after an unregister).
+    pub tools: Vec<String>,
+    /// Raw names that were not registered before.
+    pub added: Vec<String>,
+    /// Raw names that are no longer registered.
+    pub removed: Vec<String>,
+    /// Raw names whose definition changed.
+    pub changed: Vec<String>,
+}
+
+impl ToolsChanged {
+    /// True when nothing was added, removed or changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
 }

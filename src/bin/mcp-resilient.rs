@@ -59,7 +59,9 @@ fn main() -> ExitCode {
 fn init_tracing(verbose: u8, quiet: bool) {
     let default = match verbose {
         0 if quiet => "off",
-        0 => "warn,rmcp=error",
+        // rmcp logs every worker that quits on an HTTP error (the probe `auto` makes, a dead
+        // server) at error level, with the body; our own lines say what happened, in our words.
+        0 => "warn,rmcp=error,rmcp::transport::worker=off",
         1 => "info,mcp_resilient::stderr=warn",
         _ => "debug",
     };

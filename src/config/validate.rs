@@ -34,6 +34,7 @@ impl ServerConfig {
         positive("call_timeout", self.call_timeout)?;
         positive("connect_timeout", self.connect_timeout)?;
         positive("close_timeout", self.close_timeout)?;
+        check_close_timeout(&self.transport, self.close_timeout)?;
         if let Some(wait) = self.call_wait {
             positive("call_wait", wait)?;
         }
@@ -101,6 +102,40 @@ fn check_stdio(stdio: &StdioConfig) -> Check {
         return fail(
             &format!("transport.env_allowlist.{i}"),
             "variable name must be non-empty, without `=` or NUL",
+        );
+    }
+    Ok(())
+}
+
+/// How long rmcp may take to close a Streamable HTTP session by itself: a 2 s drain of in-flight
+/// responses, then a `DELETE` bounded at 5 s.
+pub(crate) const REMOTE_CLOSE_MIN: Duration = Duration::from_secs(7);
+
+/// `close_timeout` must leave room for the stop sequence it bounds; shorter, a slow but normal
+/// stop would be taken for a process that cannot be stopped, and the server would fail closed.
+fn check_close_timeout(transport: &TransportConfig, close_timeout: Duration) -> Check {
+    let (needed, what) = match transport {
+        TransportConfig::Stdio(stdio) => (
+            stdio.stdin_close_grace + stdio.term_grace,
+            "stdin_close_grace + term_grace, the longest an orderly stop waits before SIGKILL",
+        ),
+        TransportConfig::Remote(_) => (
+            REMOTE_CLOSE_MIN,
+            "rmcp's own session close (a 2s drain, then a DELETE of up to 5s)",
+        ),
+    };
+    let too_short = match transport {
+        TransportConfig::Stdio(_) => close_timeout <= needed,
+        TransportConfig::Remote(_) => close_timeout < needed,
+    };
+    if too_short {
+        return fail(
+            "close_timeout",
+            format!(
+                "must be more than {} ({what}), got {}",
+                format_duration(needed),
+                format_duration(close_timeout)
+            ),
         );
     }
     Ok(())

@@ -33,7 +33,20 @@ use tokio::sync::broadcast;
 pub use handle::ToolHandle;
 pub use names::{MAX_PUBLIC_NAME, public_name};
 
-use crate::{error::StartError, state::Generation, supervisor::Link};
+pub use crate::state::ToolsChanged;
+use crate::{error::StartError, state::Generation};
+
+/// How a [`ToolHandle`] reaches its server: the supervisor's call path, registered by `attach`.
+/// A trait so that the registry does not depend on the supervisor that implements it.
+pub(crate) trait Route: Send + Sync + std::fmt::Debug {
+    /// Calls `tool` (its raw name) on the server's current generation.
+    fn call_tool<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: Option<rmcp::model::JsonObject>,
+        timeout: Option<std::time::Duration>,
+    ) -> futures::future::BoxFuture<'a, Result<rmcp::model::CallToolResult, crate::CallError>>;
+}
 
 /// One registered tool.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,30 +70,6 @@ pub struct ServerTools {
     pub generation: Generation,
     /// The tools, in the order the server listed them.
     pub tools: Vec<RegisteredTool>,
-}
-
-/// A change of one server's registered tools, as sent on [`ToolRegistry::changes`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolsChanged {
-    /// The server's name.
-    pub server: Arc<str>,
-    /// The generation whose list is now registered (for a removal, the last one that was).
-    pub generation: Generation,
-    /// The raw names now registered, in server order (empty after an unregister).
-    pub tools: Vec<String>,
-    /// Raw names that were not registered before.
-    pub added: Vec<String>,
-    /// Raw names that are no longer registered.
-    pub removed: Vec<String>,
-    /// Raw names whose definition changed.
-    pub changed: Vec<String>,
-}
-
-impl ToolsChanged {
-    /// True when nothing was added, removed or changed.
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
-    }
 }
 
 /// An immutable view of every registered tool at one moment. Cheap to take and to keep.
@@ -166,7 +155,7 @@ struct Inner {
     /// Swapped whole by `publish`/`unregister`; readers clone the `Arc`.
     snapshot: RwLock<Arc<Snapshot>>,
     /// Call routes by server name; set by `attach` when a supervisor starts, removed by `detach`.
-    routes: RwLock<HashMap<Arc<str>, Arc<Link>>>,
+    routes: RwLock<HashMap<Arc<str>, Arc<dyn Route>>>,
     changes: broadcast::Sender<ToolsChanged>,
 }
 
@@ -227,11 +216,11 @@ impl ToolRegistry {
         names
     }
 
-    pub(crate) fn route(&self, server: &str) -> Option<Arc<Link>> {
+    pub(crate) fn route(&self, server: &str) -> Option<Arc<dyn Route>> {
         read(&self.inner.routes).get(server).cloned()
     }
 
-    pub(crate) fn attach(&self, server: &Arc<str>, link: Arc<Link>) -> Result<(), StartError> {
+    pub(crate) fn attach(&self, server: &Arc<str>, link: Arc<dyn Route>) -> Result<(), StartError> {
         let mut routes = write(&self.inner.routes);
         if routes.contains_key(server) {
             return Err(StartError::DuplicateServer(server.to_string()));

@@ -2,13 +2,15 @@
 //!
 //! An attempt either hands over a complete [`Connected`] generation or cleans up everything it
 //! built (the child reaped) before it returns its failure. It never leaves a half-open
-//! generation behind, even when cancelled by `shutdown()`.
+//! generation behind, even when cancelled by `shutdown()`. A failure carries its verdict: a
+//! transient `connect_failed` (with the server's `Retry-After`, if it sent one), or a permanent
+//! `unauthorized` / `rejected` (see [`crate::verdict`]).
 
 use std::{sync::Arc, time::Duration};
 
 use rmcp::{
     RoleClient, ServiceExt,
-    model::{ProtocolVersion, Tool},
+    model::{ErrorCode, ProtocolVersion, Tool},
     service::{ClientCacheConfig, ClientInitializeError, RunningService},
     transport::{Transport, async_rw::AsyncRwTransport},
 };
@@ -20,10 +22,38 @@ use crate::{
     config::{RemoteConfig, ServerConfig, TransportConfig},
     state::{Cause, Death, Generation},
     transport::{
-        self, Activity, DeathSlot, Guard, Observed,
+        self, Activity, DeathSlot, Guard, Observed, Stop,
         detect::{Failure, KindMemory, Protocol},
     },
+    verdict::{Phase, Verdict},
 };
+
+/// Why an attempt produced no generation.
+#[derive(Debug)]
+pub(crate) struct AttemptFailure {
+    /// Cause `connect_failed`, `unauthorized` or `rejected`.
+    pub(crate) death: Death,
+    /// The wait the server asked for (HTTP 429 or 503 with `Retry-After`).
+    pub(crate) retry_after: Option<Duration>,
+}
+
+impl From<Death> for AttemptFailure {
+    fn from(death: Death) -> Self {
+        AttemptFailure {
+            death,
+            retry_after: None,
+        }
+    }
+}
+
+impl From<Failure> for AttemptFailure {
+    fn from(failure: Failure) -> Self {
+        AttemptFailure {
+            death: failure.death,
+            retry_after: failure.retry_after,
+        }
+    }
+}
 
 /// A generation that completed its handshake and its first tool listing.
 pub(crate) struct Connected {
@@ -58,7 +88,7 @@ pub(crate) async fn attempt(
     generation: Generation,
     tx: mpsc::UnboundedSender<Msg>,
     ct: CancellationToken,
-) -> Result<Connected, Death> {
+) -> Result<Connected, AttemptFailure> {
     let started = Instant::now();
     let deadline = started + config.connect_timeout;
     let session = open(&config, &context, generation, tx, &ct, deadline).await?;
@@ -76,23 +106,23 @@ pub(crate) async fn attempt(
         }),
         Err(detail) => {
             discard(session, config.close_timeout).await;
-            Err(Death::new(Cause::ConnectFailed, detail))
+            Err(Death::new(Cause::ConnectFailed, detail).into())
         }
     }
 }
 
-/// Closes a session that never became a generation.
-/// Closes a session that never became a generation, within `limit` (rmcp's own cleanup can
-/// wait on a hung HTTP server); the child, if any, is always disposed of.
+/// Closes a session that never became a generation: the child, if any, is stopped at once
+/// (without waiting on rmcp, which may be wedged) and reaped; then rmcp's own cleanup gets up to
+/// `limit` (it can wait on a hung HTTP server).
 pub(crate) async fn discard(session: Session, limit: Duration) {
     session.session_ct.cancel();
+    session.guard.dispose(Stop::Dead).await;
     if tokio::time::timeout(limit, session.running.waiting())
         .await
         .is_err()
     {
         tracing::warn!("session cleanup did not finish within {limit:?}; abandoning it");
     }
-    session.guard.dispose().await;
 }
 
 async fn open(
@@ -102,7 +132,7 @@ async fn open(
     tx: mpsc::UnboundedSender<Msg>,
     ct: &CancellationToken,
     deadline: Instant,
-) -> Result<Session, Death> {
+) -> Result<Session, AttemptFailure> {
     match &config.transport {
         TransportConfig::Stdio(stdio) => {
             let (stdout, stdin, child) = transport::stdio::spawn(stdio, &config.name, generation)
@@ -128,12 +158,13 @@ async fn open(
                         Handshake::Cancelled => None,
                         _ => guard.exit_detail(Duration::from_millis(50)).await,
                     };
-                    guard.dispose().await;
+                    guard.dispose(Stop::Dead).await;
+                    let (cause, _) = failed.verdict();
                     let mut detail = failed.detail(config.connect_timeout);
                     if let Some(exit) = exit {
                         detail.push_str(&format!("; child {exit}"));
                     }
-                    return Err(Death::new(Cause::ConnectFailed, detail));
+                    return Err(Death::new(cause, detail).into());
                 }
             };
             Ok(Session {
@@ -158,6 +189,7 @@ async fn open(
                 )
             })
             .await
+            .map_err(AttemptFailure::from)
         }
     }
 }
@@ -182,6 +214,7 @@ async fn open_remote(
     let failed = |detail: String, wrong_protocol| Failure {
         death: Death::new(Cause::ConnectFailed, detail),
         wrong_protocol,
+        retry_after: None,
     };
     let served = match protocol {
         Protocol::Sse => {
@@ -191,7 +224,8 @@ async fn open_remote(
             };
             let sse = match opened {
                 Ok(Ok(sse)) => sse,
-                Ok(Err(e)) => return Err(failed(e.detail, protocol.is_wrong(e.status))),
+                Ok(Err(e)) if protocol.is_wrong(e.status) => return Err(failed(e.detail, true)),
+                Ok(Err(e)) => return Err(judged(e.verdict(), e.detail)),
                 Err(_) => {
                     return Err(failed(
                         format!(
@@ -230,11 +264,33 @@ async fn open_remote(
             if let Some(death) = slot.get() {
                 detail.push_str(&format!("; {}", death.detail));
             }
-            Err(failed(
-                detail,
-                protocol == Protocol::Http && protocol.is_wrong(status),
-            ))
+            if protocol == Protocol::Http && protocol.is_wrong(status) {
+                return Err(failed(detail, true));
+            }
+            let (cause, retry_after) = handshake.verdict();
+            Err(Failure {
+                death: Death::new(cause, detail),
+                wrong_protocol: false,
+                retry_after,
+            })
         }
+    }
+}
+
+/// A connect-phase failure with `verdict`: permanent causes keep their cause, anything else is a
+/// transient `connect_failed` (with the server's `Retry-After`, if any).
+fn judged(verdict: Verdict, detail: String) -> Failure {
+    let retry_after = match &verdict {
+        Verdict::Overload { retry_after, .. } => *retry_after,
+        _ => None,
+    };
+    Failure {
+        death: Death::new(
+            verdict.permanent_cause().unwrap_or(Cause::ConnectFailed),
+            crate::verdict::plain(&detail),
+        ),
+        wrong_protocol: false,
+        retry_after,
     }
 }
 
@@ -252,7 +308,56 @@ impl Handshake {
             Handshake::TimedOut => {
                 format!("initialize timed out (connect timeout {connect_timeout:?})")
             }
-            Handshake::Failed(e) => format!("initialize failed: {e}"),
+            Handshake::Failed(e) => match &**e {
+                ClientInitializeError::JsonRpcError(error)
+                    if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
+                {
+                    let supported = error
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.get("supported"))
+                        .map(|s| s.to_string())
+                        .unwrap_or_else(|| "unknown versions".to_owned());
+                    format!(
+                        "no protocol version in common: the server answered initialize with \
+                         -32022 and supports {supported}"
+                    )
+                }
+                other => crate::verdict::plain(&format!("initialize failed: {other}")),
+            },
+        }
+    }
+
+    /// The cause (and the server's `Retry-After`) of a failed handshake: a JSON-RPC error
+    /// answering `initialize` (-32022 included) is a rejection, as are the permanent HTTP answers;
+    /// anything else is a transient `connect_failed`.
+    fn verdict(&self) -> (Cause, Option<Duration>) {
+        let Handshake::Failed(e) = self else {
+            return (Cause::ConnectFailed, None);
+        };
+        let verdict = match &**e {
+            ClientInitializeError::JsonRpcError(_)
+            | ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
+                return (Cause::Rejected, None);
+            }
+            ClientInitializeError::TransportError { error, .. } => {
+                let source = &*error.error;
+                if let Some(http) = source.downcast_ref::<transport::http::HttpError>() {
+                    transport::http::verdict(http, Phase::Connect, String::new())
+                } else if let Some(sse) = source.downcast_ref::<transport::sse::SendError>() {
+                    sse.verdict(String::new())
+                } else {
+                    Verdict::Alive
+                }
+            }
+            _ => Verdict::Alive,
+        };
+        match verdict {
+            Verdict::Overload { retry_after, .. } => (Cause::ConnectFailed, retry_after),
+            other => (
+                other.permanent_cause().unwrap_or(Cause::ConnectFailed),
+                None,
+            ),
         }
     }
 }

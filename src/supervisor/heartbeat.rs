@@ -3,16 +3,20 @@
 //! Every `interval`, unless a message arrived within the last `interval`, send a probe (`ping`,
 //! or `server/discover` for servers that have no ping) with `timeout`. After a miss the next
 //! probe goes out at once, so `failures` consecutive misses are seen within
-//! `interval + failures × timeout` of the last message. A probe the transport proves dead
-//! reports at once. It is the only detector of a dead Streamable HTTP server or a half-open
-//! TCP connection, and the one that catches a hung stdio child.
+//! `interval + failures × timeout` of the last message. It is the only detector of a dead
+//! Streamable HTTP server or a half-open TCP connection, and the one that catches a hung stdio
+//! child. What a probe's outcome means is the verdict module's business
+//! ([`crate::verdict::probe`]): a busy server is not a dead one, and an overloaded one is alive.
 
-use std::{sync::Arc, sync::atomic::Ordering, time::Duration};
+use std::{sync::Arc, time::Duration};
 
-use tokio::sync::broadcast;
+use tokio::{sync::broadcast, time::Instant};
 
-use super::generation::{Live, ProbeOutcome};
-use crate::state::{Cause, Death, Event};
+use super::live::Live;
+use crate::{
+    state::{Cause, Death, Event},
+    verdict::{Verdict, probe::Stretch},
+};
 
 /// One generation's heartbeat settings.
 #[derive(Debug, Clone)]
@@ -26,31 +30,57 @@ pub(crate) struct Heartbeat {
 impl Heartbeat {
     /// Runs until the generation is reported dead (by anyone) or the task is aborted.
     pub(crate) async fn run(self, live: Arc<Live>) {
+        let mut stretch = Stretch::default();
         loop {
+            let interval = stretch.apply(self.interval);
             let idle = live.activity.idle();
-            if idle < self.interval {
-                live.misses.store(0, Ordering::Relaxed);
+            if idle < interval {
+                if idle < self.interval {
+                    live.misses.clear();
+                }
                 tokio::select! {
-                    _ = tokio::time::sleep(self.interval - idle) => continue,
+                    _ = tokio::time::sleep(interval - idle) => continue,
                     _ = live.dead.cancelled() => return,
                 }
             }
-            let outcome = tokio::select! {
-                outcome = live.probe(self.timeout) => outcome,
+            let sent = Instant::now();
+            let verdict = tokio::select! {
+                verdict = live.probe(self.timeout) => verdict,
                 _ = live.dead.cancelled() => return,
             };
-            match outcome {
-                ProbeOutcome::Answered => live.misses.store(0, Ordering::Relaxed),
-                ProbeOutcome::Missed(detail) => {
-                    if self.missed(&live, detail) {
+            match verdict {
+                Verdict::Alive | Verdict::Rejected { .. } => {
+                    live.misses.clear();
+                    stretch.clean();
+                }
+                Verdict::Overload { status, .. } => {
+                    live.misses.clear();
+                    stretch.overloaded();
+                    tracing::debug!(server = %live.server, generation = live.generation, status, "probe answered overloaded; probing less often");
+                }
+                // The server is working on a call inside its deadline: look again an interval later.
+                Verdict::Busy => {
+                    tokio::select! {
+                        _ = tokio::time::sleep(self.interval) => {}
+                        _ = live.dead.cancelled() => return,
+                    }
+                }
+                Verdict::Suspect { detail, .. } => {
+                    if self.missed(&live, sent, detail) {
                         return;
                     }
                 }
-                ProbeOutcome::Closed => return live.dead.cancelled().await,
-                ProbeOutcome::Dead(death) => {
-                    live.report_death(Death::new(
+                Verdict::Death(death) => {
+                    live.report_unless_ended(Death::new(
                         death.cause,
                         format!("heartbeat probe: {}", death.detail),
+                    ));
+                    return live.dead.cancelled().await;
+                }
+                Verdict::Unauthorized { detail } => {
+                    live.report_death(Death::new(
+                        Cause::Unauthorized,
+                        format!("heartbeat probe: {detail}"),
                     ));
                     return;
                 }
@@ -59,8 +89,10 @@ impl Heartbeat {
     }
 
     /// Counts a miss; true when it was the last one allowed and death was reported.
-    fn missed(&self, live: &Live, detail: String) -> bool {
-        let misses = live.misses.fetch_add(1, Ordering::Relaxed) + 1;
+    fn missed(&self, live: &Live, sent: Instant, detail: String) -> bool {
+        let Some(misses) = live.misses.record(sent) else {
+            return false;
+        };
         tracing::warn!(server = %live.server, generation = live.generation, misses, "probe missed: {detail}");
         let _ = self.events.send(Event::ProbeMissed {
             server: live.server.clone(),

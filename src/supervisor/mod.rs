@@ -19,6 +19,7 @@ mod generation;
 mod handler;
 mod heartbeat;
 mod link;
+mod live;
 mod retry_guard;
 mod sync;
 

@@ -5,12 +5,22 @@
 //! is an older server, and legacy SSE is tried (`GET` + `endpoint` event). What worked is
 //! remembered for every later attempt of the same supervisor; it is detected again only when
 //! the remembered protocol fails in the "wrong protocol" way (HTTP answered 400/404/405 to
-//! `initialize`, or the SSE `GET` answered 404/405). Any other failure (connection refused, a
-//! timeout) says nothing about the protocol and keeps the memory: the server is merely down.
+//! `initialize`, or the SSE `GET` answered 400/404/405/406 or no event stream). Any other
+//! failure (connection refused, a timeout) says nothing about the protocol and keeps the memory:
+//! the server is merely down.
+//!
+//! When every protocol tried answered the wrong-protocol way — the one configured, or both for
+//! `auto` — the URL is wrong (or not an MCP server): the failure is `rejected`, not retried at
+//! the normal pace.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use crate::{config::RemoteKind, state::Death};
+use std::time::Duration;
+
+use crate::{
+    config::RemoteKind,
+    state::{Cause, Death},
+};
 
 /// A concrete remote protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +51,7 @@ impl Protocol {
     pub(crate) fn is_wrong(self, status: Option<u16>) -> bool {
         match self {
             Protocol::Http => matches!(status, Some(400 | 404 | 405)),
-            Protocol::Sse => matches!(status, Some(404 | 405)),
+            Protocol::Sse => matches!(status, Some(400 | 404 | 405 | 406)),
         }
     }
 }
@@ -75,9 +85,26 @@ impl KindMemory {
 /// Why one protocol's attempt failed.
 #[derive(Debug)]
 pub(crate) struct Failure {
+    /// `connect_failed` (transient), `unauthorized` or `rejected`.
     pub(crate) death: Death,
     /// The server answered in a way that means it speaks the other protocol.
     pub(crate) wrong_protocol: bool,
+    /// How long the server asked us to wait before trying again (429, 503).
+    pub(crate) retry_after: Option<Duration>,
+}
+
+impl Failure {
+    /// The failure of the last protocol there was to try: a wrong-protocol answer now means a
+    /// wrong URL, which retrying will not fix.
+    fn last(mut self) -> Failure {
+        if self.wrong_protocol {
+            self.death.cause = Cause::Rejected;
+            self.death.detail.push_str(
+                "; not an MCP endpoint of that transport (check the URL and the transport)",
+            );
+        }
+        self
+    }
 }
 
 /// Runs `attempt` with the configured protocol, or for `auto` with the remembered one (Streamable
@@ -86,14 +113,14 @@ pub(crate) async fn open<T, F, Fut>(
     kind: RemoteKind,
     memory: &KindMemory,
     mut attempt: F,
-) -> Result<T, Death>
+) -> Result<T, Failure>
 where
     F: FnMut(Protocol) -> Fut,
     Fut: Future<Output = Result<T, Failure>>,
 {
     let first = match kind {
-        RemoteKind::Sse => return attempt(Protocol::Sse).await.map_err(|f| f.death),
-        RemoteKind::Http => return attempt(Protocol::Http).await.map_err(|f| f.death),
+        RemoteKind::Sse => return attempt(Protocol::Sse).await.map_err(Failure::last),
+        RemoteKind::Http => return attempt(Protocol::Http).await.map_err(Failure::last),
         RemoteKind::Auto => memory.get().unwrap_or(Protocol::Http),
     };
     let failure = match attempt(first).await {
@@ -102,13 +129,13 @@ where
             return Ok(opened);
         }
         Err(failure) if failure.wrong_protocol => failure,
-        Err(failure) => return Err(failure.death),
+        Err(failure) => return Err(failure),
     };
     let second = first.other();
     tracing::info!(
-        "{} answered {}; trying {}",
+        "{} is not spoken there ({}); trying {}",
         first.name(),
-        failure.death.detail,
+        crate::verdict::plain(&failure.death.detail),
         second.name()
     );
     match attempt(second).await {
@@ -116,28 +143,29 @@ where
             memory.remember(second);
             Ok(opened)
         }
-        Err(again) => Err(Death::new(
-            again.death.cause,
-            format!(
+        Err(again) => {
+            let mut again = again.last();
+            again.death.detail = format!(
                 "{}: {}; {}: {}",
                 first.name(),
                 failure.death.detail,
                 second.name(),
                 again.death.detail
-            ),
-        )),
+            );
+            Err(again)
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::Cause;
 
     fn fail(wrong_protocol: bool) -> Failure {
         Failure {
             death: Death::new(Cause::ConnectFailed, "no"),
             wrong_protocol,
+            retry_after: None,
         }
     }
 
@@ -184,6 +212,33 @@ mod tests {
             (vec![Protocol::Http], false)
         );
         assert_eq!(memory.get(), Some(Protocol::Http));
+    }
+
+    #[tokio::test]
+    async fn a_wrong_protocol_answer_from_every_protocol_is_a_rejection() {
+        let memory = KindMemory::default();
+        let result = open(RemoteKind::Auto, &memory, |_| async {
+            Err::<(), _>(fail(true))
+        })
+        .await;
+        let failure = result.expect_err("both protocols refused");
+        assert_eq!(failure.death.cause, Cause::Rejected);
+        assert!(
+            failure
+                .death
+                .detail
+                .contains("streamable HTTP: no; legacy SSE: no")
+        );
+        let explicit = open(RemoteKind::Http, &memory, |_| async {
+            Err::<(), _>(fail(true))
+        })
+        .await;
+        assert_eq!(explicit.expect_err("refused").death.cause, Cause::Rejected);
+        let down = open(RemoteKind::Http, &memory, |_| async {
+            Err::<(), _>(fail(false))
+        })
+        .await;
+        assert_eq!(down.expect_err("down").death.cause, Cause::ConnectFailed);
     }
 
     #[tokio::test]

@@ -30,7 +30,11 @@ use rmcp::{
     },
 };
 
-use crate::config::RemoteConfig;
+use crate::{
+    config::RemoteConfig,
+    state::{Cause, Death},
+    verdict::{Phase, Verdict},
+};
 
 /// The error type of the Streamable HTTP transport's sends, as `classify` downcasts it.
 pub(crate) type HttpError = StreamableHttpError<reqwest::Error>;
@@ -102,6 +106,51 @@ pub(crate) fn status_of(error: &HttpError) -> Option<u16> {
         }
         _ => None,
     }
+}
+
+/// The verdict of a Streamable HTTP error answering one request (see [`crate::verdict`]).
+///
+/// 404 at connect is not judged here: [`super::detect`] decides whether it means the other
+/// protocol or a wrong URL.
+pub(crate) fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdict {
+    use StreamableHttpError as E;
+    match error {
+        E::SessionExpired if phase == Phase::Session => {
+            Verdict::Death(Death::new(Cause::SessionExpired, detail))
+        }
+        E::HttpStatus(status) => {
+            Verdict::of_status(status.status, status.retry_after.as_deref(), detail)
+        }
+        E::AuthRequired(_) => Verdict::Unauthorized { detail },
+        // A 403 with a challenge: a scope the token lacks (step-up is the auth layer's job).
+        E::InsufficientScope(_) => Verdict::Rejected { detail },
+        E::SessionExpired | E::UnexpectedServerResponse(_) => match status_of(error) {
+            Some(status) => Verdict::of_status(status, None, detail),
+            None => Verdict::Suspect {
+                status: None,
+                detail,
+            },
+        },
+        E::Client(e) if e.is_decode() => Verdict::Suspect {
+            status: None,
+            detail,
+        },
+        E::Deserialize(_)
+        | E::UnexpectedContentType(_)
+        | E::ResponseBodyTooLarge { .. }
+        | E::MissingSessionIdInResponse
+        | E::ControlRequestTimeout => Verdict::Suspect {
+            status: None,
+            detail,
+        },
+        // Connect refused, reset, TLS, an SSE stream that broke, the worker gone.
+        _ => Verdict::transport(detail),
+    }
+}
+
+/// True when the request could not even open its connection, so nothing reached the server.
+pub(crate) fn never_sent(error: &HttpError) -> bool {
+    matches!(error, StreamableHttpError::Client(e) if e.is_connect())
 }
 
 /// The HTTP status the server answered to `initialize`, if the handshake failed on one.

@@ -7,13 +7,14 @@
 
 pub(crate) mod detect;
 pub(crate) mod http;
+mod judge;
 pub(crate) mod sse;
 pub(crate) mod stdio;
 
 use std::{
     sync::{
         Arc, OnceLock,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicU64, AtomicUsize, Ordering},
     },
     time::Duration,
 };
@@ -26,13 +27,22 @@ use rmcp::{
 use tokio::time::Instant;
 
 use crate::state::Death;
+pub(crate) use judge::{judge, never_sent};
 
-/// When the last message arrived on a generation's transport.
+/// What a generation's transport has been doing: when the last message arrived, whether a write
+/// is stuck, whether a call ran past its deadline since. Written by the transport wrapper
+/// ([`Observed`]) and the call path; read by the probe policy.
 #[derive(Debug)]
 pub(crate) struct Activity {
     base: Instant,
-    /// Milliseconds from `base` to the last message received; written by the transport only.
+    /// Milliseconds from `base` to the last message received; written by `Observed::receive`.
     last_rx_ms: AtomicU64,
+    /// Writes handed to the transport and not finished; changed only by `Observed::send`.
+    pending_sends: AtomicUsize,
+    /// Milliseconds from `base` to the last finished write, or to when writes began to pend.
+    send_progress_ms: AtomicU64,
+    /// Milliseconds from `base` to the last call that ran past its deadline (0: none).
+    overdue_ms: AtomicU64,
 }
 
 impl Activity {
@@ -40,13 +50,19 @@ impl Activity {
         Arc::new(Activity {
             base: Instant::now(),
             last_rx_ms: AtomicU64::new(0),
+            pending_sends: AtomicUsize::new(0),
+            send_progress_ms: AtomicU64::new(0),
+            overdue_ms: AtomicU64::new(0),
         })
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.base.elapsed().as_millis() as u64
     }
 
     /// Records that a message arrived now.
     pub(crate) fn touch(&self) {
-        let ms = self.base.elapsed().as_millis() as u64;
-        self.last_rx_ms.fetch_max(ms, Ordering::Relaxed);
+        self.last_rx_ms.fetch_max(self.now_ms(), Ordering::Relaxed);
     }
 
     /// How long since the last message (or since the generation began).
@@ -55,6 +71,41 @@ impl Activity {
         since_base.saturating_sub(Duration::from_millis(
             self.last_rx_ms.load(Ordering::Relaxed),
         ))
+    }
+
+    fn send_started(&self) {
+        if self.pending_sends.fetch_add(1, Ordering::AcqRel) == 0 {
+            self.send_progress_ms
+                .store(self.now_ms(), Ordering::Release);
+        }
+    }
+
+    fn send_finished(&self) {
+        self.send_progress_ms
+            .fetch_max(self.now_ms(), Ordering::AcqRel);
+        self.pending_sends.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// True when a write has been pending for longer than `limit` with no write finishing
+    /// meanwhile: the peer stopped reading (a full pipe, a black-holed socket).
+    pub(crate) fn write_stalled(&self, limit: Duration) -> bool {
+        if self.pending_sends.load(Ordering::Acquire) == 0 {
+            return false;
+        }
+        let progress = self.send_progress_ms.load(Ordering::Acquire);
+        self.now_ms().saturating_sub(progress) > limit.as_millis() as u64
+    }
+
+    /// Records that a call ran past its deadline now.
+    pub(crate) fn mark_overdue(&self) {
+        self.overdue_ms
+            .fetch_max(self.now_ms().max(1), Ordering::Relaxed);
+    }
+
+    /// True when a call ran past its deadline and no message has arrived since.
+    pub(crate) fn overdue(&self) -> bool {
+        let overdue = self.overdue_ms.load(Ordering::Relaxed);
+        overdue != 0 && overdue >= self.last_rx_ms.load(Ordering::Relaxed)
     }
 }
 
@@ -83,11 +134,19 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
         head.rsplit("::").next().unwrap_or(head).to_owned().into()
     }
 
+    /// Counts the write as pending from now until its future finishes or is dropped, so the
+    /// probe policy can tell a wedged writer (a full pipe) from a busy server.
     fn send(
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.inner.send(item)
+        let send = self.inner.send(item);
+        let pending = PendingSend::new(self.activity.clone());
+        async move {
+            let result = send.await;
+            drop(pending);
+            result
+        }
     }
 
     /// # Cancel safety
@@ -107,6 +166,34 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     }
 }
 
+/// One write in progress; finished when dropped.
+struct PendingSend(Arc<Activity>);
+
+impl PendingSend {
+    fn new(activity: Arc<Activity>) -> Self {
+        activity.send_started();
+        PendingSend(activity)
+    }
+}
+
+impl Drop for PendingSend {
+    fn drop(&mut self) {
+        self.0.send_finished();
+    }
+}
+
+/// How a generation's process is stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// An orderly close (restart, shutdown): stdin closed, then `stdin_close_grace` to exit by
+    /// itself, then SIGTERM, `term_grace`, SIGKILL.
+    Graceful,
+    /// The generation was judged dead (or never became one): the escalation starts after a short
+    /// grace, whatever the session loop is doing — a child blocked on a full pipe never reads
+    /// its stdin EOF.
+    Dead,
+}
+
 /// What a generation must release when it ends, beyond the rmcp session itself.
 #[derive(Debug)]
 pub(crate) enum Guard {
@@ -117,7 +204,7 @@ pub(crate) enum Guard {
 }
 
 impl Guard {
-    /// The exit status, if the process already ended or ends within `within`.
+    /// The exit status (without reaping), if the process already ended or ends within `within`.
     pub(crate) async fn exit_detail(&mut self, within: Duration) -> Option<String> {
         match self {
             Guard::Stdio(child) => child.exit_detail(within).await,
@@ -125,10 +212,16 @@ impl Guard {
         }
     }
 
-    /// Releases everything; for stdio, returns once the whole process group is gone and reaped.
-    pub(crate) async fn dispose(self) {
+    /// True when there is a process to stop (and a close to confirm by its reaping).
+    pub(crate) fn has_process(&self) -> bool {
+        matches!(self, Guard::Stdio(_))
+    }
+
+    /// Releases everything; for stdio, returns once the whole process group has been signalled
+    /// and the leader reaped.
+    pub(crate) async fn dispose(self, stop: Stop) {
         match self {
-            Guard::Stdio(child) => child.dispose().await,
+            Guard::Stdio(child) => child.dispose(stop).await,
             Guard::Nothing => {}
         }
     }

@@ -33,6 +33,7 @@ use super::DeathSlot;
 use crate::{
     config::RemoteConfig,
     state::{Cause, Death},
+    verdict::Verdict,
 };
 
 /// Server messages buffered between the reader task and `receive`. They travel boxed: tokio
@@ -43,6 +44,8 @@ const CHANNEL: usize = 64;
 #[derive(Debug)]
 pub(crate) struct ConnectError {
     pub(crate) status: Option<u16>,
+    /// The answer's raw `Retry-After`, if it had one.
+    pub(crate) retry_after: Option<String>,
     pub(crate) detail: String,
 }
 
@@ -50,7 +53,19 @@ impl ConnectError {
     fn new(detail: impl Into<String>) -> Self {
         ConnectError {
             status: None,
+            retry_after: None,
             detail: detail.into(),
+        }
+    }
+
+    /// What this failure says about the server. A 404/405 (the other protocol, or a wrong URL)
+    /// is left to [`super::detect`], which knows whether another protocol remains to be tried.
+    pub(crate) fn verdict(&self) -> Verdict {
+        match self.status {
+            Some(status) => {
+                Verdict::of_status(status, self.retry_after.as_deref(), self.detail.clone())
+            }
+            None => Verdict::transport(self.detail.clone()),
         }
     }
 }
@@ -63,8 +78,13 @@ pub(crate) enum SendError {
     #[error("legacy SSE session expired (HTTP {0} on POST)")]
     SessionExpired(u16),
     /// Any other non-2xx answer.
-    #[error("POST to the endpoint answered HTTP {0}")]
-    Status(u16),
+    #[error("POST to the endpoint answered HTTP {status}")]
+    Status {
+        /// The status.
+        status: u16,
+        /// The raw `Retry-After`, if the answer had one.
+        retry_after: Option<String>,
+    },
     /// The request failed; fatal when the connection could not be made or the POST timed out.
     #[error("POST to the endpoint failed")]
     Request(#[source] reqwest::Error),
@@ -74,15 +94,31 @@ pub(crate) enum SendError {
 }
 
 impl SendError {
-    /// Whether this failure means the session is gone (vs. a failure of one message).
-    pub(crate) fn cause(&self) -> Option<Cause> {
+    /// What this failure says about the server (see [`crate::verdict`]).
+    pub(crate) fn verdict(&self, detail: String) -> Verdict {
         match self {
-            SendError::SessionExpired(_) => Some(Cause::SessionExpired),
-            SendError::Request(e) if e.is_connect() || e.is_request() || e.is_timeout() => {
-                Some(Cause::TransportError)
+            SendError::SessionExpired(_) => {
+                Verdict::Death(Death::new(Cause::SessionExpired, detail))
             }
-            _ => None,
+            SendError::Status {
+                status,
+                retry_after,
+            } => Verdict::of_status(*status, retry_after.as_deref(), detail),
+            // The endpoint answers a POST with 202 at once; no answer in time, or no connection,
+            // is a dead or black-holed server.
+            SendError::Request(e) if e.is_connect() || e.is_request() || e.is_timeout() => {
+                Verdict::transport(detail)
+            }
+            SendError::Request(_) | SendError::Encode(_) => Verdict::Suspect {
+                status: None,
+                detail,
+            },
         }
+    }
+
+    /// True when the POST could not open its connection: the message never left.
+    pub(crate) fn never_sent(&self) -> bool {
+        matches!(self, SendError::Request(e) if e.is_connect())
     }
 }
 
@@ -120,7 +156,17 @@ pub(crate) async fn connect(
         let detail = format!("GET {} answered HTTP {status}", config.url);
         return Err(ConnectError {
             status: Some(status.as_u16()),
+            retry_after: retry_after(response.headers()),
             detail,
+        });
+    }
+    if !is_event_stream(response.headers()) {
+        // A Streamable HTTP server may answer a session-less GET with a JSON error or an empty
+        // 200; either way this is not a legacy SSE endpoint.
+        return Err(ConnectError {
+            status: Some(406),
+            retry_after: None,
+            detail: format!("GET {} did not answer with an event stream", config.url),
         });
     }
     let mut events = stream::events(response, config.max_event_bytes);
@@ -146,6 +192,25 @@ pub(crate) async fn connect(
         stop,
         reader: Some(reader),
     })
+}
+
+/// The first `Retry-After` value, if it is text.
+fn retry_after(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            ct.split(';')
+                .next()
+                .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("text/event-stream"))
+        })
 }
 
 impl Transport<RoleClient> for SseTransport {
@@ -175,11 +240,14 @@ impl Transport<RoleClient> for SseTransport {
                 Ok(r) if matches!(r.status().as_u16(), 404 | 410) => {
                     SendError::SessionExpired(r.status().as_u16())
                 }
-                Ok(r) => SendError::Status(r.status().as_u16()),
+                Ok(r) => SendError::Status {
+                    status: r.status().as_u16(),
+                    retry_after: retry_after(r.headers()),
+                },
                 Err(e) => SendError::Request(e),
             };
-            if let Some(cause) = result.cause() {
-                let _ = slot.set(Death::new(cause, result.to_string()));
+            if let Verdict::Death(death) = result.verdict(result.to_string()) {
+                let _ = slot.set(death);
                 stop.cancel();
             }
             Err(result)
@@ -215,11 +283,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn send_failures_that_end_the_session() {
+    fn send_failures_are_judged_by_type() {
+        let expired = SendError::SessionExpired(410).verdict("gone".into());
+        assert!(matches!(expired, Verdict::Death(d) if d.cause == Cause::SessionExpired));
+        let status = |status, retry_after: Option<&str>| SendError::Status {
+            status,
+            retry_after: retry_after.map(str::to_owned),
+        };
+        assert!(matches!(
+            status(500, None).verdict("x".into()),
+            Verdict::Suspect {
+                status: Some(500),
+                ..
+            }
+        ));
         assert_eq!(
-            SendError::SessionExpired(410).cause(),
-            Some(Cause::SessionExpired)
+            status(429, Some("2")).verdict("x".into()),
+            Verdict::Overload {
+                status: 429,
+                retry_after: Some(std::time::Duration::from_secs(2))
+            }
         );
-        assert_eq!(SendError::Status(500).cause(), None);
+        assert!(matches!(
+            status(401, None).verdict("x".into()),
+            Verdict::Unauthorized { .. }
+        ));
     }
 }

@@ -6,10 +6,14 @@
 //!    children are signalled and swept together.
 //! 2. The child sees only the allowlisted host environment plus the configured `env`: the
 //!    host's secrets do not leak into every server.
-//! 3. [`ChildGuard::dispose`] returns only after the leader has been reaped and its group
-//!    SIGKILLed: stdin closed → `stdin_close_grace` → SIGTERM → `term_grace` → SIGKILL → reap.
-//!    The supervisor awaits it (bounded by `close_timeout`) before it starts the next
-//!    generation, so two children of one server are never alive at once.
+//! 3. [`ChildGuard::dispose`] returns only after the leader has exited, its group has been
+//!    swept with SIGKILL *while the leader was still unreaped* (so the group id cannot have been
+//!    reused), and the leader has been reaped: grace → SIGTERM → `term_grace` → SIGKILL → sweep
+//!    → reap. The grace is `stdin_close_grace` for an orderly close and a short fixed one for a
+//!    generation judged dead. The escalation never waits on the rmcp session: a child that does
+//!    not read its stdin (a full pipe) is signalled all the same. The supervisor awaits it
+//!    (bounded by `close_timeout`) before it starts the next generation, so two children of one
+//!    server are never alive at once.
 //! 4. stderr is drained line by line (lines over 8 KiB are dropped) into `tracing`, so a chatty
 //!    child can never block on a full pipe and memory stays bounded.
 
@@ -23,7 +27,15 @@ use tokio::{
 };
 use tokio_util::codec::{FramedRead, LinesCodec};
 
+use super::Stop;
 use crate::{config::StdioConfig, state::Generation};
+
+mod exit;
+
+use exit::{Exit, ExitWatch};
+
+/// The grace a child judged dead gets before SIGTERM.
+const DEAD_GRACE: Duration = Duration::from_millis(100);
 
 const STDERR_LINE_MAX: usize = 8 * 1024;
 const STDERR_TAIL: usize = 4;
@@ -34,13 +46,15 @@ pub(crate) struct ChildGuard {
     child: Child,
     /// The process group id (= the child's pid); `None` if the OS gave no pid.
     pgid: Option<Pid>,
+    /// Observes the leader's exit without reaping it; `None` if the OS gave no pid.
+    exit: Option<ExitWatch>,
     stdin_close_grace: Duration,
     term_grace: Duration,
     stderr: JoinHandle<()>,
     /// The last few stderr lines, for the death detail.
     tail: Arc<std::sync::Mutex<VecDeque<String>>>,
-    /// The exit status once known.
-    status: Option<std::process::ExitStatus>,
+    /// How the leader ended, once known (it stays unreaped until `dispose`).
+    status: Option<Exit>,
 }
 
 /// Spawns the child for `generation`. Returns its stdout (to read), stdin (to write) and guard.
@@ -85,6 +99,7 @@ pub(crate) fn spawn(
     let guard = ChildGuard {
         child,
         pgid,
+        exit: pgid.map(ExitWatch::new),
         stdin_close_grace: config.stdin_close_grace,
         term_grace: config.term_grace,
         stderr,
@@ -125,13 +140,11 @@ impl ChildGuard {
         self.pgid.map(|p| p.as_raw() as u32)
     }
 
-    /// `exit status: N` (plus the last stderr line) if the child exits within `within`.
+    /// `exit status: N` (plus the last stderr line) if the child exits within `within`. The
+    /// child is not reaped.
     pub(crate) async fn exit_detail(&mut self, within: Duration) -> Option<String> {
         if self.status.is_none() {
-            self.status = tokio::time::timeout(within, self.child.wait())
-                .await
-                .ok()?
-                .ok();
+            self.status = self.wait_exit(within).await;
         }
         let status = self.status?;
         let last = self
@@ -146,27 +159,35 @@ impl ChildGuard {
         })
     }
 
-    /// Ends the child and its group; returns once the leader is reaped. Stdin must already be
-    /// closed (the rmcp transport owns it and drops it when the session ends).
+    /// Ends the child and its group; returns once the leader is reaped (invariant 3).
     ///
     /// # Cancel safety
     ///
     /// Not cancel-safe in spirit: dropping the future part-way leaves the rest to
-    /// `kill_on_drop`, which does not wait. The supervisor always awaits it to the end.
-    pub(crate) async fn dispose(mut self) {
+    /// `kill_on_drop`, which does not wait. The supervisor awaits it (bounded by `close_timeout`).
+    pub(crate) async fn dispose(mut self, stop: Stop) {
+        let grace = match stop {
+            Stop::Graceful => self.stdin_close_grace,
+            Stop::Dead => self.stdin_close_grace.min(DEAD_GRACE),
+        };
         if self.status.is_none() {
-            self.status = self.wait_for(self.stdin_close_grace).await;
+            self.status = self.wait_exit(grace).await;
         }
         if self.status.is_none() {
             self.signal(Signal::SIGTERM);
-            self.status = self.wait_for(self.term_grace).await;
+            self.status = self.wait_exit(self.term_grace).await;
         }
         if self.status.is_none() {
             self.signal(Signal::SIGKILL);
-            self.status = self.child.wait().await.ok();
+            self.status = match &self.exit {
+                Some(exit) => Some(exit.exited().await),
+                None => None,
+            };
         }
-        // Sweep whatever the leader left in its group (grandchildren of wrappers).
+        // Sweep whatever the leader left in its group (grandchildren of wrappers) while the
+        // leader is still unreaped, so the group id cannot belong to anyone else yet.
         self.signal(Signal::SIGKILL);
+        let reaped = self.child.wait().await;
         // With every writer gone the stderr pipe ends; don't wait on a leaked descriptor.
         if tokio::time::timeout(Duration::from_millis(500), &mut self.stderr)
             .await
@@ -174,14 +195,13 @@ impl ChildGuard {
         {
             self.stderr.abort();
         }
-        tracing::debug!(pid = ?self.pid(), status = ?self.status, "child disposed");
+        tracing::debug!(pid = ?self.pid(), status = ?reaped, ?stop, "child disposed");
     }
 
-    async fn wait_for(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
-        tokio::time::timeout(limit, self.child.wait())
-            .await
-            .ok()?
-            .ok()
+    /// The leader's exit, if it happens within `limit`; it stays unreaped.
+    async fn wait_exit(&self, limit: Duration) -> Option<Exit> {
+        let exit = self.exit.as_ref()?;
+        tokio::time::timeout(limit, exit.exited()).await.ok()
     }
 
     fn signal(&self, signal: Signal) {

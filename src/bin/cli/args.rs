@@ -109,6 +109,10 @@ pub(crate) struct ServerArgs {
     /// Timeout of one tool call.
     #[arg(long, value_parser = parse_duration)]
     call_timeout: Option<Duration>,
+    /// Timeout of one connection attempt; `tools` and `call` also give up on transient
+    /// failures (a refused port, say) after this long in all.
+    #[arg(long, value_parser = parse_duration)]
+    connect_timeout: Option<Duration>,
     /// The child command and its arguments (with --stdio).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -140,6 +144,7 @@ impl ServerArgs {
         set(&mut rc.max_delay, self.reconnect_max);
         set(&mut rc.max_attempts, self.max_attempts);
         set(&mut config.call_timeout, self.call_timeout);
+        set(&mut config.connect_timeout, self.connect_timeout);
         Ok(config)
     }
 

@@ -1,10 +1,8 @@
 //! `tools`, `call` and `watch`.
 
-use std::{process::ExitCode, time::Duration};
+use std::process::ExitCode;
 
-use mcp_resilient::{
-    CallError, ConnectionState, Event, Supervisor, ToolRegistry, config::ServerConfig,
-};
+use mcp_resilient::{CallError, ConnectionState, Event, Supervisor, ToolRegistry};
 
 use super::{args::ServerArgs, output};
 
@@ -22,9 +20,13 @@ fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
 }
 
 /// Starts the supervisor and waits until it is ready, or reports why it is not.
+///
+/// A one-shot command retries transient failures (a refused port, a timeout) only within the
+/// connect timeout, and stops at once on a permanent refusal (`unauthorized`, `rejected`), which
+/// the supervisor reports as `failed`.
 async fn connect(args: &ServerArgs) -> Result<(Supervisor, ToolRegistry), ExitCode> {
     let config = args.to_config().map_err(|e| fail(exit::USAGE, e))?;
-    let budget = connect_budget(&config);
+    let budget = config.connect_timeout;
     let registry = ToolRegistry::new();
     let server = Supervisor::start(config, registry.clone())
         .await
@@ -36,18 +38,16 @@ async fn connect(args: &ServerArgs) -> Result<(Supervisor, ToolRegistry), ExitCo
         Ok(_) => Ok((server, registry)),
         Err(state) => {
             server.shutdown().await;
+            let within = match state {
+                ConnectionState::Failed { .. } => String::new(),
+                _ => format!(" within {}", output::human(budget)),
+            };
             Err(fail(
                 exit::CONNECT,
-                format!("could not connect: {}", describe(&state)),
+                format!("could not connect{within}: {}", describe(&state)),
             ))
         }
     }
-}
-
-/// Long enough for every attempt the policy allows, each with its connect timeout and delay.
-fn connect_budget(config: &ServerConfig) -> Duration {
-    let attempts = config.reconnect.max_attempts.max(1);
-    (config.connect_timeout + config.reconnect.max_delay) * attempts
 }
 
 fn describe(state: &ConnectionState) -> String {

@@ -49,9 +49,11 @@ pub(crate) fn event_json(event: &Event) -> Value {
                     reason,
                     death,
                     manual_recovery,
+                    retry_in,
                 } => json!({
                     "reason": reason.as_str(), "cause": death.cause.as_str(), "detail": death.detail,
                     "manual_recovery": manual_recovery,
+                    "retry_in_ms": retry_in.map(|d| d.as_millis() as u64),
                 }),
                 ConnectionState::Connecting { attempt } => json!({ "attempt": attempt }),
                 _ => json!({}),
@@ -98,26 +100,28 @@ pub(crate) fn event_text(event: &Event) -> String {
                 attempt,
                 delay,
             } => format!(
-                "{server}: {} (generation {generation}, {}: {}); attempt {attempt} in {delay:?}",
+                "{server}: {} (generation {generation}, {}: {}); attempt {attempt} in {}",
                 match reason {
                     mcp_resilient::Reason::ConnectionFailed => "connection failed; retrying",
                     mcp_resilient::Reason::ConnectionLost => "connection lost; reconnecting",
                 },
                 death.cause,
-                death.detail
+                death.detail,
+                human(*delay)
             ),
             ConnectionState::Failed {
                 death,
                 manual_recovery,
+                retry_in,
                 ..
             } => format!(
-                "{server}: failed (generation {generation}, {}: {}){}",
+                "{server}: failed (generation {generation}, {}: {}); {}",
                 death.cause,
                 death.detail,
-                if *manual_recovery {
-                    "; reconnect disabled, restart to recover"
-                } else {
-                    "; giving up"
+                match (manual_recovery, retry_in) {
+                    (true, _) => "reconnect disabled, restart to recover".to_owned(),
+                    (false, Some(wait)) => format!("trying again in {}", human(*wait)),
+                    (false, None) => "giving up".to_owned(),
                 }
             ),
             other => format!("{server}: {other} (generation {generation})"),
@@ -142,6 +146,16 @@ pub(crate) fn event_text(event: &Event) -> String {
             format!("{server}: generation {generation} stable; outage budget refilled")
         }
         _ => "unknown event".to_owned(),
+    }
+}
+
+/// A duration as people write it: `0 ms`, `93 ms`, `1.5 s`, `30 s`.
+pub(crate) fn human(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    match ms {
+        0..1000 => format!("{ms} ms"),
+        _ if ms % 1000 == 0 => format!("{} s", ms / 1000),
+        _ => format!("{:.1} s", d.as_secs_f64()),
     }
 }
 

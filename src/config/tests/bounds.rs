@@ -172,3 +172,27 @@ fn zero_timeouts_and_pages_are_rejected() {
         "at least 1",
     );
 }
+
+#[test]
+fn close_timeout_must_cover_the_stop_sequence_it_bounds() {
+    // Default graces: 3 s stdin close + 2 s after SIGTERM.
+    assert_error(
+        &rejected(ok().close_timeout(ms(5_000))),
+        "close_timeout",
+        "stdin_close_grace + term_grace",
+    );
+    assert!(ok().close_timeout(ms(5_001)).resolve().is_ok());
+    let mut short = ok().close_timeout(ms(500));
+    if let TransportConfig::Stdio(stdio) = &mut short.transport {
+        stdio.stdin_close_grace = ms(100);
+        stdio.term_grace = ms(100);
+    }
+    assert!(short.resolve().is_ok(), "short graces allow a short bound");
+    let remote = || ServerConfig::http("w", "http://h/mcp");
+    assert_error(
+        &rejected(remote().close_timeout(ms(6_999))),
+        "close_timeout",
+        "DELETE",
+    );
+    assert!(remote().close_timeout(ms(7_000)).resolve().is_ok());
+}

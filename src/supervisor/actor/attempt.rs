@@ -1,0 +1,319 @@
+//! Connecting: starting attempts, hedging a stuck remote attempt, and making a connected attempt
+//! the current generation.
+//!
+//! Why hedge: an attempt started while the path to a remote server is black-holed (a half-open
+//! NAT entry, a partition) waits out its whole `connect_timeout` even after the path heals. So a
+//! remote attempt that has not connected after the hedge interval (`max(delay, 1 s)`, growing like
+//! the backoff up to `max(max_delay, 1 s)`) gets a fresh attempt beside it. The stuck one may still
+//! win; with two in flight, the next hedge abandons the older, which counts as a failed attempt.
+//! After a partition heals, a server is ready again within one hedge interval. Stdio attempts
+//! are never hedged: that would mean two children.
+
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::{Actor, Outage};
+use crate::{
+    config::{ServerConfig, TransportConfig},
+    state::{Cause, ConnectionState, Death, Event, Generation, Reason},
+    supervisor::{
+        connect::{self, AttemptFailure, Connected},
+        generation::{self, Running},
+        heartbeat::Heartbeat,
+    },
+};
+
+/// The smallest hedge interval: below it, an ordinary TLS handshake would be hedged.
+const HEDGE_MIN: Duration = Duration::from_secs(1);
+
+pub(super) struct AttemptTask {
+    generation: Generation,
+    ct: CancellationToken,
+    task: JoinHandle<Result<Box<Connected>, AttemptFailure>>,
+}
+
+/// The outcome of one attempt.
+pub(super) struct Done {
+    generation: Generation,
+    /// True when the attempt was the abandoned-but-still-allowed-to-win one.
+    straggler: bool,
+    result: Result<Box<Connected>, AttemptFailure>,
+}
+
+/// The attempts in flight. Written only by the actor.
+pub(super) struct Attempts {
+    current: Option<AttemptTask>,
+    /// A remote attempt that was hedged; it may still win.
+    straggler: Option<AttemptTask>,
+    /// None for stdio (never hedged); else the next hedge interval.
+    hedge_delay: Option<Duration>,
+    first_hedge: Duration,
+    max_hedge: Duration,
+    multiplier: f64,
+}
+
+impl Attempts {
+    pub(super) fn new(config: &ServerConfig) -> Self {
+        let reconnect = &config.reconnect;
+        let first_hedge = reconnect.initial_delay.max(HEDGE_MIN);
+        let remote = matches!(config.transport, TransportConfig::Remote(_));
+        Attempts {
+            current: None,
+            straggler: None,
+            hedge_delay: remote.then_some(first_hedge),
+            first_hedge,
+            max_hedge: reconnect.max_delay.max(HEDGE_MIN),
+            multiplier: reconnect.multiplier.max(1.0),
+        }
+    }
+
+    /// Resolves when an attempt in flight ends.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: a finished attempt is taken out of its slot only in the poll that returns it.
+    pub(super) async fn done(&mut self) -> Done {
+        tokio::select! {
+            (generation, result) = join(&mut self.current) => Done { generation, straggler: false, result },
+            (generation, result) = join(&mut self.straggler) => Done { generation, straggler: true, result },
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.current.is_none() && self.straggler.is_none()
+    }
+
+    /// Takes every attempt in flight.
+    pub(super) fn take_all(&mut self) -> Vec<AttemptTask> {
+        self.current
+            .take()
+            .into_iter()
+            .chain(self.straggler.take())
+            .collect()
+    }
+}
+
+async fn join(
+    slot: &mut Option<AttemptTask>,
+) -> (Generation, Result<Box<Connected>, AttemptFailure>) {
+    let Some(attempt) = slot else {
+        return std::future::pending().await;
+    };
+    let joined = (&mut attempt.task).await;
+    let generation = attempt.generation;
+    *slot = None;
+    let result = joined.unwrap_or_else(|e| {
+        Err(Death::new(Cause::ConnectFailed, format!("attempt task failed: {e}")).into())
+    });
+    (generation, result)
+}
+
+impl Actor {
+    pub(super) fn begin_attempt(&mut self) {
+        let generation = self.next_generation;
+        self.next_generation += 1;
+        self.sync.again = false;
+        if self.outage.is_none() {
+            self.set_state(
+                ConnectionState::Connecting {
+                    attempt: self.budget.next_attempt(),
+                },
+                generation,
+            );
+        }
+        tracing::debug!(server = %self.server(), generation, attempt = self.budget.next_attempt(), "connecting");
+        let ct = CancellationToken::new();
+        let attempt = connect::attempt(
+            self.config.clone(),
+            self.context.clone(),
+            generation,
+            self.link.tx.clone(),
+            ct.clone(),
+        );
+        let task = tokio::spawn(async move { attempt.await.map(Box::new) });
+        self.attempts.current = Some(AttemptTask {
+            generation,
+            ct,
+            task,
+        });
+        if let Some(delay) = self.attempts.hedge_delay {
+            self.hedge = Some(Box::pin(tokio::time::sleep(delay)));
+        }
+    }
+
+    /// The current remote attempt has not connected within the hedge interval: start a fresh
+    /// one beside it (see the module docs).
+    pub(super) fn on_hedge(&mut self) {
+        let Some(delay) = self.attempts.hedge_delay else {
+            return;
+        };
+        let Some(stuck) = self.attempts.current.take() else {
+            return;
+        };
+        let next = delay.mul_f64(self.attempts.multiplier);
+        self.attempts.hedge_delay = Some(next.min(self.attempts.max_hedge));
+        tracing::info!(server = %self.server(), generation = stuck.generation, "no answer within {delay:?}; starting a fresh attempt beside it");
+        if let Some(older) = self.attempts.straggler.replace(stuck) {
+            self.abandon(older);
+            let death = Death::new(
+                Cause::ConnectFailed,
+                "no answer within two hedge intervals; abandoned for a fresh attempt",
+            );
+            if !self.count_abandoned(death) {
+                return;
+            }
+        }
+        self.begin_attempt();
+    }
+
+    /// An abandoned attempt counts as a failure; false when that spent the budget (the server
+    /// is then `failed` and nothing is in flight any more).
+    fn count_abandoned(&mut self, death: Death) -> bool {
+        let generation = self.next_generation - 1;
+        if self.budget.fail().is_none() {
+            self.hedge = None;
+            for attempt in self.attempts.take_all() {
+                self.abandon(attempt);
+            }
+            self.give_up(Reason::ConnectionFailed, death, generation);
+            return false;
+        }
+        self.outage.get_or_insert(Outage {
+            started: tokio::time::Instant::now(),
+        });
+        let attempt = self.budget.next_attempt();
+        tracing::warn!(server = %self.server(), generation, cause = %death.cause, attempt, "connection failed; retrying: {}", death.detail);
+        self.set_state(
+            ConnectionState::Reconnecting {
+                reason: Reason::ConnectionFailed,
+                death,
+                attempt,
+                delay: Duration::ZERO,
+            },
+            generation,
+        );
+        true
+    }
+
+    /// Cancels an attempt; whatever it built is cleaned up by a task the actor owns.
+    pub(super) fn abandon(&mut self, attempt: AttemptTask) {
+        attempt.ct.cancel();
+        let limit = self.config.close_timeout;
+        self.lingering.push(tokio::spawn(async move {
+            if let Ok(Ok(connected)) = attempt.task.await {
+                connect::discard(connected.session, limit).await;
+            }
+        }));
+    }
+
+    /// Cancels every attempt and waits until each has cleaned up (the child reaped).
+    pub(super) async fn stop_attempts(&mut self) {
+        self.backoff = None;
+        self.hedge = None;
+        for attempt in self.attempts.take_all() {
+            attempt.ct.cancel();
+            if let Ok(Ok(connected)) = attempt.task.await {
+                connect::discard(connected.session, self.config.close_timeout).await;
+            }
+        }
+    }
+
+    pub(super) async fn on_attempt_done(&mut self, done: Done) {
+        let Done {
+            generation,
+            straggler,
+            result,
+        } = done;
+        match result {
+            Ok(connected) => {
+                self.hedge = None;
+                for other in self.attempts.take_all() {
+                    self.abandon(other);
+                }
+                self.attempts.hedge_delay =
+                    self.attempts.hedge_delay.map(|_| self.attempts.first_hedge);
+                self.become_current(generation, connected);
+            }
+            Err(failure) if straggler => {
+                tracing::debug!(server = %self.server(), generation, "an abandoned attempt failed: {}", failure.death.detail);
+            }
+            Err(failure) if failure.death.cause.is_permanent() => {
+                self.hedge = None;
+                for other in self.attempts.take_all() {
+                    self.abandon(other);
+                }
+                self.on_refused(Reason::ConnectionFailed, failure.death, generation);
+            }
+            Err(failure) => {
+                self.hedge = None;
+                self.on_failure(
+                    Reason::ConnectionFailed,
+                    failure.death,
+                    true,
+                    failure.retry_after,
+                );
+            }
+        }
+    }
+
+    /// Makes `connected` the current generation: fence, permit, watchers, tools, state.
+    fn become_current(&mut self, generation: Generation, connected: Box<Connected>) {
+        let Connected {
+            session,
+            tools,
+            elapsed,
+        } = *connected;
+        // Fence first, then free the permit, then start the watchers (invariant 2): a late report
+        // about the old generation finds it stale; a report about this one finds the permit free.
+        self.link.guard.set_current(generation);
+        self.permit = None;
+        let live = generation::live(
+            self.server().clone(),
+            generation,
+            &session,
+            self.link.guard.clone(),
+            self.link.tx.clone(),
+        );
+        let heartbeat = self.config.heartbeat.enabled.then(|| Heartbeat {
+            interval: self.config.heartbeat.interval,
+            timeout: self.config.heartbeat.timeout,
+            failures: self.config.heartbeat.failures,
+            events: self.link.events.clone(),
+        });
+        self.publish(generation, tools);
+        let running = Running::start(live.clone(), session, heartbeat);
+        self.link.live.send_replace(Some(live));
+        self.running = Some(running);
+        self.stable = false;
+        self.stability = Some(Box::pin(tokio::time::sleep(self.budget.stability_window())));
+        let handshake_ms = elapsed.as_millis() as u64;
+        match self.outage.take() {
+            Some(outage) => tracing::info!(
+                server = %self.server(), generation, handshake_ms,
+                downtime_ms = outage.started.elapsed().as_millis() as u64, "recovered"
+            ),
+            None => tracing::info!(server = %self.server(), generation, handshake_ms, "connected"),
+        }
+        self.set_state(ConnectionState::Ready { generation }, generation);
+        if std::mem::take(&mut self.sync.again) {
+            self.on_list_changed(generation);
+        }
+    }
+
+    /// Registers a new generation's tools; announces them only when something changed (or on
+    /// this supervisor's first publish), so a reconnect to an unchanged server is silent.
+    fn publish(&mut self, generation: Generation, tools: Vec<rmcp::model::Tool>) {
+        match self.registry.publish(self.server(), generation, tools) {
+            Ok(change) if change.is_empty() && self.published => {}
+            Ok(change) => {
+                self.published = true;
+                let _ = self.link.events.send(Event::Tools(change));
+            }
+            Err(e) => {
+                tracing::error!(server = %self.server(), generation, "tool list rejected, keeping the previous set: {e}")
+            }
+        }
+    }
+}

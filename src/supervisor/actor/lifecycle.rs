@@ -1,0 +1,69 @@
+//! Closing on the supervisor's own initiative: `restart()` and `shutdown()`.
+
+use super::Actor;
+use crate::{
+    state::{Cause, ConnectionState, Death},
+    transport::Stop,
+};
+
+impl Actor {
+    /// Closes the current generation (restart, shutdown); true when the barrier confirmed it.
+    async fn close_current(&mut self) -> bool {
+        self.stability = None;
+        self.stable = false;
+        self.stop_sync().await;
+        let Some(running) = self.running.take() else {
+            return true;
+        };
+        // Reports about a generation we close ourselves are not deaths.
+        self.link.guard.set_current(0);
+        self.link.live.send_replace(None);
+        let generation = running.live.generation;
+        let closed = running
+            .close(Stop::Graceful, self.config.close_timeout)
+            .await;
+        self.lingering.push(closed.monitor);
+        if !closed.confirmed {
+            tracing::error!(server = %self.server(), generation, "could not confirm generation {generation} closed within {:?}", self.config.close_timeout);
+        }
+        closed.confirmed
+    }
+
+    pub(super) async fn on_restart(&mut self) {
+        self.stop_attempts().await;
+        if !self.close_current().await {
+            let death = Death::new(Cause::ConnectFailed, "restart requested");
+            return self.fail_closed(self.next_generation - 1, death);
+        }
+        tracing::info!(server = %self.server(), "restart requested");
+        self.budget.refill();
+        self.outage = None;
+        self.begin_attempt();
+    }
+
+    pub(super) async fn on_shutdown(&mut self) {
+        self.stopping = true;
+        self.link.guard.close();
+        self.stop_attempts().await;
+        self.close_current().await;
+        self.unregister();
+        self.registry.detach(self.server());
+        self.permit = None;
+        self.await_lingering().await;
+        tracing::info!(server = %self.server(), "stopped");
+        self.set_state(ConnectionState::Stopped, self.next_generation - 1);
+    }
+
+    /// Waits for every closed generation's and abandoned attempt's cleanup, at most
+    /// `close_timeout` in all; what is still running then is aborted.
+    async fn await_lingering(&mut self) {
+        let deadline = tokio::time::Instant::now() + self.config.close_timeout;
+        for mut task in std::mem::take(&mut self.lingering) {
+            if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
+                tracing::warn!(server = %self.server(), "session cleanup still running at shutdown; aborting it");
+                task.abort();
+                let _ = task.await;
+            }
+        }
+    }
+}

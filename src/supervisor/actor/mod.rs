@@ -1,0 +1,198 @@
+//! The supervisor task: one per server, the only owner of that server's mutable state.
+//!
+//! An event loop in the house style: [`Step`] is the event enum, [`Actor::next_step`] is the
+//! `select!` that produces events, and [`Actor::run`] hands each to its own method. The methods
+//! live by concern: `attempt` (connecting, hedging, becoming current), `outage` (deaths,
+//! failures, backoff, the budget, permanent refusals), `sync` (tool re-listing) and `lifecycle`
+//! (closing, restart, shutdown).
+//!
+//! # Invariants
+//!
+//! 1. One live generation: an attempt starts only after the previous generation's close barrier
+//!    ([`Running::close`]) confirmed it; if it could not within `close_timeout`, the server fails
+//!    closed instead of risking two server processes. Remote attempts may be hedged (two at
+//!    once, the older abandoned), stdio attempts never: never two children.
+//! 2. Fence: the retry guard's fence moves to a new generation *before* any of its watchers
+//!    start, and the previous recovery's permit is dropped in between, so no death report of the
+//!    new generation can find the fence elsewhere or the permit taken. List-changed requests and
+//!    sync results from any generation but the current one are dropped; the registry refuses
+//!    older generations as well.
+//! 3. One sync at a time per server; a request that arrives during a sync runs once after it,
+//!    even when the sync task panicked.
+//! 4. After `shutdown` starts nothing new is scheduled; every task this actor spawned (attempts,
+//!    sync, monitors, heartbeats, abandoned sessions still cleaning up) has been awaited (or, past
+//!    `close_timeout`, aborted) when `shutdown` returns.
+
+mod attempt;
+mod lifecycle;
+mod outage;
+mod sync;
+
+use std::{pin::Pin, sync::Arc};
+
+use rmcp::model::Tool;
+use tokio::{
+    sync::{mpsc, oneshot},
+    task::JoinHandle,
+    time::{Instant, Sleep},
+};
+
+use super::{Link, backoff::Budget, connect, generation::Running, retry_guard::RetryPermit};
+use crate::{
+    config::ServerConfig,
+    registry::ToolRegistry,
+    state::{ConnectionState, Death, Event, Generation},
+};
+
+/// Messages from handles, watchers and rmcp handlers to the supervisor task.
+#[derive(Debug)]
+pub(crate) enum Msg {
+    /// A generation died; the sender won the retry permit.
+    Died { death: Death, permit: RetryPermit },
+    /// `notifications/tools/list_changed` (or a host request) for `generation`.
+    ListChanged { generation: Generation },
+    /// Close what runs, refill the budget, connect again.
+    Restart { done: oneshot::Sender<()> },
+    /// Stop everything.
+    Shutdown { done: Option<oneshot::Sender<()>> },
+}
+
+enum Step {
+    Msg(Msg),
+    AttemptDone(attempt::Done),
+    SyncDone(Generation, Result<Vec<Tool>, String>),
+    BackoffElapsed,
+    Hedge,
+    Stable,
+}
+
+struct Outage {
+    started: Instant,
+}
+
+pub(crate) struct Actor {
+    link: Arc<Link>,
+    config: Arc<ServerConfig>,
+    context: connect::ConnectContext,
+    registry: ToolRegistry,
+    rx: mpsc::UnboundedReceiver<Msg>,
+    /// The number the next attempt gets; only `begin_attempt` increments it.
+    next_generation: Generation,
+    /// The ready generation, if any; set by `become_current`, taken by death, restart, shutdown.
+    running: Option<Running>,
+    /// True once `running` stayed ready for the stability window.
+    stable: bool,
+    /// The permit of the recovery in progress; dropped once a new generation is current.
+    permit: Option<RetryPermit>,
+    budget: Budget,
+    /// Set from the first failure or loss until a generation is ready again.
+    outage: Option<Outage>,
+    /// The attempts in flight (one; two while a remote attempt is hedged).
+    attempts: attempt::Attempts,
+    backoff: Option<Pin<Box<Sleep>>>,
+    /// Fires when the current remote attempt should be hedged.
+    hedge: Option<Pin<Box<Sleep>>>,
+    stability: Option<Pin<Box<Sleep>>>,
+    sync: sync::SyncState,
+    /// True once this supervisor published a tool set (the first publish is always announced).
+    published: bool,
+    /// Closed generations' monitors and abandoned attempts still finishing rmcp's cleanup.
+    lingering: Vec<JoinHandle<()>>,
+    /// Set once by shutdown.
+    stopping: bool,
+}
+
+impl Actor {
+    pub(crate) fn new(
+        link: Arc<Link>,
+        config: Arc<ServerConfig>,
+        context: connect::ConnectContext,
+        registry: ToolRegistry,
+        rx: mpsc::UnboundedReceiver<Msg>,
+    ) -> Self {
+        let budget = Budget::new(&config.reconnect);
+        let attempts = attempt::Attempts::new(&config);
+        Actor {
+            link,
+            config,
+            context,
+            registry,
+            rx,
+            next_generation: 1,
+            running: None,
+            stable: false,
+            permit: None,
+            budget,
+            outage: None,
+            attempts,
+            backoff: None,
+            hedge: None,
+            stability: None,
+            sync: sync::SyncState::default(),
+            published: false,
+            lingering: Vec::new(),
+            stopping: false,
+        }
+    }
+
+    pub(crate) async fn run(mut self) {
+        self.begin_attempt();
+        loop {
+            match self.next_step().await {
+                Step::Msg(Msg::Died { death, permit }) => self.on_died(death, permit).await,
+                Step::Msg(Msg::ListChanged { generation }) => self.on_list_changed(generation),
+                Step::Msg(Msg::Restart { done }) => {
+                    self.on_restart().await;
+                    let _ = done.send(());
+                }
+                Step::Msg(Msg::Shutdown { done }) => {
+                    self.on_shutdown().await;
+                    if let Some(done) = done {
+                        let _ = done.send(());
+                    }
+                    return;
+                }
+                Step::AttemptDone(done) => self.on_attempt_done(done).await,
+                Step::SyncDone(generation, result) => self.on_sync_done(generation, result),
+                Step::BackoffElapsed => self.begin_attempt(),
+                Step::Hedge => self.on_hedge(),
+                Step::Stable => self.on_stable(),
+            }
+            self.lingering.retain(|task| !task.is_finished());
+        }
+    }
+
+    async fn next_step(&mut self) -> Step {
+        tokio::select! {
+            msg = self.rx.recv() => Step::Msg(msg.unwrap_or(Msg::Shutdown { done: None })),
+            done = self.attempts.done() => Step::AttemptDone(done),
+            (generation, result) = self.sync.done() => Step::SyncDone(generation, result),
+            () = elapsed(&mut self.backoff) => Step::BackoffElapsed,
+            () = elapsed(&mut self.hedge) => Step::Hedge,
+            () = elapsed(&mut self.stability) => Step::Stable,
+        }
+    }
+
+    fn server(&self) -> &Arc<str> {
+        &self.link.server
+    }
+
+    /// Publishes a state: the event first, then the watch, so whoever saw the new state in the
+    /// watch and subscribes to events afterwards does not receive that same change again.
+    fn set_state(&self, state: ConnectionState, generation: Generation) {
+        let _ = self.link.events.send(Event::State {
+            server: self.server().clone(),
+            state: state.clone(),
+            generation,
+        });
+        self.link.state.send_replace(state);
+    }
+}
+
+async fn elapsed(slot: &mut Option<Pin<Box<Sleep>>>) {
+    let Some(sleep) = slot else {
+        return std::future::pending().await;
+    };
+    sleep.await;
+    *slot = None;
+}

@@ -1,0 +1,214 @@
+//! Outages: a generation's death, a failed attempt, the backoff before the next one, the outage
+//! budget, and permanent refusals.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::{Actor, Outage};
+use crate::{
+    state::{Cause, ConnectionState, Death, Event, Generation, Reason},
+    supervisor::retry_guard::RetryPermit,
+    transport::Stop,
+};
+
+impl Actor {
+    pub(super) async fn on_died(&mut self, death: Death, permit: RetryPermit) {
+        let current = self.running.as_ref().map(|r| r.live.generation);
+        if self.stopping || current != Some(permit.generation()) {
+            tracing::debug!(server = %self.server(), ?current, reported = permit.generation(), "ignoring a death report about another generation");
+            return;
+        }
+        let Some(running) = self.running.take() else {
+            return;
+        };
+        let generation = running.live.generation;
+        self.permit = Some(permit);
+        self.link.live.send_replace(None);
+        self.stability = None;
+        let was_stable = std::mem::take(&mut self.stable);
+        // Say what happened before the close barrier, which can take up to `close_timeout`
+        // (a hung child's grace periods); the next attempt still waits for it.
+        if death.cause.is_permanent() {
+            self.on_refused(Reason::ConnectionLost, death.clone(), generation);
+        } else if self.config.reconnect.enabled {
+            self.on_failure(Reason::ConnectionLost, death.clone(), !was_stable, None);
+        } else {
+            tracing::error!(
+                server = %self.server(), generation, cause = %death.cause,
+                "connection lost; reconnect is disabled, call restart() to recover: {}", death.detail
+            );
+            let state = ConnectionState::Failed {
+                reason: Reason::ConnectionLost,
+                death: death.clone(),
+                manual_recovery: true,
+                retry_in: None,
+            };
+            self.set_state(state, generation);
+        }
+        self.stop_sync().await;
+        let closed = running.close(Stop::Dead, self.config.close_timeout).await;
+        self.lingering.push(closed.monitor);
+        if !closed.confirmed {
+            self.backoff = None;
+            self.fail_closed(generation, death);
+        }
+    }
+
+    /// One failed attempt or lost generation: schedule the next attempt or give up.
+    /// `counts` is false only for the loss of a generation that had refilled the budget;
+    /// `retry_after` is the server's own request to wait (capped at `max_delay`).
+    pub(super) fn on_failure(
+        &mut self,
+        reason: Reason,
+        death: Death,
+        counts: bool,
+        retry_after: Option<Duration>,
+    ) {
+        let generation = self.next_generation - 1;
+        self.outage.get_or_insert(Outage {
+            started: Instant::now(),
+        });
+        let delay = if counts {
+            self.budget.fail()
+        } else {
+            Some(self.budget.next_delay())
+        };
+        let Some(mut delay) = delay else {
+            return self.give_up(reason, death, generation);
+        };
+        if !self.config.reconnect.enabled {
+            tracing::error!(server = %self.server(), generation, cause = %death.cause, "connection failed; reconnect is disabled: {}", death.detail);
+            return self.give_up(reason, death, generation);
+        }
+        // The server is up and merely forgot us: rebuild at once — but only as the first failure
+        // since the budget was last full, so a server that expires every new session at once
+        // (the outage restarts with each brief ready) still meets the backoff.
+        if death.cause == Cause::SessionExpired && self.budget.failures() <= 1 {
+            delay = Duration::ZERO;
+        }
+        if let Some(wait) = retry_after {
+            delay = delay.max(wait.min(self.config.reconnect.max_delay));
+        }
+        let attempt = self.budget.next_attempt();
+        let delay_ms = delay.as_millis() as u64;
+        match reason {
+            Reason::ConnectionFailed => tracing::warn!(
+                server = %self.server(), generation, cause = %death.cause, attempt, delay_ms,
+                "connection failed; retrying: {}", death.detail
+            ),
+            Reason::ConnectionLost => tracing::warn!(
+                server = %self.server(), generation, cause = %death.cause, attempt, delay_ms,
+                "connection lost; reconnecting: {}", death.detail
+            ),
+        }
+        self.set_state(
+            ConnectionState::Reconnecting {
+                reason,
+                death,
+                attempt,
+                delay,
+            },
+            generation,
+        );
+        self.backoff = Some(Box::pin(tokio::time::sleep(delay)));
+    }
+
+    /// A permanent refusal (`unauthorized`, `rejected`): `failed` at once, the tools
+    /// unregistered, and one more try only after `max_delay` (the server or its configuration
+    /// may be fixed meanwhile) — never the normal pace, never the budget.
+    pub(super) fn on_refused(&mut self, reason: Reason, death: Death, generation: Generation) {
+        self.outage.get_or_insert(Outage {
+            started: Instant::now(),
+        });
+        self.budget.refill();
+        self.unregister();
+        let retry_in = self
+            .config
+            .reconnect
+            .enabled
+            .then_some(self.config.reconnect.max_delay);
+        match retry_in {
+            Some(wait) => tracing::error!(
+                server = %self.server(), generation, cause = %death.cause,
+                "refused by the server; trying again only in {wait:?}: {}", death.detail
+            ),
+            None => tracing::error!(
+                server = %self.server(), generation, cause = %death.cause,
+                "refused by the server; reconnect is disabled: {}", death.detail
+            ),
+        }
+        self.backoff = retry_in.map(|wait| Box::pin(tokio::time::sleep(wait)));
+        let state = ConnectionState::Failed {
+            reason,
+            death,
+            manual_recovery: false,
+            retry_in,
+        };
+        self.set_state(state, generation);
+    }
+
+    pub(super) fn give_up(&mut self, reason: Reason, death: Death, generation: Generation) {
+        tracing::error!(
+            server = %self.server(), generation, cause = %death.cause, failures = self.budget.failures(),
+            "giving up: {}", death.detail
+        );
+        self.unregister();
+        let state = ConnectionState::Failed {
+            reason,
+            death,
+            manual_recovery: false,
+            retry_in: None,
+        };
+        self.set_state(state, generation);
+    }
+
+    /// The close barrier could not confirm a process gone: stop for good (two live servers are
+    /// worse than none). Says so once: a server already `failed` keeps its state.
+    pub(super) fn fail_closed(&mut self, generation: Generation, death: Death) {
+        tracing::error!(
+            server = %self.server(), generation,
+            "giving up: could not confirm generation {generation} closed within {:?}; not reconnecting to avoid two live servers",
+            self.config.close_timeout
+        );
+        self.backoff = None;
+        let already = matches!(
+            *self.link.state.borrow(),
+            ConnectionState::Failed { retry_in: None, .. }
+        );
+        self.unregister();
+        if already {
+            return;
+        }
+        let death = Death::new(
+            death.cause,
+            format!("{}; close not confirmed", death.detail),
+        );
+        let state = ConnectionState::Failed {
+            reason: Reason::ConnectionLost,
+            death,
+            manual_recovery: false,
+            retry_in: None,
+        };
+        self.set_state(state, generation);
+    }
+
+    pub(super) fn unregister(&self) {
+        if let Some(change) = self.registry.unregister(self.server(), Generation::MAX) {
+            let _ = self.link.events.send(Event::Tools(change));
+        }
+    }
+
+    pub(super) fn on_stable(&mut self) {
+        self.stable = true;
+        self.budget.refill();
+        if let Some(running) = &self.running {
+            let generation = running.live.generation;
+            tracing::debug!(server = %self.server(), generation, "generation stable; outage budget refilled");
+            let _ = self.link.events.send(Event::Stable {
+                server: self.server().clone(),
+                generation,
+            });
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Tool re-syncs after `tools/list_changed`: one at a time, fenced by generation.
+
+use rmcp::model::Tool;
+use tokio::task::JoinHandle;
+
+use super::Actor;
+use crate::{
+    state::{Event, Generation},
+    supervisor::sync::list_all_tools,
+};
+
+/// The sync in flight, if any, and whether another was asked for meanwhile. Written only by
+/// the actor.
+#[derive(Default)]
+pub(super) struct SyncState {
+    task: Option<SyncTask>,
+    /// A list-changed arrived while a sync (or the attempt's own first listing) ran.
+    pub(super) again: bool,
+}
+
+struct SyncTask {
+    /// Kept beside the task, so that even a sync that panicked is answered for its generation
+    /// (and a pending `again` is not lost).
+    generation: Generation,
+    task: JoinHandle<Result<Vec<Tool>, String>>,
+}
+
+impl SyncState {
+    /// Resolves when the sync in flight ends, with its generation.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: the task is taken out of its slot only in the poll that returns it.
+    pub(super) async fn done(&mut self) -> (Generation, Result<Vec<Tool>, String>) {
+        let Some(sync) = &mut self.task else {
+            return std::future::pending().await;
+        };
+        let joined = (&mut sync.task).await;
+        let generation = sync.generation;
+        self.task = None;
+        let result = joined.unwrap_or_else(|e| Err(format!("sync task failed: {e}")));
+        (generation, result)
+    }
+}
+
+impl Actor {
+    pub(super) fn on_list_changed(&mut self, generation: Generation) {
+        let Some(running) = &self.running else {
+            // A change announced while the attempt's own listing was under way: sync once more
+            // as soon as that generation is ready, or the set could miss the change.
+            if self.next_generation - 1 == generation && !self.attempts.is_empty() {
+                self.sync.again = true;
+            }
+            return;
+        };
+        if running.live.generation != generation {
+            tracing::debug!(server = %self.server(), generation, current = running.live.generation, "ignoring list_changed from a replaced generation");
+            return;
+        }
+        if self.sync.task.is_some() {
+            self.sync.again = true;
+            return;
+        }
+        let peer = running.live.peer.clone();
+        let pages = self.config.max_tool_pages;
+        let timeout = self.config.call_timeout;
+        let task = tokio::spawn(async move {
+            tokio::time::timeout(timeout, list_all_tools(&peer, pages))
+                .await
+                .unwrap_or_else(|_| Err(format!("tools/list timed out after {timeout:?}")))
+        });
+        self.sync.task = Some(SyncTask { generation, task });
+    }
+
+    pub(super) fn on_sync_done(
+        &mut self,
+        generation: Generation,
+        result: Result<Vec<Tool>, String>,
+    ) {
+        if self.running.as_ref().map(|r| r.live.generation) != Some(generation) {
+            return;
+        }
+        match result.map(|tools| self.registry.publish(self.server(), generation, tools)) {
+            Ok(Ok(change)) if change.is_empty() => {}
+            Ok(Ok(change)) => {
+                tracing::info!(server = %self.server(), generation, added = change.added.len(), removed = change.removed.len(), changed = change.changed.len(), "tools changed");
+                let _ = self.link.events.send(Event::Tools(change));
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(server = %self.server(), generation, "tool list rejected, keeping the previous set: {e}")
+            }
+            Err(e) => {
+                tracing::warn!(server = %self.server(), generation, "tool sync failed, keeping the previous set: {e}")
+            }
+        }
+        if std::mem::take(&mut self.sync.again) {
+            self.on_list_changed(generation);
+        }
+    }
+
+    pub(super) async fn stop_sync(&mut self) {
+        self.sync.again = false;
+        if let Some(sync) = self.sync.task.take() {
+            sync.task.abort();
+            let _ = sync.task.await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicked_sync_is_answered_for_its_own_generation() {
+        let mut state = SyncState {
+            task: Some(SyncTask {
+                generation: 7,
+                task: tokio::spawn(async { panic!("a sync that panics") }),
+            }),
+            again: true,
+        };
+        let (generation, result) = state.done().await;
+        assert_eq!(generation, 7, "the generation survives the panic");
+        assert!(result.is_err());
+        assert!(state.again, "a pending re-sync is still pending");
+    }
+}

@@ -1,0 +1,78 @@
+//! From a request's error to a [`Verdict`], by the error's type.
+//!
+//! rmcp hands every transport failure over as [`ServiceError::TransportSend`] wrapping the
+//! transport's own error type. Each of our transports knows what its errors mean
+//! ([`http::verdict`], [`sse::SendError::verdict`]); this is where the dispatch happens.
+
+use rmcp::ServiceError;
+
+use super::{http, sse};
+use crate::{
+    state::{Cause, Death},
+    verdict::{Phase, Verdict},
+};
+
+/// What `error`, answering a request on a live session, says about the server.
+///
+/// `TransportClosed` is a death whose precise cause (an exit status, a stream end) the
+/// generation's monitor reports; callers should not report it themselves when the session loop
+/// has already ended.
+pub(crate) fn judge(error: &ServiceError) -> Verdict {
+    match error {
+        ServiceError::McpError(_) => Verdict::Alive,
+        ServiceError::TransportSend(e) => {
+            let source = &*e.error;
+            let detail = chain(e);
+            if let Some(http) = source.downcast_ref::<http::HttpError>() {
+                return http::verdict(http, Phase::Session, detail);
+            }
+            if let Some(sse) = source.downcast_ref::<sse::SendError>() {
+                return sse.verdict(detail);
+            }
+            // stdio: a write to the child's stdin failed (broken pipe); the child is gone.
+            Verdict::transport(detail)
+        }
+        ServiceError::TransportClosed => Verdict::transport("transport closed"),
+        ServiceError::Cancelled { reason } => Verdict::Death(Death::new(
+            Cause::TransportError,
+            format!(
+                "request cancelled: {}",
+                reason.as_deref().unwrap_or("session ended")
+            ),
+        )),
+        ServiceError::UnexpectedResponse => Verdict::Suspect {
+            status: None,
+            detail: "the server answered with an unexpected result type".to_owned(),
+        },
+        other => Verdict::Suspect {
+            status: None,
+            detail: other.to_string(),
+        },
+    }
+}
+
+/// True when `error` proves the request never left this process: the connection it needed could
+/// not even be opened. Such a request may be sent once to the next generation.
+pub(crate) fn never_sent(error: &ServiceError) -> bool {
+    let ServiceError::TransportSend(e) = error else {
+        return false;
+    };
+    let source = &*e.error;
+    if let Some(http) = source.downcast_ref::<http::HttpError>() {
+        return http::never_sent(http);
+    }
+    source
+        .downcast_ref::<sse::SendError>()
+        .is_some_and(sse::SendError::never_sent)
+}
+
+/// The error's text followed by its sources' (e.g. "connection refused" under a reqwest error).
+fn chain(error: &rmcp::transport::DynamicTransportError) -> String {
+    let mut detail = error.to_string();
+    let mut next = std::error::Error::source(&*error.error);
+    while let Some(inner) = next {
+        detail.push_str(&format!(": {inner}"));
+        next = inner.source();
+    }
+    crate::verdict::plain(&detail)
+}

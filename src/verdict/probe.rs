@@ -1,0 +1,109 @@
+//! The probe policy: which silences count as misses, how misses add up, and how an overloaded
+//! server stretches the heartbeat.
+//!
+//! # Invariants
+//!
+//! 1. Misses are *consecutive in time*: a probe that was sent before the last counted miss was
+//!    observed overlapped that miss, and does not count again. Ten callers probing one dead
+//!    connection at once are one miss, not ten.
+//! 2. Silence while a call is in flight inside its deadline is [`Verdict::Busy`](super::Verdict)
+//!    and never counts — unless the transport has not been able to write for a whole probe
+//!    timeout (a full pipe is not busy, it is wedged), or a call already ran past its deadline
+//!    with no answer since.
+//! 3. An overloaded probe answer proves the server alive; the interval doubles, capped at 4×
+//!    the configured one, and returns to 1× after a clean interval.
+
+use std::sync::Mutex;
+
+use tokio::time::Instant;
+
+/// Consecutive misses of one generation, shared by the heartbeat, pre-call probes and suspect
+/// call answers.
+#[derive(Debug, Default)]
+pub(crate) struct Misses {
+    state: Mutex<MissState>,
+}
+
+#[derive(Debug, Default)]
+struct MissState {
+    count: u32,
+    /// When the last counted miss was observed.
+    last_counted: Option<Instant>,
+}
+
+impl Misses {
+    fn lock(&self) -> std::sync::MutexGuard<'_, MissState> {
+        // The state is two plain fields, never left half-written.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Proof of life: the next miss is the first again.
+    pub(crate) fn clear(&self) {
+        *self.lock() = MissState::default();
+    }
+
+    /// Records the miss of a probe (or a suspect answer to a request) sent at `sent`. Returns
+    /// the consecutive count including it, or `None` when it overlapped a miss already counted.
+    pub(crate) fn record(&self, sent: Instant) -> Option<u32> {
+        let mut state = self.lock();
+        if state.last_counted.is_some_and(|last| sent < last) {
+            return None;
+        }
+        state.count += 1;
+        state.last_counted = Some(Instant::now());
+        Some(state.count)
+    }
+
+    /// Consecutive misses so far.
+    #[cfg(test)]
+    pub(crate) fn count(&self) -> u32 {
+        self.lock().count
+    }
+}
+
+/// What was going on when a probe went unanswered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Load {
+    /// Calls sent and still inside their deadline.
+    pub(crate) calls_in_flight: usize,
+    /// A call ran past its deadline and nothing has arrived since.
+    pub(crate) overdue: bool,
+    /// A write to the transport has been pending for longer than a probe timeout.
+    pub(crate) write_stalled: bool,
+}
+
+impl Load {
+    /// True when this silence is a busy server, not a miss (invariant 2).
+    pub(crate) fn is_busy(self) -> bool {
+        self.calls_in_flight > 0 && !self.overdue && !self.write_stalled
+    }
+}
+
+/// The heartbeat interval's stretch factor under overload (invariant 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stretch(u32);
+
+impl Default for Stretch {
+    fn default() -> Self {
+        Stretch(1)
+    }
+}
+
+impl Stretch {
+    const MAX: u32 = 4;
+
+    /// A probe was answered "overloaded": wait twice as long next time, at most 4×.
+    pub(crate) fn overloaded(&mut self) {
+        self.0 = (self.0 * 2).min(Self::MAX);
+    }
+
+    /// A clean interval: back to the configured one.
+    pub(crate) fn clean(&mut self) {
+        self.0 = 1;
+    }
+
+    /// The interval to wait now.
+    pub(crate) fn apply(self, interval: std::time::Duration) -> std::time::Duration {
+        interval * self.0
+    }
+}
