@@ -5,21 +5,55 @@
 //!
 //! `hang` is the other silence: it drops what stdio would send and never ends by itself.
 //!
+//! A call that asked for progress gets one announcement first, `notifications/progress` with
+//! the message [`ANNOUNCEMENT`], sent once the block has started and never held: whatever the
+//! client sends after seeing it meets a blocked server (tests synchronize on it, not on time).
+//!
 //! # Invariants
 //!
 //! 1. While any block runs, every outgoing path waits in [`Block::hold`]: the stdio transport's
-//!    sends (in the order they were queued) and, in remote modes, response heads and body frames.
-//!    Nothing held is dropped.
+//!    sends (in the order they were queued) and, in remote modes, body frames (in order within
+//!    each response) and the heads of responses to requests that arrived while blocked. Nothing
+//!    held is dropped. Across separate HTTP responses (Streamable HTTP POSTs) the release order
+//!    is not defined; on one stream (legacy SSE, stdio) it is.
 //! 2. A block ends when its time is up or its call is cancelled or dropped (a guard ends it), so
 //!    a cancelled call or a killed session never leaves the server blocked.
-//! 3. [`Block::run`] returns only after its block ended and everything held was released (or
+//! 3. The announcement is the only message let through while blocked; it is recognized by its
+//!    content ([`is_announcement`], [`frame_is_announcement`]).
+//! 4. [`Block::run`] returns only after its block ended and everything held was released (or
 //!    [`DRAIN_LIMIT`] passed, e.g. when a client stopped reading), so the block's reply is
 //!    queued after what it held.
 
 use std::time::Duration;
 
+use rmcp::RoleServer;
+use rmcp::model::{JsonRpcMessage, ServerNotification};
+use rmcp::service::TxJsonRpcMessage;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+
+/// The message of the progress notification that announces a block.
+pub(crate) const ANNOUNCEMENT: &str = "blocking";
+/// How the announcement's message appears in a serialized frame (a quote inside some other
+/// message's text would be escaped, so only the announcement holds it).
+const ANNOUNCEMENT_BYTES: &[u8] = br#""message":"blocking""#;
+
+/// Whether an outgoing stdio message is a block's announcement.
+pub(crate) fn is_announcement(message: &TxJsonRpcMessage<RoleServer>) -> bool {
+    let JsonRpcMessage::Notification(notification) = message else {
+        return false;
+    };
+    let ServerNotification::ProgressNotification(progress) = &notification.notification else {
+        return false;
+    };
+    progress.params.message.as_deref() == Some(ANNOUNCEMENT)
+}
+
+/// Whether an HTTP body frame carries a block's announcement.
+pub(crate) fn frame_is_announcement(frame: &[u8]) -> bool {
+    let has = |needle: &[u8]| frame.windows(needle.len()).any(|w| w == needle);
+    has(ANNOUNCEMENT_BYTES) && has(b"notifications/progress")
+}
 
 /// How long a block's reply waits for the messages it held to be released.
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
@@ -56,7 +90,7 @@ impl Block {
         }
     }
 
-    fn is_blocked(&self) -> bool {
+    pub(crate) fn is_blocked(&self) -> bool {
         *self.running.borrow() > 0
     }
 
@@ -74,16 +108,22 @@ impl Block {
         let _ = running.wait_for(|n| *n == 0).await;
     }
 
-    /// Blocks the server for `duration`, or until `cancel` fires; then, if no other block still
-    /// runs, waits (at most [`DRAIN_LIMIT`]) until everything held has been released. Returns
-    /// `false` if cancelled.
+    /// Blocks the server for `duration`, or until `cancel` fires; `announce` runs once the
+    /// block has started (and counts towards it). Then, if no other block still runs, waits (at
+    /// most [`DRAIN_LIMIT`]) until everything held has been released. Returns `false` if
+    /// cancelled.
     ///
     /// # Cancel safety
     /// Dropping the future ends the block at once (invariant 2).
-    pub(crate) async fn run(&self, duration: Duration, cancel: &CancellationToken) -> bool {
+    pub(crate) async fn run(
+        &self,
+        duration: Duration,
+        cancel: &CancellationToken,
+        announce: impl Future<Output = ()>,
+    ) -> bool {
         let running = Count::up(&self.running);
         let finished = tokio::select! {
-            () = tokio::time::sleep(duration) => true,
+            () = async { announce.await; tokio::time::sleep(duration).await } => true,
             () = cancel.cancelled() => false,
         };
         drop(running);
@@ -114,7 +154,7 @@ mod tests {
         let stop = CancellationToken::new();
         let run = tokio::spawn({
             let (block, stop) = (block.clone(), stop.clone());
-            async move { block.run(HOUR, &stop).await }
+            async move { block.run(HOUR, &stop, async {}).await }
         });
         let mut running = block.running.subscribe();
         running.wait_for(|n| *n == 1).await.expect("sender alive");
@@ -130,8 +170,16 @@ mod tests {
         assert_eq!(*block.held.borrow(), 0);
 
         let never = CancellationToken::new();
-        assert!(block.run(HOUR, &never).now_or_never().is_none());
+        assert!(block.run(HOUR, &never, async {}).now_or_never().is_none());
         assert!(!block.is_blocked(), "a dropped block must end");
         assert!(block.hold().now_or_never().is_some());
+    }
+
+    #[test]
+    fn only_the_announcement_frame_is_recognized() {
+        let frame = br#"data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"b","progress":0.0,"message":"blocking"}}"#;
+        assert!(frame_is_announcement(frame));
+        let echoed = br#"data: {"result":{"content":[{"text":"notifications/progress \"message\":\"blocking\""}]}}"#;
+        assert!(!frame_is_announcement(echoed));
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -14,12 +14,15 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::block::ANNOUNCEMENT;
 use crate::crash::{self, AfterFlush};
 use crate::shared::{SetTools, Shared};
 use crate::tools::ToolKind;
 
 /// `tools/list` page size.
 const PAGE: usize = 50;
+/// How long the `block` tool's progress notification may take to go out.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Serves one session; cheap to clone, every clone shares the server's state.
 #[derive(Clone)]
@@ -118,14 +121,7 @@ impl MockHandler {
                 self.shared.set_hang(true);
                 text("hanging")
             }
-            "block" => {
-                let Block { ms } = parse(args)?;
-                let duration = Duration::from_millis(ms);
-                if !self.shared.block.run(duration, &context.ct).await {
-                    return Err(ErrorData::internal_error("block cancelled", None));
-                }
-                text(format!("blocked {ms}ms"))
-            }
+            "block" => self.block(parse(args)?, context).await?,
             "wedge" if !self.shared.stdio => {
                 CallToolResult::error(vec![ContentBlock::text("wedge works in stdio mode only")])
             }
@@ -140,6 +136,35 @@ impl MockHandler {
                 text(format!("ok {count}"))
             }
         })
+    }
+}
+
+impl MockHandler {
+    /// The `block` tool. A call that asked for progress gets the block's announcement (see
+    /// [`crate::block`]) once the block has started.
+    async fn block(
+        &self,
+        Block { ms }: Block,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let announce = async {
+            let Some(token) = context.meta.get_progress_token() else {
+                return;
+            };
+            let progress = ProgressNotificationParam::new(token, 0.0).with_message(ANNOUNCEMENT);
+            let notify = context.peer.notify_progress(progress);
+            if !matches!(
+                tokio::time::timeout(NOTIFY_TIMEOUT, notify).await,
+                Ok(Ok(()))
+            ) {
+                tracing::debug!("block: the announcement was not sent");
+            }
+        };
+        let duration = Duration::from_millis(ms);
+        if !self.shared.block.run(duration, &context.ct, announce).await {
+            return Err(ErrorData::internal_error("block cancelled", None));
+        }
+        Ok(text(format!("blocked {ms}ms")))
     }
 }
 

@@ -5,7 +5,9 @@
 //!
 //! Tools (same list in every mode): `echo`, `add`, `sleep`, `whoami`, `fail`, `crash`, `hang`,
 //! `set_tools`, `block` (`{"ms": N}`: send nothing for N ms, then everything held, then
-//! `"blocked Nms"`), `wedge` (stdio: reply, then never read stdin again; elsewhere a tool error),
+//! `"blocked Nms"`; with a progress token, a `notifications/progress` "blocking" announces that
+//! the block has started), `wedge` (stdio: reply, then never read stdin again; elsewhere a tool
+//! error),
 //! plus `extra_N` and tools added by `set_tools`, which behave like `echo`.
 //!
 //! Remote modes also answer requests in the server's place when asked (see [`Faults`] and the

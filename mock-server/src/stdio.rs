@@ -4,7 +4,8 @@
 //!
 //! 1. Messages are written in the order rmcp queued them (`send` was called), even though rmcp
 //!    runs each send as its own task: each send waits for the one queued before it.
-//! 2. While hung, a message is dropped when queued; while blocked, it is held (in order).
+//! 2. While hung, a message is dropped when queued; while blocked, it is held (in order), except
+//!    the block's own announcement.
 //! 3. Once the `wedge` reply has been flushed, stdin is never read again.
 
 use std::process::ExitCode;
@@ -16,6 +17,7 @@ use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::sync::oneshot;
 
+use crate::block;
 use crate::crash::CrashTap;
 use crate::handler::MockHandler;
 use crate::shared::Shared;
@@ -54,12 +56,15 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for HangAware<T> {
         let (done, next) = oneshot::channel::<()>();
         let previous = std::mem::replace(&mut self.last_send, next);
         // Decided when the message is queued: the `hang` tool sets the flag before its own reply.
+        let announcement = block::is_announcement(&item);
         let send = (!self.shared.is_hung()).then(|| self.inner.send(item));
         let shared = self.shared.clone();
         async move {
             // Ok or Err alike: the previous send finished or was dropped.
             let _ = previous.await;
-            shared.block.hold().await;
+            if !announcement {
+                shared.block.hold().await;
+            }
             let result = match send {
                 Some(send) => send.await,
                 None => Ok(()),

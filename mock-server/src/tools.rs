@@ -128,7 +128,7 @@ fn builtin_tool(name: &str) -> Tool {
         "hang" => ("the server stops answering anything", json!({}), &[]),
         "block" => (
             "the server sends nothing for `ms` milliseconds (held, not dropped), then everything \
-             held, then this reply",
+             held, then this reply; with a progress token, one progress notification first",
             json!({"ms": {"type": "integer", "minimum": 0}}),
             &["ms"],
         ),

@@ -13,6 +13,7 @@ use futures::StreamExt;
 
 use super::faults::{FaultState, RecordedRequest, StreamGuard};
 use super::inject;
+use crate::block;
 
 fn record(faults: &FaultState, request: &Request) {
     let headers = request
@@ -38,7 +39,8 @@ fn record(faults: &FaultState, request: &Request) {
 /// - slow: waits before handing the request on;
 /// - redirect, status fault, modern-only: answered here, never handed on;
 /// - hang: reads the whole body, then holds the request until unhang;
-/// - block: the server handles the request, but its response head waits until the block ends;
+/// - block: the server handles a request that arrives while blocked, but its response head
+///   waits until the block ends (the block call's own head does not: it came before);
 /// - stale-400: turns a 404 for a Streamable HTTP request with a session id into 400;
 /// - every response body holds its frames while hung or blocked and ends at `drop_streams`.
 pub(crate) async fn gate(
@@ -65,6 +67,7 @@ pub(crate) async fn gate(
     } else {
         request
     };
+    let arrived_blocked = faults.shared.block.is_blocked();
     let is_stream = request.method() == axum::http::Method::GET;
     let stale_candidate = request.uri().path().starts_with("/mcp")
         && request.headers().contains_key("mcp-session-id");
@@ -73,13 +76,15 @@ pub(crate) async fn gate(
         *response.status_mut() = StatusCode::BAD_REQUEST;
     }
     // A blocked server sends nothing, not even the head of a response.
-    faults.shared.block.hold().await;
+    if arrived_blocked {
+        faults.shared.block.hold().await;
+    }
     let counted = (is_stream && response.status().is_success()).then(|| faults.stream_opened());
     hold_body(&faults, response, counted)
 }
 
-/// Wraps the body so it sends nothing while hung or blocked (frames wait in order) and ends when
-/// streams are dropped.
+/// Wraps the body so it sends nothing while hung or blocked (frames wait in order; a block's
+/// announcement passes) and ends when streams are dropped.
 /// `guard` (for GET streams) is dropped with the body, which counts the stream as closed.
 fn hold_body(faults: &FaultState, response: Response, guard: Option<StreamGuard>) -> Response {
     let (parts, body) = response.into_parts();
@@ -92,7 +97,11 @@ fn hold_body(faults: &FaultState, response: Response, guard: Option<StreamGuard>
             let _counted = &guard;
             async move {
                 shared.wait_unhung().await;
-                shared.block.hold().await;
+                let announcement =
+                    matches!(&frame, Ok(bytes) if block::frame_is_announcement(bytes));
+                if !announcement {
+                    shared.block.hold().await;
+                }
                 frame
             }
         })
