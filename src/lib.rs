@@ -39,4 +39,4 @@ pub use config::ServerConfig;
 pub use error::{CallError, StartError};
 pub use registry::{Snapshot, ToolHandle, ToolRegistry, ToolsChanged};
 pub use state::{Cause, ConnectionState, Death, Event, Generation, Reason};
-pub use supervisor::Supervisor;
+pub use supervisor::{Supervisor, same_origin_redirects};

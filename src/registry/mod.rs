@@ -189,7 +189,9 @@ impl ToolRegistry {
         read(&self.inner.snapshot).clone()
     }
 
-    /// Notifications of every change, in publish order. A receiver that falls more than 256
+    /// Notifications of every change, in publish order: a server's first registration, a set
+    /// that differs from the registered one, an unregistration. Re-publishing an identical set
+    /// (a reconnect to an unchanged server) is not a change. A receiver that falls more than 256
     /// changes behind gets `Lagged` and should take a fresh [`snapshot`](Self::snapshot).
     pub fn changes(&self) -> broadcast::Receiver<ToolsChanged> {
         self.inner.changes.subscribe()
@@ -279,7 +281,10 @@ impl ToolRegistry {
         });
         *guard = Arc::new(guard.with_server(server, Some(set)));
         drop(guard);
-        let _ = self.inner.changes.send(change.clone());
+        // A reconnect that lists the same tools again changes nothing a host can see.
+        if previous.is_none() || !change.is_empty() {
+            let _ = self.inner.changes.send(change.clone());
+        }
         Ok(change)
     }
 

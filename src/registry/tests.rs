@@ -199,3 +199,25 @@ fn handles_resolve_by_name_and_fail_for_unknown_tools() {
         Err(crate::CallError::ToolNotFound { .. })
     ));
 }
+
+#[test]
+fn an_identical_set_from_a_new_generation_is_not_announced() {
+    let registry = ToolRegistry::new();
+    let mut changes = registry.changes();
+    registry.publish(&server("s"), 1, tools(&["a"])).unwrap();
+    let first = changes
+        .try_recv()
+        .expect("the first registration is announced");
+    assert_eq!(first.added, ["a"]);
+    // A reconnect (generation 2) that lists exactly the same tools.
+    registry.publish(&server("s"), 2, tools(&["a"])).unwrap();
+    assert!(
+        changes.try_recv().is_err(),
+        "nothing changed, nothing announced"
+    );
+    assert_eq!(registry.snapshot().server("s").unwrap().generation, 2);
+    registry
+        .publish(&server("s"), 3, tools(&["a", "b"]))
+        .unwrap();
+    assert_eq!(changes.try_recv().expect("a real change").added, ["b"]);
+}

@@ -67,7 +67,8 @@ impl Supervisor {
 
     /// Like [`start`](Self::start), with the caller's `reqwest::Client` for remote transports
     /// (share one client between servers to pool connections). Give it a connect timeout and
-    /// no overall timeout: SSE streams live as long as their session.
+    /// no overall timeout (SSE streams live as long as their session), and a redirect policy that
+    /// does not follow other origins: [`same_origin_redirects`](crate::same_origin_redirects).
     pub async fn start_with_client(
         config: ServerConfig,
         registry: ToolRegistry,
@@ -234,14 +235,33 @@ impl Supervisor {
 }
 
 /// The process-wide client used by [`Supervisor::start`]: rustls, a 10 s connect timeout, no
-/// overall timeout.
+/// overall timeout, and redirects followed only within the same origin.
 fn default_http_client() -> &'static reqwest::Client {
     static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
     CLIENT.get_or_init(|| {
         reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
+            .redirect(same_origin_redirects())
             .build()
             .unwrap_or_else(|_| reqwest::Client::new())
+    })
+}
+
+/// Follows at most 5 redirects, and only to the origin of the request that was redirected: a
+/// 307 or 308 carries the body and every configured header (an API key in `X-Api-Key`, say),
+/// which must never leave for a host the configuration did not name. A cross-origin redirect is
+/// returned as the 3xx answer it is, and the server is reported `rejected`.
+pub fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same = attempt
+            .previous()
+            .last()
+            .is_some_and(|from| from.origin() == attempt.url().origin());
+        if same && attempt.previous().len() <= 5 {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
     })
 }
 

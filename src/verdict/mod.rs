@@ -15,7 +15,7 @@
 //! | HTTP 5xx without `Retry-After`, or a malformed HTTP answer | suspect: one miss |
 //! | any JSON-RPC response, error or not | alive |
 //! | HTTP 401 | unauthorized |
-//! | 403; 404/405 at connect on every transport tried; `-32022` with no common version; a JSON-RPC error answering `initialize` | rejected (permanent) |
+//! | 403; 404/405 at connect on every transport tried; `-32022` with no common version; a JSON-RPC error answering `initialize`; a redirect to another origin | rejected (permanent) |
 //!
 //! Each transport maps its own error types here by type ([`crate::transport::judge`]); this module
 //! holds the rules that do not depend on a transport: HTTP statuses, `Retry-After`, and (in
@@ -89,6 +89,11 @@ impl Verdict {
         match status {
             401 => Verdict::Unauthorized { detail },
             403 => Verdict::Rejected { detail },
+            // A redirect that was not followed: it pointed at another origin (see
+            // `same_origin_redirects`); the server moved somewhere we will not follow.
+            300..=399 => Verdict::Rejected {
+                detail: format!("{detail}; redirected to another origin, which is never followed"),
+            },
             429 => Verdict::Overload {
                 status,
                 retry_after: wait,

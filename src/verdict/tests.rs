@@ -71,6 +71,16 @@ fn http_401_is_unauthorized_and_403_rejected() {
 }
 
 #[test]
+fn a_redirect_left_unfollowed_is_a_rejection() {
+    for status in [301, 302, 307, 308] {
+        assert!(matches!(
+            Verdict::of_status(status, None, detail()),
+            Verdict::Rejected { .. }
+        ));
+    }
+}
+
+#[test]
 fn retry_after_reads_seconds_and_http_dates() {
     let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
     assert_eq!(parse_retry_after(" 7 ", now), Some(Duration::from_secs(7)));

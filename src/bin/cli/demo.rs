@@ -13,6 +13,8 @@ use mcp_resilient::{
 use serde_json::json;
 use tokio::{process::Child, sync::broadcast, time::Instant};
 
+use super::output::human;
+
 const STEP_LIMIT: Duration = Duration::from_secs(20);
 
 type DemoResult<T> = Result<T, String>;
@@ -107,7 +109,7 @@ async fn whoami(registry: &ToolRegistry, server: &str) -> DemoResult<String> {
         .await
         .map_err(|e| format!("whoami failed: {e}"))?;
     let who = mcp_mock_server::Whoami::from_result(&result).ok_or("whoami: not a whoami result")?;
-    Ok(format!("boot_id={} pid={}", who.boot_id, who.pid))
+    Ok(format!("boot id {}, pid {}", who.boot_id, who.pid))
 }
 
 /// Waits for the next state matching `want`, printing intermediate events.
@@ -179,8 +181,8 @@ async fn remote(kind: &str) -> DemoResult<()> {
     let clock = Clock(Instant::now());
     let (mut child, port) = spawn_remote(kind, 0).await?;
     clock.say(format!(
-        "mock server ({kind}) listening on 127.0.0.1:{port} (pid {:?})",
-        child.id()
+        "mock server ({kind}) listening on 127.0.0.1:{port}{}",
+        pid(&child)
     ));
     let url = match kind {
         "sse" => format!("http://127.0.0.1:{port}/sse"),
@@ -195,26 +197,39 @@ async fn remote(kind: &str) -> DemoResult<()> {
     child.start_kill().map_err(|e| format!("kill: {e}"))?;
     let _ = child.wait().await;
     clock.say("server process SIGKILLed");
-    if kind == "http" {
+    let held = (kind == "http").then(|| {
         // rmcp's HTTP session never notices a dead server by itself: the next call (or the
-        // heartbeat, if the host stays idle) does.
-        let echo = registry
-            .handle("mcp__demo__echo")
-            .map_err(|e| e.to_string())?;
-        match echo.call(json!({"text": "anyone there?"})).await {
-            Ok(_) => clock.say("a call after the kill unexpectedly succeeded"),
-            Err(e) => clock.say(format!("a call after the kill failed at once: {e}")),
-        }
-    }
+        // heartbeat, if the host stays idle) does. Its connection is refused, so it provably
+        // never left: it is held and sent once to the next generation.
+        clock.say("calling echo on the dead server");
+        let echo = registry.handle("mcp__demo__echo");
+        tokio::spawn(async move {
+            let echo = echo.map_err(|e| e.to_string())?;
+            echo.call(json!({"text": "anyone there?"}))
+                .await
+                .map_err(|e| e.to_string())
+        })
+    });
     detect_loss(&mut events, &clock, killed).await?;
     // The server comes back a moment later, on the same port.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (mut back, port) = spawn_remote(kind, port).await?;
     clock.say(format!(
-        "server restarted on the same port {port} (pid {:?})",
-        back.id()
+        "server restarted on the same port {port}{}",
+        pid(&back)
     ));
     await_recovery(&server, &registry, &mut events, &clock, killed).await?;
+    if let Some(held) = held {
+        match held.await.map_err(|e| e.to_string())? {
+            Ok(reply) => clock.say(format!(
+                "the call made while the server was dead was answered by the new server → {:?}",
+                text_of(&reply)
+            )),
+            Err(e) => clock.say(format!(
+                "the call made while the server was dead failed: {e}"
+            )),
+        }
+    }
     server.shutdown().await;
     let _ = back.start_kill();
     let _ = back.wait().await;
@@ -231,10 +246,11 @@ async fn detect_loss(
     let lost = wait_state(events, clock, |s| !s.is_ready()).await?;
     if let ConnectionState::Reconnecting { death, delay, .. } = &lost {
         clock.say(format!(
-            "death detected {:.1} ms after the kill: {} ({}); reconnecting in {delay:?}",
-            killed.elapsed().as_secs_f64() * 1000.0,
+            "death detected {} after the kill: {} ({}); reconnecting in {}",
+            since(killed),
             death.cause,
-            death.detail
+            death.detail,
+            human(*delay)
         ));
     }
     Ok(())
@@ -251,8 +267,8 @@ async fn await_recovery(
     let ready = wait_state(events, clock, |s| s.is_ready()).await?;
     if let ConnectionState::Ready { generation } = ready {
         clock.say(format!(
-            "recovered: generation {generation}, {:.1} ms after the kill",
-            killed.elapsed().as_secs_f64() * 1000.0
+            "recovered: generation {generation}, {} after the kill",
+            since(killed)
         ));
     }
     clock.say(format!(
@@ -271,6 +287,24 @@ async fn await_recovery(
         text_of(&reply)
     ));
     Ok(())
+}
+
+/// Milliseconds since `start`, as people write them: `2.4 ms`, `118 ms`.
+fn since(start: Instant) -> String {
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
+    if ms < 10.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.0} ms")
+    }
+}
+
+/// ` (pid 8708)`, or nothing when the OS gave no pid.
+fn pid(child: &Child) -> String {
+    child
+        .id()
+        .map(|pid| format!(" (pid {pid})"))
+        .unwrap_or_default()
 }
 
 fn text_of(result: &rmcp::model::CallToolResult) -> String {
