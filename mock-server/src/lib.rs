@@ -149,6 +149,7 @@ async fn run(args: Args) -> ExitCode {
         boot_id: Some(boot_id),
         extra_tools: args.extra_tools,
         sse_retry: args.sse_retry,
+        ..MockOptions::default()
     };
     let server = match MockServer::start_with(opts, true).await {
         Ok(server) => server,

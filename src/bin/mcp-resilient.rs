@@ -18,9 +18,11 @@ use commands::exit;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Command::MockServer { args } = cli.command {
-        // The mock server builds its own runtime and logging.
-        return mcp_mock_server::main_with_args(args);
+    match cli.command {
+        // The mock server and the proxies build their own runtime and logging.
+        Command::MockServer { args } => return mcp_mock_server::main_with_args(args),
+        Command::FaultProxy { args } => return mcp_mock_server::proxy::proxy_main_with_args(args),
+        _ => {}
     }
     // The demo narrates what the logs would say; keep them for -v.
     let quiet = matches!(cli.command, Command::Demo(_));
@@ -51,7 +53,7 @@ fn main() -> ExitCode {
                 server,
             } => commands::call(&server, &tool, &args_json).await,
             Command::Watch { server, json } => commands::watch(&server, json).await,
-            Command::MockServer { .. } => ExitCode::SUCCESS,
+            Command::MockServer { .. } | Command::FaultProxy { .. } => ExitCode::SUCCESS,
         }
     })
 }

@@ -146,7 +146,7 @@ async fn open(
             let handler =
                 GenerationHandler::new(generation, tx, ProtocolVersion::LATEST_WITH_INITIALIZE);
             let (activity, slot, session_ct) = (
-                Activity::new(),
+                Activity::new(true),
                 DeathSlot::default(),
                 CancellationToken::new(),
             );
@@ -207,7 +207,7 @@ async fn open_remote(
     deadline: Instant,
 ) -> Result<Session, Failure> {
     let (activity, slot, session_ct) = (
-        Activity::new(),
+        Activity::new(false),
         DeathSlot::default(),
         CancellationToken::new(),
     );

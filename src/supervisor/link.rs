@@ -115,8 +115,15 @@ impl Link {
                     live.activity.mark_overdue();
                     return Err(CallError::Timeout { after: limit });
                 }
-                Ok(Ok(result)) => return Ok(result),
-                Ok(Err(ServiceError::McpError(e))) => return Err(CallError::Server(e)),
+                // Any answer proves the server alive: the next miss is the first again.
+                Ok(Ok(result)) => {
+                    live.misses.clear();
+                    return Ok(result);
+                }
+                Ok(Err(ServiceError::McpError(e))) => {
+                    live.misses.clear();
+                    return Err(CallError::Server(e));
+                }
                 Ok(Err(e)) => e,
             };
             match judge(&error) {

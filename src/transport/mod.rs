@@ -43,11 +43,17 @@ pub(crate) struct Activity {
     send_progress_ms: AtomicU64,
     /// Milliseconds from `base` to the last call that ran past its deadline (0: none).
     overdue_ms: AtomicU64,
+    /// True when a finished write means the bytes were handed to the peer (a pipe): a write
+    /// that pends then means the peer stopped reading. Over HTTP a write finishes only when the
+    /// server answers, so a pending one says no more than the silence itself.
+    local_writes: bool,
 }
 
 impl Activity {
-    pub(crate) fn new() -> Arc<Self> {
+    /// The activity of a stdio generation (`local_writes`) or a remote one.
+    pub(crate) fn new(local_writes: bool) -> Arc<Self> {
         Arc::new(Activity {
+            local_writes,
             base: Instant::now(),
             last_rx_ms: AtomicU64::new(0),
             pending_sends: AtomicUsize::new(0),
@@ -89,7 +95,7 @@ impl Activity {
     /// True when a write has been pending for longer than `limit` with no write finishing
     /// meanwhile: the peer stopped reading (a full pipe, a black-holed socket).
     pub(crate) fn write_stalled(&self, limit: Duration) -> bool {
-        if self.pending_sends.load(Ordering::Acquire) == 0 {
+        if !self.local_writes || self.pending_sends.load(Ordering::Acquire) == 0 {
             return false;
         }
         let progress = self.send_progress_ms.load(Ordering::Acquire);

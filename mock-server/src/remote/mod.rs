@@ -73,6 +73,17 @@ pub struct MockOptions {
     /// # Default
     /// 100 ms.
     pub sse_retry: Duration,
+    /// Where the legacy SSE stream is opened (`GET`); its messages go to `/message`.
+    ///
+    /// # Default
+    /// `"/sse"`.
+    pub sse_path: String,
+    /// Where Streamable HTTP is served. Giving both transports' paths the same value across a
+    /// restart models a server redeployed from legacy SSE to Streamable HTTP at one URL.
+    ///
+    /// # Default
+    /// `"/mcp"`.
+    pub mcp_path: String,
 }
 
 impl Default for MockOptions {
@@ -83,6 +94,8 @@ impl Default for MockOptions {
             boot_id: None,
             extra_tools: 0,
             sse_retry: Duration::from_millis(100),
+            sse_path: "/sse".to_owned(),
+            mcp_path: "/mcp".to_owned(),
         }
     }
 }
@@ -180,7 +193,7 @@ fn router(opts: &MockOptions, state: &Arc<FaultState>) -> Router {
     let mut mcp = Router::new();
     if legacy {
         mcp = mcp
-            .route("/sse", get(legacy::open_stream))
+            .route(&opts.sse_path, get(legacy::open_stream))
             .route("/message", post(legacy::post_message));
     }
     if streamable {
@@ -194,9 +207,12 @@ fn router(opts: &MockOptions, state: &Arc<FaultState>) -> Router {
             state.streamable.clone(),
             config,
         );
-        mcp = mcp.nest_service("/mcp", service);
-    } else {
-        mcp = mcp.route("/mcp", any(|| async { StatusCode::METHOD_NOT_ALLOWED }));
+        mcp = mcp.nest_service(&opts.mcp_path, service);
+    } else if opts.mcp_path != opts.sse_path {
+        mcp = mcp.route(
+            &opts.mcp_path,
+            any(|| async { StatusCode::METHOD_NOT_ALLOWED }),
+        );
     }
     mcp.route_layer(axum::middleware::from_fn_with_state(
         state.clone(),

@@ -55,6 +55,13 @@ pub(crate) enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Run a loopback fault proxy (`tcp` partitions, `http` gateway errors) for experiments
+    /// against servers written by others.
+    #[command(hide = true, disable_help_flag = true)]
+    FaultProxy {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -1,0 +1,491 @@
+//! One test per row of the verdict table (DESIGN.md "Verdicts"), against the in-process remote
+//! mock server: what a supervisor does with overload, suspect answers, permanent refusals, a busy
+//! server, and the answers that prove a server alive.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcp_mock_server::{MockOptions, MockServer, MockTransport, StatusFault};
+use mcp_resilient::{
+    CallError, Cause, ConnectionState, Event, Reason, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect, ServerConfig},
+};
+use serde_json::json;
+
+async fn mock(transport: MockTransport) -> MockServer {
+    MockServer::start(MockOptions {
+        transport,
+        ..MockOptions::default()
+    })
+    .await
+    .expect("mock server starts")
+}
+
+/// A Streamable HTTP config with the heartbeat off: only what the test does reaches the server.
+fn quiet(name: &str, url: String) -> ServerConfig {
+    fast(ServerConfig::http(name, url)).heartbeat(Heartbeat::disabled())
+}
+
+fn fault(status: u16, retry_after: Option<&str>, every: u32, methods: &[&str]) -> StatusFault {
+    StatusFault {
+        retry_after: retry_after.map(str::to_owned),
+        every,
+        methods: methods.iter().map(|m| m.to_string()).collect(),
+        ..StatusFault::new(status)
+    }
+}
+
+async fn ready(config: ServerConfig) -> (Supervisor, ToolRegistry) {
+    let registry = ToolRegistry::new();
+    let server = Supervisor::start(config, registry.clone())
+        .await
+        .expect("valid config");
+    server.wait_ready(LIMIT).await.expect("ready");
+    (server, registry)
+}
+
+async fn echo(registry: &ToolRegistry, server: &str, text: &str) -> Result<String, CallError> {
+    let handle = registry
+        .handle(&format!("mcp__{server}__echo"))
+        .expect("echo registered");
+    let result = handle.call(json!({ "text": text })).await?;
+    Ok(result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect())
+}
+
+/// The next `failed` state, or a panic naming what came instead.
+async fn failed_state(server: &Supervisor) -> (Reason, mcp_resilient::Death, Option<Duration>) {
+    let mut state = server.state_watch();
+    let seen = wait_state(&mut state, |s| {
+        matches!(s, ConnectionState::Failed { .. } | ConnectionState::Stopped)
+    })
+    .await;
+    match seen {
+        ConnectionState::Failed {
+            reason,
+            death,
+            retry_in,
+            ..
+        } => (reason, death, retry_in),
+        other => panic!("expected failed, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn overload_with_retry_after_is_waited_out_and_sent_again() {
+    init_tracing();
+    let mock = mock(MockTransport::Http).await;
+    let (server, registry) = ready(quiet("busy", mock.http_url())).await;
+    let faults = mock.faults();
+    faults
+        .set_status_fault(Some(fault(429, Some("0"), 3, &["tools/call"])))
+        .unwrap();
+    for i in 0..9 {
+        let text = format!("call {i}");
+        assert_eq!(
+            echo(&registry, "busy", &text).await.expect("no call fails"),
+            text
+        );
+    }
+    assert_eq!(
+        faults.faults_injected(),
+        4,
+        "every third POST of 12 was refused"
+    );
+    assert_eq!(faults.state().await.calls, 9, "each call ran exactly once");
+    assert_eq!(server.generation(), Some(1), "overload is not death");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_503_with_retry_after_is_overload_too() {
+    init_tracing();
+    let mock = mock(MockTransport::Http).await;
+    let (server, registry) = ready(quiet("busy", mock.http_url())).await;
+    mock.faults()
+        .set_status_fault(Some(fault(503, Some("1"), 2, &["tools/call"])))
+        .unwrap();
+    assert_eq!(echo(&registry, "busy", "a").await.unwrap(), "a");
+    assert_eq!(
+        echo(&registry, "busy", "b").await.unwrap(),
+        "b",
+        "refused once, resent after one second"
+    );
+    assert_eq!(mock.faults().faults_injected(), 1);
+    assert_eq!(server.generation(), Some(1));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn overload_without_a_usable_wait_fails_the_call_typed_and_keeps_the_session() {
+    init_tracing();
+    let mock = mock(MockTransport::Http).await;
+    let (server, registry) = ready(quiet("busy", mock.http_url())).await;
+    let handle = registry.handle("mcp__busy__echo").unwrap();
+    mock.faults()
+        .set_status_fault(Some(fault(429, None, 1, &["tools/call"])))
+        .unwrap();
+    let outcome = handle.call(json!({"text": "x"})).await;
+    assert!(
+        matches!(
+            outcome,
+            Err(CallError::Overloaded {
+                status: 429,
+                retry_after: None,
+                ..
+            })
+        ),
+        "{outcome:?}"
+    );
+    // A wait longer than the call's own deadline is not waited.
+    mock.faults()
+        .set_status_fault(Some(fault(429, Some("30"), 1, &["tools/call"])))
+        .unwrap();
+    let outcome = handle
+        .call_with_timeout(json!({"text": "x"}), Some(Duration::from_secs(5)))
+        .await;
+    assert!(
+        matches!(&outcome, Err(CallError::Overloaded { retry_after: Some(wait), .. }) if *wait == Duration::from_secs(30)),
+        "{outcome:?}"
+    );
+    assert!(outcome.unwrap_err().is_transient());
+    assert_eq!(mock.faults().state().await.calls, 0, "nothing ran");
+    mock.faults().set_status_fault(None).unwrap();
+    assert_eq!(echo(&registry, "busy", "after").await.unwrap(), "after");
+    assert_eq!(server.generation(), Some(1), "overload is not death");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_5xx_without_retry_after_is_one_miss_and_failures_in_a_row_are_death() {
+    init_tracing();
+    let mock = mock(MockTransport::Http).await;
+    let config = fast(ServerConfig::http("flaky", mock.http_url())).heartbeat(Heartbeat {
+        // Long enough that no probe runs during the test: only the calls are judged.
+        interval: Duration::from_secs(60),
+        timeout: Duration::from_secs(5),
+        failures: 2,
+        ..Heartbeat::default()
+    });
+    let (server, registry) = ready(config).await;
+    let mut events = server.events();
+    let faults = mock.faults();
+    faults
+        .set_status_fault(Some(fault(502, None, 2, &["tools/call"])))
+        .unwrap();
+    // Success, suspect, success, suspect, success: never two in a row, so never death.
+    for i in 0..5 {
+        let outcome = echo(&registry, "flaky", "x").await;
+        if i % 2 == 1 {
+            assert!(
+                matches!(
+                    outcome,
+                    Err(CallError::Http {
+                        status: Some(502),
+                        ..
+                    })
+                ),
+                "{outcome:?}"
+            );
+        } else {
+            outcome.expect("every other call passes");
+        }
+    }
+    assert_eq!(server.generation(), Some(1));
+    // Two suspect answers in a row are death.
+    faults
+        .set_status_fault(Some(fault(502, None, 1, &["tools/call"])))
+        .unwrap();
+    for _ in 0..2 {
+        let outcome = echo(&registry, "flaky", "x").await;
+        assert!(
+            matches!(outcome, Err(CallError::Http { .. })),
+            "{outcome:?}"
+        );
+    }
+    let lost = wait_event(&mut events, |e| {
+        matches!(
+            e,
+            Event::State {
+                state: ConnectionState::Reconnecting { .. },
+                ..
+            }
+        )
+    })
+    .await;
+    let Event::State {
+        state: ConnectionState::Reconnecting { death, .. },
+        ..
+    } = lost
+    else {
+        unreachable!()
+    };
+    assert_eq!(death.cause, Cause::HeartbeatTimeout, "{death:?}");
+    faults.set_status_fault(None).unwrap();
+    assert_eq!(ready_generation(&mut events).await, 2);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_json_rpc_error_proves_the_server_alive() {
+    init_tracing();
+    let mock = mock(MockTransport::Http).await;
+    let (server, _registry) = ready(quiet("alive", mock.http_url())).await;
+    let outcome = server
+        .call_tool("sleep", json!({"ms": "not a number"}))
+        .await;
+    assert!(matches!(outcome, Err(CallError::Server(_))), "{outcome:?}");
+    assert_eq!(server.generation(), Some(1));
+    assert!(server.state().is_ready());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_probe_answered_429_proves_life_and_probes_less_often() {
+    init_tracing();
+    let mock = mock(MockTransport::Http).await;
+    let config = fast(ServerConfig::http("limited", mock.http_url())).heartbeat(Heartbeat {
+        interval: Duration::from_millis(200),
+        timeout: Duration::from_millis(100),
+        failures: 1,
+        ..Heartbeat::default()
+    });
+    let (server, _registry) = ready(config).await;
+    let mut events = server.events();
+    let faults = mock.faults();
+    faults
+        .set_status_fault(Some(fault(429, None, 1, &["ping"])))
+        .unwrap();
+    // Eight refused probes: at a constant 200 ms that is 1.6 s; stretched (400, 800, 800 …)
+    // it takes longer — and not one of them may count as a miss (failures = 1).
+    let eight = async {
+        while faults.faults_injected() < 8 {
+            tokio::task::yield_now().await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(LIMIT, eight)
+        .await
+        .expect("probes keep coming");
+    assert_eq!(
+        server.generation(),
+        Some(1),
+        "an overloaded server is alive"
+    );
+    while let Ok(event) = events.try_recv() {
+        assert!(
+            !matches!(event, Event::ProbeMissed { .. } | Event::State { .. }),
+            "{event:?}"
+        );
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn unauthorized_at_connect_fails_at_once_and_retries_only_at_max_delay() {
+    init_tracing();
+    let mock = mock(MockTransport::Http).await;
+    let mut bearer = fault(401, None, 1, &[]);
+    bearer.www_authenticate = Some("Bearer realm=\"mock\"".to_owned());
+    mock.faults().set_status_fault(Some(bearer)).unwrap();
+    let registry = ToolRegistry::new();
+    let config = fast(ServerConfig::http("locked", mock.http_url())).reconnect(Reconnect {
+        initial_delay: Duration::from_millis(20),
+        max_delay: Duration::from_millis(300),
+        max_attempts: 3,
+        ..Reconnect::default()
+    });
+    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let mut events = server.events();
+    let (reason, death, retry_in) = failed_state(&server).await;
+    assert_eq!(
+        (reason, death.cause),
+        (Reason::ConnectionFailed, Cause::Unauthorized)
+    );
+    assert_eq!(retry_in, Some(Duration::from_millis(300)));
+    assert_eq!(
+        mock.faults().faults_injected(),
+        1,
+        "no retry loop: one request was refused"
+    );
+    // The slow retry picks the server up once the credentials are accepted again.
+    mock.faults().set_status_fault(None).unwrap();
+    let generation = ready_generation(&mut events).await;
+    assert!(generation >= 2);
+    assert!(registry.snapshot().server("locked").is_some());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn forbidden_is_rejected_on_both_remote_transports() {
+    init_tracing();
+    let mock = mock(MockTransport::Both).await;
+    mock.faults()
+        .set_status_fault(Some(fault(403, None, 1, &[])))
+        .unwrap();
+    for config in [
+        ServerConfig::http("no", mock.http_url()),
+        ServerConfig::sse("no", mock.sse_url()),
+        ServerConfig::remote("no", mock.http_url()),
+    ] {
+        let registry = ToolRegistry::new();
+        let server = Supervisor::start(fast(config), registry).await.unwrap();
+        let (_, death, retry_in) = failed_state(&server).await;
+        assert_eq!(death.cause, Cause::Rejected, "{death:?}");
+        assert!(death.detail.contains("403"), "{death:?}");
+        assert!(retry_in.is_some());
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_path_is_rejected_after_every_transport_auto_tries() {
+    init_tracing();
+    let mock = mock(MockTransport::Both).await;
+    let url = format!("http://{}/no-such-endpoint", mock.addr());
+    let registry = ToolRegistry::new();
+    let server = Supervisor::start(fast(ServerConfig::remote("lost", url)), registry)
+        .await
+        .unwrap();
+    let mut events = server.events();
+    let (_, death, _) = failed_state(&server).await;
+    assert_eq!(death.cause, Cause::Rejected, "{death:?}");
+    assert!(
+        death.detail.contains("streamable HTTP") && death.detail.contains("legacy SSE"),
+        "both transports were tried: {death:?}"
+    );
+    while let Ok(event) = events.try_recv() {
+        assert!(
+            !matches!(
+                event,
+                Event::State {
+                    state: ConnectionState::Reconnecting { .. },
+                    ..
+                }
+            ),
+            "no retry at the normal pace: {event:?}"
+        );
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_speaks_only_2026_is_rejected_with_its_versions() {
+    init_tracing();
+    let mock = mock(MockTransport::Http).await;
+    mock.faults().set_modern_only(true);
+    let registry = ToolRegistry::new();
+    let server = Supervisor::start(
+        fast(ServerConfig::http("modern", mock.http_url())),
+        registry,
+    )
+    .await
+    .unwrap();
+    let (_, death, _) = failed_state(&server).await;
+    assert_eq!(death.cause, Cause::Rejected, "{death:?}");
+    assert!(death.detail.contains("2026-07-28"), "{death:?}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_401_during_a_session_fails_the_call_and_the_server() {
+    init_tracing();
+    let mock = mock(MockTransport::Http).await;
+    let (server, registry) = ready(quiet("expiring", mock.http_url())).await;
+    mock.faults()
+        .set_status_fault(Some(fault(401, None, 1, &["tools/call"])))
+        .unwrap();
+    let outcome = echo(&registry, "expiring", "x").await;
+    assert!(
+        matches!(
+            outcome,
+            Err(CallError::Rejected {
+                status: Some(401),
+                ..
+            })
+        ),
+        "{outcome:?}"
+    );
+    let (reason, death, _) = failed_state(&server).await;
+    assert_eq!(
+        (reason, death.cause),
+        (Reason::ConnectionLost, Cause::Unauthorized)
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_403_on_one_call_fails_that_call_only() {
+    init_tracing();
+    let mock = mock(MockTransport::Http).await;
+    let (server, registry) = ready(quiet("scoped", mock.http_url())).await;
+    mock.faults()
+        .set_status_fault(Some(fault(403, None, 1, &["tools/call"])))
+        .unwrap();
+    let outcome = echo(&registry, "scoped", "x").await;
+    assert!(
+        matches!(&outcome, Err(e @ CallError::Rejected { .. }) if !e.is_transient()),
+        "{outcome:?}"
+    );
+    mock.faults().set_status_fault(None).unwrap();
+    assert_eq!(echo(&registry, "scoped", "y").await.unwrap(), "y");
+    assert_eq!(server.generation(), Some(1));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_busy_server_is_not_killed_by_the_heartbeat() {
+    init_tracing();
+    for config in [
+        stdio_mock("blocked", &[]),
+        fast(ServerConfig::http(
+            "blocked",
+            mock(MockTransport::Http).await.http_url(),
+        )),
+    ] {
+        let heartbeat = Heartbeat {
+            interval: Duration::from_millis(200),
+            timeout: Duration::from_millis(100),
+            failures: 2,
+            ..Heartbeat::default()
+        };
+        let (server, registry) = ready(config.heartbeat(heartbeat)).await;
+        let mut events = server.events();
+        // The server's loop is blocked for 1.5 s: every probe in that time goes unanswered,
+        // which without the busy rule is death after interval + 2 × timeout = 0.4 s.
+        let block = registry.handle("mcp__blocked__block").unwrap();
+        let result = block
+            .call(json!({"ms": 1500}))
+            .await
+            .expect("the call completes");
+        assert!(format!("{result:?}").contains("blocked 1500ms"));
+        assert_eq!(server.generation(), Some(1), "busy is not dead");
+        while let Ok(event) = events.try_recv() {
+            assert!(!matches!(event, Event::State { .. }), "{event:?}");
+        }
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_cross_origin_redirect_is_never_followed() {
+    init_tracing();
+    let target = mock(MockTransport::Http).await;
+    let mock = mock(MockTransport::Http).await;
+    mock.faults().set_redirect(Some(target.http_url())).unwrap();
+    let registry = ToolRegistry::new();
+    let config = fast(ServerConfig::http("moved", mock.http_url())).header("X-Api-Key", "secret");
+    let server = Supervisor::start(config, registry).await.unwrap();
+    let (_, death, _) = failed_state(&server).await;
+    assert_eq!(death.cause, Cause::Rejected, "{death:?}");
+    assert!(
+        target.faults().requests().is_empty(),
+        "nothing (no header, no body) reached the other origin"
+    );
+    server.shutdown().await;
+}
