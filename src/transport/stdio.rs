@@ -211,3 +211,6 @@ impl ChildGuard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -130,10 +130,13 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool) -> ExitCode {
     };
     let mut events = server.events();
     let name = server.name().to_owned();
+    // The supervisor publishes a state on the event channel first, then in the state watch. A
+    // state read here may therefore also be the first event received: print it once.
+    let mut shown = Some(server.state());
     output::print_event(
         &Event::State {
             server: name.as_str().into(),
-            state: server.state(),
+            state: shown.clone().unwrap_or(ConnectionState::Stopped),
             generation: 0,
         },
         json,
@@ -143,6 +146,7 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool) -> ExitCode {
     loop {
         tokio::select! {
             event = events.recv() => match event {
+                Ok(event) if repeats_shown(&mut shown, &event) => {}
                 Ok(event) => output::print_event(&event, json),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => eprintln!("mcp-resilient: {n} events dropped"),
                 Err(_) => break,
@@ -155,4 +159,43 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool) -> ExitCode {
         output::print_event(&event, json);
     }
     ExitCode::from(exit::OK)
+}
+
+/// True when `event` is the state `watch` already printed from the state watch: only the first
+/// event received can be that one (a state is published as an event first, then in the watch).
+fn repeats_shown(shown: &mut Option<ConnectionState>, event: &Event) -> bool {
+    let shown = shown.take();
+    matches!(event, Event::State { state, .. } if shown.as_ref() == Some(state))
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_resilient::{Cause, Death, Reason};
+
+    use super::*;
+
+    fn state(state: ConnectionState) -> Event {
+        Event::State {
+            server: "s".into(),
+            state,
+            generation: 1,
+        }
+    }
+
+    #[test]
+    fn a_state_printed_from_the_watch_is_not_printed_again_from_the_events() {
+        let failed = ConnectionState::Failed {
+            reason: Reason::ConnectionFailed,
+            death: Death::new(Cause::Rejected, "HTTP 403"),
+            manual_recovery: false,
+            retry_in: None,
+        };
+        // The watch already showed `failed`, and the same change then arrives as an event.
+        let mut shown = Some(failed.clone());
+        assert!(repeats_shown(&mut shown, &state(failed.clone())));
+        // Only the first event is compared: a later identical state is a new change.
+        assert!(!repeats_shown(&mut shown, &state(failed.clone())));
+        let mut shown = Some(ConnectionState::Connecting { attempt: 1 });
+        assert!(!repeats_shown(&mut shown, &state(failed)));
+    }
 }
