@@ -1,0 +1,320 @@
+//! Remote servers behind the faults real deployments add: a gateway that answers 1 in 25 POSTs
+//! itself, a path that black-holes and heals, a server that expires every session at once, and
+//! a server redeployed from legacy SSE to Streamable HTTP at the same URL.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcp_mock_server::{
+    MockOptions, MockServer, MockTransport, StatusFault,
+    proxy::{GatewayFault, HttpFaultProxy, ProxyMode, TcpProxy},
+};
+use mcp_resilient::{
+    CallError, Cause, ConnectionState, Event, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect, ServerConfig},
+};
+use serde_json::json;
+use tokio::time::Instant;
+
+async fn mock(opts: MockOptions) -> MockServer {
+    MockServer::start(opts).await.expect("mock server starts")
+}
+
+fn http_mock() -> MockOptions {
+    MockOptions {
+        transport: MockTransport::Http,
+        ..MockOptions::default()
+    }
+}
+
+/// 200 calls, 10 ms apart, through one tool handle; returns how many failed.
+async fn two_hundred_calls(registry: &ToolRegistry, server: &str) -> usize {
+    let echo = registry
+        .handle(&format!("mcp__{server}__echo"))
+        .expect("echo");
+    let mut failed = 0;
+    for i in 0..200 {
+        if let Err(e) = echo.call(json!({ "text": format!("call {i}") })).await {
+            tracing::info!("call {i} failed: {e}");
+            failed += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    failed
+}
+
+async fn behind_a_flaky_gateway(fault: GatewayFault) -> (usize, u64, Option<u64>) {
+    let mock = mock(http_mock()).await;
+    let gateway = HttpFaultProxy::start(&format!("http://{}", mock.addr()), None)
+        .await
+        .expect("gateway starts");
+    let registry = ToolRegistry::new();
+    let config = fast(ServerConfig::http("gw", gateway.url("/mcp"))).heartbeat(Heartbeat {
+        interval: Duration::from_secs(2),
+        timeout: Duration::from_millis(500),
+        failures: 2,
+        ..Heartbeat::default()
+    });
+    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    server.wait_ready(LIMIT).await.expect("ready");
+    gateway.set_fault(Some(fault));
+    let failed = two_hundred_calls(&registry, "gw").await;
+    let generation = server.generation();
+    let injected = gateway.injected();
+    server.shutdown().await;
+    gateway.shutdown().await;
+    (failed, injected, generation)
+}
+
+fn gateway_fault(status: u16, retry_after: Option<&str>) -> GatewayFault {
+    GatewayFault {
+        retry_after: retry_after.map(str::to_owned),
+        methods: vec!["tools/call".into(), "ping".into()],
+        ..GatewayFault::new(status, 25)
+    }
+}
+
+#[tokio::test]
+async fn a_gateway_answering_1_in_25_with_429_and_retry_after_costs_no_call() {
+    init_tracing();
+    let (failed, injected, generation) =
+        behind_a_flaky_gateway(gateway_fault(429, Some("1"))).await;
+    assert!(injected >= 8, "faults were injected: {injected}");
+    assert_eq!(
+        failed, 0,
+        "every refused call was waited out and sent again"
+    );
+    assert_eq!(generation, Some(1), "the session stayed up");
+}
+
+#[tokio::test]
+async fn a_gateway_answering_1_in_25_with_503_costs_at_most_the_faulted_calls() {
+    init_tracing();
+    let (failed, injected, generation) = behind_a_flaky_gateway(gateway_fault(503, None)).await;
+    assert!(injected >= 8, "faults were injected: {injected}");
+    assert!(
+        failed as u64 <= injected,
+        "{failed} failed calls for {injected} injected faults"
+    );
+    assert_eq!(generation, Some(1), "the session stayed up");
+}
+
+/// A path that black-holes (a half-open NAT entry) and heals. Each attempt may wait a full minute
+/// for its handshake, longer than this test's limit: only hedging can bring the server back
+/// within it.
+async fn heals_after_a_black_hole(kind: &str) {
+    let mock = mock(MockOptions::default()).await;
+    let proxy = TcpProxy::start(mock.addr()).await.expect("proxy starts");
+    let (config, max_delay) = {
+        let max_delay = Duration::from_millis(500);
+        let base = match kind {
+            "sse" => ServerConfig::sse("hole", proxy.url("/sse")),
+            _ => ServerConfig::http("hole", proxy.url("/mcp")),
+        };
+        let config = fast(base)
+            .heartbeat(Heartbeat {
+                interval: Duration::from_millis(300),
+                timeout: Duration::from_millis(150),
+                failures: 2,
+                ..Heartbeat::default()
+            })
+            .reconnect(Reconnect {
+                initial_delay: Duration::from_millis(50),
+                max_delay,
+                max_attempts: 1000,
+                ..Reconnect::default()
+            })
+            .connect_timeout(Duration::from_secs(60));
+        (config, max_delay)
+    };
+    let registry = ToolRegistry::new();
+    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    server.wait_ready(LIMIT).await.expect("ready");
+    let mut state = server.state_watch();
+    proxy.set_mode(ProxyMode::BlackHole);
+    let lost = wait_state(&mut state, |s| !s.is_ready()).await;
+    let ConnectionState::Reconnecting { death, .. } = &lost else {
+        panic!("{lost:?}")
+    };
+    assert_eq!(death.cause, Cause::HeartbeatTimeout, "{death:?}");
+    // Let a few attempts start inside the hole, so that one is stuck there when it heals.
+    let accepted = proxy.accepted();
+    let inside = async {
+        while proxy.accepted() < accepted + 3 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(LIMIT, inside)
+        .await
+        .expect("attempts go on in the hole");
+    proxy.set_mode(ProxyMode::Pass);
+    let healed = Instant::now();
+    let ready = wait_state(&mut state, |s| s.is_ready()).await;
+    let after = healed.elapsed();
+    tracing::info!(
+        "{kind}: ready ({ready:?}) {after:?} after the heal (max_delay {max_delay:?}, bound {:?})",
+        max_delay + Duration::from_secs(1)
+    );
+    call(&registry, "hole", "echo", json!({"text": "back"})).await;
+    server.shutdown().await;
+    proxy.shutdown().await;
+}
+
+#[tokio::test]
+async fn legacy_sse_heals_after_a_black_hole_without_waiting_out_stuck_attempts() {
+    init_tracing();
+    heals_after_a_black_hole("sse").await;
+}
+
+#[tokio::test]
+async fn streamable_http_heals_after_a_black_hole_without_waiting_out_stuck_attempts() {
+    init_tracing();
+    heals_after_a_black_hole("http").await;
+}
+
+#[tokio::test]
+async fn a_server_that_expires_every_session_at_once_meets_the_backoff() {
+    init_tracing();
+    let mock = mock(http_mock()).await;
+    let registry = ToolRegistry::new();
+    let config = fast(ServerConfig::http("forgetful", mock.http_url()))
+        .heartbeat(Heartbeat {
+            interval: Duration::from_millis(100),
+            timeout: Duration::from_millis(80),
+            failures: 2,
+            ..Heartbeat::default()
+        })
+        .reconnect(Reconnect {
+            initial_delay: Duration::from_millis(50),
+            max_delay: Duration::from_secs(1),
+            jitter: 0.0,
+            max_attempts: 10,
+            ..Reconnect::default()
+        });
+    let server = Supervisor::start(config, registry).await.unwrap();
+    server.wait_ready(LIMIT).await.expect("ready");
+    let mut events = server.events();
+    // Every probe on a session is answered 404: each generation is expired moments after it
+    // became ready, and the outage starts afresh each time.
+    let mut expire = StatusFault::new(404);
+    expire.methods = vec!["ping".into()];
+    mock.faults().set_status_fault(Some(expire)).unwrap();
+    let mut delays = Vec::new();
+    while delays.len() < 3 {
+        let event = wait_event(&mut events, |e| {
+            matches!(
+                e,
+                Event::State {
+                    state: ConnectionState::Reconnecting { .. },
+                    ..
+                }
+            )
+        })
+        .await;
+        if let Event::State {
+            state: ConnectionState::Reconnecting { death, delay, .. },
+            ..
+        } = event
+        {
+            assert_eq!(death.cause, Cause::SessionExpired, "{death:?}");
+            delays.push(delay);
+        }
+    }
+    assert_eq!(
+        delays[0],
+        Duration::ZERO,
+        "the first expiry is rebuilt at once"
+    );
+    assert!(
+        delays[1] > Duration::ZERO && delays[2] > delays[1],
+        "later ones back off: {delays:?}"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn auto_detects_again_when_a_legacy_server_is_redeployed_as_streamable_http() {
+    init_tracing();
+    const PATH: &str = "/endpoint";
+    let legacy = mock(MockOptions {
+        transport: MockTransport::Sse,
+        sse_path: PATH.into(),
+        ..MockOptions::default()
+    })
+    .await;
+    let port = legacy.addr().port();
+    let registry = ToolRegistry::new();
+    let url = format!("http://127.0.0.1:{port}{PATH}");
+    let server = Supervisor::start(fast(ServerConfig::remote("moved", &url)), registry.clone())
+        .await
+        .unwrap();
+    server.wait_ready(LIMIT).await.expect("ready on legacy SSE");
+    let mut events = server.events();
+    assert!(
+        legacy.faults().requests().iter().any(|r| r.method == "GET"),
+        "legacy SSE was used"
+    );
+    legacy.shutdown().await;
+    let modern = mock(MockOptions {
+        transport: MockTransport::Http,
+        port,
+        mcp_path: PATH.into(),
+        ..MockOptions::default()
+    })
+    .await;
+    let generation = ready_generation(&mut events).await;
+    assert!(generation >= 2);
+    let (boot, _) = whoami(&registry, "moved").await;
+    assert_eq!(boot, modern.faults().state().await.boot_id);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_a_call_that_never_left_and_is_sent_once_more() {
+    init_tracing();
+    let mock = mock(http_mock()).await;
+    let port = mock.addr().port();
+    let registry = ToolRegistry::new();
+    let config =
+        fast(ServerConfig::http("restarted", mock.http_url())).heartbeat(Heartbeat::disabled());
+    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    server.wait_ready(LIMIT).await.expect("ready");
+    mock.shutdown().await;
+    let echo = registry.handle("mcp__restarted__echo").unwrap();
+    let held = tokio::spawn(async move { echo.call(json!({"text": "held"})).await });
+    let mut state = server.state_watch();
+    wait_state(&mut state, |s| !s.is_ready()).await;
+    let back = mock_on(port).await;
+    let outcome = held.await.unwrap();
+    let result = outcome.expect("the held call went to the next generation");
+    assert!(format!("{result:?}").contains("held"));
+    assert_eq!(back.faults().state().await.calls, 1, "sent exactly once");
+    // A call that did leave (the server died while it ran) is never replayed.
+    let sleeping = registry.handle("mcp__restarted__sleep").unwrap();
+    let call = tokio::spawn(async move { sleeping.call(json!({"ms": 5000})).await });
+    let calls = async {
+        while back.faults().state().await.calls < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(LIMIT, calls)
+        .await
+        .expect("the call arrived");
+    back.faults().kill();
+    let outcome = call.await.unwrap();
+    assert!(
+        matches!(outcome, Err(CallError::ConnectionLost { .. })),
+        "{outcome:?}"
+    );
+    server.shutdown().await;
+}
+
+async fn mock_on(port: u16) -> MockServer {
+    mock(MockOptions {
+        port,
+        ..http_mock()
+    })
+    .await
+}
