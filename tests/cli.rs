@@ -160,3 +160,77 @@ async fn watch_json_prints_state_lines_and_stops_on_interrupt() {
         .unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+/// `tools --url URL` against a remote mock steered into refusing us; also how many requests the
+/// mock refused meanwhile.
+async fn tools_against(mock: &common::process::MockProcess, url: &str) -> (i32, String) {
+    let injected = || async {
+        mock.admin_get("state").await["faults_injected"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    let before = injected().await;
+    let (code, _, stderr) = run(&["tools", "--url", url]).await;
+    let refused = injected().await - before;
+    (code, format!("{stderr}\n[faults injected: {refused}]"))
+}
+
+#[tokio::test]
+async fn permanent_refusals_exit_3_at_once_with_the_cause() {
+    let mock = common::process::MockProcess::start("http").await;
+    let url = mock.url();
+    for (status, cause) in [(401, "unauthorized"), (403, "rejected")] {
+        mock.admin("status-fault", serde_json::json!({ "status": status }))
+            .await;
+        let (code, stderr) = tools_against(&mock, &url).await;
+        assert_eq!(code, 3, "{stderr}");
+        assert!(stderr.contains(cause), "{stderr}");
+        assert!(
+            stderr.contains("[faults injected: 1]"),
+            "one refused request, no retry loop: {stderr}"
+        );
+        mock.admin("status-fault/clear", serde_json::json!({}))
+            .await;
+    }
+    let wrong = format!("http://127.0.0.1:{}/no-such-path", mock.port);
+    let (code, _, stderr) = run(&["tools", "--url", &wrong]).await;
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("rejected") && stderr.contains("404"),
+        "{stderr}"
+    );
+    mock.admin("modern-only", serde_json::json!({ "on": true }))
+        .await;
+    let (code, _, stderr) = run(&["tools", "--url", &url]).await;
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("2026-07-28"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_refused_port_is_retried_only_within_the_connect_timeout() {
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (code, _, stderr) = run(&["tools", "--url", &url, "--connect-timeout", "1s"]).await;
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("within 1 s") && stderr.contains("connect_failed"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn falling_back_to_legacy_sse_prints_no_error() {
+    let mock = common::process::MockProcess::start("sse").await;
+    let (code, stdout, stderr) = run(&["tools", "--url", &mock.url()]).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("mcp__server__echo"), "{stdout}");
+    assert!(
+        !stderr.contains("ERROR") && !stderr.contains("worker quit"),
+        "the fallback is not an error: {stderr}"
+    );
+}

@@ -323,6 +323,26 @@ impl Handshake {
                          -32022 and supports {supported}"
                     )
                 }
+                ClientInitializeError::TransportError { error, .. } => {
+                    match error.error.downcast_ref::<transport::http::HttpError>() {
+                        Some(http) if transport::http::status_of(http).is_some() => {
+                            crate::verdict::plain(&format!(
+                                "initialize answered {}",
+                                transport::http::describe(http)
+                            ))
+                        }
+                        Some(
+                            rmcp::transport::streamable_http_client::StreamableHttpError::Client(e),
+                        ) => crate::verdict::plain(&format!(
+                            "initialize failed: {}",
+                            transport::innermost(e)
+                        )),
+                        _ => crate::verdict::plain(&format!(
+                            "initialize failed: {}",
+                            transport::innermost(&*error.error)
+                        )),
+                    }
+                }
                 other => crate::verdict::plain(&format!("initialize failed: {other}")),
             },
         }

@@ -153,6 +153,21 @@ pub(crate) fn never_sent(error: &HttpError) -> bool {
     matches!(error, StreamableHttpError::Client(e) if e.is_connect())
 }
 
+/// An error as a user reads it: `HTTP 403 Forbidden: <body>` for an HTTP answer, rmcp's own
+/// words otherwise.
+pub(crate) fn describe(error: &HttpError) -> String {
+    match error {
+        StreamableHttpError::UnexpectedServerResponse(text) if text.starts_with("HTTP ") => {
+            text.trim_end_matches([':', ' ']).to_string()
+        }
+        StreamableHttpError::AuthRequired(_) => "HTTP 401 Unauthorized".to_owned(),
+        StreamableHttpError::InsufficientScope(_) => {
+            "HTTP 403 Forbidden (insufficient scope)".to_owned()
+        }
+        other => other.to_string(),
+    }
+}
+
 /// The HTTP status the server answered to `initialize`, if the handshake failed on one.
 pub(crate) fn initialize_status(error: &ClientInitializeError) -> Option<u16> {
     match error {

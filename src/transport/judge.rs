@@ -66,13 +66,28 @@ pub(crate) fn never_sent(error: &ServiceError) -> bool {
         .is_some_and(sse::SendError::never_sent)
 }
 
-/// The error's text followed by its sources' (e.g. "connection refused" under a reqwest error).
+/// The error's text followed by its deepest cause (e.g. "connection refused" under a reqwest
+/// error, which rmcp's `Client` variant does not expose as a source).
 fn chain(error: &rmcp::transport::DynamicTransportError) -> String {
-    let mut detail = error.to_string();
-    let mut next = std::error::Error::source(&*error.error);
-    while let Some(inner) = next {
-        detail.push_str(&format!(": {inner}"));
-        next = inner.source();
-    }
+    let detail = match error.error.downcast_ref::<http::HttpError>() {
+        Some(rmcp::transport::streamable_http_client::StreamableHttpError::Client(e)) => {
+            format!("{}: {}", error.transport_name, innermost(e))
+        }
+        _ => format!("{}: {}", error.transport_name, innermost(&*error.error)),
+    };
     crate::verdict::plain(&detail)
+}
+
+/// The error's own words followed by its deepest cause (`error sending request: connection
+/// refused`), without the layers in between.
+pub(crate) fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut deepest = error;
+    while let Some(next) = deepest.source() {
+        deepest = next;
+    }
+    if std::ptr::addr_eq(deepest, error) {
+        error.to_string()
+    } else {
+        format!("{error}: {deepest}")
+    }
 }
