@@ -154,7 +154,7 @@ pub(crate) fn human(d: std::time::Duration) -> String {
     let ms = d.as_millis();
     match ms {
         0..1000 => format!("{ms} ms"),
-        _ if ms % 1000 == 0 => format!("{} s", ms / 1000),
+        _ if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
         _ => format!("{:.1} s", d.as_secs_f64()),
     }
 }

@@ -234,7 +234,7 @@ impl Actor {
                 }
                 self.attempts.hedge_delay =
                     self.attempts.hedge_delay.map(|_| self.attempts.first_hedge);
-                self.become_current(generation, connected);
+                self.become_current(generation, *connected);
             }
             Err(failure) if straggler => {
                 tracing::debug!(server = %self.server(), generation, "an abandoned attempt failed: {}", failure.death.detail);
@@ -259,12 +259,12 @@ impl Actor {
     }
 
     /// Makes `connected` the current generation: fence, permit, watchers, tools, state.
-    fn become_current(&mut self, generation: Generation, connected: Box<Connected>) {
+    fn become_current(&mut self, generation: Generation, connected: Connected) {
         let Connected {
             session,
             tools,
             elapsed,
-        } = *connected;
+        } = connected;
         // Fence first, then free the permit, then start the watchers (invariant 2): a late report
         // about the old generation finds it stale; a report about this one finds the permit free.
         self.link.guard.set_current(generation);
