@@ -4,7 +4,7 @@
 //! ```sh
 //! cargo bench --bench resilience -- --quick     # under 2 minutes on 2 cores
 //! cargo bench --bench resilience                # full mode: more repetitions, longer windows
-//! cargo bench --bench resilience -- --only calls,faults,idle,storm
+//! cargo bench --bench resilience -- --only calls,faults,idle,storm,verdicts
 //! ```
 //!
 //! Prints a Markdown table and writes the same figures to `target/bench/results.json`. Every
@@ -24,6 +24,8 @@ mod mock;
 mod stats;
 #[path = "resilience/storm.rs"]
 mod storm;
+#[path = "resilience/verdicts.rs"]
+mod verdicts;
 
 use std::{path::PathBuf, time::Instant};
 
@@ -62,12 +64,16 @@ fn main() {
     let started = Instant::now();
     let mut rows: Vec<Row> = Vec::new();
     runtime.block_on(async {
-        for (part, section) in ["calls", "faults", "idle", "storm"].iter().zip([
-            "1. call overhead",
-            "2./3. detection and recovery",
-            "4. idle cost",
-            "5. reconnect storm",
-        ]) {
+        for (part, section) in ["calls", "faults", "idle", "storm", "verdicts"]
+            .iter()
+            .zip([
+                "1. call overhead",
+                "2./3. detection and recovery",
+                "4. idle cost",
+                "5. reconnect storm",
+                "6. fault model",
+            ])
+        {
             if !wanted(part) {
                 continue;
             }
@@ -77,7 +83,8 @@ fn main() {
                 "calls" => calls::run(mode, &mut rows).await,
                 "faults" => faults::run(mode, &mut rows).await,
                 "idle" => idle::run(mode, &mut rows).await,
-                _ => storm::run(mode, &mut rows).await,
+                "storm" => storm::run(mode, &mut rows).await,
+                _ => verdicts::run(mode, &mut rows).await,
             };
             if let Err(e) = result {
                 let mut s = Samples::default();
