@@ -3,7 +3,8 @@
 //! # Invariants
 //!
 //! 1. Messages are written in the order rmcp queued them (`send` was called), even though rmcp
-//!    runs each send as its own task: each send waits for the one queued before it.
+//!    runs each send as its own task: each send waits for the one queued before it. The one
+//!    exception is a block's announcement, which goes out at once.
 //! 2. While hung, a message is dropped when queued; while blocked, it is held (in order), except
 //!    the block's own announcement.
 //! 3. Once the `wedge` reply has been flushed, stdin is never read again.
@@ -53,16 +54,21 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for HangAware<T> {
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let (done, next) = oneshot::channel::<()>();
-        let previous = std::mem::replace(&mut self.last_send, next);
-        // Decided when the message is queued: the `hang` tool sets the flag before its own reply.
+        // The announcement of a block goes out at once, ahead of whatever is held: queued behind a
+        // held message it would wait for the block to end, and the block waits for it to start.
         let announcement = block::is_announcement(&item);
+        let (done, next) = oneshot::channel::<()>();
+        let previous = match announcement {
+            true => None,
+            false => Some(std::mem::replace(&mut self.last_send, next)),
+        };
+        // Decided when the message is queued: the `hang` tool sets the flag before its own reply.
         let send = (!self.shared.is_hung()).then(|| self.inner.send(item));
         let shared = self.shared.clone();
         async move {
-            // Ok or Err alike: the previous send finished or was dropped.
-            let _ = previous.await;
-            if !announcement {
+            if let Some(previous) = previous {
+                // Ok or Err alike: the previous send finished or was dropped.
+                let _ = previous.await;
                 shared.block.hold().await;
             }
             let result = match send {

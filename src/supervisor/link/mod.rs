@@ -2,23 +2,22 @@
 
 use std::{sync::Arc, time::Duration};
 
-use rmcp::{
-    ServiceError,
-    model::{CallToolRequestParams, CallToolResult, JsonObject},
-};
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use tokio::{
     sync::{broadcast, mpsc, watch},
     time::Instant,
 };
 
+mod answer;
+mod probe;
+
 use super::{actor::Msg, live::Live, retry_guard::RetryGuard};
 use crate::{
     CallError,
     config::ServerConfig,
-    state::{Cause, ConnectionState, Death, Event},
-    transport::{judge, never_sent},
-    verdict::Verdict,
+    state::{ConnectionState, Event},
 };
+use answer::Sent;
 
 /// Shared between the [`Supervisor`](super::Supervisor) handle, the registry's tool handles and
 /// the supervisor task. Written only by the supervisor task (`live`, `state`).
@@ -60,7 +59,7 @@ impl Link {
         }
     }
 
-    fn unavailable(&self) -> CallError {
+    pub(super) fn unavailable(&self) -> CallError {
         CallError::Unavailable {
             server: self.server.to_string(),
             state: self.state.borrow().clone(),
@@ -101,86 +100,15 @@ impl Link {
         }
         let mut resent = false;
         loop {
-            let sent = Instant::now();
-            let outcome = {
-                let _in_flight = live.call_started();
-                tokio::select! {
-                    biased;
-                    outcome = tokio::time::timeout_at(deadline, live.peer.call_tool(params.clone())) => outcome,
-                    _ = live.dead.cancelled() => return Err(self.lost(&live, "the generation died during the call")),
-                }
-            };
-            let error = match outcome {
-                Err(_) => {
-                    live.activity.mark_overdue();
-                    return Err(CallError::Timeout { after: limit });
-                }
-                // Any answer proves the server alive: the next miss is the first again.
-                Ok(Ok(result)) => {
-                    live.misses.clear();
-                    return Ok(result);
-                }
-                Ok(Err(ServiceError::McpError(e))) => {
-                    live.misses.clear();
-                    return Err(CallError::Server(e));
-                }
-                Ok(Err(e)) => e,
-            };
-            match judge(&error) {
-                Verdict::Overload {
-                    status,
-                    retry_after: Some(wait),
-                } if Instant::now() + wait < deadline => {
-                    tracing::debug!(server = %self.server, generation = live.generation, status, wait_ms = wait.as_millis() as u64, "call refused for load; sending it again after Retry-After");
-                    tokio::select! {
-                        _ = tokio::time::sleep(wait) => {}
-                        _ = live.dead.cancelled() => return Err(self.lost(&live, "the generation died while waiting out Retry-After")),
-                    }
-                }
-                Verdict::Overload {
-                    status,
-                    retry_after,
-                } => {
-                    return Err(CallError::Overloaded {
-                        server: self.server.to_string(),
-                        status,
-                        retry_after,
-                    });
-                }
-                Verdict::Suspect { status, detail } => {
-                    self.suspect(&live, sent, &detail);
-                    return Err(CallError::Http {
-                        server: self.server.to_string(),
-                        status,
-                        detail,
-                    });
-                }
-                Verdict::Death(death) => {
-                    let unsent = never_sent(&error);
-                    live.report_unless_ended(Death::new(
-                        death.cause,
-                        format!("call path: {}", death.detail),
-                    ));
-                    if !unsent || resent {
-                        return Err(self.lost(&live, death.detail));
-                    }
-                    // The request never left: it may go once to the next generation.
+            match self.send_once(&live, &params, deadline, limit).await {
+                Sent::Done(result) => return result,
+                Sent::Again => {}
+                // The request never left: it may go once to the next generation.
+                Sent::Unsent(_) if !resent => {
                     resent = true;
                     live = self.next_live(&live, deadline, limit).await?;
                 }
-                Verdict::Unauthorized { detail } => {
-                    live.report_death(Death::new(
-                        Cause::Unauthorized,
-                        format!("call path: {detail}"),
-                    ));
-                    return Err(self.rejected(Some(401), detail));
-                }
-                Verdict::Rejected { detail } => return Err(self.rejected(None, detail)),
-                Verdict::Alive | Verdict::Busy => {
-                    return Err(CallError::Protocol {
-                        detail: error.to_string(),
-                    });
-                }
+                Sent::Unsent(lost) => return Err(lost),
             }
         }
     }
@@ -217,31 +145,6 @@ impl Link {
         }
     }
 
-    /// A suspect answer counts as one miss; `failures` of them in a row are death.
-    fn suspect(&self, live: &Live, sent: Instant, detail: &str) {
-        let Some((_, _, failures)) = self.probe_first else {
-            return;
-        };
-        if live
-            .misses
-            .record(sent)
-            .is_some_and(|misses| misses >= failures)
-        {
-            live.report_death(Death::new(
-                Cause::HeartbeatTimeout,
-                format!("{failures} suspect answers or missed probes in a row; last: {detail}"),
-            ));
-        }
-    }
-
-    fn rejected(&self, status: Option<u16>, detail: String) -> CallError {
-        CallError::Rejected {
-            server: self.server.to_string(),
-            status,
-            detail,
-        }
-    }
-
     /// During an outage: waits up to `call_wait` for a ready generation; fails at once without
     /// `call_wait`, or when the server is `failed` or `stopped` (it will not come back by itself).
     async fn wait_for_live(&self) -> Result<Arc<Live>, CallError> {
@@ -265,46 +168,6 @@ impl Link {
                 changed = live.changed() => changed.map_err(|_| self.unavailable())?,
                 changed = state.changed() => changed.map_err(|_| self.unavailable())?,
                 _ = tokio::time::sleep_until(deadline) => return Err(self.unavailable()),
-            }
-        }
-    }
-
-    /// The gRPC keepalive rule: after a long silence, prove the connection before trusting it,
-    /// so a dead half-open connection fails in one probe timeout instead of hanging the call.
-    /// A busy or overloaded server is alive: the call goes ahead.
-    async fn probe_before_call(
-        &self,
-        live: &Live,
-        timeout: Duration,
-        failures: u32,
-    ) -> Result<(), CallError> {
-        let sent = Instant::now();
-        match live.probe(timeout).await {
-            Verdict::Alive | Verdict::Rejected { .. } | Verdict::Overload { .. } => {
-                live.misses.clear();
-                Ok(())
-            }
-            Verdict::Busy => Ok(()),
-            Verdict::Suspect { detail, .. } => {
-                if live.misses.record(sent).is_some_and(|m| m >= failures) {
-                    live.report_death(Death::new(
-                        Cause::HeartbeatTimeout,
-                        format!("pre-call probe: {detail}"),
-                    ));
-                }
-                Err(self.lost(live, format!("pre-call probe: {detail}")))
-            }
-            Verdict::Death(death) => {
-                let detail = format!("pre-call probe: {}", death.detail);
-                live.report_unless_ended(Death::new(death.cause, detail.clone()));
-                Err(self.lost(live, detail))
-            }
-            Verdict::Unauthorized { detail } => {
-                live.report_death(Death::new(
-                    Cause::Unauthorized,
-                    format!("pre-call probe: {detail}"),
-                ));
-                Err(self.rejected(Some(401), detail))
             }
         }
     }

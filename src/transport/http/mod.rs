@@ -19,7 +19,6 @@ use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::{
     model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage},
-    service::ClientInitializeError,
     transport::{
         StreamableHttpClientTransport,
         common::client_side_sse::{BoxedSseResponse, ExponentialBackoff},
@@ -30,14 +29,11 @@ use rmcp::{
     },
 };
 
-use crate::{
-    config::RemoteConfig,
-    state::{Cause, Death},
-    verdict::{Phase, Verdict},
-};
+use crate::config::RemoteConfig;
 
-/// The error type of the Streamable HTTP transport's sends, as `classify` downcasts it.
-pub(crate) type HttpError = StreamableHttpError<reqwest::Error>;
+mod errors;
+
+pub(crate) use errors::{HttpError, describe, initialize_status, never_sent, status_of, verdict};
 
 /// Headers rmcp sets itself; configuring them would make every request fail.
 const RESERVED: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
@@ -89,93 +85,6 @@ pub(crate) fn header_map(config: &RemoteConfig) -> Result<HeaderMap, String> {
         headers.append(name, value);
     }
     Ok(headers)
-}
-
-/// The HTTP status a Streamable HTTP error reports, if it reports one.
-///
-/// rmcp keeps no status for most 4xx answers: it formats them as
-/// `UnexpectedServerResponse("HTTP <code> <reason>: <body>")`, so that prefix is read back.
-pub(crate) fn status_of(error: &HttpError) -> Option<u16> {
-    match error {
-        StreamableHttpError::SessionExpired => Some(404),
-        StreamableHttpError::HttpStatus(status) => Some(status.status),
-        StreamableHttpError::Client(e) => e.status().map(|s| s.as_u16()),
-        StreamableHttpError::UnexpectedServerResponse(text) => {
-            let code = text.strip_prefix("HTTP ")?.get(..3)?;
-            code.parse().ok().filter(|c| (100..600).contains(c))
-        }
-        _ => None,
-    }
-}
-
-/// The verdict of a Streamable HTTP error answering one request (see [`crate::verdict`]).
-///
-/// 404 at connect is not judged here: [`super::detect`] decides whether it means the other
-/// protocol or a wrong URL.
-pub(crate) fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdict {
-    use StreamableHttpError as E;
-    match error {
-        E::SessionExpired if phase == Phase::Session => {
-            Verdict::Death(Death::new(Cause::SessionExpired, detail))
-        }
-        E::HttpStatus(status) => {
-            Verdict::of_status(status.status, status.retry_after.as_deref(), detail)
-        }
-        E::AuthRequired(_) => Verdict::Unauthorized { detail },
-        // A 403 with a challenge: a scope the token lacks (step-up is the auth layer's job).
-        E::InsufficientScope(_) => Verdict::Rejected { detail },
-        E::SessionExpired | E::UnexpectedServerResponse(_) => match status_of(error) {
-            Some(status) => Verdict::of_status(status, None, detail),
-            None => Verdict::Suspect {
-                status: None,
-                detail,
-            },
-        },
-        E::Client(e) if e.is_decode() => Verdict::Suspect {
-            status: None,
-            detail,
-        },
-        E::Deserialize(_)
-        | E::UnexpectedContentType(_)
-        | E::ResponseBodyTooLarge { .. }
-        | E::MissingSessionIdInResponse
-        | E::ControlRequestTimeout => Verdict::Suspect {
-            status: None,
-            detail,
-        },
-        // Connect refused, reset, TLS, an SSE stream that broke, the worker gone.
-        _ => Verdict::transport(detail),
-    }
-}
-
-/// True when the request could not even open its connection, so nothing reached the server.
-pub(crate) fn never_sent(error: &HttpError) -> bool {
-    matches!(error, StreamableHttpError::Client(e) if e.is_connect())
-}
-
-/// An error as a user reads it: `HTTP 403 Forbidden: <body>` for an HTTP answer, rmcp's own
-/// words otherwise.
-pub(crate) fn describe(error: &HttpError) -> String {
-    match error {
-        StreamableHttpError::UnexpectedServerResponse(text) if text.starts_with("HTTP ") => {
-            text.trim_end_matches([':', ' ']).to_string()
-        }
-        StreamableHttpError::AuthRequired(_) => "HTTP 401 Unauthorized".to_owned(),
-        StreamableHttpError::InsufficientScope(_) => {
-            "HTTP 403 Forbidden (insufficient scope)".to_owned()
-        }
-        other => other.to_string(),
-    }
-}
-
-/// The HTTP status the server answered to `initialize`, if the handshake failed on one.
-pub(crate) fn initialize_status(error: &ClientInitializeError) -> Option<u16> {
-    match error {
-        ClientInitializeError::TransportError { error, .. } => {
-            status_of(error.error.downcast_ref::<HttpError>()?)
-        }
-        _ => None,
-    }
 }
 
 /// rmcp's reqwest backend, with session-expiry and `retry:` policy applied (see module docs).
@@ -341,18 +250,6 @@ impl StreamableHttpClient for HttpClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_status_is_read_from_every_error_that_carries_one() {
-        let text = |t: &'static str| StreamableHttpError::UnexpectedServerResponse(t.into());
-        assert_eq!(status_of(&text("HTTP 405 Method Not Allowed: ")), Some(405));
-        assert_eq!(
-            status_of(&text("HTTP 400 Bad Request: no valid session")),
-            Some(400)
-        );
-        assert_eq!(status_of(&text("expect initialized, accepted")), None);
-        assert_eq!(status_of(&StreamableHttpError::SessionExpired), Some(404));
-    }
 
     #[test]
     fn a_400_or_an_unroutable_error_on_a_session_means_expiry() {

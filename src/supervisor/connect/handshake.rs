@@ -1,0 +1,146 @@
+//! The `initialize` handshake of one attempt, and what its failure means.
+
+use std::{sync::Arc, time::Duration};
+
+use rmcp::{
+    RoleClient, ServiceExt,
+    model::ErrorCode,
+    service::{ClientCacheConfig, ClientInitializeError, RunningService},
+    transport::Transport,
+};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    state::Cause,
+    supervisor::handler::GenerationHandler,
+    transport::{self, Activity, Observed},
+    verdict::{Phase, Verdict},
+};
+
+/// Why a handshake produced no session.
+pub(super) enum Handshake {
+    Cancelled,
+    TimedOut,
+    Failed(Box<ClientInitializeError>),
+}
+
+impl Handshake {
+    pub(super) fn detail(&self, connect_timeout: Duration) -> String {
+        match self {
+            Handshake::Cancelled => "attempt cancelled".to_owned(),
+            Handshake::TimedOut => {
+                format!("initialize timed out (connect timeout {connect_timeout:?})")
+            }
+            Handshake::Failed(e) => match &**e {
+                ClientInitializeError::JsonRpcError(error)
+                    if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
+                {
+                    let supported = error
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.get("supported"))
+                        .map(|s| s.to_string())
+                        .unwrap_or_else(|| "unknown versions".to_owned());
+                    format!(
+                        "no protocol version in common: the server answered initialize with \
+                         -32022 and supports {supported}"
+                    )
+                }
+                ClientInitializeError::TransportError { error, .. } => {
+                    match error.error.downcast_ref::<transport::http::HttpError>() {
+                        Some(http) if transport::http::status_of(http).is_some() => {
+                            crate::verdict::plain(&format!(
+                                "initialize answered {}",
+                                transport::http::describe(http)
+                            ))
+                        }
+                        Some(
+                            rmcp::transport::streamable_http_client::StreamableHttpError::Client(e),
+                        ) => crate::verdict::plain(&format!(
+                            "initialize failed: {}",
+                            transport::innermost(e)
+                        )),
+                        _ => crate::verdict::plain(&format!(
+                            "initialize failed: {}",
+                            transport::innermost(&*error.error)
+                        )),
+                    }
+                }
+                other => crate::verdict::plain(&format!("initialize failed: {other}")),
+            },
+        }
+    }
+
+    /// The cause (and the server's `Retry-After`) of a failed handshake: a JSON-RPC error
+    /// answering `initialize` (-32022 included) is a rejection, as are the permanent HTTP answers;
+    /// anything else is a transient `connect_failed`.
+    pub(super) fn verdict(&self) -> (Cause, Option<Duration>) {
+        let Handshake::Failed(e) = self else {
+            return (Cause::ConnectFailed, None);
+        };
+        let verdict = match &**e {
+            ClientInitializeError::JsonRpcError(_)
+            | ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
+                return (Cause::Rejected, None);
+            }
+            ClientInitializeError::TransportError { error, .. } => {
+                let source = &*error.error;
+                if let Some(http) = source.downcast_ref::<transport::http::HttpError>() {
+                    transport::http::verdict(http, Phase::Connect, String::new())
+                } else if let Some(sse) = source.downcast_ref::<transport::sse::SendError>() {
+                    sse.verdict(String::new())
+                } else {
+                    Verdict::Alive
+                }
+            }
+            _ => Verdict::Alive,
+        };
+        match verdict {
+            Verdict::Overload { retry_after, .. } => (Cause::ConnectFailed, retry_after),
+            other => (
+                other.permanent_cause().unwrap_or(Cause::ConnectFailed),
+                None,
+            ),
+        }
+    }
+}
+
+/// Runs `initialize` over `transport` (wrapped in [`Observed`]) until `deadline`, or until `ct`
+/// cancels the attempt; the session is cancelled through `session_ct` on every failure.
+pub(super) async fn handshake<T>(
+    transport: T,
+    handler: GenerationHandler,
+    activity: &Arc<Activity>,
+    session_ct: &CancellationToken,
+    ct: &CancellationToken,
+    deadline: Instant,
+) -> Result<RunningService<RoleClient, GenerationHandler>, Handshake>
+where
+    T: Transport<RoleClient> + 'static,
+{
+    let io = Observed::new(transport, activity.clone());
+    let served = tokio::select! {
+        served = tokio::time::timeout_at(deadline, handler.serve_with_ct(io, session_ct.child_token())) => served,
+        _ = ct.cancelled() => {
+            session_ct.cancel();
+            return Err(Handshake::Cancelled);
+        }
+    };
+    let running = served
+        .map_err(|_| Handshake::TimedOut)
+        .and_then(|s| s.map_err(|e| Handshake::Failed(Box::new(e))));
+    match running {
+        Ok(running) => {
+            running
+                .peer()
+                .set_response_cache_config(ClientCacheConfig::disabled())
+                .await;
+            Ok(running)
+        }
+        Err(failed) => {
+            session_ct.cancel();
+            Err(failed)
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! One connection attempt: open the transport, handshake, list the tools.
+//!
+//! An attempt either hands over a complete [`Connected`] generation or cleans up everything it
+//! built (the child reaped) before it returns its failure. It never leaves a half-open
+//! generation behind, even when cancelled by `shutdown()`. A failure carries its verdict: a
+//! transient `connect_failed` (with the server's `Retry-After`, if it sent one), or a permanent
+//! `unauthorized` / `rejected` (see [`crate::verdict`]).
+
+use std::{sync::Arc, time::Duration};
+
+mod handshake;
+mod remote;
+
+use rmcp::{
+    model::{ProtocolVersion, Tool},
+    transport::async_rw::AsyncRwTransport,
+};
+use tokio::{sync::mpsc, time::Instant};
+use tokio_util::sync::CancellationToken;
+
+use super::{actor::Msg, generation::Session, handler::GenerationHandler, sync::list_all_tools};
+use crate::{
+    config::{ServerConfig, TransportConfig},
+    state::{Cause, Death, Generation},
+    transport::{
+        self, Activity, DeathSlot, Guard, Stop,
+        detect::{Failure, KindMemory},
+    },
+};
+use handshake::{Handshake, handshake};
+
+/// Why an attempt produced no generation.
+#[derive(Debug)]
+pub(crate) struct AttemptFailure {
+    /// Cause `connect_failed`, `unauthorized` or `rejected`.
+    pub(crate) death: Death,
+    /// The wait the server asked for (HTTP 429 or 503 with `Retry-After`).
+    pub(crate) retry_after: Option<Duration>,
+}
+
+impl From<Death> for AttemptFailure {
+    fn from(death: Death) -> Self {
+        AttemptFailure {
+            death,
+            retry_after: None,
+        }
+    }
+}
+
+impl From<Failure> for AttemptFailure {
+    fn from(failure: Failure) -> Self {
+        AttemptFailure {
+            death: failure.death,
+            retry_after: failure.retry_after,
+        }
+    }
+}
+
+/// A generation that completed its handshake and its first tool listing.
+pub(crate) struct Connected {
+    pub(crate) session: Session,
+    pub(crate) tools: Vec<Tool>,
+    /// How long the handshake and the listing took.
+    pub(crate) elapsed: Duration,
+}
+
+/// What every attempt of one supervisor shares: built once in `Supervisor::start`.
+#[derive(Debug, Clone)]
+pub(crate) struct ConnectContext {
+    /// The HTTP client of the remote transports (shared, so connections are pooled).
+    pub(crate) http: reqwest::Client,
+    /// The protocol `auto` found; written by the remote arm of [`open`] after a handshake.
+    pub(crate) detected: Arc<KindMemory>,
+}
+
+impl ConnectContext {
+    pub(crate) fn new(http: reqwest::Client) -> Self {
+        ConnectContext {
+            http,
+            detected: Arc::default(),
+        }
+    }
+}
+
+/// Runs one attempt. `ct` cancels it (the result is then an error and everything is cleaned up).
+pub(crate) async fn attempt(
+    config: Arc<ServerConfig>,
+    context: ConnectContext,
+    generation: Generation,
+    tx: mpsc::UnboundedSender<Msg>,
+    ct: CancellationToken,
+) -> Result<Connected, AttemptFailure> {
+    let started = Instant::now();
+    let deadline = started + config.connect_timeout;
+    let session = open(&config, &context, generation, tx, &ct, deadline).await?;
+    let listed = tokio::select! {
+        listed = tokio::time::timeout_at(deadline, list_all_tools(session.running.peer(), config.max_tool_pages)) => {
+            listed.unwrap_or_else(|_| Err(format!("tools/list timed out (connect timeout {:?})", config.connect_timeout)))
+        }
+        _ = ct.cancelled() => Err("attempt cancelled".to_owned()),
+    };
+    match listed {
+        Ok(tools) => Ok(Connected {
+            session,
+            tools,
+            elapsed: started.elapsed(),
+        }),
+        Err(detail) => {
+            discard(session, config.close_timeout).await;
+            Err(Death::new(Cause::ConnectFailed, detail).into())
+        }
+    }
+}
+
+/// Closes a session that never became a generation: the child, if any, is stopped at once
+/// (without waiting on rmcp, which may be wedged) and reaped; then rmcp's own cleanup gets up to
+/// `limit` (it can wait on a hung HTTP server).
+pub(crate) async fn discard(session: Session, limit: Duration) {
+    session.session_ct.cancel();
+    session.guard.dispose(Stop::Dead).await;
+    if tokio::time::timeout(limit, session.running.waiting())
+        .await
+        .is_err()
+    {
+        tracing::warn!("session cleanup did not finish within {limit:?}; abandoning it");
+    }
+}
+
+async fn open(
+    config: &ServerConfig,
+    context: &ConnectContext,
+    generation: Generation,
+    tx: mpsc::UnboundedSender<Msg>,
+    ct: &CancellationToken,
+    deadline: Instant,
+) -> Result<Session, AttemptFailure> {
+    match &config.transport {
+        TransportConfig::Stdio(stdio) => {
+            let (stdout, stdin, child) = transport::stdio::spawn(stdio, &config.name, generation)
+                .map_err(|e| {
+                Death::new(
+                    Cause::ConnectFailed,
+                    format!("could not spawn '{}': {e}", stdio.command),
+                )
+            })?;
+            let mut guard = Guard::Stdio(Box::new(child));
+            let handler =
+                GenerationHandler::new(generation, tx, ProtocolVersion::LATEST_WITH_INITIALIZE);
+            let (activity, slot, session_ct) = (
+                Activity::new(true),
+                DeathSlot::default(),
+                CancellationToken::new(),
+            );
+            let io = AsyncRwTransport::new_client(stdout, stdin);
+            let running = match handshake(io, handler, &activity, &session_ct, ct, deadline).await {
+                Ok(running) => running,
+                Err(failed) => {
+                    let exit = match failed {
+                        Handshake::Cancelled => None,
+                        _ => guard.exit_detail(Duration::from_millis(50)).await,
+                    };
+                    guard.dispose(Stop::Dead).await;
+                    let (cause, _) = failed.verdict();
+                    let mut detail = failed.detail(config.connect_timeout);
+                    if let Some(exit) = exit {
+                        detail.push_str(&format!("; child {exit}"));
+                    }
+                    return Err(Death::new(cause, detail).into());
+                }
+            };
+            Ok(Session {
+                running,
+                guard,
+                slot,
+                activity,
+                session_ct,
+            })
+        }
+        TransportConfig::Remote(remote) => {
+            transport::detect::open(remote.kind, &context.detected, |protocol| {
+                remote::open(
+                    protocol,
+                    config,
+                    remote,
+                    context,
+                    generation,
+                    tx.clone(),
+                    ct,
+                    deadline,
+                )
+            })
+            .await
+            .map_err(AttemptFailure::from)
+        }
+    }
+}

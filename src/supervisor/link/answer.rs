@@ -1,0 +1,155 @@
+//! One send of a call, and what its answer means for the call and for the generation.
+
+use std::{sync::Arc, time::Duration};
+
+use rmcp::{
+    ServiceError,
+    model::{CallToolRequestParams, CallToolResult},
+};
+use tokio::time::Instant;
+
+use super::Link;
+use crate::{
+    CallError,
+    state::{Cause, Death},
+    supervisor::live::Live,
+    transport::{judge, never_sent},
+    verdict::Verdict,
+};
+
+/// What became of one send.
+pub(super) enum Sent {
+    /// The call is over, one way or the other.
+    Done(Result<CallToolResult, CallError>),
+    /// Refused for load with a `Retry-After` that fit the deadline, now waited out: send again.
+    Again,
+    /// The connection could not even be opened, so the request never left; the generation was
+    /// reported dead. The error is the answer if the request may not go again.
+    Unsent(CallError),
+}
+
+impl Link {
+    /// Sends the call once on `live`, inside `deadline`.
+    pub(super) async fn send_once(
+        &self,
+        live: &Arc<Live>,
+        params: &CallToolRequestParams,
+        deadline: Instant,
+        limit: Duration,
+    ) -> Sent {
+        let sent = Instant::now();
+        let outcome = {
+            let _in_flight = live.call_started();
+            tokio::select! {
+                biased;
+                outcome = tokio::time::timeout_at(deadline, live.peer.call_tool(params.clone())) => outcome,
+                _ = live.dead.cancelled() => {
+                    return Sent::Done(Err(self.lost(live, "the generation died during the call")));
+                }
+            }
+        };
+        let error = match outcome {
+            Err(_) => {
+                live.activity.mark_overdue();
+                return Sent::Done(Err(CallError::Timeout { after: limit }));
+            }
+            // Any answer proves the server alive: the next miss is the first again.
+            Ok(Ok(result)) => {
+                live.misses.clear();
+                return Sent::Done(Ok(result));
+            }
+            Ok(Err(ServiceError::McpError(e))) => {
+                live.misses.clear();
+                return Sent::Done(Err(CallError::Server(e)));
+            }
+            Ok(Err(e)) => e,
+        };
+        self.after_error(live, &error, sent, deadline).await
+    }
+
+    /// What a failed send means (see [`crate::verdict`]).
+    async fn after_error(
+        &self,
+        live: &Live,
+        error: &ServiceError,
+        sent: Instant,
+        deadline: Instant,
+    ) -> Sent {
+        let failed = match judge(error) {
+            Verdict::Overload {
+                status,
+                retry_after: Some(wait),
+            } if Instant::now() + wait < deadline => {
+                tracing::debug!(server = %self.server, generation = live.generation, status, wait_ms = wait.as_millis() as u64, "call refused for load; sending it again after Retry-After");
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => return Sent::Again,
+                    _ = live.dead.cancelled() => self.lost(live, "the generation died while waiting out Retry-After"),
+                }
+            }
+            Verdict::Overload {
+                status,
+                retry_after,
+            } => CallError::Overloaded {
+                server: self.server.to_string(),
+                status,
+                retry_after,
+            },
+            Verdict::Suspect { status, detail } => {
+                self.suspect(live, sent, &detail);
+                CallError::Http {
+                    server: self.server.to_string(),
+                    status,
+                    detail,
+                }
+            }
+            Verdict::Death(death) => {
+                live.report_unless_ended(Death::new(
+                    death.cause,
+                    format!("call path: {}", death.detail),
+                ));
+                let lost = self.lost(live, death.detail);
+                if never_sent(error) {
+                    return Sent::Unsent(lost);
+                }
+                lost
+            }
+            Verdict::Unauthorized { detail } => {
+                live.report_death(Death::new(
+                    Cause::Unauthorized,
+                    format!("call path: {detail}"),
+                ));
+                self.rejected(Some(401), detail)
+            }
+            Verdict::Rejected { detail } => self.rejected(None, detail),
+            Verdict::Alive | Verdict::Busy => CallError::Protocol {
+                detail: error.to_string(),
+            },
+        };
+        Sent::Done(Err(failed))
+    }
+
+    /// A suspect answer counts as one miss; `failures` of them in a row are death.
+    fn suspect(&self, live: &Live, sent: Instant, detail: &str) {
+        let Some((_, _, failures)) = self.probe_first else {
+            return;
+        };
+        if live
+            .misses
+            .record(sent)
+            .is_some_and(|misses| misses >= failures)
+        {
+            live.report_death(Death::new(
+                Cause::HeartbeatTimeout,
+                format!("{failures} suspect answers or missed probes in a row; last: {detail}"),
+            ));
+        }
+    }
+
+    pub(super) fn rejected(&self, status: Option<u16>, detail: String) -> CallError {
+        CallError::Rejected {
+            server: self.server.to_string(),
+            status,
+            detail,
+        }
+    }
+}

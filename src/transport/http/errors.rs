@@ -1,0 +1,177 @@
+//! What a Streamable HTTP error says: its status, its verdict, whether the request left.
+
+use rmcp::{
+    service::ClientInitializeError, transport::streamable_http_client::StreamableHttpError,
+};
+
+use crate::{
+    state::{Cause, Death},
+    verdict::{Phase, Verdict},
+};
+
+/// The error type of the Streamable HTTP transport's sends, as [`crate::transport::judge`]
+/// downcasts it.
+pub(crate) type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// The HTTP status a Streamable HTTP error reports, if it reports one.
+///
+/// rmcp keeps no status for most 4xx answers: it formats them as
+/// `UnexpectedServerResponse("HTTP <code> <reason>: <body>")`, so that prefix is read back.
+pub(crate) fn status_of(error: &HttpError) -> Option<u16> {
+    match error {
+        StreamableHttpError::SessionExpired => Some(404),
+        StreamableHttpError::HttpStatus(status) => Some(status.status),
+        StreamableHttpError::Client(e) => e.status().map(|s| s.as_u16()),
+        StreamableHttpError::UnexpectedServerResponse(text) => {
+            let code = text.strip_prefix("HTTP ")?.get(..3)?;
+            code.parse().ok().filter(|c| (100..600).contains(c))
+        }
+        _ => None,
+    }
+}
+
+/// The verdict of a Streamable HTTP error answering one request (see [`crate::verdict`]).
+///
+/// 404 at connect is not judged here: [`super::detect`] decides whether it means the other
+/// protocol or a wrong URL.
+pub(crate) fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdict {
+    use StreamableHttpError as E;
+    match error {
+        E::SessionExpired if phase == Phase::Session => {
+            Verdict::Death(Death::new(Cause::SessionExpired, detail))
+        }
+        E::HttpStatus(status) => {
+            Verdict::of_status(status.status, status.retry_after.as_deref(), detail)
+        }
+        E::AuthRequired(_) => Verdict::Unauthorized { detail },
+        // A 403 with a challenge: a scope the token lacks (step-up is the auth layer's job).
+        E::InsufficientScope(_) => Verdict::Rejected { detail },
+        E::SessionExpired | E::UnexpectedServerResponse(_) => match status_of(error) {
+            Some(status) => Verdict::of_status(status, None, detail),
+            None => Verdict::Suspect {
+                status: None,
+                detail,
+            },
+        },
+        E::Client(e) if e.is_decode() => Verdict::Suspect {
+            status: None,
+            detail,
+        },
+        E::Deserialize(_)
+        | E::UnexpectedContentType(_)
+        | E::ResponseBodyTooLarge { .. }
+        | E::MissingSessionIdInResponse
+        | E::ControlRequestTimeout => Verdict::Suspect {
+            status: None,
+            detail,
+        },
+        // Connect refused, reset, TLS, an SSE stream that broke, the worker gone.
+        _ => Verdict::transport(detail),
+    }
+}
+
+/// True when the request could not even open its connection, so nothing reached the server.
+pub(crate) fn never_sent(error: &HttpError) -> bool {
+    matches!(error, StreamableHttpError::Client(e) if e.is_connect())
+}
+
+/// An error as a user reads it: `HTTP 403 Forbidden: <body>` for an HTTP answer, rmcp's own
+/// words otherwise.
+pub(crate) fn describe(error: &HttpError) -> String {
+    match error {
+        StreamableHttpError::UnexpectedServerResponse(text) if text.starts_with("HTTP ") => {
+            text.trim_end_matches([':', ' ']).to_string()
+        }
+        StreamableHttpError::AuthRequired(_) => "HTTP 401 Unauthorized".to_owned(),
+        StreamableHttpError::InsufficientScope(_) => {
+            "HTTP 403 Forbidden (insufficient scope)".to_owned()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The HTTP status the server answered to `initialize`, if the handshake failed on one.
+pub(crate) fn initialize_status(error: &ClientInitializeError) -> Option<u16> {
+    match error {
+        ClientInitializeError::TransportError { error, .. } => {
+            status_of(error.error.downcast_ref::<HttpError>()?)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_is_read_from_every_error_that_carries_one() {
+        let text = |t: &'static str| StreamableHttpError::UnexpectedServerResponse(t.into());
+        assert_eq!(status_of(&text("HTTP 405 Method Not Allowed: ")), Some(405));
+        assert_eq!(
+            status_of(&text("HTTP 400 Bad Request: no valid session")),
+            Some(400)
+        );
+        assert_eq!(status_of(&text("expect initialized, accepted")), None);
+        assert_eq!(status_of(&StreamableHttpError::SessionExpired), Some(404));
+    }
+
+    #[test]
+    fn rate_limits_and_server_errors_are_judged_by_status() {
+        let status = |status, retry_after: Option<&str>| {
+            StreamableHttpError::HttpStatus(
+                rmcp::transport::streamable_http_client::HttpStatusError::new(
+                    status,
+                    retry_after.map(str::to_owned),
+                ),
+            )
+        };
+        assert!(matches!(
+            verdict(&status(429, Some("2")), Phase::Session, String::new()),
+            Verdict::Overload {
+                status: 429,
+                retry_after: Some(_)
+            }
+        ));
+        assert!(matches!(
+            verdict(&status(500, None), Phase::Session, String::new()),
+            Verdict::Suspect {
+                status: Some(500),
+                ..
+            }
+        ));
+        assert!(matches!(
+            verdict(&StreamableHttpError::SessionExpired, Phase::Session, String::new()),
+            Verdict::Death(d) if d.cause == Cause::SessionExpired
+        ));
+        let text = |t: &'static str| StreamableHttpError::UnexpectedServerResponse(t.into());
+        assert!(matches!(
+            verdict(
+                &text("HTTP 401 Unauthorized: "),
+                Phase::Connect,
+                String::new()
+            ),
+            Verdict::Unauthorized { .. }
+        ));
+        assert!(matches!(
+            verdict(
+                &text("HTTP 403 Forbidden: no"),
+                Phase::Connect,
+                String::new()
+            ),
+            Verdict::Rejected { .. }
+        ));
+        assert!(matches!(
+            verdict(&StreamableHttpError::TransportChannelClosed, Phase::Session, String::new()),
+            Verdict::Death(d) if d.cause == Cause::TransportError
+        ));
+        assert!(matches!(
+            verdict(
+                &StreamableHttpError::UnexpectedContentType(None),
+                Phase::Session,
+                String::new()
+            ),
+            Verdict::Suspect { status: None, .. }
+        ));
+    }
+}
