@@ -203,24 +203,9 @@ async fn a_server_that_expires_every_session_at_once_meets_the_backoff() {
     mock.faults().set_status_fault(Some(expire)).unwrap();
     let mut delays = Vec::new();
     while delays.len() < 3 {
-        let event = wait_event(&mut events, |e| {
-            matches!(
-                e,
-                Event::State {
-                    state: ConnectionState::Reconnecting { .. },
-                    ..
-                }
-            )
-        })
-        .await;
-        if let Event::State {
-            state: ConnectionState::Reconnecting { death, delay, .. },
-            ..
-        } = event
-        {
-            assert_eq!(death.cause, Cause::SessionExpired, "{death:?}");
-            delays.push(delay);
-        }
+        let (_, death, delay) = lost(&mut events).await;
+        assert_eq!(death.cause, Cause::SessionExpired, "{death:?}");
+        delays.push(delay);
     }
     assert_eq!(
         delays[0],
@@ -317,4 +302,69 @@ async fn mock_on(port: u16) -> MockServer {
         ..http_mock()
     })
     .await
+}
+
+#[tokio::test]
+async fn a_hedged_attempt_that_wins_late_leaves_nothing_scheduled() {
+    init_tracing();
+    let mock = mock(http_mock()).await;
+    // Every request takes 1.5 s, so the first attempt is hedged after 1 s; the gateway in front
+    // refuses every later `initialize` with a 503, so each fresh attempt beside it fails at once
+    // and a backoff is armed when the first one finally wins.
+    mock.faults().set_slow(Duration::from_millis(1500));
+    let gateway = HttpFaultProxy::start(&format!("http://{}", mock.addr()), None)
+        .await
+        .expect("gateway");
+    let registry = ToolRegistry::new();
+    let config = fast(ServerConfig::http("late", gateway.url("/mcp")))
+        .heartbeat(Heartbeat::disabled())
+        .reconnect(Reconnect {
+            initial_delay: Duration::from_millis(50),
+            max_delay: Duration::from_millis(300),
+            max_attempts: 100,
+            ..Reconnect::default()
+        });
+    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let first_forwarded = async {
+        while gateway.forwarded() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(LIMIT, first_forwarded)
+        .await
+        .expect("the first initialize reached the server");
+    gateway.set_fault(Some(GatewayFault {
+        methods: vec!["initialize".into()],
+        ..GatewayFault::new(503, 1)
+    }));
+    let generation = server
+        .wait_ready(LIMIT)
+        .await
+        .expect("the slow attempt wins");
+    assert!(
+        gateway.injected() > 0,
+        "fresh attempts were refused meanwhile"
+    );
+    mock.faults().set_slow(Duration::ZERO);
+    let mut events = server.events();
+    // Nothing was left scheduled: no further attempt, no new generation, within several
+    // backoff periods.
+    let anything = tokio::time::timeout(Duration::from_millis(1500), async {
+        loop {
+            match events.recv().await {
+                Ok(Event::State { state, .. }) => return state,
+                Ok(_) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+    })
+    .await;
+    assert!(
+        anything.is_err(),
+        "a state change after ready: {anything:?}"
+    );
+    assert_eq!(server.generation(), Some(generation));
+    call(&registry, "late", "echo", json!({"text": "one generation"})).await;
+    server.shutdown().await;
+    gateway.shutdown().await;
 }

@@ -34,35 +34,6 @@ fn remote(name: &str, mock: &MockProcess) -> ServerConfig {
     })
 }
 
-async fn lost(
-    events: &mut tokio::sync::broadcast::Receiver<Event>,
-) -> (Reason, mcp_resilient::Death, Duration) {
-    let event = wait_event(events, |e| {
-        matches!(
-            e,
-            Event::State {
-                state: ConnectionState::Reconnecting { .. },
-                ..
-            }
-        )
-    })
-    .await;
-    let Event::State {
-        state:
-            ConnectionState::Reconnecting {
-                reason,
-                death,
-                delay,
-                ..
-            },
-        ..
-    } = event
-    else {
-        unreachable!()
-    };
-    (reason, death, delay)
-}
-
 async fn killed_server_recovers(kind: &'static str) {
     init_tracing();
     let mut mock = MockProcess::start(kind).await;

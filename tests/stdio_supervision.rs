@@ -519,23 +519,7 @@ async fn a_hung_child_is_detected_by_the_heartbeat_and_replaced() {
         matches!(outcome, Err(CallError::Timeout { .. })),
         "{outcome:?}"
     );
-    let lost = wait_event(&mut events, |e| {
-        matches!(
-            e,
-            Event::State {
-                state: ConnectionState::Reconnecting { .. },
-                ..
-            }
-        )
-    })
-    .await;
-    let Event::State {
-        state: ConnectionState::Reconnecting { death, .. },
-        ..
-    } = lost
-    else {
-        unreachable!()
-    };
+    let (_, death, _) = lost(&mut events).await;
     assert_eq!(death.cause, Cause::HeartbeatTimeout, "{death:?}");
     let second = ready_generation(&mut events).await;
     assert!(second > first);

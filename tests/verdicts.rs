@@ -208,23 +208,7 @@ async fn a_5xx_without_retry_after_is_one_miss_and_failures_in_a_row_are_death()
             "{outcome:?}"
         );
     }
-    let lost = wait_event(&mut events, |e| {
-        matches!(
-            e,
-            Event::State {
-                state: ConnectionState::Reconnecting { .. },
-                ..
-            }
-        )
-    })
-    .await;
-    let Event::State {
-        state: ConnectionState::Reconnecting { death, .. },
-        ..
-    } = lost
-    else {
-        unreachable!()
-    };
+    let (_, death, _) = lost(&mut events).await;
     assert_eq!(death.cause, Cause::HeartbeatTimeout, "{death:?}");
     faults.set_status_fault(None).unwrap();
     assert_eq!(ready_generation(&mut events).await, 2);

@@ -53,6 +53,7 @@ pub use remote::faults::{Faults, MockState, RecordedRequest};
 pub use remote::status::{InvalidFault, StatusFault};
 pub use remote::{MockOptions, MockServer, MockTransport};
 pub use shared::SetTools;
+pub use tools::BUILTINS;
 pub use whoami::Whoami;
 
 use args::{Args, Mode};

@@ -12,7 +12,7 @@ use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
 /// Tools every mock server starts with, in listing order.
-pub(crate) const BUILTINS: [&str; 10] = [
+pub const BUILTINS: [&str; 10] = [
     "echo",
     "add",
     "sleep",

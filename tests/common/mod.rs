@@ -104,6 +104,37 @@ pub async fn wait_event(
     found.unwrap_or_else(|_| panic!("event not seen within {LIMIT:?}"))
 }
 
+/// The next `reconnecting` state: why the connection was lost (or failed), what ended it, and the
+/// scheduled delay.
+pub async fn lost(
+    events: &mut broadcast::Receiver<Event>,
+) -> (mcp_resilient::Reason, mcp_resilient::Death, Duration) {
+    let event = wait_event(events, |e| {
+        matches!(
+            e,
+            Event::State {
+                state: ConnectionState::Reconnecting { .. },
+                ..
+            }
+        )
+    })
+    .await;
+    let Event::State {
+        state:
+            ConnectionState::Reconnecting {
+                reason,
+                death,
+                delay,
+                ..
+            },
+        ..
+    } = event
+    else {
+        unreachable!()
+    };
+    (reason, death, delay)
+}
+
 /// The next `ready` state's generation.
 pub async fn ready_generation(rx: &mut broadcast::Receiver<Event>) -> Generation {
     match wait_event(rx, |e| {

@@ -124,20 +124,6 @@ pub async fn watch_generations(
     }
 }
 
-/// The builtin tools of every mock server: a registered set must hold all of them.
-const BUILTINS: [&str; 10] = [
-    "echo",
-    "add",
-    "sleep",
-    "whoami",
-    "fail",
-    "crash",
-    "hang",
-    "set_tools",
-    "block",
-    "wedge",
-];
-
 /// Takes snapshots as fast as it can; a server's set must always be whole.
 pub async fn watch_registry(
     registry: ToolRegistry,
@@ -155,7 +141,10 @@ pub async fn watch_registry(
                 .push(&tool.raw_name);
         }
         for (server, tools) in by_server {
-            if let Some(missing) = BUILTINS.iter().find(|b| !tools.contains(b)) {
+            if let Some(missing) = mcp_mock_server::BUILTINS
+                .iter()
+                .find(|b| !tools.contains(b))
+            {
                 violations.add(format!(
                     "{server}: a partial tool set is registered (no {missing}): {tools:?}"
                 ));

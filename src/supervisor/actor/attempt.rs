@@ -228,6 +228,8 @@ impl Actor {
         } = done;
         match result {
             Ok(connected) => {
+                // A straggler can win after the current attempt failed and a backoff was armed.
+                self.backoff = None;
                 self.hedge = None;
                 for other in self.attempts.take_all() {
                     self.abandon(other);
