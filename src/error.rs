@@ -24,10 +24,12 @@ pub enum CallError {
         /// The state at the time of the call.
         state: ConnectionState,
     },
-    /// The generation that carried the call died while the call was in flight (or its
-    /// pre-call probe failed). The call is not replayed: it may or may not have run.
+    /// The generation that carried the call died while the call was in flight, or before it
+    /// could be sent (its pre-call probe failed, or the server refused it for a session it no
+    /// longer knows). Nothing is replayed that may have run: `may_have_run` says which it was.
     #[error(
-        "connection to '{server}' was lost during the call (generation {generation}): {detail}"
+        "connection to '{server}' was lost (generation {generation}; {}): {detail}",
+        if *.may_have_run { "the call may have run" } else { "the call did not run" }
     )]
     ConnectionLost {
         /// The server's name.
@@ -36,6 +38,9 @@ pub enum CallError {
         generation: Generation,
         /// What was observed.
         detail: String,
+        /// False when the server provably did not run the call: it was never sent, or the
+        /// server refused it unrun. True when it was sent and the answer was lost.
+        may_have_run: bool,
     },
     /// No answer within the call timeout. The request was cancelled on the server.
     #[error("tool call timed out after {after:?}")]

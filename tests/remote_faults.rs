@@ -257,7 +257,7 @@ async fn auto_detects_again_when_a_legacy_server_is_redeployed_as_streamable_htt
 }
 
 #[tokio::test]
-async fn a_refused_connection_is_a_call_that_never_left_and_is_sent_once_more() {
+async fn a_call_the_server_did_not_run_is_sent_once_more_and_one_that_ran_never() {
     init_tracing();
     let mock = mock(http_mock()).await;
     let port = mock.addr().port();
@@ -276,6 +276,20 @@ async fn a_refused_connection_is_a_call_that_never_left_and_is_sent_once_more() 
     let result = outcome.expect("the held call went to the next generation");
     assert!(format!("{result:?}").contains("held"));
     assert_eq!(back.faults().state().await.calls, 1, "sent exactly once");
+    // The server restarts between two calls: the next call's session is unknown to it (404), so
+    // it did not run, and it goes once to the next generation.
+    let port = back.addr().port();
+    back.shutdown().await;
+    let back = mock_on(port).await;
+    let result = call(
+        &registry,
+        "restarted",
+        "echo",
+        json!({"text": "after restart"}),
+    )
+    .await;
+    assert!(format!("{result:?}").contains("after restart"));
+    assert_eq!(back.faults().state().await.calls, 1, "sent exactly once");
     // A call that did leave (the server died while it ran) is never replayed.
     let sleeping = registry.handle("mcp__restarted__sleep").unwrap();
     let call = tokio::spawn(async move { sleeping.call(json!({"ms": 5000})).await });
@@ -290,7 +304,13 @@ async fn a_refused_connection_is_a_call_that_never_left_and_is_sent_once_more() 
     back.faults().kill();
     let outcome = call.await.unwrap();
     assert!(
-        matches!(outcome, Err(CallError::ConnectionLost { .. })),
+        matches!(
+            outcome,
+            Err(CallError::ConnectionLost {
+                may_have_run: true,
+                ..
+            })
+        ),
         "{outcome:?}"
     );
     server.shutdown().await;

@@ -162,7 +162,8 @@ async fn overload_without_a_usable_wait_fails_the_call_typed_and_keeps_the_sessi
 }
 
 #[tokio::test]
-async fn a_5xx_without_retry_after_is_one_miss_and_failures_in_a_row_are_death() {
+async fn a_5xx_without_retry_after_is_one_miss_and_failures_in_a_row_confirmed_by_a_probe_are_death()
+ {
     init_tracing();
     let mock = mock(MockTransport::Http).await;
     let config = fast(ServerConfig::http("flaky", mock.http_url())).heartbeat(Heartbeat {
@@ -197,9 +198,26 @@ async fn a_5xx_without_retry_after_is_one_miss_and_failures_in_a_row_are_death()
         }
     }
     assert_eq!(server.generation(), Some(1));
-    // Two suspect answers in a row are death.
+    // Two suspect answers in a row, but the probe that follows is answered: a flaky gateway in
+    // front of a live server, not death.
     faults
         .set_status_fault(Some(fault(502, None, 1, &["tools/call"])))
+        .unwrap();
+    for _ in 0..2 {
+        let outcome = echo(&registry, "flaky", "x").await;
+        assert!(
+            matches!(outcome, Err(CallError::Http { .. })),
+            "{outcome:?}"
+        );
+    }
+    assert_eq!(
+        server.generation(),
+        Some(1),
+        "the confirming probe was answered"
+    );
+    // Two in a row and the probe fails as well: death.
+    faults
+        .set_status_fault(Some(fault(502, None, 1, &["tools/call", "ping"])))
         .unwrap();
     for _ in 0..2 {
         let outcome = echo(&registry, "flaky", "x").await;

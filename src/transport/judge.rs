@@ -51,19 +51,20 @@ pub(crate) fn judge(error: &ServiceError) -> Verdict {
     }
 }
 
-/// True when `error` proves the request never left this process: the connection it needed could
-/// not even be opened. Such a request may be sent once to the next generation.
-pub(crate) fn never_sent(error: &ServiceError) -> bool {
+/// True when `error` proves the server did not run the request: the connection it needed could not
+/// even be opened, or the server refused it for a session it no longer knows. Such a request may
+/// be sent once to the next generation.
+pub(crate) fn never_ran(error: &ServiceError) -> bool {
     let ServiceError::TransportSend(e) = error else {
         return false;
     };
     let source = &*e.error;
     if let Some(http) = source.downcast_ref::<http::HttpError>() {
-        return http::never_sent(http);
+        return http::never_ran(http);
     }
     source
         .downcast_ref::<sse::SendError>()
-        .is_some_and(sse::SendError::never_sent)
+        .is_some_and(sse::SendError::never_ran)
 }
 
 /// The error's text followed by its deepest cause (e.g. "connection refused" under a reqwest

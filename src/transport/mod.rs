@@ -27,7 +27,7 @@ use rmcp::{
 use tokio::time::Instant;
 
 use crate::state::Death;
-pub(crate) use judge::{innermost, judge, never_sent};
+pub(crate) use judge::{innermost, judge, never_ran};
 
 /// What a generation's transport has been doing: when the last message arrived, whether a write
 /// is stuck, whether a call ran past its deadline since. Written by the transport wrapper

@@ -116,9 +116,14 @@ impl SendError {
         }
     }
 
-    /// True when the POST could not open its connection: the message never left.
-    pub(crate) fn never_sent(&self) -> bool {
-        matches!(self, SendError::Request(e) if e.is_connect())
+    /// True when the server provably did not run the message: the POST could not open its
+    /// connection, or it was refused for an unknown session (404/410).
+    pub(crate) fn never_ran(&self) -> bool {
+        match self {
+            SendError::Request(e) => e.is_connect(),
+            SendError::SessionExpired(_) => true,
+            _ => false,
+        }
     }
 }
 

@@ -156,22 +156,22 @@ impl Actor {
         self.attempts.hedge_delay = Some(next.min(self.attempts.max_hedge));
         tracing::info!(server = %self.server(), generation = stuck.generation, "no answer within {delay:?}; starting a fresh attempt beside it");
         if let Some(older) = self.attempts.straggler.replace(stuck) {
+            let generation = older.generation;
             self.abandon(older);
             let death = Death::new(
                 Cause::ConnectFailed,
                 "no answer within two hedge intervals; abandoned for a fresh attempt",
             );
-            if !self.count_abandoned(death) {
+            if !self.count_abandoned(death, generation) {
                 return;
             }
         }
         self.begin_attempt();
     }
 
-    /// An abandoned attempt counts as a failure; false when that spent the budget (the server
-    /// is then `failed` and nothing is in flight any more).
-    fn count_abandoned(&mut self, death: Death) -> bool {
-        let generation = self.next_generation - 1;
+    /// The abandoned attempt `generation` counts as a failure; false when that spent the budget
+    /// (the server is then `failed` and nothing is in flight any more).
+    fn count_abandoned(&mut self, death: Death, generation: Generation) -> bool {
         if self.budget.fail().is_none() {
             self.hedge = None;
             for attempt in self.attempts.take_all() {
@@ -270,6 +270,7 @@ impl Actor {
         // Fence first, then free the permit, then start the watchers (invariant 2): a late report
         // about the old generation finds it stale; a report about this one finds the permit free.
         self.link.guard.set_current(generation);
+        self.last_current = generation;
         self.permit = None;
         let live = generation::live(
             self.server().clone(),

@@ -51,7 +51,7 @@ impl Actor {
         self.permit = None;
         self.await_lingering().await;
         tracing::info!(server = %self.server(), "stopped");
-        self.set_state(ConnectionState::Stopped, self.next_generation - 1);
+        self.set_state(ConnectionState::Stopped, self.last_current);
     }
 
     /// Waits for every closed generation's and abandoned attempt's cleanup, at most

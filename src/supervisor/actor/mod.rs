@@ -78,6 +78,8 @@ pub(crate) struct Actor {
     rx: mpsc::UnboundedReceiver<Msg>,
     /// The number the next attempt gets; only `begin_attempt` increments it.
     next_generation: Generation,
+    /// The last generation that became current (0 before any); set by `become_current`.
+    last_current: Generation,
     /// The ready generation, if any; set by `become_current`, taken by death, restart, shutdown.
     running: Option<Running>,
     /// True once `running` stayed ready for the stability window.
@@ -119,6 +121,7 @@ impl Actor {
             registry,
             rx,
             next_generation: 1,
+            last_current: 0,
             running: None,
             stable: false,
             permit: None,

@@ -13,7 +13,7 @@ use crate::{
     CallError,
     state::{Cause, Death},
     supervisor::live::Live,
-    transport::{judge, never_sent},
+    transport::{judge, never_ran},
     verdict::Verdict,
 };
 
@@ -23,8 +23,9 @@ pub(super) enum Sent {
     Done(Result<CallToolResult, CallError>),
     /// Refused for load with a `Retry-After` that fit the deadline, now waited out: send again.
     Again,
-    /// The connection could not even be opened, so the request never left; the generation was
-    /// reported dead. The error is the answer if the request may not go again.
+    /// The server provably did not run the request (its connection was refused, or its session
+    /// was unknown); the generation was reported dead. The error is the answer if the request
+    /// may not go again.
     Unsent(CallError),
 }
 
@@ -44,7 +45,7 @@ impl Link {
                 biased;
                 outcome = tokio::time::timeout_at(deadline, live.peer.call_tool(params.clone())) => outcome,
                 _ = live.dead.cancelled() => {
-                    return Sent::Done(Err(self.lost(live, "the generation died during the call")));
+                    return Sent::Done(Err(self.lost(live, "the generation died during the call", true)));
                 }
             }
         };
@@ -83,7 +84,7 @@ impl Link {
                 tracing::debug!(server = %self.server, generation = live.generation, status, wait_ms = wait.as_millis() as u64, "call refused for load; sending it again after Retry-After");
                 tokio::select! {
                     _ = tokio::time::sleep(wait) => return Sent::Again,
-                    _ = live.dead.cancelled() => self.lost(live, "the generation died while waiting out Retry-After"),
+                    _ = live.dead.cancelled() => self.lost(live, "the generation died while waiting out Retry-After", false),
                 }
             }
             Verdict::Overload {
@@ -95,7 +96,7 @@ impl Link {
                 retry_after,
             },
             Verdict::Suspect { status, detail } => {
-                self.suspect(live, sent, &detail);
+                self.suspect(live, sent, &detail).await;
                 CallError::Http {
                     server: self.server.to_string(),
                     status,
@@ -107,11 +108,11 @@ impl Link {
                     death.cause,
                     format!("call path: {}", death.detail),
                 ));
-                let lost = self.lost(live, death.detail);
-                if never_sent(error) {
-                    return Sent::Unsent(lost);
+                if never_ran(error) {
+                    let detail = format!("not run by the server ({})", death.detail);
+                    return Sent::Unsent(self.lost(live, detail, false));
                 }
-                lost
+                self.lost(live, death.detail, true)
             }
             Verdict::Unauthorized { detail } => {
                 live.report_death(Death::new(
@@ -128,21 +129,40 @@ impl Link {
         Sent::Done(Err(failed))
     }
 
-    /// A suspect answer counts as one miss; `failures` of them in a row are death.
-    fn suspect(&self, live: &Live, sent: Instant, detail: &str) {
-        let Some((_, _, failures)) = self.probe_first else {
+    /// A suspect answer counts as one miss. When that makes `failures` in a row, one probe
+    /// decides: answered (or busy, or overloaded), the count starts again; unanswered or suspect
+    /// too, the generation is dead. So a flaky gateway that fails two calls in a row does not end
+    /// a session whose server answers.
+    async fn suspect(&self, live: &Live, sent: Instant, detail: &str) {
+        let Some((_, timeout, failures)) = self.probe_first else {
             return;
         };
-        if live
+        if !live
             .misses
             .record(sent)
             .is_some_and(|misses| misses >= failures)
         {
-            live.report_death(Death::new(
-                Cause::HeartbeatTimeout,
-                format!("{failures} suspect answers or missed probes in a row; last: {detail}"),
-            ));
+            return;
         }
+        let death = match live.probe(timeout).await {
+            Verdict::Alive
+            | Verdict::Busy
+            | Verdict::Overload { .. }
+            | Verdict::Rejected { .. } => {
+                live.misses.clear();
+                return;
+            }
+            Verdict::Suspect { detail: probe, .. } => Death::new(
+                Cause::HeartbeatTimeout,
+                format!(
+                    "{failures} suspect answers in a row (last: {detail}), and the probe that \
+                     followed failed too: {probe}"
+                ),
+            ),
+            Verdict::Death(death) => death,
+            Verdict::Unauthorized { detail } => Death::new(Cause::Unauthorized, detail),
+        };
+        live.report_unless_ended(death);
     }
 
     pub(super) fn rejected(&self, status: Option<u16>, detail: String) -> CallError {

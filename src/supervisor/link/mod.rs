@@ -66,8 +66,9 @@ impl Link {
         }
     }
 
-    fn lost(&self, live: &Live, detail: impl Into<String>) -> CallError {
+    fn lost(&self, live: &Live, detail: impl Into<String>, may_have_run: bool) -> CallError {
         CallError::ConnectionLost {
+            may_have_run,
             server: self.server.to_string(),
             generation: live.generation,
             detail: detail.into(),
@@ -103,7 +104,7 @@ impl Link {
             match self.send_once(&live, &params, deadline, limit).await {
                 Sent::Done(result) => return result,
                 Sent::Again => {}
-                // The request never left: it may go once to the next generation.
+                // The server did not run it: it may go once to the next generation.
                 Sent::Unsent(_) if !resent => {
                     resent = true;
                     live = self.next_live(&live, deadline, limit).await?;

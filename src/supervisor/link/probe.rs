@@ -36,12 +36,12 @@ impl Link {
                         format!("pre-call probe: {detail}"),
                     ));
                 }
-                Err(self.lost(live, format!("pre-call probe: {detail}")))
+                Err(self.lost(live, format!("pre-call probe: {detail}"), false))
             }
             Verdict::Death(death) => {
                 let detail = format!("pre-call probe: {}", death.detail);
                 live.report_unless_ended(Death::new(death.cause, detail.clone()));
-                Err(self.lost(live, detail))
+                Err(self.lost(live, detail, false))
             }
             Verdict::Unauthorized { detail } => {
                 live.report_death(Death::new(

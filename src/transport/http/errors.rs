@@ -70,9 +70,15 @@ pub(crate) fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdic
     }
 }
 
-/// True when the request could not even open its connection, so nothing reached the server.
-pub(crate) fn never_sent(error: &HttpError) -> bool {
-    matches!(error, StreamableHttpError::Client(e) if e.is_connect())
+/// True when the server provably did not run the request: its connection could not even be
+/// opened, or the server answered 404 for the session (it no longer knows it, so it handled
+/// nothing on it).
+pub(crate) fn never_ran(error: &HttpError) -> bool {
+    match error {
+        StreamableHttpError::Client(e) => e.is_connect(),
+        StreamableHttpError::SessionExpired => true,
+        _ => false,
+    }
 }
 
 /// An error as a user reads it: `HTTP 403 Forbidden: <body>` for an HTTP answer, rmcp's own

@@ -33,7 +33,7 @@ use crate::config::RemoteConfig;
 
 mod errors;
 
-pub(crate) use errors::{HttpError, describe, initialize_status, never_sent, status_of, verdict};
+pub(crate) use errors::{HttpError, describe, initialize_status, never_ran, status_of, verdict};
 
 /// Headers rmcp sets itself; configuring them would make every request fail.
 const RESERVED: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];

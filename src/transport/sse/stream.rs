@@ -82,6 +82,13 @@ pub(super) async fn read(
                 );
                 break Death::new(Cause::TransportError, detail);
             }
+            Some(Err(EventStreamError::Transport(ReadError::Http(e)))) => {
+                let why = crate::transport::innermost(&e);
+                break Death::new(
+                    Cause::StreamClosed,
+                    format!("legacy SSE stream broke: {why}"),
+                );
+            }
             Some(Err(e)) => {
                 break Death::new(
                     Cause::StreamClosed,
