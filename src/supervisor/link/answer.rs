@@ -137,10 +137,10 @@ impl Link {
         let Some((_, timeout, failures)) = self.probe_first else {
             return;
         };
-        if !live
+        if live
             .misses
             .record(sent)
-            .is_some_and(|misses| misses >= failures)
+            .is_none_or(|misses| misses < failures)
         {
             return;
         }
