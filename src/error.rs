@@ -88,13 +88,13 @@ pub enum CallError {
         detail: String,
     },
     /// The server refused the call in a way retrying cannot fix: HTTP 401 (credentials missing
-    /// or no longer accepted; the server then goes `failed` with cause `unauthorized`) or 403.
-    /// The call did not run. Permanent.
+    /// or no longer accepted; the server then goes `failed` with cause `unauthorized`), 403, or a
+    /// redirect that was not followed. The call did not run. Permanent.
     #[error("server '{server}' refused the call: {detail}")]
     Rejected {
         /// The server's name.
         server: String,
-        /// The HTTP status, when it was 401.
+        /// The HTTP status (401, 403, a 3xx), when there was one.
         status: Option<u16>,
         /// What was observed.
         detail: String,
@@ -119,9 +119,10 @@ impl CallError {
     /// True when retrying later can succeed without any change on the host's side.
     pub fn is_transient(&self) -> bool {
         match self {
+            // A server refused for now (`retry_in`) is tried again by the supervisor itself.
             CallError::Unavailable { state, .. } => !matches!(
                 state,
-                ConnectionState::Failed { .. } | ConnectionState::Stopped
+                ConnectionState::Failed { retry_in: None, .. } | ConnectionState::Stopped
             ),
             CallError::ConnectionLost { .. }
             | CallError::Timeout { .. }
@@ -145,4 +146,7 @@ pub enum StartError {
     /// The registry already has a supervisor for a server of that name.
     #[error("a server named '{0}' is already registered")]
     DuplicateServer(String),
+    /// The default HTTP client could not be built (see `Supervisor::start_with_client`).
+    #[error("could not build the HTTP client: {0}")]
+    HttpClient(String),
 }

@@ -144,7 +144,8 @@ pub enum ConnectionState {
         /// the host is expected to call `restart()`.
         manual_recovery: bool,
         /// For a permanent refusal: the supervisor tries once more after this delay (the
-        /// reconnect policy's `max_delay`), in case the server or its configuration was fixed.
+        /// reconnect policy's `max_delay`, counted from when this state was published), in case
+        /// the server or its configuration was fixed; a refusal again publishes `failed` again.
         /// `None`: nothing more happens until `restart()`.
         retry_in: Option<Duration>,
     },

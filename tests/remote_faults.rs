@@ -133,6 +133,7 @@ async fn heals_after_a_black_hole(kind: &str) {
     let server = Supervisor::start(config, registry.clone()).await.unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     let mut state = server.state_watch();
+    let mut events = server.events();
     proxy.set_mode(ProxyMode::BlackHole);
     let lost = wait_state(&mut state, |s| !s.is_ready()).await;
     let ConnectionState::Reconnecting { death, .. } = &lost else {
@@ -156,6 +157,26 @@ async fn heals_after_a_black_hole(kind: &str) {
     tracing::info!(
         "{kind}: ready ({ready:?}) {after:?} after the heal (max_delay {max_delay:?}, bound {:?})",
         max_delay + Duration::from_secs(1)
+    );
+    // Abandoned attempts are named as such, and none of them is the one that became ready.
+    let ConnectionState::Ready { generation } = ready else {
+        unreachable!()
+    };
+    let mut abandoned = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let Event::State {
+            state: ConnectionState::Reconnecting { death, .. },
+            generation: g,
+            ..
+        } = event
+            && death.detail.contains("abandoned")
+        {
+            abandoned.push(g);
+        }
+    }
+    assert!(
+        !abandoned.contains(&generation),
+        "{abandoned:?} vs {generation}"
     );
     call(&registry, "hole", "echo", json!({"text": "back"})).await;
     server.shutdown().await;
@@ -385,6 +406,103 @@ async fn a_hedged_attempt_that_wins_late_leaves_nothing_scheduled() {
     );
     assert_eq!(server.generation(), Some(generation));
     call(&registry, "late", "echo", json!({"text": "one generation"})).await;
+    server.shutdown().await;
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slow_server_that_answers_every_step_is_never_abandoned() {
+    init_tracing();
+    let mock = mock(http_mock()).await;
+    // Each request takes 800 ms: the handshake (initialize, initialized, tools/list) takes well
+    // over the 1 s hedge interval, but every step gets its answer.
+    mock.faults().set_slow(Duration::from_millis(800));
+    let registry = ToolRegistry::new();
+    let config = fast(ServerConfig::http("slow", mock.http_url()))
+        .heartbeat(Heartbeat::disabled())
+        .reconnect(Reconnect {
+            initial_delay: Duration::from_millis(50),
+            max_delay: Duration::from_millis(200),
+            max_attempts: 3,
+            ..Reconnect::default()
+        })
+        .connect_timeout(Duration::from_secs(15));
+    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let mut events = server.events();
+    let generation = server
+        .wait_ready(LIMIT)
+        .await
+        .expect("the slow server connects");
+    assert_eq!(
+        generation, 1,
+        "the first attempt won; nothing was abandoned"
+    );
+    while let Ok(event) = events.try_recv() {
+        assert!(
+            !matches!(
+                event,
+                Event::State {
+                    state: ConnectionState::Reconnecting { .. } | ConnectionState::Failed { .. },
+                    ..
+                }
+            ),
+            "{event:?}"
+        );
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn giving_up_abandons_a_hedged_attempt_that_could_still_win() {
+    init_tracing();
+    let mock = mock(http_mock()).await;
+    let gateway = HttpFaultProxy::start(&format!("http://{}", mock.addr()), None)
+        .await
+        .expect("gateway");
+    // The first attempt's initialize is held by a hung server; every later initialize is refused
+    // by the gateway, so the budget runs out while the first is still in flight.
+    mock.faults().hang();
+    let registry = ToolRegistry::new();
+    let config = fast(ServerConfig::http("spent", gateway.url("/mcp")))
+        .heartbeat(Heartbeat::disabled())
+        .reconnect(Reconnect {
+            initial_delay: Duration::from_millis(20),
+            max_delay: Duration::from_millis(100),
+            max_attempts: 3,
+            ..Reconnect::default()
+        });
+    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let forwarded = async {
+        while gateway.forwarded() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(LIMIT, forwarded)
+        .await
+        .expect("the first initialize arrived");
+    gateway.set_fault(Some(GatewayFault {
+        methods: vec!["initialize".into()],
+        ..GatewayFault::new(503, 1)
+    }));
+    let mut state = server.state_watch();
+    let failed = wait_state(&mut state, |s| matches!(s, ConnectionState::Failed { .. })).await;
+    assert!(
+        matches!(failed, ConnectionState::Failed { retry_in: None, .. }),
+        "{failed:?}"
+    );
+    // The held initialize is released: an attempt still alive would now connect.
+    mock.faults().unhang();
+    let revived = tokio::time::timeout(
+        Duration::from_millis(1500),
+        state.wait_for(|s| !matches!(s, ConnectionState::Failed { .. })),
+    )
+    .await;
+    assert!(
+        revived.is_err(),
+        "a given-up server came back: {:?}",
+        server.state()
+    );
+    assert!(registry.snapshot().server("spent").is_none());
     server.shutdown().await;
     gateway.shutdown().await;
 }

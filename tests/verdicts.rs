@@ -154,6 +154,22 @@ async fn overload_without_a_usable_wait_fails_the_call_typed_and_keeps_the_sessi
         "{outcome:?}"
     );
     assert!(outcome.unwrap_err().is_transient());
+    // `Retry-After: 0` on every attempt: a few resends, each waiting longer, then `Overloaded`
+    // (not a storm of resends, and not a `Timeout`: nothing ran).
+    let before = mock.faults().faults_injected();
+    mock.faults()
+        .set_status_fault(Some(fault(429, Some("0"), 1, &["tools/call"])))
+        .unwrap();
+    let outcome = handle.call(json!({"text": "x"})).await;
+    assert!(
+        matches!(outcome, Err(CallError::Overloaded { .. })),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        mock.faults().faults_injected() - before,
+        6,
+        "sent once and resent five times"
+    );
     assert_eq!(mock.faults().state().await.calls, 0, "nothing ran");
     mock.faults().set_status_fault(None).unwrap();
     assert_eq!(echo(&registry, "busy", "after").await.unwrap(), "after");
@@ -263,17 +279,15 @@ async fn a_probe_answered_429_proves_life_and_probes_less_often() {
     faults
         .set_status_fault(Some(fault(429, None, 1, &["ping"])))
         .unwrap();
-    // Eight refused probes: at a constant 200 ms that is 1.6 s; stretched (400, 800, 800 …)
-    // it takes longer — and not one of them may count as a miss (failures = 1).
-    let eight = async {
-        while faults.faults_injected() < 8 {
-            tokio::task::yield_now().await;
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
-    tokio::time::timeout(LIMIT, eight)
-        .await
-        .expect("probes keep coming");
+    // Watch the probes for 2.5 s. Stretched (200, 400, 800, 800 ms apart) that is about four;
+    // not one of them may count as a miss (failures = 1), and none may follow another at once
+    // (a refusal is not a message, so it does not reset the idle clock).
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let probes = faults.faults_injected();
+    assert!(
+        (2..=6).contains(&probes),
+        "{probes} probes in 2.5 s: the interval must stretch, not spin"
+    );
     assert_eq!(
         server.generation(),
         Some(1),

@@ -111,13 +111,17 @@ fn check_stdio(stdio: &StdioConfig) -> Check {
 /// responses, then a `DELETE` bounded at 5 s.
 pub(crate) const REMOTE_CLOSE_MIN: Duration = Duration::from_secs(7);
 
+/// Room for SIGKILL, the exit and the reap after the graces.
+const KILL_SLACK: Duration = Duration::from_secs(1);
+
 /// `close_timeout` must leave room for the stop sequence it bounds; shorter, a slow but normal
 /// stop would be taken for a process that cannot be stopped, and the server would fail closed.
 fn check_close_timeout(transport: &TransportConfig, close_timeout: Duration) -> Check {
     let (needed, what) = match transport {
         TransportConfig::Stdio(stdio) => (
-            stdio.stdin_close_grace + stdio.term_grace,
-            "stdin_close_grace + term_grace, the longest an orderly stop waits before SIGKILL",
+            stdio.stdin_close_grace + stdio.term_grace + KILL_SLACK,
+            "stdin_close_grace + term_grace + 1s: an orderly stop waits that long before SIGKILL, \
+             then the kill and the reap need a moment",
         ),
         TransportConfig::Remote(_) => (
             REMOTE_CLOSE_MIN,

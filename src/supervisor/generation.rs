@@ -64,15 +64,23 @@ pub(crate) struct Closed {
 impl Running {
     /// Starts watching `session` as `live`'s generation. The caller has already moved the fence
     /// to this generation, so a report from any watcher started here finds its permit.
+    /// `close_limit` bounds stopping the process (the close barrier's own bound).
     pub(crate) fn start(
         live: Arc<Live>,
         session: Session,
         heartbeat: Option<super::heartbeat::Heartbeat>,
+        close_limit: Duration,
     ) -> Running {
         let (stop, stop_rx) = oneshot::channel();
         let (closed_tx, closed) = oneshot::channel();
         let has_process = session.guard.has_process();
-        let monitor = tokio::spawn(monitor(session, live.clone(), stop_rx, closed_tx));
+        let watch = Monitor {
+            live: live.clone(),
+            stop: stop_rx,
+            closed: closed_tx,
+            close_limit,
+        };
+        let monitor = tokio::spawn(watch.run(session));
         let heartbeat = heartbeat.map(|hb| tokio::spawn(hb.run(live.clone())));
         Running {
             live,
@@ -124,47 +132,66 @@ pub(crate) fn live(
     ))
 }
 
-async fn monitor(
-    session: Session,
+/// The monitor task of one generation (see the module invariants).
+struct Monitor {
     live: Arc<Live>,
     stop: oneshot::Receiver<Stop>,
+    /// Sent once the barrier holds; never sent if the child could not be reaped.
     closed: oneshot::Sender<()>,
-) {
-    let Session {
-        running,
-        mut guard,
-        slot,
-        session_ct,
-        ..
-    } = session;
-    let has_process = guard.has_process();
-    let mut waiting = Box::pin(running.waiting());
-    let requested = tokio::select! {
-        quit = &mut waiting => {
-            let exit = guard.exit_detail(Duration::from_millis(100)).await;
-            let death = match (slot.get(), exit) {
-                (Some(death), _) => death.clone(),
-                (None, Some(status)) => Death::new(Cause::ProcessExited, status),
-                (None, None) => Death::new(Cause::StreamClosed, format!("session ended ({quit:?})")),
-            };
-            live.report_death(death);
-            guard.dispose(Stop::Dead).await;
+    close_limit: Duration,
+}
+
+impl Monitor {
+    async fn run(self, session: Session) {
+        let Session {
+            running,
+            guard,
+            slot,
+            session_ct,
+            ..
+        } = session;
+        let Monitor {
+            live,
+            stop,
+            closed,
+            close_limit,
+        } = self;
+        let mut guard = guard;
+        let has_process = guard.has_process();
+        let mut waiting = Box::pin(running.waiting());
+        let requested = tokio::select! {
+            quit = &mut waiting => {
+                let exit = guard.exit_detail(Duration::from_millis(100)).await;
+                let death = match (slot.get(), exit) {
+                    (Some(death), _) => death.clone(),
+                    (None, Some(status)) => Death::new(Cause::ProcessExited, status),
+                    (None, None) => Death::new(Cause::StreamClosed, format!("session ended ({quit:?})")),
+                };
+                live.report_death(death);
+                let disposed = guard.dispose(Stop::Dead, close_limit).await;
+                if disposed.reaped {
+                    let _ = closed.send(());
+                }
+                disposed.finish().await;
+                return;
+            }
+            stop = stop => stop.unwrap_or(Stop::Dead),
+        };
+        session_ct.cancel();
+        if has_process {
+            let disposed = guard.dispose(requested, close_limit).await;
+            if disposed.reaped {
+                let _ = closed.send(());
+            }
+            disposed.finish().await;
+            linger(waiting).await;
+        } else if requested == Stop::Dead {
             let _ = closed.send(());
-            return;
+            linger(waiting).await;
+        } else {
+            linger(waiting).await;
+            let _ = closed.send(());
         }
-        stop = stop => stop.unwrap_or(Stop::Dead),
-    };
-    session_ct.cancel();
-    if has_process {
-        guard.dispose(requested).await;
-        let _ = closed.send(());
-        linger(waiting).await;
-    } else if requested == Stop::Dead {
-        let _ = closed.send(());
-        linger(waiting).await;
-    } else {
-        linger(waiting).await;
-        let _ = closed.send(());
     }
 }
 

@@ -31,15 +31,20 @@ impl Heartbeat {
     /// Runs until the generation is reported dead (by anyone) or the task is aborted.
     pub(crate) async fn run(self, live: Arc<Live>) {
         let mut stretch = Stretch::default();
+        // The next probe goes out no earlier than this: an answer that is not a JSON-RPC message
+        // (a 429, a 403) does not reset the idle clock, so without it the loop would spin.
+        let mut not_before = Instant::now();
         loop {
             let interval = stretch.apply(self.interval);
             let idle = live.activity.idle();
-            if idle < interval {
+            let now = Instant::now();
+            if idle < interval || now < not_before {
                 if idle < self.interval {
                     live.misses.clear();
                 }
+                let wait = interval.saturating_sub(idle).max(not_before - now);
                 tokio::select! {
-                    _ = tokio::time::sleep(interval - idle) => continue,
+                    _ = tokio::time::sleep(wait) => continue,
                     _ = live.dead.cancelled() => return,
                 }
             }
@@ -48,6 +53,8 @@ impl Heartbeat {
                 verdict = live.probe(self.timeout) => verdict,
                 _ = live.dead.cancelled() => return,
             };
+            // After a miss the next probe goes out at once; after anything else, an interval later.
+            not_before = Instant::now() + interval;
             match verdict {
                 Verdict::Alive | Verdict::Rejected { .. } => {
                     live.misses.clear();
@@ -56,16 +63,13 @@ impl Heartbeat {
                 Verdict::Overload { status, .. } => {
                     live.misses.clear();
                     stretch.overloaded();
+                    not_before = Instant::now() + stretch.apply(self.interval);
                     tracing::debug!(server = %live.server, generation = live.generation, status, "probe answered overloaded; probing less often");
                 }
                 // The server is working on a call inside its deadline: look again an interval later.
-                Verdict::Busy => {
-                    tokio::select! {
-                        _ = tokio::time::sleep(self.interval) => {}
-                        _ = live.dead.cancelled() => return,
-                    }
-                }
+                Verdict::Busy => {}
                 Verdict::Suspect { detail, .. } => {
+                    not_before = Instant::now();
                     if self.missed(&live, sent, detail) {
                         return;
                     }

@@ -62,7 +62,8 @@ impl Supervisor {
         config: ServerConfig,
         registry: ToolRegistry,
     ) -> Result<Supervisor, StartError> {
-        Self::start_with_client(config, registry, default_http_client().clone()).await
+        let http = default_http_client().map_err(StartError::HttpClient)?;
+        Self::start_with_client(config, registry, http.clone()).await
     }
 
     /// Like [`start`](Self::start), with the caller's `reqwest::Client` for remote transports
@@ -235,16 +236,21 @@ impl Supervisor {
 }
 
 /// The process-wide client used by [`Supervisor::start`]: rustls, a 10 s connect timeout, no
-/// overall timeout, and redirects followed only within the same origin.
-fn default_http_client() -> &'static reqwest::Client {
-    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
-    CLIENT.get_or_init(|| {
-        reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .redirect(same_origin_redirects())
-            .build()
-            .unwrap_or_else(|_| reqwest::Client::new())
-    })
+/// overall timeout, and redirects followed only within the same origin. If it cannot be built
+/// (no TLS backend), `start` says so rather than fall back to a client without those rules.
+fn default_http_client() -> Result<&'static reqwest::Client, String> {
+    static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> =
+        std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .redirect(same_origin_redirects())
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 /// Follows at most 5 redirects, and only to the origin of the request that was redirected: a

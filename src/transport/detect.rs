@@ -87,17 +87,18 @@ impl KindMemory {
 pub(crate) struct Failure {
     /// `connect_failed` (transient), `unauthorized` or `rejected`.
     pub(crate) death: Death,
-    /// The server answered in a way that means it speaks the other protocol.
-    pub(crate) wrong_protocol: bool,
+    /// The HTTP status by which the server said it speaks the other protocol, if it did.
+    pub(crate) wrong_protocol: Option<u16>,
     /// How long the server asked us to wait before trying again (429, 503).
     pub(crate) retry_after: Option<Duration>,
 }
 
 impl Failure {
-    /// The failure of the last protocol there was to try: a wrong-protocol answer now means a
-    /// wrong URL, which retrying will not fix.
+    /// The failure of the last protocol there was to try: a 404 or 405 now means a wrong URL,
+    /// which retrying will not fix (a 400 or 406 stays transient: some servers answer those for
+    /// a request they merely did not like).
     fn last(mut self) -> Failure {
-        if self.wrong_protocol {
+        if matches!(self.wrong_protocol, Some(404 | 405)) {
             self.death.cause = Cause::Rejected;
             self.death.detail.push_str(
                 "; not an MCP endpoint of that transport (check the URL and the transport)",
@@ -128,7 +129,7 @@ where
             memory.remember(first);
             return Ok(opened);
         }
-        Err(failure) if failure.wrong_protocol => failure,
+        Err(failure) if failure.wrong_protocol.is_some() => failure,
         Err(failure) => return Err(failure),
     };
     let second = first.other();
@@ -164,7 +165,7 @@ mod tests {
     fn fail(wrong_protocol: bool) -> Failure {
         Failure {
             death: Death::new(Cause::ConnectFailed, "no"),
-            wrong_protocol,
+            wrong_protocol: wrong_protocol.then_some(404),
             retry_after: None,
         }
     }
@@ -239,6 +240,16 @@ mod tests {
         })
         .await;
         assert_eq!(down.expect_err("down").death.cause, Cause::ConnectFailed);
+        // A 400 says "not this protocol" to `auto`, but is no proof of a wrong URL.
+        let picky = || Failure {
+            wrong_protocol: Some(400),
+            ..fail(false)
+        };
+        let explicit = open(RemoteKind::Http, &memory, |_| async move {
+            Err::<(), _>(picky())
+        })
+        .await;
+        assert_eq!(explicit.expect_err("400").death.cause, Cause::ConnectFailed);
     }
 
     #[tokio::test]

@@ -161,7 +161,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     /// has been taken, in the same poll.
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let message = self.inner.receive().await;
-        if message.is_some() {
+        if message.as_ref().is_some_and(|m| !is_local_error(m)) {
             self.activity.touch();
         }
         message
@@ -169,6 +169,22 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
         self.inner.close()
+    }
+}
+
+/// The marker rmcp puts in the data of an error it makes up itself when a response stream closed
+/// before its answer: such a message did not come from the server and proves nothing.
+const LOCAL_ERROR_MARKER: &str = "io.modelcontextprotocol/transportClosed";
+
+fn is_local_error(message: &RxJsonRpcMessage<RoleClient>) -> bool {
+    match message {
+        rmcp::model::JsonRpcMessage::Error(error) => error
+            .error
+            .data
+            .as_ref()
+            .and_then(|data| data.as_object())
+            .is_some_and(|data| data.contains_key(LOCAL_ERROR_MARKER)),
+        _ => false,
     }
 }
 
@@ -223,12 +239,12 @@ impl Guard {
         matches!(self, Guard::Stdio(_))
     }
 
-    /// Releases everything; for stdio, returns once the whole process group has been signalled
-    /// and the leader reaped.
-    pub(crate) async fn dispose(self, stop: Stop) {
+    /// Releases everything within `limit`; for stdio, returns once the whole process group has
+    /// been signalled and the leader reaped (or `limit` ran out: `reaped` is then false).
+    pub(crate) async fn dispose(self, stop: Stop, limit: Duration) -> stdio::Disposed {
         match self {
-            Guard::Stdio(child) => child.dispose(stop).await,
-            Guard::Nothing => {}
+            Guard::Stdio(child) => child.dispose(stop, limit).await,
+            Guard::Nothing => stdio::Disposed::nothing(),
         }
     }
 }

@@ -143,10 +143,12 @@ pub(crate) struct SseTransport {
 }
 
 /// Opens the stream, waits for its `endpoint` (at most `endpoint_timeout`) and starts reading.
+/// `progress` is stamped when the stream's headers and its `endpoint` arrive.
 pub(crate) async fn connect(
     http: &reqwest::Client,
     config: &RemoteConfig,
     slot: DeathSlot,
+    progress: &super::Activity,
 ) -> Result<SseTransport, ConnectError> {
     let headers = super::http::header_map(config).map_err(ConnectError::new)?;
     let response = http
@@ -156,6 +158,7 @@ pub(crate) async fn connect(
         .send()
         .await
         .map_err(|e| ConnectError::new(format!("GET {} failed: {e}", config.url)))?;
+    progress.touch();
     let status = response.status();
     if !status.is_success() {
         let detail = format!("GET {} answered HTTP {status}", config.url);
@@ -183,6 +186,7 @@ pub(crate) async fn connect(
             ConnectError::new(format!("no `endpoint` event within {limit:?}"))
         })?
         .map_err(ConnectError::new)?;
+    progress.touch();
     let (tx, rx) = mpsc::channel(CHANNEL);
     let stop = CancellationToken::new();
     let reader = tokio::spawn(stream::read(events, tx, slot.clone(), stop.clone()));

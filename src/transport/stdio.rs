@@ -57,6 +57,36 @@ pub(crate) struct ChildGuard {
     status: Option<Exit>,
 }
 
+/// What is left after [`ChildGuard::dispose`]: whether the child was reaped, and its stderr
+/// drain (which ends once every writer of the pipe is gone).
+#[derive(Debug)]
+pub(crate) struct Disposed {
+    pub(crate) reaped: bool,
+    stderr: Option<JoinHandle<()>>,
+}
+
+impl Disposed {
+    /// Nothing was there to dispose of.
+    pub(crate) fn nothing() -> Self {
+        Disposed {
+            reaped: true,
+            stderr: None,
+        }
+    }
+
+    /// Lets the stderr drain finish (at most 500 ms: a grandchild that escaped the group may
+    /// hold the pipe), then stops it.
+    pub(crate) async fn finish(self) {
+        if let Some(mut stderr) = self.stderr
+            && tokio::time::timeout(Duration::from_millis(500), &mut stderr)
+                .await
+                .is_err()
+        {
+            stderr.abort();
+        }
+    }
+}
+
 /// Spawns the child for `generation`. Returns its stdout (to read), stdin (to write) and guard.
 pub(crate) fn spawn(
     config: &StdioConfig,
@@ -159,13 +189,17 @@ impl ChildGuard {
         })
     }
 
-    /// Ends the child and its group; returns once the leader is reaped (invariant 3).
+    /// Ends the child and its group within `limit`; returns once the leader is reaped
+    /// (invariant 3), or when `limit` ran out with the leader still not gone (a process in
+    /// uninterruptible sleep: then `reaped` is false and the child is left to `kill_on_drop`).
+    /// The stderr drain is handed back, to be finished outside the close barrier.
     ///
     /// # Cancel safety
     ///
     /// Not cancel-safe in spirit: dropping the future part-way leaves the rest to
-    /// `kill_on_drop`, which does not wait. The supervisor awaits it (bounded by `close_timeout`).
-    pub(crate) async fn dispose(mut self, stop: Stop) {
+    /// `kill_on_drop`, which does not wait. The supervisor awaits it to the end.
+    pub(crate) async fn dispose(mut self, stop: Stop, limit: Duration) -> Disposed {
+        let deadline = tokio::time::Instant::now() + limit;
         let grace = match stop {
             Stop::Graceful => self.stdin_close_grace,
             Stop::Dead => self.stdin_close_grace.min(DEAD_GRACE),
@@ -179,23 +213,24 @@ impl ChildGuard {
         }
         if self.status.is_none() {
             self.signal(Signal::SIGKILL);
-            self.status = match &self.exit {
-                Some(exit) => Some(exit.exited().await),
-                None => None,
-            };
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            self.status = self.wait_exit(left).await;
         }
         // Sweep whatever the leader left in its group (grandchildren of wrappers) while the
         // leader is still unreaped, so the group id cannot belong to anyone else yet.
         self.signal(Signal::SIGKILL);
-        let reaped = self.child.wait().await;
-        // With every writer gone the stderr pipe ends; don't wait on a leaked descriptor.
-        if tokio::time::timeout(Duration::from_millis(500), &mut self.stderr)
-            .await
-            .is_err()
-        {
-            self.stderr.abort();
+        let reaped = match self.status {
+            Some(_) => self.child.wait().await.is_ok(),
+            None => {
+                tracing::error!(pid = ?self.pid(), "the child did not exit after SIGKILL within {limit:?}");
+                false
+            }
+        };
+        tracing::debug!(pid = ?self.pid(), status = ?self.status, ?stop, reaped, "child disposed");
+        Disposed {
+            reaped,
+            stderr: Some(self.stderr),
         }
-        tracing::debug!(pid = ?self.pid(), status = ?reaped, ?stop, "child disposed");
     }
 
     /// The leader's exit, if it happens within `limit`; it stays unreaped.

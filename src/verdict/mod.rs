@@ -65,6 +65,8 @@ pub(crate) enum Verdict {
     },
     /// A permanent refusal: retrying the same thing will not help.
     Rejected {
+        /// The HTTP status, if there was one.
+        status: Option<u16>,
         /// What was observed.
         detail: String,
     },
@@ -88,11 +90,15 @@ impl Verdict {
         let wait = retry_after.and_then(|v| parse_retry_after(v, SystemTime::now()));
         match status {
             401 => Verdict::Unauthorized { detail },
-            403 => Verdict::Rejected { detail },
-            // A redirect that was not followed: it pointed at another origin (see
-            // `same_origin_redirects`); the server moved somewhere we will not follow.
+            403 => Verdict::Rejected {
+                status: Some(status),
+                detail,
+            },
+            // A redirect that reached us was not followed: with the default client, it pointed at
+            // another origin (see `same_origin_redirects`).
             300..=399 => Verdict::Rejected {
-                detail: format!("{detail}; redirected to another origin, which is never followed"),
+                status: Some(status),
+                detail: format!("{detail}; a redirect that was not followed"),
             },
             429 => Verdict::Overload {
                 status,

@@ -175,14 +175,14 @@ fn zero_timeouts_and_pages_are_rejected() {
 
 #[test]
 fn close_timeout_must_cover_the_stop_sequence_it_bounds() {
-    // Default graces: 3 s stdin close + 2 s after SIGTERM.
+    // Default graces: 3 s stdin close + 2 s after SIGTERM, plus 1 s for the kill and the reap.
     assert_error(
-        &rejected(ok().close_timeout(ms(5_000))),
+        &rejected(ok().close_timeout(ms(6_000))),
         "close_timeout",
         "stdin_close_grace + term_grace",
     );
-    assert!(ok().close_timeout(ms(5_001)).resolve().is_ok());
-    let mut short = ok().close_timeout(ms(500));
+    assert!(ok().close_timeout(ms(6_001)).resolve().is_ok());
+    let mut short = ok().close_timeout(ms(1_500));
     if let TransportConfig::Stdio(stdio) = &mut short.transport {
         stdio.stdin_close_grace = ms(100);
         stdio.term_grace = ms(100);

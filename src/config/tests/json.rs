@@ -95,7 +95,7 @@ fn our_blocks_accept_strings_and_integer_milliseconds() {
       "reconnect": {"enabled": true, "initialDelay": 100, "maxDelay": "1.5s", "multiplier": 3,
                     "jitter": 0.1, "maxAttempts": 4, "stabilityWindow": "1m"},
       "heartbeat": {"interval": "5s", "failures": 3},
-      "callTimeout": "2m", "connectTimeout": 2500, "closeTimeout": "250ms", "maxToolPages": 7,
+      "callTimeout": "2m", "connectTimeout": 2500, "closeTimeout": "1250ms", "maxToolPages": 7,
       "stdinCloseGrace": "0s", "termGrace": 10, "envAllowlist": ["PATH"]
     }}}"#;
     let config = load(json).remove(0);
@@ -117,7 +117,7 @@ fn our_blocks_accept_strings_and_integer_milliseconds() {
         (config.call_timeout, config.connect_timeout),
         (ms(120_000), ms(2500))
     );
-    assert_eq!((config.close_timeout, config.max_tool_pages), (ms(250), 7));
+    assert_eq!((config.close_timeout, config.max_tool_pages), (ms(1250), 7));
     let TransportConfig::Stdio(stdio) = &config.transport else {
         panic!("stdio")
     };

@@ -3,16 +3,19 @@
 //!
 //! Why hedge: an attempt started while the path to a remote server is black-holed (a half-open
 //! NAT entry, a partition) waits out its whole `connect_timeout` even after the path heals. So a
-//! remote attempt that has not connected after the hedge interval (`max(delay, 1 s)`, growing like
-//! the backoff up to `max(max_delay, 1 s)`) gets a fresh attempt beside it. The stuck one may still
-//! win; with two in flight, the next hedge abandons the older, which counts as a failed attempt.
-//! After a partition heals, a server is ready again within one hedge interval. Stdio attempts
+//! remote attempt that has had no answer at all for a hedge interval (`max(delay, 1 s)`, growing
+//! like the backoff up to `max(max_delay, 1 s)`) gets a fresh attempt beside it. The stuck one may
+//! still win; with two in flight, the next hedge abandons the older one — only if it is still
+//! getting no answer — and that counts as a failed attempt. After a partition heals, a server is
+//! ready again within one hedge interval. An attempt that is slow but answering (each handshake
+//! step takes a while) is never hedged or abandoned: it has its `connect_timeout`. Stdio attempts
 //! are never hedged: that would mean two children.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
 
 use super::{Actor, Outage};
 use crate::{
@@ -23,14 +26,17 @@ use crate::{
         generation::{self, Running},
         heartbeat::Heartbeat,
     },
+    transport::Activity,
 };
 
 /// The smallest hedge interval: below it, an ordinary TLS handshake would be hedged.
 const HEDGE_MIN: Duration = Duration::from_secs(1);
 
 pub(super) struct AttemptTask {
-    generation: Generation,
+    pub(super) generation: Generation,
     ct: CancellationToken,
+    /// Stamped by every answer the attempt gets; how the hedge tells stuck from slow.
+    activity: Arc<Activity>,
     task: JoinHandle<Result<Box<Connected>, AttemptFailure>>,
 }
 
@@ -81,8 +87,11 @@ impl Attempts {
         }
     }
 
-    pub(super) fn is_empty(&self) -> bool {
-        self.current.is_none() && self.straggler.is_none()
+    /// True when `generation` is an attempt in flight.
+    pub(super) fn has(&self, generation: Generation) -> bool {
+        [&self.current, &self.straggler]
+            .iter()
+            .any(|slot| slot.as_ref().is_some_and(|a| a.generation == generation))
     }
 
     /// Takes every attempt in flight.
@@ -112,10 +121,15 @@ async fn join(
 
 impl Actor {
     pub(super) fn begin_attempt(&mut self) {
+        self.start_attempt(false);
+    }
+
+    /// Starts attempt `next_generation`; `hedged` when it goes beside a stuck one (the state
+    /// is not announced again).
+    fn start_attempt(&mut self, hedged: bool) {
         let generation = self.next_generation;
         self.next_generation += 1;
-        self.sync.again = false;
-        if self.outage.is_none() {
+        if self.outage.is_none() && !hedged {
             self.set_state(
                 ConnectionState::Connecting {
                     attempt: self.budget.next_attempt(),
@@ -123,19 +137,23 @@ impl Actor {
                 generation,
             );
         }
-        tracing::debug!(server = %self.server(), generation, attempt = self.budget.next_attempt(), "connecting");
+        tracing::debug!(server = %self.server(), generation, attempt = self.budget.next_attempt(), hedged, "connecting");
         let ct = CancellationToken::new();
-        let attempt = connect::attempt(
-            self.config.clone(),
-            self.context.clone(),
+        let local = matches!(self.config.transport, TransportConfig::Stdio(_));
+        let activity = Activity::new(local);
+        let attempt = connect::attempt(connect::Attempt {
+            config: self.config.clone(),
+            context: self.context.clone(),
             generation,
-            self.link.tx.clone(),
-            ct.clone(),
-        );
+            tx: self.link.tx.clone(),
+            ct: ct.clone(),
+            activity: activity.clone(),
+        });
         let task = tokio::spawn(async move { attempt.await.map(Box::new) });
         self.attempts.current = Some(AttemptTask {
             generation,
             ct,
+            activity,
             task,
         });
         if let Some(delay) = self.attempts.hedge_delay {
@@ -143,12 +161,28 @@ impl Actor {
         }
     }
 
-    /// The current remote attempt has not connected within the hedge interval: start a fresh
-    /// one beside it (see the module docs).
+    /// The hedge timer of the current remote attempt fired: if it has had no answer for a whole
+    /// hedge interval, start a fresh attempt beside it (see the module docs).
     pub(super) fn on_hedge(&mut self) {
         let Some(delay) = self.attempts.hedge_delay else {
             return;
         };
+        let Some(current) = &self.attempts.current else {
+            return;
+        };
+        let quiet = current.activity.idle();
+        if quiet < delay {
+            // It is getting answers: slow, not stuck. Look again when it could be stuck.
+            self.hedge = Some(Box::pin(tokio::time::sleep(delay - quiet)));
+            return;
+        }
+        if let Some(older) = &self.attempts.straggler
+            && older.activity.idle() < delay
+        {
+            // The older one has started to answer: let both run, start no third.
+            self.hedge = Some(Box::pin(tokio::time::sleep(delay)));
+            return;
+        }
         let Some(stuck) = self.attempts.current.take() else {
             return;
         };
@@ -160,23 +194,19 @@ impl Actor {
             self.abandon(older);
             let death = Death::new(
                 Cause::ConnectFailed,
-                "no answer within two hedge intervals; abandoned for a fresh attempt",
+                "no answer for two hedge intervals; abandoned for a fresh attempt",
             );
             if !self.count_abandoned(death, generation) {
                 return;
             }
         }
-        self.begin_attempt();
+        self.start_attempt(true);
     }
 
     /// The abandoned attempt `generation` counts as a failure; false when that spent the budget
     /// (the server is then `failed` and nothing is in flight any more).
     fn count_abandoned(&mut self, death: Death, generation: Generation) -> bool {
         if self.budget.fail().is_none() {
-            self.hedge = None;
-            for attempt in self.attempts.take_all() {
-                self.abandon(attempt);
-            }
             self.give_up(Reason::ConnectionFailed, death, generation);
             return false;
         }
@@ -197,25 +227,44 @@ impl Actor {
         true
     }
 
-    /// Cancels an attempt; whatever it built is cleaned up by a task the actor owns.
+    /// Cancels every attempt in flight and stops hedging (the server is failing or failed).
+    pub(super) fn abandon_all(&mut self) {
+        self.hedge = None;
+        for attempt in self.attempts.take_all() {
+            self.abandon(attempt);
+        }
+    }
+
+    /// Cancels an attempt; whatever it built is cleaned up by a task the actor owns. If that
+    /// task is aborted (at shutdown), the attempt task is aborted with it.
     pub(super) fn abandon(&mut self, attempt: AttemptTask) {
         attempt.ct.cancel();
         let limit = self.config.close_timeout;
+        let task = AbortOnDropHandle::new(attempt.task);
         self.lingering.push(tokio::spawn(async move {
-            if let Ok(Ok(connected)) = attempt.task.await {
+            if let Ok(Ok(connected)) = task.await {
                 connect::discard(connected.session, limit).await;
             }
         }));
     }
 
-    /// Cancels every attempt and waits until each has cleaned up (the child reaped).
+    /// Cancels every attempt and waits until each has cleaned up (the child reaped), at most
+    /// `close_timeout` each; one that does not finish is aborted (its child killed on drop).
     pub(super) async fn stop_attempts(&mut self) {
         self.backoff = None;
         self.hedge = None;
+        let limit = self.config.close_timeout;
         for attempt in self.attempts.take_all() {
             attempt.ct.cancel();
-            if let Ok(Ok(connected)) = attempt.task.await {
-                connect::discard(connected.session, self.config.close_timeout).await;
+            let mut task = attempt.task;
+            match tokio::time::timeout(limit, &mut task).await {
+                Ok(Ok(Ok(connected))) => connect::discard(connected.session, limit).await,
+                Ok(_) => {}
+                Err(_) => {
+                    tracing::error!(server = %self.server(), generation = attempt.generation, "an attempt did not stop within {limit:?}; aborting it");
+                    task.abort();
+                    let _ = task.await;
+                }
             }
         }
     }
@@ -238,15 +287,13 @@ impl Actor {
                     self.attempts.hedge_delay.map(|_| self.attempts.first_hedge);
                 self.become_current(generation, *connected);
             }
-            Err(failure) if straggler => {
-                tracing::debug!(server = %self.server(), generation, "an abandoned attempt failed: {}", failure.death.detail);
-            }
             Err(failure) if failure.death.cause.is_permanent() => {
-                self.hedge = None;
-                for other in self.attempts.take_all() {
-                    self.abandon(other);
-                }
+                self.abandon_all();
                 self.on_refused(Reason::ConnectionFailed, failure.death, generation);
+            }
+            // The hedged older attempt failed; the current one goes on.
+            Err(failure) if straggler => {
+                tracing::debug!(server = %self.server(), generation, "a hedged attempt failed: {}", failure.death.detail);
             }
             Err(failure) => {
                 self.hedge = None;
@@ -255,6 +302,7 @@ impl Actor {
                     failure.death,
                     true,
                     failure.retry_after,
+                    generation,
                 );
             }
         }
@@ -286,7 +334,7 @@ impl Actor {
             events: self.link.events.clone(),
         });
         self.publish(generation, tools);
-        let running = Running::start(live.clone(), session, heartbeat);
+        let running = Running::start(live.clone(), session, heartbeat, self.config.close_timeout);
         self.link.live.send_replace(Some(live));
         self.running = Some(running);
         self.stable = false;
@@ -300,7 +348,7 @@ impl Actor {
             None => tracing::info!(server = %self.server(), generation, handshake_ms, "connected"),
         }
         self.set_state(ConnectionState::Ready { generation }, generation);
-        if std::mem::take(&mut self.sync.again) {
+        if self.sync.take_pending(generation) {
             self.on_list_changed(generation);
         }
     }

@@ -33,7 +33,19 @@ impl Actor {
         self.stop_attempts().await;
         if !self.close_current().await {
             let death = Death::new(Cause::ConnectFailed, "restart requested");
-            return self.fail_closed(self.next_generation - 1, death);
+            return self.fail_closed(self.last_current, death);
+        }
+        // A close that was never confirmed may still have a process of this server alive: it
+        // must be gone before anything new starts (never two children).
+        if self.unconfirmed {
+            if !self.await_lingering().await {
+                let death = Death::new(
+                    Cause::ConnectFailed,
+                    "restart requested, but an earlier generation is still not confirmed closed",
+                );
+                return self.fail_closed(self.last_current, death);
+            }
+            self.unconfirmed = false;
         }
         tracing::info!(server = %self.server(), "restart requested");
         self.budget.refill();
@@ -49,21 +61,25 @@ impl Actor {
         self.unregister();
         self.registry.detach(self.server());
         self.permit = None;
-        self.await_lingering().await;
+        let _ = self.await_lingering().await;
         tracing::info!(server = %self.server(), "stopped");
         self.set_state(ConnectionState::Stopped, self.last_current);
     }
 
     /// Waits for every closed generation's and abandoned attempt's cleanup, at most
-    /// `close_timeout` in all; what is still running then is aborted.
-    async fn await_lingering(&mut self) {
+    /// `close_timeout` in all; what is still running then is aborted (its child, if any, is
+    /// killed on drop). True when everything finished in time.
+    async fn await_lingering(&mut self) -> bool {
         let deadline = tokio::time::Instant::now() + self.config.close_timeout;
+        let mut finished = true;
         for mut task in std::mem::take(&mut self.lingering) {
             if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
-                tracing::warn!(server = %self.server(), "session cleanup still running at shutdown; aborting it");
+                tracing::warn!(server = %self.server(), "session cleanup still running after {:?}; aborting it", self.config.close_timeout);
+                finished = false;
                 task.abort();
                 let _ = task.await;
             }
         }
+        finished
     }
 }

@@ -100,6 +100,9 @@ pub(crate) struct Actor {
     published: bool,
     /// Closed generations' monitors and abandoned attempts still finishing rmcp's cleanup.
     lingering: Vec<JoinHandle<()>>,
+    /// Set when a close could not be confirmed (the server failed closed); `restart()` then waits
+    /// for the lingering closes before it starts anything.
+    unconfirmed: bool,
     /// Set once by shutdown.
     stopping: bool,
 }
@@ -134,6 +137,7 @@ impl Actor {
             sync: sync::SyncState::default(),
             published: false,
             lingering: Vec::new(),
+            unconfirmed: false,
             stopping: false,
         }
     }
@@ -166,7 +170,10 @@ impl Actor {
     }
 
     async fn next_step(&mut self) -> Step {
+        // Messages first: a death report queued before an attempt finished holds the retry
+        // permit, and must release it before the new generation's watchers can report.
         tokio::select! {
+            biased;
             msg = self.rx.recv() => Step::Msg(msg.unwrap_or(Msg::Shutdown { done: None })),
             done = self.attempts.done() => Step::AttemptDone(done),
             (generation, result) = self.sync.done() => Step::SyncDone(generation, result),

@@ -32,7 +32,13 @@ impl Actor {
         if death.cause.is_permanent() {
             self.on_refused(Reason::ConnectionLost, death.clone(), generation);
         } else if self.config.reconnect.enabled {
-            self.on_failure(Reason::ConnectionLost, death.clone(), !was_stable, None);
+            self.on_failure(
+                Reason::ConnectionLost,
+                death.clone(),
+                !was_stable,
+                None,
+                generation,
+            );
         } else {
             tracing::error!(
                 server = %self.server(), generation, cause = %death.cause,
@@ -55,8 +61,8 @@ impl Actor {
         }
     }
 
-    /// One failed attempt or lost generation: schedule the next attempt or give up.
-    /// `counts` is false only for the loss of a generation that had refilled the budget;
+    /// Generation `generation` failed (an attempt) or was lost: schedule the next attempt or
+    /// give up. `counts` is false only for the loss of a generation that had refilled the budget;
     /// `retry_after` is the server's own request to wait (capped at `max_delay`).
     pub(super) fn on_failure(
         &mut self,
@@ -64,8 +70,8 @@ impl Actor {
         death: Death,
         counts: bool,
         retry_after: Option<Duration>,
+        generation: Generation,
     ) {
-        let generation = self.next_generation - 1;
         self.outage.get_or_insert(Outage {
             started: Instant::now(),
         });
@@ -149,6 +155,8 @@ impl Actor {
     }
 
     pub(super) fn give_up(&mut self, reason: Reason, death: Death, generation: Generation) {
+        // A hedged attempt still in flight must not bring a given-up server back.
+        self.abandon_all();
         tracing::error!(
             server = %self.server(), generation, cause = %death.cause, failures = self.budget.failures(),
             "giving up: {}", death.detail
@@ -172,6 +180,8 @@ impl Actor {
             self.config.close_timeout
         );
         self.backoff = None;
+        self.abandon_all();
+        self.unconfirmed = true;
         let already = matches!(
             *self.link.state.borrow(),
             ConnectionState::Failed { retry_in: None, .. }

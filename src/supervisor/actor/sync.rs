@@ -14,8 +14,11 @@ use crate::{
 #[derive(Default)]
 pub(super) struct SyncState {
     task: Option<SyncTask>,
-    /// A list-changed arrived while a sync (or the attempt's own first listing) ran.
+    /// A list-changed arrived while the current generation's sync ran: sync once more after it.
     pub(super) again: bool,
+    /// Attempts (by generation) that were told of a change while doing their own first
+    /// listing: whichever of them becomes current syncs once more.
+    pending: Vec<Generation>,
 }
 
 struct SyncTask {
@@ -26,6 +29,14 @@ struct SyncTask {
 }
 
 impl SyncState {
+    /// True (once) when attempt `generation` was told of a change during its first listing;
+    /// forgets every other attempt's note.
+    pub(super) fn take_pending(&mut self, generation: Generation) -> bool {
+        let pending = self.pending.contains(&generation);
+        self.pending.clear();
+        pending
+    }
+
     /// Resolves when the sync in flight ends, with its generation.
     ///
     /// # Cancel safety
@@ -46,10 +57,10 @@ impl SyncState {
 impl Actor {
     pub(super) fn on_list_changed(&mut self, generation: Generation) {
         let Some(running) = &self.running else {
-            // A change announced while the attempt's own listing was under way: sync once more
+            // A change announced while an attempt's own listing was under way: sync once more
             // as soon as that generation is ready, or the set could miss the change.
-            if self.next_generation - 1 == generation && !self.attempts.is_empty() {
-                self.sync.again = true;
+            if self.attempts.has(generation) && !self.sync.pending.contains(&generation) {
+                self.sync.pending.push(generation);
             }
             return;
         };
@@ -119,6 +130,7 @@ mod tests {
                 task: tokio::spawn(async { panic!("a sync that panics") }),
             }),
             again: true,
+            pending: Vec::new(),
         };
         let (generation, result) = state.done().await;
         assert_eq!(generation, 7, "the generation survives the panic");

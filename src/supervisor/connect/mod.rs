@@ -82,17 +82,26 @@ impl ConnectContext {
     }
 }
 
-/// Runs one attempt. `ct` cancels it (the result is then an error and everything is cleaned up).
-pub(crate) async fn attempt(
-    config: Arc<ServerConfig>,
-    context: ConnectContext,
-    generation: Generation,
-    tx: mpsc::UnboundedSender<Msg>,
-    ct: CancellationToken,
-) -> Result<Connected, AttemptFailure> {
+/// Everything one attempt works with, passed down once.
+pub(crate) struct Attempt {
+    pub(crate) config: Arc<ServerConfig>,
+    pub(crate) context: ConnectContext,
+    pub(crate) generation: Generation,
+    pub(crate) tx: mpsc::UnboundedSender<Msg>,
+    /// Cancels the attempt (the result is then an error and everything is cleaned up).
+    pub(crate) ct: CancellationToken,
+    /// Stamped by every step that gets an answer (an SSE stream's headers and `endpoint`, any
+    /// message received): the supervisor tells a stuck attempt from a slow one by it. It becomes
+    /// the generation's activity.
+    pub(crate) activity: Arc<Activity>,
+}
+
+/// Runs one attempt.
+pub(crate) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailure> {
     let started = Instant::now();
-    let deadline = started + config.connect_timeout;
-    let session = open(&config, &context, generation, tx, &ct, deadline).await?;
+    let deadline = started + attempt.config.connect_timeout;
+    let (config, ct) = (attempt.config.clone(), attempt.ct.clone());
+    let session = open(&attempt, deadline).await?;
     let listed = tokio::select! {
         listed = tokio::time::timeout_at(deadline, list_all_tools(session.running.peer(), config.max_tool_pages)) => {
             listed.unwrap_or_else(|_| Err(format!("tools/list timed out (connect timeout {:?})", config.connect_timeout)))
@@ -117,23 +126,26 @@ pub(crate) async fn attempt(
 /// `limit` (it can wait on a hung HTTP server).
 pub(crate) async fn discard(session: Session, limit: Duration) {
     session.session_ct.cancel();
-    session.guard.dispose(Stop::Dead).await;
+    let disposed = session.guard.dispose(Stop::Dead, limit).await;
     if tokio::time::timeout(limit, session.running.waiting())
         .await
         .is_err()
     {
         tracing::warn!("session cleanup did not finish within {limit:?}; abandoning it");
     }
+    disposed.finish().await;
 }
 
-async fn open(
-    config: &ServerConfig,
-    context: &ConnectContext,
-    generation: Generation,
-    tx: mpsc::UnboundedSender<Msg>,
-    ct: &CancellationToken,
-    deadline: Instant,
-) -> Result<Session, AttemptFailure> {
+async fn open(attempt: &Attempt, deadline: Instant) -> Result<Session, AttemptFailure> {
+    let Attempt {
+        config,
+        context,
+        generation,
+        tx,
+        ct,
+        activity,
+    } = attempt;
+    let generation = *generation;
     match &config.transport {
         TransportConfig::Stdio(stdio) => {
             let (stdout, stdin, child) = transport::stdio::spawn(stdio, &config.name, generation)
@@ -144,22 +156,25 @@ async fn open(
                 )
             })?;
             let mut guard = Guard::Stdio(Box::new(child));
-            let handler =
-                GenerationHandler::new(generation, tx, ProtocolVersion::LATEST_WITH_INITIALIZE);
-            let (activity, slot, session_ct) = (
-                Activity::new(true),
-                DeathSlot::default(),
-                CancellationToken::new(),
+            let handler = GenerationHandler::new(
+                generation,
+                tx.clone(),
+                ProtocolVersion::LATEST_WITH_INITIALIZE,
             );
+            let (slot, session_ct) = (DeathSlot::default(), CancellationToken::new());
             let io = AsyncRwTransport::new_client(stdout, stdin);
-            let running = match handshake(io, handler, &activity, &session_ct, ct, deadline).await {
+            let running = match handshake(io, handler, activity, &session_ct, ct, deadline).await {
                 Ok(running) => running,
                 Err(failed) => {
                     let exit = match failed {
                         Handshake::Cancelled => None,
                         _ => guard.exit_detail(Duration::from_millis(50)).await,
                     };
-                    guard.dispose(Stop::Dead).await;
+                    guard
+                        .dispose(Stop::Dead, config.close_timeout)
+                        .await
+                        .finish()
+                        .await;
                     let (cause, _) = failed.verdict();
                     let mut detail = failed.detail(config.connect_timeout);
                     if let Some(exit) = exit {
@@ -172,22 +187,13 @@ async fn open(
                 running,
                 guard,
                 slot,
-                activity,
+                activity: activity.clone(),
                 session_ct,
             })
         }
         TransportConfig::Remote(remote) => {
             transport::detect::open(remote.kind, &context.detected, |protocol| {
-                remote::open(
-                    protocol,
-                    config,
-                    remote,
-                    context,
-                    generation,
-                    tx.clone(),
-                    ct,
-                    deadline,
-                )
+                remote::open(protocol, attempt, remote, deadline)
             })
             .await
             .map_err(AttemptFailure::from)

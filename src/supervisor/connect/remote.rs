@@ -2,39 +2,39 @@
 //! `auto` (the other protocol, or a wrong URL) and for the outage (transient or permanent).
 
 use rmcp::model::ProtocolVersion;
-use tokio::{sync::mpsc, time::Instant};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{ConnectContext, Handshake, handshake};
+use super::{Attempt, Handshake, handshake};
 use crate::{
-    config::{RemoteConfig, ServerConfig},
-    state::{Cause, Death, Generation},
-    supervisor::{actor::Msg, generation::Session, handler::GenerationHandler},
+    config::RemoteConfig,
+    state::{Cause, Death},
+    supervisor::{generation::Session, handler::GenerationHandler},
     transport::{
-        self, Activity, DeathSlot, Guard,
+        self, DeathSlot, Guard,
         detect::{Failure, Protocol},
     },
     verdict::Verdict,
 };
 
 /// Opens one remote session speaking `protocol`.
-#[allow(clippy::too_many_arguments)] // one attempt's whole context, passed down once
 pub(super) async fn open(
     protocol: Protocol,
-    config: &ServerConfig,
+    attempt: &Attempt,
     remote: &RemoteConfig,
-    context: &ConnectContext,
-    generation: Generation,
-    tx: mpsc::UnboundedSender<Msg>,
-    ct: &CancellationToken,
     deadline: Instant,
 ) -> Result<Session, Failure> {
-    let (activity, slot, session_ct) = (
-        Activity::new(false),
-        DeathSlot::default(),
-        CancellationToken::new(),
-    );
-    let failed = |detail: String, wrong_protocol| Failure {
+    let Attempt {
+        config,
+        context,
+        generation,
+        tx,
+        ct,
+        activity,
+    } = attempt;
+    let generation = *generation;
+    let (slot, session_ct) = (DeathSlot::default(), CancellationToken::new());
+    let failed = |detail: String, wrong_protocol: Option<u16>| Failure {
         death: Death::new(Cause::ConnectFailed, detail),
         wrong_protocol,
         retry_after: None,
@@ -42,12 +42,14 @@ pub(super) async fn open(
     let served = match protocol {
         Protocol::Sse => {
             let opened = tokio::select! {
-                opened = tokio::time::timeout_at(deadline, transport::sse::connect(&context.http, remote, slot.clone())) => opened,
-                _ = ct.cancelled() => return Err(failed("attempt cancelled".to_owned(), false)),
+                opened = tokio::time::timeout_at(deadline, transport::sse::connect(&context.http, remote, slot.clone(), activity)) => opened,
+                _ = ct.cancelled() => return Err(failed("attempt cancelled".to_owned(), None)),
             };
             let sse = match opened {
                 Ok(Ok(sse)) => sse,
-                Ok(Err(e)) if protocol.is_wrong(e.status) => return Err(failed(e.detail, true)),
+                Ok(Err(e)) if protocol.is_wrong(e.status) => {
+                    return Err(failed(e.detail, e.status));
+                }
                 Ok(Err(e)) => return Err(judged(e.verdict(), e.detail)),
                 Err(_) => {
                     return Err(failed(
@@ -55,19 +57,23 @@ pub(super) async fn open(
                             "SSE connect timed out (connect timeout {:?})",
                             config.connect_timeout
                         ),
-                        false,
+                        None,
                     ));
                 }
             };
-            let handler = GenerationHandler::new(generation, tx, ProtocolVersion::V_2024_11_05);
-            handshake(sse, handler, &activity, &session_ct, ct, deadline).await
+            let handler =
+                GenerationHandler::new(generation, tx.clone(), ProtocolVersion::V_2024_11_05);
+            handshake(sse, handler, activity, &session_ct, ct, deadline).await
         }
         Protocol::Http => {
             let http =
-                transport::http::transport(&context.http, remote).map_err(|e| failed(e, false))?;
-            let handler =
-                GenerationHandler::new(generation, tx, ProtocolVersion::LATEST_WITH_INITIALIZE);
-            handshake(http, handler, &activity, &session_ct, ct, deadline).await
+                transport::http::transport(&context.http, remote).map_err(|e| failed(e, None))?;
+            let handler = GenerationHandler::new(
+                generation,
+                tx.clone(),
+                ProtocolVersion::LATEST_WITH_INITIALIZE,
+            );
+            handshake(http, handler, activity, &session_ct, ct, deadline).await
         }
     };
     match served {
@@ -75,7 +81,7 @@ pub(super) async fn open(
             running,
             guard: Guard::Nothing,
             slot,
-            activity,
+            activity: activity.clone(),
             session_ct,
         }),
         Err(handshake) => {
@@ -88,12 +94,12 @@ pub(super) async fn open(
                 detail.push_str(&format!("; {}", death.detail));
             }
             if protocol == Protocol::Http && protocol.is_wrong(status) {
-                return Err(failed(detail, true));
+                return Err(failed(detail, status));
             }
             let (cause, retry_after) = handshake.verdict();
             Err(Failure {
                 death: Death::new(cause, detail),
-                wrong_protocol: false,
+                wrong_protocol: None,
                 retry_after,
             })
         }
@@ -112,7 +118,7 @@ fn judged(verdict: Verdict, detail: String) -> Failure {
             verdict.permanent_cause().unwrap_or(Cause::ConnectFailed),
             crate::verdict::plain(&detail),
         ),
-        wrong_protocol: false,
+        wrong_protocol: None,
         retry_after,
     }
 }

@@ -17,6 +17,12 @@ use crate::{
     verdict::Verdict,
 };
 
+/// The shortest wait before a call refused for load is sent again (a `Retry-After: 0`, or a
+/// date in the past, would otherwise resend at once, as fast as the server can refuse).
+const OVERLOAD_MIN_WAIT: Duration = Duration::from_millis(100);
+/// How many times one call is sent again after being refused for load.
+const OVERLOAD_RESENDS: u32 = 5;
+
 /// What became of one send.
 pub(super) enum Sent {
     /// The call is over, one way or the other.
@@ -31,12 +37,15 @@ pub(super) enum Sent {
 
 impl Link {
     /// Sends the call once on `live`, inside `deadline`.
+    /// `overloads` counts the refusals for load so far; each one waits longer (from
+    /// [`OVERLOAD_MIN_WAIT`], doubling, or the server's `Retry-After` if longer).
     pub(super) async fn send_once(
         &self,
         live: &Arc<Live>,
         params: &CallToolRequestParams,
         deadline: Instant,
         limit: Duration,
+        overloads: &mut u32,
     ) -> Sent {
         let sent = Instant::now();
         let outcome = {
@@ -65,7 +74,8 @@ impl Link {
             }
             Ok(Err(e)) => e,
         };
-        self.after_error(live, &error, sent, deadline).await
+        self.after_error(live, &error, sent, deadline, overloads)
+            .await
     }
 
     /// What a failed send means (see [`crate::verdict`]).
@@ -75,12 +85,17 @@ impl Link {
         error: &ServiceError,
         sent: Instant,
         deadline: Instant,
+        overloads: &mut u32,
     ) -> Sent {
         let failed = match judge(error) {
             Verdict::Overload {
                 status,
-                retry_after: Some(wait),
-            } if Instant::now() + wait < deadline => {
+                retry_after: Some(asked),
+            } if *overloads < OVERLOAD_RESENDS
+                && Instant::now() + overload_wait(asked, *overloads) < deadline =>
+            {
+                let wait = overload_wait(asked, *overloads);
+                *overloads += 1;
                 tracing::debug!(server = %self.server, generation = live.generation, status, wait_ms = wait.as_millis() as u64, "call refused for load; sending it again after Retry-After");
                 tokio::select! {
                     _ = tokio::time::sleep(wait) => return Sent::Again,
@@ -121,7 +136,7 @@ impl Link {
                 ));
                 self.rejected(Some(401), detail)
             }
-            Verdict::Rejected { detail } => self.rejected(None, detail),
+            Verdict::Rejected { status, detail } => self.rejected(status, detail),
             Verdict::Alive | Verdict::Busy => CallError::Protocol {
                 detail: error.to_string(),
             },
@@ -172,4 +187,10 @@ impl Link {
             detail,
         }
     }
+}
+
+/// The wait before the `n`-th resend (from 0) of a call refused for load: what the server asked
+/// for, but never less than [`OVERLOAD_MIN_WAIT`] doubled `n` times.
+fn overload_wait(asked: Duration, n: u32) -> Duration {
+    asked.max(OVERLOAD_MIN_WAIT * 2u32.saturating_pow(n))
 }

@@ -92,6 +92,8 @@ impl Link {
         if let Some((interval, probe_timeout, failures)) = self.probe_first
             && live.activity.idle() > interval
         {
+            // The probe is part of the call: it may not outlast the call's own deadline.
+            let probe_timeout = probe_timeout.min(limit);
             self.probe_before_call(&live, probe_timeout, failures)
                 .await?;
         }
@@ -99,15 +101,18 @@ impl Link {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        let mut resent = false;
+        let (mut resent, mut overloads) = (false, 0);
         loop {
-            match self.send_once(&live, &params, deadline, limit).await {
+            match self
+                .send_once(&live, &params, deadline, limit, &mut overloads)
+                .await
+            {
                 Sent::Done(result) => return result,
                 Sent::Again => {}
                 // The server did not run it: it may go once to the next generation.
-                Sent::Unsent(_) if !resent => {
+                Sent::Unsent(not_run) if !resent => {
                     resent = true;
-                    live = self.next_live(&live, deadline, limit).await?;
+                    live = self.next_live(&live, deadline, not_run).await?;
                 }
                 Sent::Unsent(lost) => return Err(lost),
             }
@@ -123,26 +128,33 @@ impl Link {
         }
     }
 
-    /// The generation after `dead`, waited for until `deadline` at most.
+    /// The generation after `dead`, waited for until `deadline` at most, or until the server
+    /// is `failed` or `stopped`; then the call ends with `not_run` (it ran nowhere).
     async fn next_live(
         &self,
         dead: &Live,
         deadline: Instant,
-        limit: Duration,
+        not_run: CallError,
     ) -> Result<Arc<Live>, CallError> {
-        let mut live = self.live.subscribe();
-        let found = tokio::time::timeout_at(
-            deadline,
-            live.wait_for(|l| {
-                l.as_ref()
-                    .is_some_and(|l| l.generation > dead.generation && !l.dead.is_cancelled())
-            }),
-        )
-        .await;
-        match found {
-            Ok(Ok(next)) => Ok(next.clone().ok_or_else(|| self.unavailable())?),
-            Ok(Err(_)) => Err(self.unavailable()),
-            Err(_) => Err(CallError::Timeout { after: limit }),
+        let (mut live, mut state) = (self.live.subscribe(), self.state.subscribe());
+        loop {
+            let next = live.borrow_and_update().clone();
+            if let Some(next) =
+                next.filter(|l| l.generation > dead.generation && !l.dead.is_cancelled())
+            {
+                return Ok(next);
+            }
+            if matches!(
+                *state.borrow_and_update(),
+                ConnectionState::Failed { .. } | ConnectionState::Stopped
+            ) {
+                return Err(not_run);
+            }
+            tokio::select! {
+                changed = live.changed() => if changed.is_err() { return Err(not_run) },
+                changed = state.changed() => if changed.is_err() { return Err(not_run) },
+                _ = tokio::time::sleep_until(deadline) => return Err(not_run),
+            }
         }
     }
 

@@ -45,7 +45,10 @@ pub(crate) fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdic
         }
         E::AuthRequired(_) => Verdict::Unauthorized { detail },
         // A 403 with a challenge: a scope the token lacks (step-up is the auth layer's job).
-        E::InsufficientScope(_) => Verdict::Rejected { detail },
+        E::InsufficientScope(_) => Verdict::Rejected {
+            status: Some(403),
+            detail,
+        },
         E::SessionExpired | E::UnexpectedServerResponse(_) => match status_of(error) {
             Some(status) => Verdict::of_status(status, None, detail),
             None => Verdict::Suspect {

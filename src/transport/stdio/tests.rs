@@ -39,9 +39,12 @@ async fn the_group_is_swept_while_the_leader_is_still_unreaped() {
         state_of(grandchild).is_some_and(|s| s != 'Z'),
         "the grandchild runs"
     );
-    tokio::time::timeout(Duration::from_secs(10), guard.dispose(Stop::Dead))
-        .await
-        .expect("disposed in time");
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        guard.dispose(Stop::Dead, Duration::from_secs(10)),
+    )
+    .await
+    .expect("disposed in time");
     assert_eq!(state_of(leader), None, "the leader is reaped");
     // The grandchild was SIGKILLed; it is reaped by init, so wait (bounded) for it to vanish.
     let gone = async {
@@ -66,8 +69,11 @@ async fn a_child_judged_dead_is_signalled_without_waiting_for_its_stdin_grace() 
     drop(stdin);
     // Far less than either grace: the escalation starts after the short dead grace and SIGTERM
     // ends `sleep`.
-    tokio::time::timeout(Duration::from_secs(10), guard.dispose(Stop::Dead))
-        .await
-        .expect("a dead generation is stopped without its stdin grace");
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        guard.dispose(Stop::Dead, Duration::from_secs(10)),
+    )
+    .await
+    .expect("a dead generation is stopped without its stdin grace");
     assert_eq!(state_of(pid), None);
 }
