@@ -7,10 +7,13 @@ use crate::StatusFault;
 
 pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|http] [--port N] \
 [--boot-id ID] [--lock-file PATH] [--extra-tools N] [--sse-retry-ms N] [--ignore-stdin-eof] \
-[--ignore-sigterm]
+[--ignore-sigterm] [--modern-only]
   stdio only:  [--exit-after-list]
   remote only: [--fail-status N [--fail-every K] [--fail-count N] [--retry-after S] \
-[--fail-methods a,b] [--www-authenticate V]] [--modern-only] [--redirect URL]";
+[--fail-methods a,b] [--www-authenticate V]] [--redirect URL]
+  http only:   [--stateless]
+  --modern-only: a 2026-07-28-only server (initialize gets -32022); --stateless: Streamable \
+HTTP without sessions";
 
 /// Which protocol the binary speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +39,10 @@ pub(crate) struct Args {
     pub(crate) exit_after_list: bool,
     /// Remote: `--fail-status` and its companions.
     pub(crate) status_fault: Option<StatusFault>,
-    /// Remote: `initialize` gets `-32022`.
+    /// `initialize` gets `-32022` (stdio, and Streamable HTTP in remote modes).
     pub(crate) modern_only: bool,
+    /// Http: Streamable HTTP without sessions.
+    pub(crate) stateless: bool,
     /// Remote: every MCP request gets 307 to this location.
     pub(crate) redirect: Option<String>,
 }
@@ -56,6 +61,7 @@ impl Default for Args {
             exit_after_list: false,
             status_fault: None,
             modern_only: false,
+            stateless: false,
             redirect: None,
         }
     }
@@ -66,11 +72,12 @@ const COMPANIONS: &str =
     "--fail-every, --fail-count, --fail-methods, --retry-after and --www-authenticate";
 
 /// Flags that take no value.
-const SWITCHES: [&str; 4] = [
+const SWITCHES: [&str; 5] = [
     "--ignore-stdin-eof",
     "--ignore-sigterm",
     "--exit-after-list",
     "--modern-only",
+    "--stateless",
 ];
 
 fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, String> {
@@ -102,6 +109,7 @@ impl Args {
                     "--ignore-stdin-eof" => parsed.ignore_stdin_eof = true,
                     "--ignore-sigterm" => parsed.ignore_sigterm = true,
                     "--exit-after-list" => parsed.exit_after_list = true,
+                    "--stateless" => parsed.stateless = true,
                     _ => parsed.modern_only = true,
                 }
                 continue;
@@ -154,14 +162,16 @@ impl Args {
 
     /// Rejects flags that mean nothing in the chosen mode (fail loud, not silently ignored).
     fn check_mode(&self) -> Result<(), String> {
-        let remote_only =
-            self.status_fault.is_some() || self.modern_only || self.redirect.is_some();
+        let remote_only = self.status_fault.is_some() || self.redirect.is_some();
         match self.mode {
             Mode::Stdio if remote_only => {
-                Err("--fail-status, --modern-only and --redirect need --transport sse|http".into())
+                Err("--fail-status and --redirect need --transport sse|http".into())
             }
             Mode::Sse | Mode::Http if self.exit_after_list => {
                 Err("--exit-after-list needs --transport stdio".into())
+            }
+            Mode::Stdio | Mode::Sse if self.stateless => {
+                Err("--stateless needs --transport http".into())
             }
             _ => Ok(()),
         }
@@ -203,13 +213,21 @@ mod tests {
         };
         assert_eq!(args, Ok(expected));
         assert_eq!(parse(&[]), Ok(Args::default()));
-        let stdio = parse(&["--exit-after-list", "--ignore-sigterm"]);
+        let stdio = parse(&["--exit-after-list", "--ignore-sigterm", "--modern-only"]);
         let expected = Args {
             exit_after_list: true,
             ignore_sigterm: true,
+            modern_only: true,
             ..Args::default()
         };
         assert_eq!(stdio, Ok(expected));
+        let stateless = parse(&["--stateless", "--transport", "http"]);
+        let expected = Args {
+            mode: Mode::Http,
+            stateless: true,
+            ..Args::default()
+        };
+        assert_eq!(stateless, Ok(expected));
     }
 
     #[test]
@@ -257,11 +275,13 @@ mod tests {
             &["--nope", "1"],
             &["--ignore-stdin-eof=1"],
             &["--modern-only=yes"],
+            &["--stateless"],
+            &["--stateless", "--transport", "sse"],
+            &["--stateless=1", "--transport", "http"],
             &["--fail-status", "x", "--transport", "http"],
             &["--fail-every", "2", "--transport", "http"],
             &["--retry-after", "2", "--transport", "sse"],
             &["--fail-status", "503"],
-            &["--modern-only"],
             &["--redirect", "http://127.0.0.1:1/"],
             &["--redirect", "", "--transport", "http"],
             &["--exit-after-list", "--transport", "http"],

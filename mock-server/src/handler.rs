@@ -1,21 +1,25 @@
 //! The MCP server handler: one per session, all sharing one [`Shared`].
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::block::ANNOUNCEMENT;
+use crate::confirm::{self, Retry};
 use crate::crash::{self, AfterFlush};
+use crate::listen::{self, PendingMarks};
 use crate::shared::{SetTools, Shared};
 use crate::tools::ToolKind;
 
@@ -24,10 +28,13 @@ const PAGE: usize = 50;
 /// How long the `block` tool's progress notification may take to go out.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Serves one session; cheap to clone, every clone shares the server's state.
+/// Serves one session (Streamable HTTP: one stateless request); cheap to clone, every clone
+/// shares the server's state.
 #[derive(Clone)]
 pub(crate) struct MockHandler {
     shared: Arc<Shared>,
+    /// Marks of this handler's subscriptions not yet registered (see [`crate::listen`]).
+    marks: Arc<PendingMarks>,
 }
 
 #[derive(Deserialize)]
@@ -61,6 +68,11 @@ struct Crash {
     code: Option<i32>,
 }
 
+#[derive(Deserialize)]
+struct EndListens {
+    graceful: bool,
+}
+
 fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, ErrorData> {
     serde_json::from_value(Value::Object(args))
         .map_err(|error| ErrorData::invalid_params(format!("bad arguments: {error}"), None))
@@ -72,7 +84,10 @@ fn text(text: impl Into<String>) -> CallToolResult {
 
 impl MockHandler {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
+        Self {
+            shared,
+            marks: Arc::default(),
+        }
     }
 
     async fn call_builtin(
@@ -101,6 +116,7 @@ impl MockHandler {
                     "boot_id": self.shared.boot_id,
                     "pid": self.shared.pid,
                     "calls": self.shared.calls(),
+                    "methods": self.shared.methods(),
                 });
                 let mut result = text(who.to_string());
                 result.structured_content = Some(who);
@@ -129,6 +145,11 @@ impl MockHandler {
                 let wedge = crash::WEDGE_MARKER;
                 self.shared.crash.arm_after(wedge, AfterFlush::Wedge);
                 text(crash::WEDGE_REPLY)
+            }
+            "end_listens" => {
+                let EndListens { graceful } = parse(args)?;
+                self.shared.end_listens(graceful);
+                text(format!("ended listens (graceful: {graceful})"))
             }
             _ => {
                 let change: SetTools = parse(args)?;
@@ -219,9 +240,42 @@ impl ServerHandler for MockHandler {
                 return Err(ErrorData::invalid_params(message, None));
             }
             Some(ToolKind::Dynamic) => text(parse::<Echo>(args)?.text),
+            Some(ToolKind::Builtin) if request.name == "confirm" => {
+                let retry = Retry {
+                    input_responses: request.input_responses,
+                    request_state: request.request_state,
+                };
+                let nonces = &self.shared.confirms;
+                return confirm::run(nonces, parse(args)?, retry, context).await;
+            }
             Some(ToolKind::Builtin) => self.call_builtin(&request.name, args, context).await?,
         };
         Ok(result.into())
+    }
+
+    /// A 2026-07-28-only server (`modern_only`) advertises that version alone.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        match self.shared.modern_only() {
+            true => Cow::Owned(vec![ProtocolVersion::V_2026_07_28]),
+            false => Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+        }
+    }
+
+    /// Accepts `tools/list_changed` (the only list that changes); rmcp intersects this with the
+    /// request. Takes the subscription's mark before rmcp acknowledges it.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.marks.push(self.shared.listens.mark());
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    /// Serves one subscription until the client cancels it (or its stream drops) or
+    /// `end_listens` ends it; see [`crate::listen`].
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mark = self.marks.take();
+        listen::serve(&self.shared.listens, mark, context).await
     }
 
     /// Registers the session for `list_changed` already at `initialize` (not at `initialized`,

@@ -7,8 +7,21 @@
 //! `set_tools`, `block` (`{"ms": N}`: send nothing for N ms, then everything held, then
 //! `"blocked Nms"`; with a progress token, a `notifications/progress` "blocking" announces that
 //! the block has started), `wedge` (stdio: reply, then never read stdin again; elsewhere a tool
-//! error),
-//! plus `extra_N` and tools added by `set_tools`, which behave like `echo`.
+//! error), `confirm` (`{"question": s}`: asks the client, see below), `end_listens`
+//! (`{"graceful": b}`: like [`Faults::end_listens`]),
+//! plus `extra_N` and tools added by `set_tools`, which behave like `echo`. `whoami` reports
+//! `{"boot_id", "pid", "calls", "methods": {"<json-rpc method>": N, …}}` ([`Whoami`]).
+//!
+//! # Protocol eras
+//!
+//! Every mode serves initialize-era clients (2024-11-05 … 2025-11-25); stdio and Streamable
+//! HTTP also serve 2026-07-28 clients, which rmcp 3.11 handles by itself: `server/discover` is
+//! answered, requests carrying 2026-07-28 `_meta` are served without a session (on Streamable
+//! HTTP always statelessly, whatever [`MockOptions::stateless`] says), and their `ping` gets
+//! `-32601` (method not found). The mock adds `subscriptions/listen` (tools `list_changed`,
+//! ended on demand by `end_listens`), the `confirm` tool's `input_required` rounds and, with
+//! `modern_only`, a 2026-07-28-only server: `initialize` is refused with `-32022`
+//! (`data.supported = ["2026-07-28"]`) and `server/discover` lists only that version.
 //!
 //! Remote modes also answer requests in the server's place when asked (see [`Faults`] and the
 //! `/_mock/*` routes): an injected HTTP status ([`StatusFault`]), a redirect, or a 2026-07-28-only
@@ -31,8 +44,10 @@
 
 mod args;
 mod block;
+mod confirm;
 mod crash;
 mod handler;
+mod listen;
 mod lock;
 mod process;
 pub mod proxy;
@@ -139,6 +154,7 @@ async fn run(args: Args) -> ExitCode {
             let switch = CrashSwitch::new(CrashAction::Exit);
             let shared = shared::Shared::new(boot_id, args.extra_tools, switch);
             let shared = Arc::new(shared.for_stdio(args.exit_after_list));
+            shared.set_modern_only(args.modern_only);
             return stdio::run(shared, args.ignore_stdin_eof).await;
         }
         Mode::Sse => MockTransport::Sse,
@@ -150,6 +166,7 @@ async fn run(args: Args) -> ExitCode {
         boot_id: Some(boot_id),
         extra_tools: args.extra_tools,
         sse_retry: args.sse_retry,
+        stateless: args.stateless,
         ..MockOptions::default()
     };
     let server = match MockServer::start_with(opts, true).await {

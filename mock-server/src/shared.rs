@@ -9,7 +9,12 @@
 //! 3. Every outgoing path also waits in `block.hold()` (see [`crate::block`]).
 //! 4. `exit_after_list` is taken (set to `false`) by the first `tools/list`, so only that reply
 //!    arms the exit.
+//! 5. `methods` counts every JSON-RPC request when it arrives (stdio: when read; remote: at the
+//!    gate, before any fault answers it), never a notification or a response.
+//! 6. A notifying `set_tools` reaches every initialized legacy session and every live
+//!    `subscriptions/listen` subscription (see [`crate::listen`]).
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
 use std::time::Duration;
@@ -19,7 +24,9 @@ use serde::Deserialize;
 use tokio::sync::watch;
 
 use crate::block::Block;
+use crate::confirm::Nonces;
 use crate::crash::CrashSwitch;
+use crate::listen::Listens;
 use crate::tools::ToolSet;
 
 /// How long one `tools/list_changed` send may take before we give up on that peer.
@@ -63,6 +70,14 @@ pub(crate) struct Shared {
     pub(crate) pid: u32,
     /// `tools/call` requests received so far; incremented by the handler only.
     calls: AtomicU64,
+    /// Requests received so far, by JSON-RPC method; incremented by the transports only.
+    methods: Mutex<BTreeMap<String, u64>>,
+    /// Answer `initialize` with `-32022` (a 2026-07-28-only server); set by the switch only.
+    modern_only: AtomicBool,
+    /// Live `subscriptions/listen` subscriptions.
+    pub(crate) listens: Listens,
+    /// `requestState` nonces of `confirm` calls waiting for their retry.
+    pub(crate) confirms: Nonces,
     tools: RwLock<ToolSet>,
     /// Peers of initialized sessions; the handler adds, `notify_all` prunes closed ones.
     peers: Mutex<Vec<Peer<RoleServer>>>,
@@ -82,6 +97,10 @@ impl Shared {
             boot_id,
             pid: std::process::id(),
             calls: AtomicU64::new(0),
+            methods: Mutex::new(BTreeMap::new()),
+            modern_only: AtomicBool::new(false),
+            listens: Listens::new(),
+            confirms: Nonces::default(),
             tools: RwLock::new(ToolSet::with_extra(extra_tools)),
             peers: Mutex::new(Vec::new()),
             hang: watch::Sender::new(false),
@@ -112,6 +131,37 @@ impl Shared {
 
     pub(crate) fn calls(&self) -> u64 {
         self.calls.load(Ordering::SeqCst)
+    }
+
+    /// Counts one request of `method`.
+    pub(crate) fn count_method(&self, method: &str) {
+        let mut methods = self.methods.lock().unwrap_or_else(PoisonError::into_inner);
+        *methods.entry(method.to_owned()).or_default() += 1;
+    }
+
+    /// Requests received so far, by JSON-RPC method.
+    pub(crate) fn methods(&self) -> BTreeMap<String, u64> {
+        self.methods
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_modern_only(&self, on: bool) {
+        self.modern_only.store(on, Ordering::SeqCst);
+    }
+
+    pub(crate) fn modern_only(&self) -> bool {
+        self.modern_only.load(Ordering::SeqCst)
+    }
+
+    /// Ends every live subscription: gracefully (its final result), or abruptly (see
+    /// [`crate::listen`], invariant 4).
+    pub(crate) fn end_listens(&self, graceful: bool) {
+        match graceful || self.stdio {
+            true => self.listens.end(graceful),
+            false => self.listens.cut(),
+        }
     }
 
     pub(crate) fn tools(&self) -> ToolSet {
@@ -163,16 +213,34 @@ impl Shared {
             .apply(&change.add, &change.remove);
         if change.notify {
             let peers = self.live_peers();
-            tracing::debug!(peers = peers.len(), "sending tools/list_changed");
-            let sends = peers.into_iter().map(|peer| async move {
-                match tokio::time::timeout(NOTIFY_TIMEOUT, peer.notify_tool_list_changed()).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(error)) => tracing::debug!(%error, "list_changed not sent"),
-                    Err(_) => tracing::debug!("list_changed send timed out"),
-                }
+            let sinks = self.listens.tools_changed();
+            tracing::debug!(
+                peers = peers.len(),
+                subscriptions = sinks.len(),
+                "sending tools/list_changed"
+            );
+            let to_peers = peers.into_iter().map(|peer| async move {
+                let sent = tokio::time::timeout(NOTIFY_TIMEOUT, peer.notify_tool_list_changed());
+                log_send(sent.await.map(|r| r.map_err(|e| e.to_string())));
             });
-            futures::future::join_all(sends).await;
+            let to_sinks = sinks.into_iter().map(|sink| async move {
+                let sent = tokio::time::timeout(NOTIFY_TIMEOUT, sink.notify_tool_list_changed());
+                log_send(sent.await.map(|r| r.map_err(|e| e.to_string())));
+            });
+            let sends = futures::future::join(
+                futures::future::join_all(to_peers),
+                futures::future::join_all(to_sinks),
+            );
+            sends.await;
         }
         count
+    }
+}
+
+fn log_send(result: Result<Result<(), String>, tokio::time::error::Elapsed>) {
+    match result {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => tracing::debug!(%error, "list_changed not sent"),
+        Err(_) => tracing::debug!("list_changed send timed out"),
     }
 }

@@ -8,11 +8,18 @@
 //! 2. While hung, a message is dropped when queued; while blocked, it is held (in order), except
 //!    the block's own announcement.
 //! 3. Once the `wedge` reply has been flushed, stdin is never read again.
+//! 4. Every request read is counted by method before anything else happens to it.
+//! 5. With `modern_only`, an `initialize` request never reaches rmcp: the transport answers it
+//!    with `-32022` itself (queued like any other message) and the session stays open for a
+//!    `server/discover`. (rmcp would end the session after a failed `initialize`.)
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
+use rmcp::model::{
+    ClientRequest, ErrorData, JsonRpcMessage, ProtocolVersion, ServerJsonRpcMessage,
+};
 use rmcp::service::{RxJsonRpcMessage, ServerInitializeError, TxJsonRpcMessage, serve_server};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -81,15 +88,37 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for HangAware<T> {
     }
 
     /// # Cancel safety
-    /// Cancel safe: the inner receive is, and the waits hold no data.
+    /// Cancel safe: the inner receive is, the waits hold no data, and a message taken is
+    /// either returned or answered (the answer is queued before the next await).
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        let message = tokio::select! {
-            biased;
-            () = self.shared.crash.wedged() => std::future::pending().await,
-            message = self.inner.receive() => message,
-        };
-        if message.is_some() {
-            return message;
+        loop {
+            let message = tokio::select! {
+                biased;
+                () = self.shared.crash.wedged() => std::future::pending().await,
+                message = self.inner.receive() => message,
+            };
+            let Some(message) = message else {
+                break;
+            };
+            if let JsonRpcMessage::Request(request) = &message {
+                self.shared.count_method(request.request.method());
+                if let ClientRequest::InitializeRequest(initialize) = &request.request
+                    && self.shared.modern_only()
+                {
+                    let requested = initialize.params.protocol_version.clone();
+                    let supported = [ProtocolVersion::V_2026_07_28];
+                    let error = ErrorData::unsupported_protocol_version(requested, &supported);
+                    let answer = ServerJsonRpcMessage::error(error, Some(request.id.clone()));
+                    let send = self.send(answer);
+                    tokio::spawn(async move {
+                        if let Err(error) = send.await {
+                            tracing::debug!(%error, "the -32022 answer was not sent");
+                        }
+                    });
+                    continue;
+                }
+            }
+            return Some(message);
         }
         if self.ignore_eof || self.shared.is_hung() {
             std::future::pending::<()>().await;

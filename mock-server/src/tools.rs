@@ -12,7 +12,7 @@ use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
 /// Tools every mock server starts with, in listing order.
-pub const BUILTINS: [&str; 10] = [
+pub const BUILTINS: [&str; 12] = [
     "echo",
     "add",
     "sleep",
@@ -23,6 +23,8 @@ pub const BUILTINS: [&str; 10] = [
     "set_tools",
     "block",
     "wedge",
+    "confirm",
+    "end_listens",
 ];
 
 /// The current tool set. Changed only by `set_tools` (tool or admin route), under the shared lock.
@@ -114,7 +116,11 @@ fn builtin_tool(name: &str) -> Tool {
             json!({"ms": {"type": "integer", "minimum": 0}}),
             &["ms"],
         ),
-        "whoami" => ("boot id, pid and calls served", json!({}), &[]),
+        "whoami" => (
+            "boot id, pid, calls served and requests received by method",
+            json!({}),
+            &[],
+        ),
         "fail" => (
             "returns a tool-level error",
             json!({"message": {"type": "string"}}),
@@ -136,6 +142,18 @@ fn builtin_tool(name: &str) -> Tool {
             "replies, then the server stops reading stdin but stays alive (stdio only)",
             json!({}),
             &[],
+        ),
+        "confirm" => (
+            "asks the client to confirm `question` (2026-07-28: input_required; earlier: \
+             elicitation/create), then replies `confirmed: <bool> (<note>)`",
+            json!({"question": {"type": "string"}}),
+            &["question"],
+        ),
+        "end_listens" => (
+            "ends every subscriptions/listen stream, with its final result or (graceful: false) \
+             without it",
+            json!({"graceful": {"type": "boolean"}}),
+            &["graceful"],
         ),
         _ => (
             "changes the tool list and sends tools/list_changed",
@@ -187,13 +205,15 @@ mod tests {
                 "set_tools",
                 "block",
                 "wedge",
+                "confirm",
+                "end_listens",
                 "alpha",
                 "extra_0",
                 "extra_1",
                 "zeta"
             ]
         );
-        assert_eq!(set.len(), 13);
+        assert_eq!(set.len(), 15);
         assert_eq!(set.lookup("add"), None);
         set.apply(&["add".into()], &["zeta".into()]);
         assert_eq!(set.lookup("add"), Some(ToolKind::Builtin));

@@ -105,7 +105,7 @@ async fn an_unusable_fault_flag_exits_2() {
             "--retry-after",
             "a\u{7f}b",
         ],
-        &["--transport", "stdio", "--modern-only"],
+        &["--transport", "stdio", "--stateless"],
     ] {
         let mut child = Command::new(BINARY)
             .args(flags)

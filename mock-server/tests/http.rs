@@ -117,7 +117,10 @@ async fn admin_set_tools_notifies_connected_sessions() {
         add: vec!["later".into()],
         ..SetTools::default()
     };
-    assert_eq!(server.faults().set_tools(change).await, 11);
+    assert_eq!(
+        server.faults().set_tools(change).await,
+        mcp_mock_server::BUILTINS.len() + 1
+    );
     within("list_changed", changed.recv())
         .await
         .expect("notification");
@@ -177,7 +180,7 @@ async fn tools_list_pages_by_50() {
     let all = within("all pages", running.list_all_tools())
         .await
         .expect("list");
-    assert_eq!(all.len(), 70);
+    assert_eq!(all.len(), mcp_mock_server::BUILTINS.len() + 60);
     assert_eq!(all.last().map(|t| t.name.as_ref()), Some("extra_9"));
     within("shutdown", server.shutdown()).await;
 }

@@ -73,6 +73,8 @@ async fn stdio_serves_tools_in_order_and_answers_each_builtin() {
             "set_tools",
             "block",
             "wedge",
+            "confirm",
+            "end_listens",
             "extra_0",
             "extra_1"
         ]
@@ -94,7 +96,12 @@ async fn stdio_serves_tools_in_order_and_answers_each_builtin() {
     let structured = who.structured_content.clone().expect("structured content");
     assert_eq!(
         structured,
-        json!({"boot_id": "b0b0", "pid": pid, "calls": 4})
+        json!({
+            "boot_id": "b0b0",
+            "pid": pid,
+            "calls": 4,
+            "methods": {"initialize": 1, "tools/list": 1, "tools/call": 4}
+        })
     );
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&text(&who)).ok(),
@@ -140,7 +147,9 @@ async fn stdio_set_tools_sends_list_changed() {
         json!({"add": ["zz"], "remove": ["add"]}),
     )
     .await;
-    assert_eq!(text(&reply), "ok 10");
+    // One added, one removed.
+    let count = mcp_mock_server::BUILTINS.len();
+    assert_eq!(text(&reply), format!("ok {count}"));
     within("list_changed", changed.recv())
         .await
         .expect("notification");

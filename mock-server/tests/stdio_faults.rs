@@ -118,7 +118,7 @@ async fn exit_after_list_exits_0_right_after_the_first_listing() {
     let listed = within("list", running.list_tools(None))
         .await
         .expect("the listing arrives whole");
-    assert_eq!(listed.tools.len(), 10);
+    assert_eq!(listed.tools.len(), mcp_mock_server::BUILTINS.len());
     let status = within("exit after the listing", child.child.wait())
         .await
         .expect("wait");

@@ -42,6 +42,11 @@ struct On {
 }
 
 #[derive(Deserialize)]
+struct Graceful {
+    graceful: bool,
+}
+
+#[derive(Deserialize)]
 struct Ms {
     ms: u64,
 }
@@ -141,6 +146,20 @@ pub(crate) fn routes() -> Router<Arc<FaultState>> {
             "/_mock/modern-only",
             post(|s: Admin, Json(b): Json<On>| async move {
                 faults(s).set_modern_only(b.on);
+                ok()
+            }),
+        )
+        .route(
+            "/_mock/stateless",
+            post(|s: Admin, Json(b): Json<On>| async move {
+                faults(s).set_stateless(b.on);
+                ok()
+            }),
+        )
+        .route(
+            "/_mock/end-listens",
+            post(|s: Admin, Json(b): Json<Graceful>| async move {
+                faults(s).end_listens(b.graceful);
                 ok()
             }),
         )

@@ -53,6 +53,13 @@ pub struct MockState {
     /// MCP requests the gate answered itself (status faults, redirects, modern-only
     /// rejections) instead of the server.
     pub faults_injected: u64,
+    /// JSON-RPC requests received so far by method, counted on arrival (also those a fault
+    /// answered); the same map `whoami` reports.
+    pub methods: BTreeMap<String, u64>,
+    /// Live `subscriptions/listen` subscriptions (registered and not ended).
+    pub listens: usize,
+    /// Whether Streamable HTTP runs without sessions now ([`Faults::set_stateless`]).
+    pub stateless: bool,
 }
 
 /// Counts one open GET stream while it lives.
@@ -82,7 +89,9 @@ pub(crate) struct FaultState {
     /// Cancelled (and replaced) by `drop_streams`; a child of `kill`.
     drop_streams: Mutex<CancellationToken>,
     refuse: AtomicBool,
-    /// Status fault, redirect and modern-only; see [`super::inject`].
+    /// Streamable HTTP without sessions; set only by `MockServer::start` and `set_stateless`.
+    stateless: AtomicBool,
+    /// Status fault and redirect; see [`super::inject`].
     pub(crate) inject: Injections,
     /// Cancelled by `kill()`, by the in-process `crash` tool, and by shutdown.
     pub(crate) kill: CancellationToken,
@@ -98,8 +107,10 @@ impl FaultState {
         shared: Arc<Shared>,
         kill: CancellationToken,
         streamable: Arc<LocalSessionManager>,
+        stateless: bool,
     ) -> Self {
         Self {
+            stateless: AtomicBool::new(stateless),
             shared: shared.clone(),
             slow_ms: AtomicU64::new(0),
             stale_400: AtomicBool::new(false),
@@ -126,6 +137,10 @@ impl FaultState {
 
     pub(crate) fn refusing(&self) -> bool {
         self.refuse.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn stateless(&self) -> bool {
+        self.stateless.load(Ordering::SeqCst)
     }
 
     pub(crate) fn cross_origin(&self) -> Option<String> {
@@ -213,7 +228,23 @@ impl Faults {
         lock(&self.state.requests).clear();
     }
 
-    /// Boot id, pid, open sessions, calls served and answers injected.
+    /// Ends every live `subscriptions/listen` subscription. Graceful: each gets its final
+    /// `SubscriptionsListenResult`. Not graceful: the HTTP response of each listen request
+    /// that arrived so far ends without it (the SSE stream is cut; nothing else is written).
+    pub fn end_listens(&self, graceful: bool) {
+        self.state.shared.end_listens(graceful);
+    }
+
+    /// Switches Streamable HTTP between sessions (off, the default) and none (on), for
+    /// requests arriving from now on; see [`MockOptions::stateless`](crate::MockOptions).
+    /// Sessions opened before stay known to the session manager but are not consulted while
+    /// on. Legacy SSE is not affected.
+    pub fn set_stateless(&self, on: bool) {
+        self.state.stateless.store(on, Ordering::SeqCst);
+    }
+
+    /// Boot id, pid, open sessions, calls served, answers injected, requests by method, live
+    /// subscriptions and the stateless switch.
     pub async fn state(&self) -> MockState {
         let streamable = self.state.streamable.sessions.read().await.len();
         MockState {
@@ -223,6 +254,9 @@ impl Faults {
             calls: self.state.shared.calls(),
             streams: *self.state.streams.borrow(),
             faults_injected: self.faults_injected(),
+            methods: self.state.shared.methods(),
+            listens: self.state.shared.listens.count(),
+            stateless: self.state.stateless(),
         }
     }
 

@@ -1,6 +1,6 @@
-//! The middleware in front of every MCP route: it records requests and applies the faults that
-//! act at the HTTP level (slow, the answers of [`super::inject`], hang, block, stale-400,
-//! drop-streams).
+//! The middleware in front of every MCP route: it records requests, counts their JSON-RPC
+//! methods and applies the faults that act at the HTTP level (slow, the answers of
+//! [`super::inject`], hang, block, stale-400, drop-streams, abrupt end of listens).
 
 use std::sync::Arc;
 
@@ -10,9 +10,10 @@ use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
 
 use super::faults::{FaultState, RecordedRequest, StreamGuard};
-use super::inject;
+use super::inject::{self, Rpc};
 use crate::block;
 
 fn record(faults: &FaultState, request: &Request) {
@@ -34,39 +35,56 @@ fn record(faults: &FaultState, request: &Request) {
     });
 }
 
+/// Reads a POST's body (at most [`super::BODY_LIMIT`]) to see its JSON-RPC messages; other
+/// requests pass untouched with an empty [`Rpc`].
+async fn read_rpc(request: Request) -> Result<(Request, Rpc), Response> {
+    if request.method() != axum::http::Method::POST {
+        return Ok((request, Rpc::default()));
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = to_bytes(body, super::BODY_LIMIT).await else {
+        return Err(StatusCode::BAD_REQUEST.into_response());
+    };
+    let rpc = Rpc::parse(&bytes);
+    Ok((Request::from_parts(parts, Body::from(bytes)), rpc))
+}
+
 /// Runs an MCP request through the faults.
 ///
+/// - every JSON-RPC request in a POST is counted by method on arrival;
 /// - slow: waits before handing the request on;
 /// - redirect, status fault, modern-only: answered here, never handed on;
 /// - hang: reads the whole body, then holds the request until unhang;
 /// - block: the server handles a request that arrives while blocked, but its response head
 ///   waits until the block ends (the block call's own head does not: it came before);
 /// - stale-400: turns a 404 for a Streamable HTTP request with a session id into 400;
-/// - every response body holds its frames while hung or blocked and ends at `drop_streams`.
+/// - every response body holds its frames while hung or blocked and ends at `drop_streams`;
+///   a `subscriptions/listen` response also ends at an abrupt `end_listens` (the abort token
+///   is taken on arrival, so it covers every listen that arrived before the end).
 pub(crate) async fn gate(
     State(faults): State<Arc<FaultState>>,
     request: Request,
     next: Next,
 ) -> Response {
     record(&faults, &request);
+    let (request, rpc) = match read_rpc(request).await {
+        Ok(read) => read,
+        Err(answer) => return answer,
+    };
+    for method in &rpc.requests {
+        faults.shared.count_method(method);
+    }
+    let listen_abort = rpc.is_listen().then(|| faults.shared.listens.abort_token());
     let slow = faults.slow();
     if !slow.is_zero() {
         tokio::time::sleep(slow).await;
     }
-    let request = match inject::intercept(&faults.inject, request).await {
-        Ok(request) => request,
-        Err(answer) => return answer,
-    };
-    let request = if faults.shared.is_hung() {
-        let (parts, body) = request.into_parts();
-        let Ok(bytes) = to_bytes(body, super::BODY_LIMIT).await else {
-            return StatusCode::BAD_REQUEST.into_response();
-        };
-        faults.shared.wait_unhung().await;
-        Request::from_parts(parts, Body::from(bytes))
-    } else {
-        request
-    };
+    let modern_only = faults.shared.modern_only();
+    if let Some(answer) = inject::intercept(&faults.inject, modern_only, &request, &rpc) {
+        return answer;
+    }
+    // The body was read above (a GET has none), so nothing waits on the client here.
+    faults.shared.wait_unhung().await;
     let arrived_blocked = faults.shared.block.is_blocked();
     let is_stream = request.method() == axum::http::Method::GET;
     let stale_candidate = request.uri().path().starts_with("/mcp")
@@ -80,16 +98,30 @@ pub(crate) async fn gate(
         faults.shared.block.hold().await;
     }
     let counted = (is_stream && response.status().is_success()).then(|| faults.stream_opened());
-    hold_body(&faults, response, counted)
+    hold_body(&faults, response, counted, listen_abort)
 }
 
 /// Wraps the body so it sends nothing while hung or blocked (frames wait in order; a block's
-/// announcement passes) and ends when streams are dropped.
+/// announcement passes) and ends when streams are dropped, or `abort` (a listen's) fires.
 /// `guard` (for GET streams) is dropped with the body, which counts the stream as closed.
-fn hold_body(faults: &FaultState, response: Response, guard: Option<StreamGuard>) -> Response {
+fn hold_body(
+    faults: &FaultState,
+    response: Response,
+    guard: Option<StreamGuard>,
+    abort: Option<CancellationToken>,
+) -> Response {
     let (parts, body) = response.into_parts();
     let shared = faults.shared.clone();
-    let end = faults.stream_token();
+    let dropped = faults.stream_token();
+    let end = async move {
+        match abort {
+            None => dropped.cancelled().await,
+            Some(abort) => tokio::select! {
+                () = dropped.cancelled() => {}
+                () = abort.cancelled() => {}
+            },
+        }
+    };
     let frames = body
         .into_data_stream()
         .then(move |frame| {
@@ -105,6 +137,6 @@ fn hold_body(faults: &FaultState, response: Response, guard: Option<StreamGuard>
                 frame
             }
         })
-        .take_until(end.cancelled_owned());
+        .take_until(end);
     Response::from_parts(parts, Body::from_stream(frames))
 }

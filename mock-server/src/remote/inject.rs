@@ -8,10 +8,9 @@
 //! 2. A request not answered here is handed on with the same body bytes.
 //! 3. Precedence: redirect, then the status fault, then modern-only.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use axum::body::{Body, to_bytes};
 use axum::extract::Request;
 use axum::http::header::{CONTENT_TYPE, LOCATION};
 use axum::http::{HeaderValue, Method, StatusCode};
@@ -27,7 +26,6 @@ use super::status::{Armed, InvalidFault, StatusFault, header_value};
 pub(crate) struct Injections {
     /// Set only by [`Faults::set_status_fault`]; its counters advance under this lock.
     status: Mutex<Option<Armed>>,
-    modern_only: AtomicBool,
     /// Set only by [`Faults::set_redirect`].
     redirect: Mutex<Option<HeaderValue>>,
     /// Answers given here so far; never reset.
@@ -47,15 +45,17 @@ impl Injections {
 
 /// What the gate needs from a request body that may be JSON-RPC.
 #[derive(Default)]
-struct Rpc {
+pub(super) struct Rpc {
     /// The `method` of each message (a batch has several).
     methods: Vec<String>,
+    /// The `method` of each request (a message with an `id`).
+    pub(super) requests: Vec<String>,
     /// For a single `initialize` request: its `id` (verbatim) and requested version.
     initialize: Option<(Value, ProtocolVersion)>,
 }
 
 impl Rpc {
-    fn parse(body: &[u8]) -> Self {
+    pub(super) fn parse(body: &[u8]) -> Self {
         let Ok(value) = serde_json::from_slice::<Value>(body) else {
             return Self::default();
         };
@@ -63,9 +63,12 @@ impl Rpc {
             Value::Array(items) => items.iter().collect(),
             single => vec![single],
         };
-        let methods = messages
+        let method = |m: &&Value| Some(m.get("method")?.as_str()?.to_owned());
+        let methods = messages.iter().filter_map(method).collect();
+        let requests = messages
             .iter()
-            .filter_map(|m| Some(m.get("method")?.as_str()?.to_owned()))
+            .filter(|m| m.get("id").is_some())
+            .filter_map(method)
             .collect();
         let initialize = (value.get("method") == Some(&json!("initialize")))
             .then(|| {
@@ -76,46 +79,49 @@ impl Rpc {
             .flatten();
         Self {
             methods,
+            requests,
             initialize,
         }
     }
+
+    /// Whether this is a single `subscriptions/listen` request.
+    pub(super) fn is_listen(&self) -> bool {
+        self.requests == ["subscriptions/listen"]
+    }
 }
 
-/// Answers `request` here (`Err`) or hands it back unchanged for the server (`Ok`).
-pub(super) async fn intercept(faults: &Injections, request: Request) -> Result<Request, Response> {
+/// The answer given here in the server's place, if `request` gets one; `None` hands it on
+/// unchanged. `rpc` is what its body holds (empty for a GET); `modern_only` is the server's
+/// switch.
+pub(super) fn intercept(
+    faults: &Injections,
+    modern_only: bool,
+    request: &Request,
+    rpc: &Rpc,
+) -> Option<Response> {
     if let Some(location) = lock(&faults.redirect).clone() {
         let answer = (
             StatusCode::TEMPORARY_REDIRECT,
             [(LOCATION, location)],
             "mock: redirected\n",
         );
-        return Err(faults.count(answer.into_response()));
+        return Some(faults.count(answer.into_response()));
     }
     let post = request.method() == Method::POST;
     // Only Streamable HTTP has a 2026-only flavour; legacy SSE routes are left alone.
-    let modern = post
-        && faults.modern_only.load(Ordering::SeqCst)
-        && request.uri().path().starts_with("/mcp");
-    let by_method = lock(&faults.status).as_ref().is_some_and(Armed::reads_body);
-    let (request, rpc) = if post && (modern || by_method) {
-        let (parts, body) = request.into_parts();
-        let Ok(bytes) = to_bytes(body, super::BODY_LIMIT).await else {
-            return Err(StatusCode::BAD_REQUEST.into_response());
-        };
-        let rpc = Rpc::parse(&bytes);
-        (Request::from_parts(parts, Body::from(bytes)), rpc)
-    } else {
-        (request, Rpc::default())
-    };
+    let modern = post && modern_only && request.uri().path().starts_with("/mcp");
     let status = lock(&faults.status)
         .as_mut()
         .and_then(|armed| armed.answer(request.method(), &rpc.methods));
     if let Some(answer) = status {
-        return Err(faults.count(answer));
+        return Some(faults.count(answer));
     }
-    match rpc.initialize {
-        Some((id, requested)) if modern => Err(faults.count(unsupported_version(id, requested))),
-        _ => Ok(request),
+    match &rpc.initialize {
+        Some((id, requested)) if modern => {
+            let answer = unsupported_version(id.clone(), requested.clone());
+            Some(faults.count(answer))
+        }
+        _ => None,
     }
 }
 
@@ -154,9 +160,9 @@ impl Faults {
 
     /// While on, a POST to `/mcp` carrying an `initialize` request gets HTTP 400 with a
     /// `-32022` JSON-RPC error naming `2026-07-28` as the only supported version; everything
-    /// else (e.g. `server/discover`) reaches the server.
+    /// else reaches the server, whose `server/discover` then lists `2026-07-28` alone.
     pub fn set_modern_only(&self, on: bool) {
-        self.state.inject.modern_only.store(on, Ordering::SeqCst);
+        self.state.shared.set_modern_only(on);
     }
 
     /// While set, every MCP request is answered `307 Temporary Redirect` to `location`;

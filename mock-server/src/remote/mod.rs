@@ -20,6 +20,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::{Request, State};
+use axum::handler::Handler;
 use axum::http::StatusCode;
 use axum::routing::{any, get, post};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -84,6 +86,19 @@ pub struct MockOptions {
     /// # Default
     /// `"/mcp"`.
     pub mcp_path: String,
+    /// Serve Streamable HTTP without sessions (rmcp's `legacy_session_mode: false`); can be
+    /// switched later with [`Faults::set_stateless`].
+    ///
+    /// 2026-07-28 requests are always served without a session, so this only changes what
+    /// initialize-era clients get: `initialize` is answered without an `Mcp-Session-Id`, every
+    /// request is served on its own by a fresh handler (the version comes from its
+    /// `MCP-Protocol-Version` header, the client's capabilities are unknown, so `confirm`
+    /// answers a tool error and no `list_changed` reaches it), and `GET`/`DELETE /mcp` answer
+    /// 405 (there is no standalone stream). Legacy SSE keeps its sessions.
+    ///
+    /// # Default
+    /// `false`.
+    pub stateless: bool,
 }
 
 impl Default for MockOptions {
@@ -96,6 +111,7 @@ impl Default for MockOptions {
             sse_retry: Duration::from_millis(100),
             sse_path: "/sse".to_owned(),
             mcp_path: "/mcp".to_owned(),
+            stateless: false,
         }
     }
 }
@@ -136,7 +152,7 @@ impl MockServer {
         let mut manager = LocalSessionManager::default();
         manager.session_config.sse_retry = Some(opts.sse_retry);
         let manager = Arc::new(manager);
-        let state = Arc::new(FaultState::new(shared, kill, manager));
+        let state = Arc::new(FaultState::new(shared, kill, manager, opts.stateless));
         let router = router(&opts, &state);
         let listener = accept::bind(opts.port).await?;
         let addr = listener.local_addr()?;
@@ -187,6 +203,16 @@ impl Drop for MockServer {
     }
 }
 
+type Service = StreamableHttpService<MockHandler, LocalSessionManager>;
+
+/// The two flavours of Streamable HTTP; the stateless switch picks one per request.
+struct Streamable {
+    sessions: Service,
+    stateless: Service,
+}
+
+type Dispatch = (Arc<FaultState>, Arc<Streamable>);
+
 fn router(opts: &MockOptions, state: &Arc<FaultState>) -> Router {
     let legacy = matches!(opts.transport, MockTransport::Sse | MockTransport::Both);
     let streamable = matches!(opts.transport, MockTransport::Http | MockTransport::Both);
@@ -197,17 +223,31 @@ fn router(opts: &MockOptions, state: &Arc<FaultState>) -> Router {
             .route("/message", post(legacy::post_message));
     }
     if streamable {
-        let shared = state.shared.clone();
-        let config = StreamableHttpServerConfig::default()
-            .with_sse_keep_alive(None)
-            .with_sse_retry(Some(opts.sse_retry))
-            .with_cancellation_token(state.kill.child_token());
-        let service = StreamableHttpService::new(
-            move || Ok(MockHandler::new(shared.clone())),
-            state.streamable.clone(),
-            config,
-        );
-        mcp = mcp.nest_service(&opts.mcp_path, service);
+        let service = |stateless: bool| {
+            let shared = state.shared.clone();
+            let config = StreamableHttpServerConfig::default()
+                .with_sse_keep_alive(None)
+                .with_sse_retry(Some(opts.sse_retry))
+                .with_legacy_session_mode(!stateless)
+                .with_cancellation_token(state.kill.child_token());
+            StreamableHttpService::new(
+                move || Ok(MockHandler::new(shared.clone())),
+                state.streamable.clone(),
+                config,
+            )
+        };
+        let services = Arc::new(Streamable {
+            sessions: service(false),
+            stateless: service(true),
+        });
+        let dispatch = |State((state, services)): State<Dispatch>, request: Request| async move {
+            match state.stateless() {
+                true => services.stateless.handle(request).await,
+                false => services.sessions.handle(request).await,
+            }
+        };
+        let dispatch = dispatch.with_state((state.clone(), services));
+        mcp = mcp.nest_service(&opts.mcp_path, dispatch);
     } else if opts.mcp_path != opts.sse_path {
         mcp = mcp.route(
             &opts.mcp_path,

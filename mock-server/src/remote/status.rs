@@ -137,11 +137,6 @@ impl Armed {
         })
     }
 
-    /// Whether deciding needs the request's JSON-RPC methods (so its body).
-    pub(super) fn reads_body(&self) -> bool {
-        !self.methods.is_empty()
-    }
-
     /// Counts a request; returns the injected answer if this one gets it.
     pub(super) fn answer(&mut self, method: &Method, rpc_methods: &[String]) -> Option<Response> {
         let matches = match self.methods.is_empty() {
