@@ -39,7 +39,9 @@ mod tests;
 pub use self::duration::{format_duration, parse_duration};
 pub use self::json::{load_servers, load_servers_file};
 pub use self::policy::{Heartbeat, Reconnect};
-pub use self::server::{RemoteConfig, RemoteKind, ServerConfig, StdioConfig, TransportConfig};
+pub use self::server::{
+    ProtocolChoice, RemoteConfig, RemoteKind, ServerConfig, StdioConfig, TransportConfig,
+};
 pub use self::validate::validate_server_name;
 
 /// A configuration that was rejected: which field, and why.

@@ -87,6 +87,16 @@ pub enum CallError {
         /// What was observed.
         detail: String,
     },
+    /// The server needs an answer from the host to complete the call (an `input_required` round,
+    /// 2026-07-28) that no configured handler gives: see [`crate::host::HostHandlers`]. The
+    /// call did not complete. Permanent until a handler is configured.
+    #[error("server '{server}' asked for {asked}, which this host does not answer")]
+    InputRequired {
+        /// The server's name.
+        server: String,
+        /// What the server asked for.
+        asked: crate::host::Ask,
+    },
     /// The server refused the call in a way retrying cannot fix: HTTP 401 (credentials missing
     /// or no longer accepted; the server then goes `failed` with cause `unauthorized`), 403, or a
     /// redirect that was not followed. The call did not run. Permanent.
@@ -131,6 +141,7 @@ impl CallError {
             CallError::ToolNotFound { .. }
             | CallError::Server(_)
             | CallError::Protocol { .. }
+            | CallError::InputRequired { .. }
             | CallError::Rejected { .. } => false,
         }
     }

@@ -29,6 +29,7 @@
 
 pub mod config;
 mod error;
+pub mod host;
 pub mod registry;
 pub mod state;
 mod supervisor;

@@ -120,6 +120,9 @@ pub enum ConnectionState {
     Ready {
         /// The current generation.
         generation: Generation,
+        /// The protocol version it negotiated: `2026-07-28` (stateless, `server/discover`),
+        /// `2025-11-25` or an earlier one (`initialize`; legacy SSE is `2024-11-05`).
+        protocol: String,
     },
     /// Waiting `delay` before attempt `attempt`, after a failure or a loss.
     Reconnecting {

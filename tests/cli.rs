@@ -201,7 +201,7 @@ async fn permanent_refusals_exit_3_at_once_with_the_cause() {
     );
     mock.admin("modern-only", serde_json::json!({ "on": true }))
         .await;
-    let (code, _, stderr) = run(&["tools", "--url", &url]).await;
+    let (code, _, stderr) = run(&["tools", "--url", &url, "--protocol", "2025-11-25"]).await;
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("2026-07-28"), "{stderr}");
 }

@@ -159,7 +159,7 @@ async fn heals_after_a_black_hole(kind: &str) {
         max_delay + Duration::from_secs(1)
     );
     // Abandoned attempts are named as such, and none of them is the one that became ready.
-    let ConnectionState::Ready { generation } = ready else {
+    let ConnectionState::Ready { generation, .. } = ready else {
         unreachable!()
     };
     let mut abandoned = Vec::new();
@@ -200,7 +200,7 @@ async fn a_server_that_expires_every_session_at_once_meets_the_backoff() {
     init_tracing();
     let mock = mock(http_mock()).await;
     let registry = ToolRegistry::new();
-    let config = fast(ServerConfig::http("forgetful", mock.http_url()))
+    let config = era_2025(fast(ServerConfig::http("forgetful", mock.http_url())))
         .heartbeat(Heartbeat {
             interval: Duration::from_millis(100),
             timeout: Duration::from_millis(80),
@@ -283,8 +283,9 @@ async fn a_call_the_server_did_not_run_is_sent_once_more_and_one_that_ran_never(
     let mock = mock(http_mock()).await;
     let port = mock.addr().port();
     let registry = ToolRegistry::new();
-    let config =
-        fast(ServerConfig::http("restarted", mock.http_url())).heartbeat(Heartbeat::disabled());
+    // Unknown sessions (404) are a 2025-era thing.
+    let config = era_2025(fast(ServerConfig::http("restarted", mock.http_url())))
+        .heartbeat(Heartbeat::disabled());
     let server = Supervisor::start(config, registry.clone()).await.unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     mock.shutdown().await;
@@ -357,7 +358,8 @@ async fn a_hedged_attempt_that_wins_late_leaves_nothing_scheduled() {
         .await
         .expect("gateway");
     let registry = ToolRegistry::new();
-    let config = fast(ServerConfig::http("late", gateway.url("/mcp")))
+    // The gateway refuses `initialize`: the 2025 handshake.
+    let config = era_2025(fast(ServerConfig::http("late", gateway.url("/mcp"))))
         .heartbeat(Heartbeat::disabled())
         .reconnect(Reconnect {
             initial_delay: Duration::from_millis(50),
@@ -463,7 +465,7 @@ async fn giving_up_abandons_a_hedged_attempt_that_could_still_win() {
     // by the gateway, so the budget runs out while the first is still in flight.
     mock.faults().hang();
     let registry = ToolRegistry::new();
-    let config = fast(ServerConfig::http("spent", gateway.url("/mcp")))
+    let config = era_2025(fast(ServerConfig::http("spent", gateway.url("/mcp"))))
         .heartbeat(Heartbeat::disabled())
         .reconnect(Reconnect {
             initial_delay: Duration::from_millis(20),

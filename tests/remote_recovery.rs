@@ -52,9 +52,13 @@ async fn killed_server_recovers(kind: &'static str) {
     match kind {
         // The SSE stream ends with the process: seen at once, not by the heartbeat.
         "sse" => assert_eq!(death.cause, Cause::StreamClosed, "{death:?}"),
-        // rmcp's HTTP session never ends by itself: the heartbeat's probe finds the port closed.
+        // A 2026-07-28 generation's listen stream ends with the process (`stream_closed`); a
+        // 2025 HTTP session never ends by itself, and the heartbeat's probe finds the port closed.
         _ => assert!(
-            matches!(death.cause, Cause::TransportError | Cause::HeartbeatTimeout),
+            matches!(
+                death.cause,
+                Cause::StreamClosed | Cause::TransportError | Cause::HeartbeatTimeout
+            ),
             "{death:?}"
         ),
     }
@@ -154,8 +158,9 @@ async fn expired_session_is_rebuilt_without_backoff(stale_400: bool) {
     init_tracing();
     let mut mock = MockProcess::start("http").await;
     let registry = ToolRegistry::new();
-    // A 30 s backoff: only an immediate rebuild can pass within the test's limit.
-    let config = remote("expiring", &mock).reconnect(Reconnect {
+    // A 30 s backoff: only an immediate rebuild can pass within the test's limit. Sessions are
+    // a 2025-era thing.
+    let config = era_2025(remote("expiring", &mock)).reconnect(Reconnect {
         initial_delay: Duration::from_secs(30),
         max_delay: Duration::from_secs(60),
         ..Reconnect::default()

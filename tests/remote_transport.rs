@@ -39,6 +39,11 @@ fn fast(config: ServerConfig) -> ServerConfig {
         .connect_timeout(Duration::from_secs(10))
 }
 
+/// Sessions (and their expiry) exist only up to 2025-11-25; the mock speaks both eras.
+fn era_2025(config: ServerConfig) -> ServerConfig {
+    config.protocol(mcp_resilient::config::ProtocolChoice::V2025_11_25)
+}
+
 async fn start(config: ServerConfig) -> (Supervisor, ToolRegistry) {
     let registry = ToolRegistry::new();
     let supervisor = Supervisor::start(config, registry.clone())
@@ -217,7 +222,7 @@ async fn a_dropped_sse_stream_ends_the_generation_and_a_new_one_follows() {
     server.faults().drop_streams().await;
     next_state(&mut events, lost_with(Cause::StreamClosed)).await;
     let next = next_state(&mut events, |s| matches!(s, ConnectionState::Ready { .. })).await;
-    assert!(matches!(next, ConnectionState::Ready { generation } if generation > first));
+    assert!(matches!(next, ConnectionState::Ready { generation, .. } if generation > first));
     assert!(echo(&registry, "legacy").await.contains("hi"));
     supervisor.shutdown().await;
     server.shutdown().await;
@@ -226,11 +231,12 @@ async fn a_dropped_sse_stream_ends_the_generation_and_a_new_one_follows() {
 /// With a 30 s backoff, only the immediate rebuild on session expiry can be ready in time.
 async fn expired_session_is_rebuilt_at_once(stale_400: bool) {
     let server = mock(MockTransport::Http).await;
-    let config = fast(ServerConfig::http("modern", server.http_url())).reconnect(Reconnect {
-        initial_delay: Duration::from_secs(30),
-        max_delay: Duration::from_secs(60),
-        ..Reconnect::default()
-    });
+    let config =
+        era_2025(fast(ServerConfig::http("modern", server.http_url()))).reconnect(Reconnect {
+            initial_delay: Duration::from_secs(30),
+            max_delay: Duration::from_secs(60),
+            ..Reconnect::default()
+        });
     let (supervisor, registry) = start(config).await;
     let first = ready(&supervisor).await;
     let mut events = supervisor.events();
@@ -246,7 +252,7 @@ async fn expired_session_is_rebuilt_at_once(stale_400: bool) {
     );
     next_state(&mut events, lost_with(Cause::SessionExpired)).await;
     let next = next_state(&mut events, |s| matches!(s, ConnectionState::Ready { .. })).await;
-    assert!(matches!(next, ConnectionState::Ready { generation } if generation > first));
+    assert!(matches!(next, ConnectionState::Ready { generation, .. } if generation > first));
     assert!(echo(&registry, "modern").await.contains("hi"));
     supervisor.shutdown().await;
     server.shutdown().await;

@@ -79,7 +79,7 @@ async fn a_wedged_child_is_replaced(extra: &[&str]) {
     })
     .await;
     assert!(
-        matches!(next, ConnectionState::Ready { generation } if generation > first),
+        matches!(next, ConnectionState::Ready { generation, .. } if generation > first),
         "{next:?}"
     );
     let (boot2, _) = whoami(&registry, "wedged").await;

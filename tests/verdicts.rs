@@ -233,7 +233,12 @@ async fn a_5xx_without_retry_after_is_one_miss_and_failures_in_a_row_confirmed_b
     );
     // Two in a row and the probe fails as well: death.
     faults
-        .set_status_fault(Some(fault(502, None, 1, &["tools/call", "ping"])))
+        .set_status_fault(Some(fault(
+            502,
+            None,
+            1,
+            &["tools/call", "ping", "server/discover"],
+        )))
         .unwrap();
     for _ in 0..2 {
         let outcome = echo(&registry, "flaky", "x").await;
@@ -277,7 +282,7 @@ async fn a_probe_answered_429_proves_life_and_probes_less_often() {
     let mut events = server.events();
     let faults = mock.faults();
     faults
-        .set_status_fault(Some(fault(429, None, 1, &["ping"])))
+        .set_status_fault(Some(fault(429, None, 1, &["ping", "server/discover"])))
         .unwrap();
     // Watch the probes for 2.5 s. Stretched (200, 400, 800, 800 ms apart) that is about four;
     // not one of them may count as a miss (failures = 1), and none may follow another at once
@@ -391,17 +396,13 @@ async fn a_wrong_path_is_rejected_after_every_transport_auto_tries() {
 }
 
 #[tokio::test]
-async fn a_server_that_speaks_only_2026_is_rejected_with_its_versions() {
+async fn a_server_that_speaks_only_2026_is_rejected_by_a_2025_client_with_its_versions() {
     init_tracing();
     let mock = mock(MockTransport::Http).await;
     mock.faults().set_modern_only(true);
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(
-        fast(ServerConfig::http("modern", mock.http_url())),
-        registry,
-    )
-    .await
-    .unwrap();
+    let config = era_2025(fast(ServerConfig::http("modern", mock.http_url())));
+    let server = Supervisor::start(config, registry).await.unwrap();
     let (_, death, _) = failed_state(&server).await;
     assert_eq!(death.cause, Cause::Rejected, "{death:?}");
     assert!(death.detail.contains("2026-07-28"), "{death:?}");

@@ -3,8 +3,8 @@
 use std::{path::PathBuf, time::Duration};
 
 use super::{
-    ConfigError, Heartbeat, Reconnect, RemoteConfig, RemoteKind, ServerConfig, StdioConfig,
-    TransportConfig,
+    ConfigError, Heartbeat, ProtocolChoice, Reconnect, RemoteConfig, RemoteKind, ServerConfig,
+    StdioConfig, TransportConfig,
 };
 
 impl ServerConfig {
@@ -20,8 +20,22 @@ impl ServerConfig {
             close_timeout: Duration::from_secs(10),
             call_wait: None,
             max_tool_pages: 100,
+            protocol: ProtocolChoice::Auto,
+            handlers: crate::host::HostHandlers::default(),
             pending: None,
         }
+    }
+
+    /// How the host answers what the server asks of it (elicitation, sampling, roots).
+    pub fn handlers(mut self, handlers: crate::host::HostHandlers) -> Self {
+        self.handlers = handlers;
+        self
+    }
+
+    /// Which revision of MCP to speak ([`ProtocolChoice::Auto`] by default).
+    pub fn protocol(mut self, protocol: ProtocolChoice) -> Self {
+        self.protocol = protocol;
+        self
     }
 
     /// A server run as the child process `command`.

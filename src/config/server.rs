@@ -59,6 +59,17 @@ pub struct ServerConfig {
     /// # Default
     /// 100
     pub max_tool_pages: u32,
+    /// Which revision of MCP to speak.
+    ///
+    /// # Default
+    /// [`ProtocolChoice::Auto`]
+    pub protocol: ProtocolChoice,
+    /// How the host answers what the server asks of it (elicitation, sampling, roots), in
+    /// server requests and in `input_required` tool results alike.
+    ///
+    /// # Default
+    /// none: the server is told the client can answer none of them
+    pub handlers: crate::host::HostHandlers,
     /// The first builder mistake, reported by `resolve` (builders cannot return errors).
     pub(super) pending: Option<ConfigError>,
 }
@@ -128,6 +139,50 @@ impl StdioConfig {
             stdin_close_grace: Duration::from_secs(3),
             term_grace: Duration::from_secs(2),
         }
+    }
+}
+
+/// Which revision of the MCP protocol a supervisor speaks.
+///
+/// The two eras differ in everything a supervisor watches: 2025-11-25 and earlier open a session
+/// with `initialize` and are probed with `ping`; 2026-07-28 servers are stateless, answer
+/// `server/discover` (which is then the probe) and send notifications on a
+/// `subscriptions/listen` stream, whose end is the end of the generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProtocolChoice {
+    /// Ask with `server/discover` first and fall back to `initialize` when the server does not
+    /// know it; remember the era that worked, and detect again when it is refused (`-32022`).
+    #[default]
+    Auto,
+    /// Only 2025-11-25 (and what it negotiates down to): `initialize`, sessions, `ping`.
+    V2025_11_25,
+    /// Only 2026-07-28: `server/discover`, no session, no `ping`.
+    V2026_07_28,
+}
+
+impl FromStr for ProtocolChoice {
+    type Err = String;
+
+    /// `auto`, `2025-11-25` or `2026-07-28`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "auto" => Ok(Self::Auto),
+            "2025-11-25" => Ok(Self::V2025_11_25),
+            "2026-07-28" => Ok(Self::V2026_07_28),
+            other => Err(format!(
+                "unknown protocol `{other}`; expected auto, 2025-11-25 or 2026-07-28"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for ProtocolChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Auto => "auto",
+            Self::V2025_11_25 => "2025-11-25",
+            Self::V2026_07_28 => "2026-07-28",
+        })
     }
 }
 

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use super::{
-    ConfigError, Heartbeat, Reconnect, RemoteConfig, ServerConfig, StdioConfig, TransportConfig,
-    format_duration,
+    ConfigError, Heartbeat, ProtocolChoice, Reconnect, RemoteConfig, RemoteKind, ServerConfig,
+    StdioConfig, TransportConfig, format_duration,
 };
 
 type Check = Result<(), ConfigError>;
@@ -24,6 +24,15 @@ impl ServerConfig {
         match &self.transport {
             TransportConfig::Stdio(stdio) => check_stdio(stdio)?,
             TransportConfig::Remote(remote) => check_remote(remote)?,
+        }
+        if let TransportConfig::Remote(remote) = &self.transport
+            && remote.kind == RemoteKind::Sse
+            && self.protocol == ProtocolChoice::V2026_07_28
+        {
+            fail(
+                "protocol",
+                "legacy SSE speaks only 2024-11-05; use transport `http` (or `auto`) for 2026-07-28",
+            )?;
         }
         if self.reconnect.enabled {
             check_reconnect(&self.reconnect)?;

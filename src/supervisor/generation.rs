@@ -51,6 +51,8 @@ pub(crate) struct Running {
     has_process: bool,
     monitor: JoinHandle<()>,
     heartbeat: Option<JoinHandle<()>>,
+    /// The `subscriptions/listen` watcher of a 2026-07-28 generation.
+    listener: Option<JoinHandle<()>>,
 }
 
 /// The result of [`Running::close`].
@@ -69,6 +71,7 @@ impl Running {
         live: Arc<Live>,
         session: Session,
         heartbeat: Option<super::heartbeat::Heartbeat>,
+        listen: Option<(rmcp::service::Subscription, mpsc::UnboundedSender<Msg>)>,
         close_limit: Duration,
     ) -> Running {
         let (stop, stop_rx) = oneshot::channel();
@@ -82,6 +85,9 @@ impl Running {
         };
         let monitor = tokio::spawn(watch.run(session));
         let heartbeat = heartbeat.map(|hb| tokio::spawn(hb.run(live.clone())));
+        let listener = listen.map(|(subscription, tx)| {
+            tokio::spawn(super::listen::run(subscription, live.clone(), tx))
+        });
         Running {
             live,
             stop,
@@ -89,6 +95,7 @@ impl Running {
             has_process,
             monitor,
             heartbeat,
+            listener,
         }
     }
 
@@ -96,9 +103,12 @@ impl Running {
     pub(crate) async fn close(mut self, stop: Stop, limit: Duration) -> Closed {
         self.live.dead.cancel();
         let _ = self.stop.send(stop);
-        if let Some(heartbeat) = self.heartbeat.take() {
-            heartbeat.abort();
-            let _ = heartbeat.await;
+        for watcher in [self.heartbeat.take(), self.listener.take()]
+            .into_iter()
+            .flatten()
+        {
+            watcher.abort();
+            let _ = watcher.await;
         }
         let confirmed = match tokio::time::timeout(limit, &mut self.closed).await {
             Ok(Ok(())) => true,
@@ -119,6 +129,7 @@ pub(crate) fn live(
     server: Arc<str>,
     generation: Generation,
     session: &Session,
+    protocol: rmcp::model::ProtocolVersion,
     guard: Arc<RetryGuard>,
     tx: mpsc::UnboundedSender<Msg>,
 ) -> Arc<Live> {
@@ -126,6 +137,7 @@ pub(crate) fn live(
         server,
         generation,
         session.running.peer().clone(),
+        protocol,
         session.activity.clone(),
         guard,
         tx,

@@ -19,7 +19,10 @@ use std::{
 
 use rmcp::{
     Peer, RoleClient, ServiceError,
-    model::{ClientRequest, DiscoverRequest, DiscoverRequestParams, ErrorCode, PingRequest},
+    model::{
+        ClientRequest, DiscoverRequest, DiscoverRequestParams, ErrorCode, PingRequest,
+        ProtocolVersion,
+    },
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -40,6 +43,8 @@ pub(crate) struct Live {
     pub(crate) server: Arc<str>,
     pub(crate) generation: Generation,
     pub(crate) peer: Peer<RoleClient>,
+    /// The protocol version the handshake negotiated.
+    pub(crate) protocol: ProtocolVersion,
     pub(crate) activity: Arc<Activity>,
     /// Cancelled once this generation's death has been reported by anyone, or it is closed.
     pub(crate) dead: CancellationToken,
@@ -47,7 +52,8 @@ pub(crate) struct Live {
     pub(crate) misses: Misses,
     /// Calls sent on this generation and not finished; changed only by [`InFlight`].
     calls: AtomicUsize,
-    /// Set when the server answered `ping` with method-not-found: probe with `server/discover`.
+    /// Probe with `server/discover`: a 2026-07-28 generation (which has no `ping`), or a server
+    /// that answered `ping` with method-not-found.
     discover: AtomicBool,
     guard: Arc<RetryGuard>,
     tx: mpsc::UnboundedSender<Msg>,
@@ -58,19 +64,22 @@ impl Live {
         server: Arc<str>,
         generation: Generation,
         peer: Peer<RoleClient>,
+        protocol: ProtocolVersion,
         activity: Arc<Activity>,
         guard: Arc<RetryGuard>,
         tx: mpsc::UnboundedSender<Msg>,
     ) -> Self {
+        let modern = crate::supervisor::connect::era::is_modern(&protocol);
         Live {
             server,
             generation,
             peer,
+            protocol,
             activity,
             dead: CancellationToken::new(),
             misses: Misses::default(),
             calls: AtomicUsize::new(0),
-            discover: AtomicBool::new(false),
+            discover: AtomicBool::new(modern),
             guard,
             tx,
         }

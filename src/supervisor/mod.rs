@@ -19,6 +19,7 @@ mod generation;
 mod handler;
 mod heartbeat;
 mod link;
+mod listen;
 mod live;
 mod retry_guard;
 mod sync;
@@ -126,6 +127,16 @@ impl Supervisor {
         self.link.events.subscribe()
     }
 
+    /// The protocol version the ready generation negotiated (`2026-07-28`, `2025-11-25`, …), if
+    /// there is one.
+    pub fn protocol(&self) -> Option<String> {
+        self.link
+            .live
+            .borrow()
+            .as_ref()
+            .map(|live| live.protocol.to_string())
+    }
+
     /// The ready generation, if there is one.
     pub fn generation(&self) -> Option<Generation> {
         self.link.live.borrow().as_ref().map(|live| live.generation)
@@ -156,7 +167,7 @@ impl Supervisor {
             _ => self.state(),
         };
         match state {
-            ConnectionState::Ready { generation } => Ok(generation),
+            ConnectionState::Ready { generation, .. } => Ok(generation),
             other => Err(other),
         }
     }

@@ -69,6 +69,13 @@ pub fn fast(config: ServerConfig) -> ServerConfig {
     config
 }
 
+/// Pins a config to 2025-11-25: for tests of what only that era has (sessions that expire,
+/// `ping`, the standalone GET stream). The mock server speaks both eras, so `auto` would pick
+/// 2026-07-28.
+pub fn era_2025(config: ServerConfig) -> ServerConfig {
+    config.protocol(mcp_resilient::config::ProtocolChoice::V2025_11_25)
+}
+
 /// Waits until the state satisfies `want`, at most [`LIMIT`].
 pub async fn wait_state(
     rx: &mut watch::Receiver<ConnectionState>,
@@ -149,7 +156,7 @@ pub async fn ready_generation(rx: &mut broadcast::Receiver<Event>) -> Generation
     .await
     {
         Event::State {
-            state: ConnectionState::Ready { generation },
+            state: ConnectionState::Ready { generation, .. },
             ..
         } => generation,
         _ => unreachable!(),

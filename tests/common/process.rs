@@ -95,16 +95,15 @@ impl MockProcess {
         response.json().await.expect("admin json")
     }
 
-    /// Waits (bounded) until the server holds `count` open SSE streams, so notifications have a
-    /// stream to travel on.
+    /// Waits (bounded) until the server holds `count` open notification streams (SSE streams,
+    /// or 2026-07-28 `subscriptions/listen` requests), so notifications have a way to travel.
     pub async fn wait_streams(&self, count: u64) {
         let wait = async {
             loop {
-                if self.admin_get("state").await["streams"]
-                    .as_u64()
-                    .unwrap_or(0)
-                    >= count
-                {
+                let state = self.admin_get("state").await;
+                let open =
+                    state["streams"].as_u64().unwrap_or(0) + state["listens"].as_u64().unwrap_or(0);
+                if open >= count {
                     return;
                 }
                 tokio::task::yield_now().await;

@@ -98,7 +98,7 @@ pub async fn watch_generations(
             continue;
         };
         match state {
-            ConnectionState::Ready { generation: g } => {
+            ConnectionState::Ready { generation: g, .. } => {
                 if let Some(last) = last_ready
                     && (g <= last || !lost_since_ready)
                 {

@@ -4,7 +4,7 @@ use std::{path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand};
 use mcp_resilient::config::{
-    RemoteKind, ServerConfig, TransportConfig, load_servers_file, parse_duration,
+    ProtocolChoice, RemoteKind, ServerConfig, TransportConfig, load_servers_file, parse_duration,
 };
 
 /// Keep MCP client connections alive: supervise a server, list and call its tools, watch it
@@ -89,6 +89,10 @@ pub(crate) struct ServerArgs {
     /// Remote transport: auto (try Streamable HTTP, fall back to legacy SSE), sse or http.
     #[arg(long, default_value = "auto")]
     transport: RemoteKind,
+    /// MCP revision: auto (ask with server/discover, fall back to initialize), 2025-11-25 or
+    /// 2026-07-28.
+    #[arg(long)]
+    protocol: Option<ProtocolChoice>,
     /// An HTTP header for every request, `Name: value` (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
@@ -152,6 +156,7 @@ impl ServerArgs {
         set(&mut rc.max_attempts, self.max_attempts);
         set(&mut config.call_timeout, self.call_timeout);
         set(&mut config.connect_timeout, self.connect_timeout);
+        set(&mut config.protocol, self.protocol);
         Ok(config)
     }
 

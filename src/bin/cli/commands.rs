@@ -66,7 +66,11 @@ pub(crate) async fn tools(args: &ServerArgs, json: bool) -> ExitCode {
     };
     let snapshot = registry.snapshot();
     if json {
-        let tools: Vec<_> = snapshot.tools().map(output::tool_json).collect();
+        let protocol = server.protocol();
+        let tools: Vec<_> = snapshot
+            .tools()
+            .map(|tool| output::tool_json(tool, protocol.as_deref()))
+            .collect();
         println!("{}", serde_json::Value::Array(tools));
     } else {
         for tool in snapshot.tools() {

@@ -265,7 +265,7 @@ async fn await_recovery(
     killed: Instant,
 ) -> DemoResult<()> {
     let ready = wait_state(events, clock, |s| s.is_ready()).await?;
-    if let ConnectionState::Ready { generation } = ready {
+    if let ConnectionState::Ready { generation, .. } = ready {
         clock.say(format!(
             "recovered: generation {generation}, {} after the kill",
             since(killed)

@@ -5,12 +5,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use mcp_resilient::{ConnectionState, Event, registry::RegisteredTool};
 use serde_json::{Value, json};
 
-/// A tool as JSON: its public name, server and the definition the server listed.
-pub(crate) fn tool_json(tool: &RegisteredTool) -> Value {
+/// A tool as JSON: its public name, server, the protocol version its server speaks, and the
+/// definition the server listed.
+pub(crate) fn tool_json(tool: &RegisteredTool, protocol: Option<&str>) -> Value {
     json!({
         "public_name": &*tool.public_name,
         "server": &*tool.server,
         "name": &*tool.raw_name,
+        "protocol": protocol,
         "definition": serde_json::to_value(&*tool.definition).unwrap_or(Value::Null),
     })
 }
@@ -56,6 +58,7 @@ pub(crate) fn event_json(event: &Event) -> Value {
                     "retry_in_ms": retry_in.map(|d| d.as_millis() as u64),
                 }),
                 ConnectionState::Connecting { attempt } => json!({ "attempt": attempt }),
+                ConnectionState::Ready { protocol, .. } => json!({ "protocol": protocol }),
                 _ => json!({}),
             };
             merge(&mut line, fields);
@@ -124,6 +127,9 @@ pub(crate) fn event_text(event: &Event) -> String {
                     (false, None) => "giving up".to_owned(),
                 }
             ),
+            ConnectionState::Ready { protocol, .. } => {
+                format!("{server}: ready (generation {generation}, protocol {protocol})")
+            }
             other => format!("{server}: {other} (generation {generation})"),
         },
         Event::Tools(change) => format!(

@@ -39,6 +39,7 @@ pub(super) struct Entry {
     close_timeout: Option<JsonDuration>,
     call_wait: Option<JsonDuration>,
     max_tool_pages: Option<u32>,
+    protocol: Option<String>,
     /// `true`: the entry is skipped (Cline and others write this).
     #[serde(default)]
     pub(super) disabled: bool,
@@ -144,6 +145,11 @@ impl Entry {
             config.call_wait = Some(wait.into());
         }
         set!(config.max_tool_pages, self.max_tool_pages);
+        if let Some(protocol) = &self.protocol {
+            config.protocol = protocol
+                .parse()
+                .map_err(|message| ConfigError::new("protocol", message))?;
+        }
         Ok(config)
     }
 

@@ -313,6 +313,9 @@ impl Actor {
         let Connected {
             session,
             tools,
+            ttl,
+            subscription,
+            protocol,
             elapsed,
         } = connected;
         // Fence first, then free the permit, then start the watchers (invariant 2): a late report
@@ -324,6 +327,7 @@ impl Actor {
             self.server().clone(),
             generation,
             &session,
+            protocol.clone(),
             self.link.guard.clone(),
             self.link.tx.clone(),
         );
@@ -334,7 +338,15 @@ impl Actor {
             events: self.link.events.clone(),
         });
         self.publish(generation, tools);
-        let running = Running::start(live.clone(), session, heartbeat, self.config.close_timeout);
+        let listen = subscription.map(|s| (s, self.link.tx.clone()));
+        let running = Running::start(
+            live.clone(),
+            session,
+            heartbeat,
+            listen,
+            self.config.close_timeout,
+        );
+        self.refresh_after(ttl);
         self.link.live.send_replace(Some(live));
         self.running = Some(running);
         self.stable = false;
@@ -342,12 +354,21 @@ impl Actor {
         let handshake_ms = elapsed.as_millis() as u64;
         match self.outage.take() {
             Some(outage) => tracing::info!(
-                server = %self.server(), generation, handshake_ms,
+                server = %self.server(), generation, handshake_ms, %protocol,
                 downtime_ms = outage.started.elapsed().as_millis() as u64, "recovered"
             ),
-            None => tracing::info!(server = %self.server(), generation, handshake_ms, "connected"),
+            None => {
+                tracing::info!(server = %self.server(), generation, handshake_ms, %protocol, "connected")
+            }
         }
-        self.set_state(ConnectionState::Ready { generation }, generation);
+        let protocol = protocol.to_string();
+        self.set_state(
+            ConnectionState::Ready {
+                generation,
+                protocol,
+            },
+            generation,
+        );
         if self.sync.take_pending(generation) {
             self.on_list_changed(generation);
         }

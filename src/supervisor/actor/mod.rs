@@ -30,14 +30,15 @@ mod sync;
 
 use std::{pin::Pin, sync::Arc};
 
-use rmcp::model::Tool;
 use tokio::{
     sync::{mpsc, oneshot},
     task::JoinHandle,
     time::{Instant, Sleep},
 };
 
-use super::{Link, backoff::Budget, connect, generation::Running, retry_guard::RetryPermit};
+use super::{
+    Link, backoff::Budget, connect, generation::Running, retry_guard::RetryPermit, sync::Listing,
+};
 use crate::{
     config::ServerConfig,
     registry::ToolRegistry,
@@ -60,7 +61,8 @@ pub(crate) enum Msg {
 enum Step {
     Msg(Msg),
     AttemptDone(attempt::Done),
-    SyncDone(Generation, Result<Vec<Tool>, String>),
+    SyncDone(Generation, Result<Listing, String>),
+    Refresh,
     BackoffElapsed,
     Hedge,
     Stable,
@@ -94,6 +96,8 @@ pub(crate) struct Actor {
     backoff: Option<Pin<Box<Sleep>>>,
     /// Fires when the current remote attempt should be hedged.
     hedge: Option<Pin<Box<Sleep>>>,
+    /// Fires when the current generation's tool list reached its `ttlMs`.
+    refresh: Option<Pin<Box<Sleep>>>,
     stability: Option<Pin<Box<Sleep>>>,
     sync: sync::SyncState,
     /// True once this supervisor published a tool set (the first publish is always announced).
@@ -133,6 +137,7 @@ impl Actor {
             attempts,
             backoff: None,
             hedge: None,
+            refresh: None,
             stability: None,
             sync: sync::SyncState::default(),
             published: false,
@@ -163,6 +168,11 @@ impl Actor {
                 Step::SyncDone(generation, result) => self.on_sync_done(generation, result),
                 Step::BackoffElapsed => self.begin_attempt(),
                 Step::Hedge => self.on_hedge(),
+                Step::Refresh => {
+                    if let Some(generation) = self.running.as_ref().map(|r| r.live.generation) {
+                        self.on_list_changed(generation);
+                    }
+                }
                 Step::Stable => self.on_stable(),
             }
             self.lingering.retain(|task| !task.is_finished());
@@ -180,6 +190,7 @@ impl Actor {
             () = elapsed(&mut self.backoff) => Step::BackoffElapsed,
             () = elapsed(&mut self.hedge) => Step::Hedge,
             () = elapsed(&mut self.stability) => Step::Stable,
+            () = elapsed(&mut self.refresh) => Step::Refresh,
         }
     }
 

@@ -1,12 +1,13 @@
 //! Tool re-syncs after `tools/list_changed`: one at a time, fenced by generation.
 
-use rmcp::model::Tool;
+use std::time::Duration;
+
 use tokio::task::JoinHandle;
 
 use super::Actor;
 use crate::{
     state::{Event, Generation},
-    supervisor::sync::list_all_tools,
+    supervisor::sync::{Listing, list_all_tools},
 };
 
 /// The sync in flight, if any, and whether another was asked for meanwhile. Written only by
@@ -21,11 +22,15 @@ pub(super) struct SyncState {
     pending: Vec<Generation>,
 }
 
+/// The shortest refresh interval a `ttlMs` can ask for: a server that says "1 ms" must not make
+/// the client list in a loop.
+const MIN_REFRESH: Duration = Duration::from_secs(1);
+
 struct SyncTask {
     /// Kept beside the task, so that even a sync that panicked is answered for its generation
     /// (and a pending `again` is not lost).
     generation: Generation,
-    task: JoinHandle<Result<Vec<Tool>, String>>,
+    task: JoinHandle<Result<Listing, String>>,
 }
 
 impl SyncState {
@@ -42,7 +47,7 @@ impl SyncState {
     /// # Cancel safety
     ///
     /// Cancel-safe: the task is taken out of its slot only in the poll that returns it.
-    pub(super) async fn done(&mut self) -> (Generation, Result<Vec<Tool>, String>) {
+    pub(super) async fn done(&mut self) -> (Generation, Result<Listing, String>) {
         let Some(sync) = &mut self.task else {
             return std::future::pending().await;
         };
@@ -55,6 +60,12 @@ impl SyncState {
 }
 
 impl Actor {
+    /// Arms (or disarms) the refresh of the current list after its `ttlMs`: a hint to list
+    /// again even without a change notification.
+    pub(super) fn refresh_after(&mut self, ttl: Option<Duration>) {
+        self.refresh = ttl.map(|ttl| Box::pin(tokio::time::sleep(ttl.max(MIN_REFRESH))));
+    }
+
     pub(super) fn on_list_changed(&mut self, generation: Generation) {
         let Some(running) = &self.running else {
             // A change announced while an attempt's own listing was under way: sync once more
@@ -83,14 +94,14 @@ impl Actor {
         self.sync.task = Some(SyncTask { generation, task });
     }
 
-    pub(super) fn on_sync_done(
-        &mut self,
-        generation: Generation,
-        result: Result<Vec<Tool>, String>,
-    ) {
+    pub(super) fn on_sync_done(&mut self, generation: Generation, result: Result<Listing, String>) {
         if self.running.as_ref().map(|r| r.live.generation) != Some(generation) {
             return;
         }
+        if let Ok(listing) = &result {
+            self.refresh_after(listing.ttl);
+        }
+        let result = result.map(|listing| listing.tools);
         match result.map(|tools| self.registry.publish(self.server(), generation, tools)) {
             Ok(Ok(change)) if change.is_empty() => {}
             Ok(Ok(change)) => {
@@ -111,6 +122,7 @@ impl Actor {
 
     pub(super) async fn stop_sync(&mut self) {
         self.sync.again = false;
+        self.refresh = None;
         if let Some(sync) = self.sync.task.take() {
             sync.task.abort();
             let _ = sync.task.await;

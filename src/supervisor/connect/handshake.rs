@@ -3,9 +3,12 @@
 use std::{sync::Arc, time::Duration};
 
 use rmcp::{
-    RoleClient, ServiceExt,
+    RoleClient,
     model::ErrorCode,
-    service::{ClientCacheConfig, ClientInitializeError, RunningService},
+    service::{
+        ClientCacheConfig, ClientInitializeError, ClientLifecycleMode, RunningService,
+        serve_client_with_lifecycle_and_ct,
+    },
     transport::Transport,
 };
 use tokio::time::Instant;
@@ -26,13 +29,35 @@ pub(super) enum Handshake {
 }
 
 impl Handshake {
+    /// True when the server refused the protocol version (`-32022`) and names one this crate
+    /// speaks in its `supported` list: another era would be accepted.
+    pub(super) fn refused_version(&self) -> bool {
+        let Handshake::Failed(e) = self else {
+            return false;
+        };
+        let ClientInitializeError::JsonRpcError(error) = transport::http::last_phase(e) else {
+            return false;
+        };
+        error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+            && error
+                .data
+                .as_ref()
+                .and_then(|d| d.get("supported"))
+                .and_then(|s| s.as_array())
+                .is_some_and(|versions| {
+                    versions.iter().any(|v| {
+                        v.as_str() == Some(rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
+                    })
+                })
+    }
+
     pub(super) fn detail(&self, connect_timeout: Duration) -> String {
         match self {
             Handshake::Cancelled => "attempt cancelled".to_owned(),
             Handshake::TimedOut => {
                 format!("initialize timed out (connect timeout {connect_timeout:?})")
             }
-            Handshake::Failed(e) => match &**e {
+            Handshake::Failed(e) => match transport::http::last_phase(e) {
                 ClientInitializeError::JsonRpcError(error)
                     if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
                 {
@@ -79,7 +104,7 @@ impl Handshake {
         let Handshake::Failed(e) = self else {
             return (Cause::ConnectFailed, None);
         };
-        let verdict = match &**e {
+        let verdict = match transport::http::last_phase(e) {
             ClientInitializeError::JsonRpcError(_)
             | ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
                 return (Cause::Rejected, None);
@@ -106,11 +131,13 @@ impl Handshake {
     }
 }
 
-/// Runs `initialize` over `transport` (wrapped in [`Observed`]) until `deadline`, or until `ct`
-/// cancels the attempt; the session is cancelled through `session_ct` on every failure.
+/// Opens the session over `transport` (wrapped in [`Observed`]) the way `lifecycle` says
+/// (`initialize`, or `server/discover`), until `deadline` or until `ct` cancels the attempt; the
+/// session is cancelled through `session_ct` on every failure.
 pub(super) async fn handshake<T>(
     transport: T,
     handler: GenerationHandler,
+    lifecycle: ClientLifecycleMode,
     activity: &Arc<Activity>,
     session_ct: &CancellationToken,
     ct: &CancellationToken,
@@ -120,8 +147,9 @@ where
     T: Transport<RoleClient> + 'static,
 {
     let io = Observed::new(transport, activity.clone());
+    let open = serve_client_with_lifecycle_and_ct(handler, io, lifecycle, session_ct.child_token());
     let served = tokio::select! {
-        served = tokio::time::timeout_at(deadline, handler.serve_with_ct(io, session_ct.child_token())) => served,
+        served = tokio::time::timeout_at(deadline, open) => served,
         _ = ct.cancelled() => {
             session_ct.cancel();
             return Err(Handshake::Cancelled);

@@ -8,6 +8,7 @@
 
 use std::{sync::Arc, time::Duration};
 
+pub(crate) mod era;
 mod handshake;
 mod remote;
 
@@ -18,7 +19,9 @@ use rmcp::{
 use tokio::{sync::mpsc, time::Instant};
 use tokio_util::sync::CancellationToken;
 
-use super::{actor::Msg, generation::Session, handler::GenerationHandler, sync::list_all_tools};
+use super::{
+    actor::Msg, generation::Session, handler::GenerationHandler, listen, sync::list_all_tools,
+};
 use crate::{
     config::{ServerConfig, TransportConfig},
     state::{Cause, Death, Generation},
@@ -60,6 +63,12 @@ impl From<Failure> for AttemptFailure {
 pub(crate) struct Connected {
     pub(crate) session: Session,
     pub(crate) tools: Vec<Tool>,
+    /// The listing's `ttlMs`: when to list again even without a change notification.
+    pub(crate) ttl: Option<Duration>,
+    /// The `subscriptions/listen` stream of a 2026-07-28 server that can change its lists.
+    pub(crate) subscription: Option<rmcp::service::Subscription>,
+    /// The protocol version the handshake negotiated.
+    pub(crate) protocol: ProtocolVersion,
     /// How long the handshake and the listing took.
     pub(crate) elapsed: Duration,
 }
@@ -69,8 +78,10 @@ pub(crate) struct Connected {
 pub(crate) struct ConnectContext {
     /// The HTTP client of the remote transports (shared, so connections are pooled).
     pub(crate) http: reqwest::Client,
-    /// The protocol `auto` found; written by the remote arm of [`open`] after a handshake.
+    /// The transport `auto` found; written by the remote arm of [`open`] after a handshake.
     pub(crate) detected: Arc<KindMemory>,
+    /// The protocol era `auto` found; written after each handshake.
+    pub(crate) era: Arc<era::EraMemory>,
 }
 
 impl ConnectContext {
@@ -78,6 +89,7 @@ impl ConnectContext {
         ConnectContext {
             http,
             detected: Arc::default(),
+            era: Arc::default(),
         }
     }
 }
@@ -96,12 +108,40 @@ pub(crate) struct Attempt {
     pub(crate) activity: Arc<Activity>,
 }
 
+impl Attempt {
+    /// The rmcp client handler of this attempt's generation, offering `version` to `initialize`.
+    fn handler(&self, version: ProtocolVersion) -> GenerationHandler {
+        GenerationHandler::new(
+            self.generation,
+            Arc::from(self.config.name.as_str()),
+            self.tx.clone(),
+            self.config.handlers.clone(),
+            version,
+        )
+    }
+}
+
 /// Runs one attempt.
 pub(crate) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailure> {
     let started = Instant::now();
     let deadline = started + attempt.config.connect_timeout;
     let (config, ct) = (attempt.config.clone(), attempt.ct.clone());
     let session = open(&attempt, deadline).await?;
+    let protocol = negotiated(&session);
+    // Subscribe before listing, so that no change falls between the two.
+    let subscription = tokio::select! {
+        listened = tokio::time::timeout_at(deadline, listen::subscribe(session.running.peer(), &protocol)) => {
+            listened.unwrap_or_else(|_| Err(format!("subscriptions/listen timed out (connect timeout {:?})", config.connect_timeout)))
+        }
+        _ = ct.cancelled() => Err("attempt cancelled".to_owned()),
+    };
+    let subscription = match subscription {
+        Ok(subscription) => subscription,
+        Err(detail) => {
+            discard(session, config.close_timeout).await;
+            return Err(Death::new(Cause::ConnectFailed, detail).into());
+        }
+    };
     let listed = tokio::select! {
         listed = tokio::time::timeout_at(deadline, list_all_tools(session.running.peer(), config.max_tool_pages)) => {
             listed.unwrap_or_else(|_| Err(format!("tools/list timed out (connect timeout {:?})", config.connect_timeout)))
@@ -109,9 +149,12 @@ pub(crate) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailur
         _ = ct.cancelled() => Err("attempt cancelled".to_owned()),
     };
     match listed {
-        Ok(tools) => Ok(Connected {
+        Ok(listing) => Ok(Connected {
             session,
-            tools,
+            tools: listing.tools,
+            ttl: listing.ttl,
+            subscription,
+            protocol,
             elapsed: started.elapsed(),
         }),
         Err(detail) => {
@@ -119,6 +162,37 @@ pub(crate) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailur
             Err(Death::new(Cause::ConnectFailed, detail).into())
         }
     }
+}
+
+/// The version the session's handshake negotiated (2025-11-25 if the server did not say).
+fn negotiated(session: &Session) -> ProtocolVersion {
+    negotiated_of(&session.running)
+}
+
+fn negotiated_of(
+    running: &rmcp::service::RunningService<rmcp::RoleClient, GenerationHandler>,
+) -> ProtocolVersion {
+    running
+        .peer()
+        .peer_info()
+        .map(|info| info.protocol_version.clone())
+        .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+/// The cause (and `Retry-After`) of a failed handshake. Under `protocol: auto`, a server that
+/// refused the remembered era's version (`-32022`) but speaks one we know was upgraded (or
+/// downgraded): the memory is dropped and the failure is transient, so the next attempt asks
+/// again instead of giving up.
+fn judge_refusal(
+    failed: &Handshake,
+    config: &ServerConfig,
+    context: &ConnectContext,
+) -> (Cause, Option<Duration>) {
+    if config.protocol == crate::config::ProtocolChoice::Auto && failed.refused_version() {
+        context.era.forget();
+        return (Cause::ConnectFailed, None);
+    }
+    failed.verdict()
 }
 
 /// Closes a session that never became a generation: the child, if any, is stopped at once
@@ -141,9 +215,9 @@ async fn open(attempt: &Attempt, deadline: Instant) -> Result<Session, AttemptFa
         config,
         context,
         generation,
-        tx,
         ct,
         activity,
+        ..
     } = attempt;
     let generation = *generation;
     match &config.transport {
@@ -156,14 +230,12 @@ async fn open(attempt: &Attempt, deadline: Instant) -> Result<Session, AttemptFa
                 )
             })?;
             let mut guard = Guard::Stdio(Box::new(child));
-            let handler = GenerationHandler::new(
-                generation,
-                tx.clone(),
-                ProtocolVersion::LATEST_WITH_INITIALIZE,
-            );
+            let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
             let (slot, session_ct) = (DeathSlot::default(), CancellationToken::new());
             let io = AsyncRwTransport::new_client(stdout, stdin);
-            let running = match handshake(io, handler, activity, &session_ct, ct, deadline).await {
+            let lifecycle = era::lifecycle(config.protocol, &context.era, false);
+            let opened = handshake(io, handler, lifecycle, activity, &session_ct, ct, deadline);
+            let running = match opened.await {
                 Ok(running) => running,
                 Err(failed) => {
                     let exit = match failed {
@@ -175,7 +247,7 @@ async fn open(attempt: &Attempt, deadline: Instant) -> Result<Session, AttemptFa
                         .await
                         .finish()
                         .await;
-                    let (cause, _) = failed.verdict();
+                    let (cause, _) = judge_refusal(&failed, config, context);
                     let mut detail = failed.detail(config.connect_timeout);
                     if let Some(exit) = exit {
                         detail.push_str(&format!("; child {exit}"));
@@ -183,6 +255,7 @@ async fn open(attempt: &Attempt, deadline: Instant) -> Result<Session, AttemptFa
                     return Err(Death::new(cause, detail).into());
                 }
             };
+            context.era.remember(&negotiated_of(&running));
             Ok(Session {
                 running,
                 guard,

@@ -5,11 +5,11 @@ use rmcp::model::ProtocolVersion;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{Attempt, Handshake, handshake};
+use super::{Attempt, Handshake, era, handshake};
 use crate::{
     config::RemoteConfig,
     state::{Cause, Death},
-    supervisor::{generation::Session, handler::GenerationHandler},
+    supervisor::generation::Session,
     transport::{
         self, DeathSlot, Guard,
         detect::{Failure, Protocol},
@@ -27,12 +27,10 @@ pub(super) async fn open(
     let Attempt {
         config,
         context,
-        generation,
-        tx,
         ct,
         activity,
+        ..
     } = attempt;
-    let generation = *generation;
     let (slot, session_ct) = (DeathSlot::default(), CancellationToken::new());
     let failed = |detail: String, wrong_protocol: Option<u16>| Failure {
         death: Death::new(Cause::ConnectFailed, detail),
@@ -61,29 +59,38 @@ pub(super) async fn open(
                     ));
                 }
             };
-            let handler =
-                GenerationHandler::new(generation, tx.clone(), ProtocolVersion::V_2024_11_05);
-            handshake(sse, handler, activity, &session_ct, ct, deadline).await
+            let handler = attempt.handler(ProtocolVersion::V_2024_11_05);
+            let lifecycle = era::lifecycle(config.protocol, &context.era, true);
+            handshake(sse, handler, lifecycle, activity, &session_ct, ct, deadline).await
         }
         Protocol::Http => {
             let http =
                 transport::http::transport(&context.http, remote).map_err(|e| failed(e, None))?;
-            let handler = GenerationHandler::new(
-                generation,
-                tx.clone(),
-                ProtocolVersion::LATEST_WITH_INITIALIZE,
-            );
-            handshake(http, handler, activity, &session_ct, ct, deadline).await
+            let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
+            let lifecycle = era::lifecycle(config.protocol, &context.era, false);
+            handshake(
+                http,
+                handler,
+                lifecycle,
+                activity,
+                &session_ct,
+                ct,
+                deadline,
+            )
+            .await
         }
     };
     match served {
-        Ok(running) => Ok(Session {
-            running,
-            guard: Guard::Nothing,
-            slot,
-            activity: activity.clone(),
-            session_ct,
-        }),
+        Ok(running) => {
+            context.era.remember(&super::negotiated_of(&running));
+            Ok(Session {
+                running,
+                guard: Guard::Nothing,
+                slot,
+                activity: activity.clone(),
+                session_ct,
+            })
+        }
         Err(handshake) => {
             let status = match &handshake {
                 Handshake::Failed(e) => transport::http::initialize_status(e),
@@ -96,7 +103,7 @@ pub(super) async fn open(
             if protocol == Protocol::Http && protocol.is_wrong(status) {
                 return Err(failed(detail, status));
             }
-            let (cause, retry_after) = handshake.verdict();
+            let (cause, retry_after) = super::judge_refusal(&handshake, config, context);
             Err(Failure {
                 death: Death::new(cause, detail),
                 wrong_protocol: None,

@@ -4,7 +4,7 @@ use std::{sync::Arc, time::Duration};
 
 use rmcp::{
     ServiceError,
-    model::{CallToolRequestParams, CallToolResult},
+    model::{CallToolRequestParams, CallToolResponse, CallToolResult, InputRequiredResult},
 };
 use tokio::time::Instant;
 
@@ -29,6 +29,8 @@ pub(super) enum Sent {
     Done(Result<CallToolResult, CallError>),
     /// Refused for load with a `Retry-After` that fit the deadline, now waited out: send again.
     Again,
+    /// The server needs input from the host first (2026-07-28 `input_required`).
+    Input(Box<InputRequiredResult>),
     /// The server provably did not run the request (its connection was refused, or its session
     /// was unknown); the generation was reported dead. The error is the answer if the request
     /// may not go again.
@@ -52,7 +54,7 @@ impl Link {
             let _in_flight = live.call_started();
             tokio::select! {
                 biased;
-                outcome = tokio::time::timeout_at(deadline, live.peer.call_tool(params.clone())) => outcome,
+                outcome = tokio::time::timeout_at(deadline, live.peer.call_tool_once(params.clone())) => outcome,
                 _ = live.dead.cancelled() => {
                     return Sent::Done(Err(self.lost(live, "the generation died during the call", true)));
                 }
@@ -64,9 +66,16 @@ impl Link {
                 return Sent::Done(Err(CallError::Timeout { after: limit }));
             }
             // Any answer proves the server alive: the next miss is the first again.
-            Ok(Ok(result)) => {
+            Ok(Ok(response)) => {
                 live.misses.clear();
-                return Sent::Done(Ok(result));
+                return match response {
+                    CallToolResponse::Complete(result) => Sent::Done(Ok(result)),
+                    CallToolResponse::InputRequired(input) => Sent::Input(Box::new(input)),
+                    _ => Sent::Done(Err(CallError::Protocol {
+                        detail: "the server made the call a task, which this client does not poll"
+                            .to_owned(),
+                    })),
+                };
             }
             Ok(Err(ServiceError::McpError(e))) => {
                 live.misses.clear();

@@ -9,6 +9,7 @@ use tokio::{
 };
 
 mod answer;
+mod input;
 mod probe;
 
 use super::{actor::Msg, live::Live, retry_guard::RetryGuard};
@@ -31,6 +32,8 @@ pub(crate) struct Link {
     pub(crate) state: watch::Sender<ConnectionState>,
     pub(crate) events: broadcast::Sender<Event>,
     call_timeout: Duration,
+    /// The host's answers to what the server asks (`input_required` rounds).
+    handlers: crate::host::HostHandlers,
     /// How long a call during an outage waits for a ready generation.
     call_wait: Option<Duration>,
     /// `(interval, timeout, failures)` when the heartbeat is on: a call after a silence longer
@@ -55,6 +58,7 @@ impl Link {
             events,
             call_timeout: config.call_timeout,
             call_wait: config.call_wait,
+            handlers: config.handlers.clone(),
             probe_first: hb.enabled.then_some((hb.interval, hb.timeout, hb.failures)),
         }
     }
@@ -101,7 +105,7 @@ impl Link {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        let (mut resent, mut overloads) = (false, 0);
+        let (mut resent, mut overloads, mut rounds) = (false, 0, input::Rounds::default());
         loop {
             match self
                 .send_once(&live, &params, deadline, limit, &mut overloads)
@@ -109,6 +113,10 @@ impl Link {
             {
                 Sent::Done(result) => return result,
                 Sent::Again => {}
+                Sent::Input(input) => {
+                    self.answer_input(*input, &mut params, &mut rounds, deadline)
+                        .await?
+                }
                 // The server did not run it: it may go once to the next generation.
                 Sent::Unsent(not_run) if !resent => {
                     resent = true;

@@ -101,11 +101,20 @@ pub(crate) fn describe(error: &HttpError) -> String {
 
 /// The HTTP status the server answered to `initialize`, if the handshake failed on one.
 pub(crate) fn initialize_status(error: &ClientInitializeError) -> Option<u16> {
-    match error {
+    match last_phase(error) {
         ClientInitializeError::TransportError { error, .. } => {
             status_of(error.error.downcast_ref::<HttpError>()?)
         }
         _ => None,
+    }
+}
+
+/// The error of the last phase of a handshake: when `server/discover` found a legacy server and
+/// the `initialize` that followed failed too, that `initialize`'s error.
+pub(crate) fn last_phase(error: &ClientInitializeError) -> &ClientInitializeError {
+    match error {
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => last_phase(fallback),
+        other => other,
     }
 }
 

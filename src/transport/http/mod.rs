@@ -32,8 +32,11 @@ use rmcp::{
 use crate::config::RemoteConfig;
 
 mod errors;
+mod routing;
 
-pub(crate) use errors::{HttpError, describe, initialize_status, never_ran, status_of, verdict};
+pub(crate) use errors::{
+    HttpError, describe, initialize_status, last_phase, never_ran, status_of, verdict,
+};
 
 /// Headers rmcp sets itself; configuring them would make every request fail.
 const RESERVED: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
@@ -172,6 +175,8 @@ impl StreamableHttpClient for HttpClient {
             ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
             _ => None,
         };
+        let mut custom_headers = custom_headers;
+        routing::add_standard_headers(&message, &mut custom_headers);
         let result = self
             .inner
             .post_message_with_response_limits(
