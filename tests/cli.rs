@@ -234,3 +234,102 @@ async fn falling_back_to_legacy_sse_prints_no_error() {
         "the fallback is not an error: {stderr}"
     );
 }
+
+#[tokio::test]
+async fn tools_lists_a_2026_only_server() {
+    let mock = common::process::MockProcess::start_with("http", &["--modern-only"]).await;
+    let (code, stdout, stderr) = run(&["tools", "--json", "--url", &mock.url()]).await;
+    assert_eq!(code, 0, "{stderr}");
+    let tools: Value = serde_json::from_str(stdout.trim()).expect("json");
+    let tools = tools.as_array().expect("an array");
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["public_name"] == "mcp__server__echo"),
+        "{stdout}"
+    );
+    assert!(
+        tools.iter().all(|t| t["protocol"] == "2026-07-28"),
+        "{stdout}"
+    );
+}
+
+/// Reads `watch --json` lines until one satisfies `want` (bounded).
+async fn watch_until(
+    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    what: &str,
+    want: impl Fn(&Value) -> bool,
+) -> Value {
+    let found = tokio::time::timeout(LIMIT, async {
+        while let Some(line) = lines.next_line().await.expect("read") {
+            let event: Value = serde_json::from_str(&line).expect("a JSON line");
+            if want(&event) {
+                return event;
+            }
+        }
+        panic!("watch ended before {what}");
+    })
+    .await;
+    found.unwrap_or_else(|_| panic!("no {what} within the limit"))
+}
+
+#[tokio::test]
+async fn watch_on_a_2026_only_server_survives_a_kill_a_restart_and_a_hang() {
+    let mut mock = common::process::MockProcess::start_with("http", &["--modern-only"]).await;
+    let url = mock.url();
+    let mut child = Command::new(mock_binary())
+        .args([
+            "watch",
+            "--json",
+            "--url",
+            &url,
+            "--heartbeat-interval",
+            "300ms",
+            "--heartbeat-timeout",
+            "150ms",
+            "--reconnect-initial",
+            "50ms",
+            "--reconnect-max",
+            "500ms",
+            "--max-attempts",
+            "100",
+        ])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("watch");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready = |e: &Value| e["state"] == "ready";
+    let first = watch_until(&mut lines, "ready", ready).await;
+    assert_eq!(first["protocol"], "2026-07-28", "{first}");
+    mock.kill().await;
+    let lost = watch_until(&mut lines, "the loss", |e| e["state"] == "reconnecting").await;
+    assert_eq!(lost["cause"], "stream_closed", "{lost}");
+    mock.restart().await;
+    watch_until(&mut lines, "ready again", ready).await;
+    mock.admin("hang", serde_json::json!({})).await;
+    let hung = watch_until(&mut lines, "the hang", |e| {
+        e["state"] == "reconnecting" && e["reason"] == "connection_lost"
+    })
+    .await;
+    assert_eq!(hung["cause"], "heartbeat_timeout", "{hung}");
+    mock.admin("unhang", serde_json::json!({})).await;
+    watch_until(&mut lines, "ready after the hang", ready).await;
+    let methods = &mock.admin_get("state").await["methods"];
+    assert!(
+        methods.get("ping").is_none(),
+        "the mock counted pings: {methods}"
+    );
+    assert!(
+        methods["server/discover"].as_u64().unwrap_or(0) >= 1,
+        "{methods}"
+    );
+    let pid = nix::unistd::Pid::from_raw(child.id().expect("pid") as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("interrupt");
+    let status = tokio::time::timeout(LIMIT, child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    mock.kill().await;
+}

@@ -321,7 +321,7 @@ async fn rep(
     let (_, t_ready) = wait_state(
         &mut rx,
         LIMIT,
-        |s| matches!(s, ConnectionState::Ready { generation } if *generation > old),
+        |s| matches!(s, ConnectionState::Ready { generation, .. } if *generation > old),
     )
     .await?;
     let ready_us = now_us();

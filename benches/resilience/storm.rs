@@ -58,7 +58,7 @@ async fn follow(server: &Supervisor, old: u64) -> (Vec<u64>, Option<Instant>, Co
                 attempts.push(now_us() + delay.as_micros() as u64);
             }
             Event::State {
-                state: ConnectionState::Ready { generation },
+                state: ConnectionState::Ready { generation, .. },
                 ..
             } if generation > old => {
                 ready = Some(Instant::now());

@@ -11,12 +11,19 @@ pub struct MockProcess {
     child: Option<Child>,
     pub kind: &'static str,
     pub port: u16,
+    /// Extra flags of every start (`--modern-only`, say).
+    flags: Vec<&'static str>,
     http: reqwest::Client,
 }
 
 impl MockProcess {
     /// Starts `mcp-resilient mock-server --transport KIND --port 0`.
     pub async fn start(kind: &'static str) -> MockProcess {
+        Self::start_with(kind, &[]).await
+    }
+
+    /// Starts it with extra flags, kept for every restart.
+    pub async fn start_with(kind: &'static str, flags: &[&'static str]) -> MockProcess {
         let http = reqwest::Client::builder()
             .no_proxy()
             .build()
@@ -25,6 +32,7 @@ impl MockProcess {
             child: None,
             kind,
             port: 0,
+            flags: flags.to_vec(),
             http,
         };
         process.spawn().await;
@@ -32,15 +40,12 @@ impl MockProcess {
     }
 
     async fn spawn(&mut self) {
-        let (child, port) = mcp_mock_server::spawn_process(
-            mock_binary(),
-            &["mock-server"],
-            self.kind,
-            self.port,
-            LIMIT,
-        )
-        .await
-        .expect("the mock server starts and reports its port");
+        let mut prefix = vec!["mock-server"];
+        prefix.extend(&self.flags);
+        let (child, port) =
+            mcp_mock_server::spawn_process(mock_binary(), &prefix, self.kind, self.port, LIMIT)
+                .await
+                .expect("the mock server starts and reports its port");
         self.port = port;
         self.child = Some(child);
     }

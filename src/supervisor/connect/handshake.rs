@@ -68,8 +68,8 @@ impl Handshake {
                         .map(|s| s.to_string())
                         .unwrap_or_else(|| "unknown versions".to_owned());
                     format!(
-                        "no protocol version in common: the server answered initialize with \
-                         -32022 and supports {supported}"
+                        "the server refused the protocol version of initialize (-32022); it \
+                         supports {supported}"
                     )
                 }
                 ClientInitializeError::TransportError { error, .. } => {
