@@ -58,8 +58,12 @@ function load(runFile) {
     timedOut: /CLIENT TIMED OUT|Client timed out after/.test(log),
     clientExit: Number(log.match(/Client exited with code (-?\d+)/)?.[1] ?? 0),
     clientSaid: clientErr.trim().split("\n").filter(Boolean).pop() ?? "",
+    // The revision the library settled on, as the client reports it once ready.
+    negotiated: clientErr.match(/ready at (\S+)/)?.[1] ?? "—",
+    skipped: 0,
     notes: [],
   };
+  r.skipped = count("SKIPPED");
   if (r.skippedBySuite) r.result = "skipped";
   else if (r.exitCode === 0 && checks && r.passed > 0 && r.failed + r.warnings === 0)
     r.result = "pass";
@@ -125,13 +129,16 @@ p("A scenario passes only when the suite exited 0 for it and its `checks.json` h
 p("no FAILURE or WARNING (the suite's rule: a failed or warning check, a client that timed out or exited");
 p("non-zero fail it). *wire* is the `--spec-version` the scenario ran at, as `--requirements 2026-07-28` runs");
 p("its scenarios at the 2026-07-28 wire; 0.1.16 sets no `MCP_CONFORMANCE_PROTOCOL_VERSION` and serves 2025-11-25.");
-p("Today the library speaks 2025-11-25 only (`initialize`) whatever the suite asks; where a scenario server");
-p("answers `initialize` with protocol version 2026-07-28, rmcp then adds the SEP-2243 headers by itself.");
+p("The client pins 2025-11-25 when the suite asks for it or says nothing, and lets the library negotiate");
+p("(`protocol = auto`: `server/discover` first) when it asks for 2026-07-28; *negotiated* is the revision the");
+p("library settled on, as the client reported it once ready (— when it never was). Checks the suite marks");
+p("SKIPPED (counted in the last of ✓/✗/⚠/skip) are requests the client never sends, e.g. `initialize` at");
+p("2026-07-28 or `resources/*` and `prompts/*`: the library supervises tools only.");
 p();
 p("## Results");
 p();
-p("| suite | wire | scenario | result | checks ✓/✗/⚠ | failing checks (shortened) |");
-p("|---|---|---|---|---|---|");
+p("| suite | wire | negotiated | scenario | result | checks ✓/✗/⚠/skip | failing checks (shortened) |");
+p("|---|---|---|---|---|---|---|");
 for (const r of runs) {
   const msgs = bad(r).map((c) => message(c, 90));
   const shown = [...new Set(msgs)];
@@ -139,7 +146,7 @@ for (const r of runs) {
   if (shown.length > 4) why.push(`… ${shown.length - 4} more below`);
   const name = r.note ? `${r.scenario} (${r.note})` : r.scenario;
   p(
-    `| ${r.suite} | ${r.wire ?? "not set"} | ${cell(name)} | ${r.result === "pass" ? "pass" : r.result === "FAIL" ? "**FAIL**" : "skipped"} | ${r.passed}/${r.failed}/${r.warnings} | ${cell(why.join("<br>"))} |`,
+    `| ${r.suite} | ${r.wire ?? "not set"} | ${r.negotiated} | ${cell(name)} | ${r.result === "pass" ? "pass" : r.result === "FAIL" ? "**FAIL**" : "skipped"} | ${r.passed}/${r.failed}/${r.warnings}/${r.skipped} | ${cell(why.join("<br>"))} |`,
   );
 }
 p();

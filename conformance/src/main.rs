@@ -22,13 +22,11 @@
 //!
 //! - [`invocation`]: arguments and environment;
 //! - [`connect`]: how we connect (the one place that builds the [`ServerConfig`](mcp_resilient::ServerConfig));
-//! - [`elicitation`]: how we answer elicitation (accept with the schema's defaults);
 //! - [`scenario`]: what each scenario wants done, in one `match`, and the steps that do it.
 #![forbid(unsafe_code)]
 #![warn(unreachable_pub)]
 
 mod connect;
-mod elicitation;
 mod invocation;
 mod scenario;
 
@@ -66,7 +64,7 @@ async fn run(invocation: &Invocation) -> Result<(), String> {
     let deadline = Instant::now() + BUDGET;
     let steps = scenario::plan(invocation)?;
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(connect::config(invocation), registry.clone())
+    let server = Supervisor::start(connect::config(invocation)?, registry.clone())
         .await
         .map_err(|e| format!("cannot start: {e}"))?;
     let outcome = async {
