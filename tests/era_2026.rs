@@ -281,3 +281,93 @@ async fn auto_asks_again_when_a_remembered_legacy_server_is_upgraded() {
     );
     server.shutdown().await;
 }
+
+/// Every POST carries `Mcp-Method` naming its JSON-RPC method (a `tools/call` also `Mcp-Name`),
+/// in both eras and `initialize` included, and `MCP-Protocol-Version` naming the era once it is
+/// known (2025: after `initialize`; 2026: on every request).
+#[tokio::test]
+async fn every_post_names_its_method_and_version_in_both_eras() {
+    init_tracing();
+    let cases = [
+        (
+            ProtocolChoice::Auto,
+            MODERN,
+            &["server/discover", "subscriptions/listen"][..],
+        ),
+        (
+            ProtocolChoice::V2025_11_25,
+            "2025-11-25",
+            &["initialize", "notifications/initialized"][..],
+        ),
+    ];
+    for (choice, version, handshake) in cases {
+        let server_side = mock(MockTransport::Http).await;
+        let config = ServerConfig::http("named", server_side.http_url()).protocol(choice);
+        let (server, registry, protocol) = ready(fast(config)).await;
+        assert_eq!(protocol, version);
+        call(&registry, "named", "echo", json!({"text": "hi"})).await;
+        server.shutdown().await;
+        let posts: Vec<_> = server_side
+            .faults()
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .collect();
+        let mut seen = Vec::new();
+        for post in &posts {
+            let [method] = &post.rpc_methods[..] else {
+                panic!("one message per POST: {post:?}");
+            };
+            let header = |name: &str| post.headers.get(name).map(String::as_str);
+            assert_eq!(header("mcp-method"), Some(method.as_str()), "{post:?}");
+            if method == "tools/call" {
+                assert_eq!(header("mcp-name"), Some("echo"), "{post:?}");
+            }
+            if method != "initialize" {
+                assert_eq!(header("mcp-protocol-version"), Some(version), "{post:?}");
+            }
+            seen.push(method.clone());
+        }
+        for method in handshake.iter().chain(&["tools/list", "tools/call"]) {
+            assert!(
+                seen.iter().any(|m| m == method),
+                "{version}: no {method} in {seen:?}"
+            );
+        }
+    }
+}
+
+/// A list's `ttlMs` is a promise to list again: a change the server never announces reaches the
+/// registry when the list expires, within the same generation.
+#[tokio::test]
+async fn a_list_ttl_refreshes_the_tools_without_a_notification() {
+    init_tracing();
+    let server_side = mock(MockTransport::Http).await;
+    server_side
+        .faults()
+        .set_list_ttl(Some(Duration::from_millis(1000)));
+    let (server, registry, protocol) =
+        ready(fast(ServerConfig::http("cached", server_side.http_url()))).await;
+    assert_eq!(protocol, MODERN);
+    let generation = server.generation().expect("ready");
+    let mut events = server.events();
+    server_side
+        .faults()
+        .set_tools(mcp_mock_server::SetTools {
+            add: vec!["quiet".into()],
+            notify: false,
+            ..Default::default()
+        })
+        .await;
+    let change = wait_event(&mut events, |e| matches!(e, Event::Tools(_))).await;
+    let Event::Tools(change) = change else {
+        unreachable!()
+    };
+    assert_eq!(
+        (change.generation, change.added),
+        (generation, vec!["quiet".to_owned()])
+    );
+    assert!(registry.snapshot().get("mcp__cached__quiet").is_some());
+    assert_eq!(server.generation(), Some(generation));
+    server.shutdown().await;
+}

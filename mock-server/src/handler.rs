@@ -224,6 +224,7 @@ impl ServerHandler for MockHandler {
         if end < tools.len() {
             result.next_cursor = Some(end.to_string());
         }
+        result.ttl_ms = self.shared.list_ttl_ms();
         Ok(result)
     }
 

@@ -74,6 +74,8 @@ pub(crate) struct Shared {
     methods: Mutex<BTreeMap<String, u64>>,
     /// Answer `initialize` with `-32022` (a 2026-07-28-only server); set by the switch only.
     modern_only: AtomicBool,
+    /// The `ttlMs` every `tools/list` page carries; 0: none.
+    list_ttl_ms: AtomicU64,
     /// Live `subscriptions/listen` subscriptions.
     pub(crate) listens: Listens,
     /// `requestState` nonces of `confirm` calls waiting for their retry.
@@ -99,6 +101,7 @@ impl Shared {
             calls: AtomicU64::new(0),
             methods: Mutex::new(BTreeMap::new()),
             modern_only: AtomicBool::new(false),
+            list_ttl_ms: AtomicU64::new(0),
             listens: Listens::new(),
             confirms: Nonces::default(),
             tools: RwLock::new(ToolSet::with_extra(extra_tools)),
@@ -153,6 +156,16 @@ impl Shared {
 
     pub(crate) fn modern_only(&self) -> bool {
         self.modern_only.load(Ordering::SeqCst)
+    }
+
+    /// Sets the `ttlMs` of `tools/list` pages from now on (`None`: leave it out).
+    pub(crate) fn set_list_ttl(&self, ttl: Option<std::time::Duration>) {
+        let ms = ttl.map_or(0, |ttl| u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
+        self.list_ttl_ms.store(ms, Ordering::SeqCst);
+    }
+
+    pub(crate) fn list_ttl_ms(&self) -> Option<u64> {
+        Some(self.list_ttl_ms.load(Ordering::SeqCst)).filter(|ms| *ms > 0)
     }
 
     /// Ends every live subscription: gracefully (its final result), or abruptly (see

@@ -32,6 +32,9 @@ pub struct RecordedRequest {
     pub path: String,
     /// Header names (lowercase) and values (lossy UTF-8); a repeated header keeps its last value.
     pub headers: BTreeMap<String, String>,
+    /// The JSON-RPC `method` of each message in a POST's body (requests and notifications, in
+    /// order); empty for other requests and for bodies that are not JSON-RPC.
+    pub rpc_methods: Vec<String>,
     /// When the request arrived, in microseconds since the Unix epoch (the benchmark lines these
     /// up with client-side times of another process on the same machine).
     pub at_us: u64,
@@ -216,6 +219,12 @@ impl Faults {
     /// Same as the `set_tools` tool; returns the number of tools afterwards.
     pub async fn set_tools(&self, change: SetTools) -> usize {
         self.state.shared.set_tools(&change).await
+    }
+
+    /// Every `tools/list` page from now on carries this `ttlMs` (a 2026-07-28 cache hint: list
+    /// again after it); `None` leaves it out, as by default.
+    pub fn set_list_ttl(&self, ttl: Option<Duration>) {
+        self.state.shared.set_list_ttl(ttl);
     }
 
     /// Every MCP request received so far, oldest first.

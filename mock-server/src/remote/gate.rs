@@ -16,7 +16,8 @@ use super::faults::{FaultState, RecordedRequest, StreamGuard};
 use super::inject::{self, Rpc};
 use crate::block;
 
-fn record(faults: &FaultState, request: &Request) {
+/// What is known of a request on arrival; its JSON-RPC methods are filled in once the body is read.
+fn arrived(request: &Request) -> RecordedRequest {
     let headers = request
         .headers()
         .iter()
@@ -25,14 +26,15 @@ fn record(faults: &FaultState, request: &Request) {
             (name.as_str().to_owned(), value)
         })
         .collect();
-    faults.record(RecordedRequest {
+    RecordedRequest {
         method: request.method().as_str().to_owned(),
         path: request.uri().path().to_owned(),
         headers,
+        rpc_methods: Vec::new(),
         at_us: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
-    });
+    }
 }
 
 /// Reads a POST's body (at most [`super::BODY_LIMIT`]) to see its JSON-RPC messages; other
@@ -66,11 +68,16 @@ pub(crate) async fn gate(
     request: Request,
     next: Next,
 ) -> Response {
-    record(&faults, &request);
+    let mut recorded = arrived(&request);
     let (request, rpc) = match read_rpc(request).await {
         Ok(read) => read,
-        Err(answer) => return answer,
+        Err(answer) => {
+            faults.record(recorded);
+            return answer;
+        }
     };
+    recorded.rpc_methods.clone_from(&rpc.methods);
+    faults.record(recorded);
     for method in &rpc.requests {
         faults.shared.count_method(method);
     }

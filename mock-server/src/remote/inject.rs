@@ -47,7 +47,7 @@ impl Injections {
 #[derive(Default)]
 pub(super) struct Rpc {
     /// The `method` of each message (a batch has several).
-    methods: Vec<String>,
+    pub(super) methods: Vec<String>,
     /// The `method` of each request (a message with an `id`).
     pub(super) requests: Vec<String>,
     /// For a single `initialize` request: its `id` (verbatim) and requested version.
