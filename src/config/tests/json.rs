@@ -188,3 +188,45 @@ fn trailing_garbage_is_rejected() {
     assert_eq!(err.path, "");
     assert!(err.message.contains("trailing"), "{err}");
 }
+
+#[test]
+fn protocol_is_read_per_server_and_defaults_to_auto() {
+    use crate::config::ProtocolChoice;
+    let configs = load(
+        r#"{"mcpServers": {
+          "a": {"url": "http://127.0.0.1:1/mcp"},
+          "b": {"url": "http://127.0.0.1:1/mcp", "protocol": "2025-11-25"},
+          "c": {"command": "srv", "protocol": "2026-07-28"},
+          "d": {"command": "srv", "protocol": "auto"}
+        }}"#,
+    );
+    let protocols: Vec<_> = configs.iter().map(|c| c.protocol).collect();
+    assert_eq!(
+        protocols,
+        [
+            ProtocolChoice::Auto,
+            ProtocolChoice::V2025_11_25,
+            ProtocolChoice::V2026_07_28,
+            ProtocolChoice::Auto
+        ]
+    );
+}
+
+#[test]
+fn an_unknown_protocol_and_2026_over_legacy_sse_are_refused_at_load() {
+    let err = json_rejected(r#"{"mcpServers": {"a": {"command": "srv", "protocol": "2024"}}}"#);
+    assert_eq!(err.path, "mcpServers.a.protocol", "{err}");
+    assert!(
+        err.message
+            .contains("expected auto, 2025-11-25 or 2026-07-28"),
+        "{err}"
+    );
+    let err = json_rejected(
+        r#"{"mcpServers": {"a": {"url": "http://127.0.0.1:1/sse", "type": "sse", "protocol": "2026-07-28"}}}"#,
+    );
+    assert_eq!(err.path, "mcpServers.a.protocol", "{err}");
+    assert!(
+        err.message.contains("legacy SSE speaks only 2024-11-05"),
+        "{err}"
+    );
+}
