@@ -109,7 +109,9 @@ async fn the_failure_cap_unregisters_tools_and_reports_final_failure() {
     assert_eq!(reason, Reason::ConnectionFailed);
     assert_eq!(death.cause, Cause::ConnectFailed);
     assert!(
-        death.detail.contains("exit status: 9") || death.detail.contains("initialize"),
+        death.detail.contains("exit status: 9")
+            || death.detail.contains("server/discover")
+            || death.detail.contains("initialize"),
         "{}",
         death.detail
     );

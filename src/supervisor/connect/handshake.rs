@@ -24,15 +24,33 @@ use crate::{
 /// Why a handshake produced no session.
 pub(super) enum Handshake {
     Cancelled,
-    TimedOut,
-    Failed(Box<ClientInitializeError>),
+    /// No session within the connect timeout; `step` names what was asked (see [`step`]).
+    TimedOut {
+        step: &'static str,
+    },
+    /// The handshake failed at `step`.
+    Failed {
+        error: Box<ClientInitializeError>,
+        step: &'static str,
+    },
+}
+
+/// What a handshake asked the server, for messages: `initialize`, `server/discover`, or (`auto`,
+/// no answer yet) both in turn. An `auto` failure names `initialize` once rmcp fell back to it.
+fn step(initialize_only: bool, auto: bool, error: Option<&ClientInitializeError>) -> &'static str {
+    match error {
+        _ if initialize_only => "initialize",
+        Some(ClientInitializeError::LegacyFallbackFailed { .. }) => "initialize",
+        None if auto => "server/discover (then initialize)",
+        _ => "server/discover",
+    }
 }
 
 impl Handshake {
     /// True when the server refused the protocol version (`-32022`) and names one this crate
     /// speaks in its `supported` list: another era would be accepted.
     pub(super) fn refused_version(&self) -> bool {
-        let Handshake::Failed(e) = self else {
+        let Handshake::Failed { error: e, .. } = self else {
             return false;
         };
         let ClientInitializeError::JsonRpcError(error) = transport::http::last_phase(e) else {
@@ -54,10 +72,10 @@ impl Handshake {
     pub(super) fn detail(&self, connect_timeout: Duration) -> String {
         match self {
             Handshake::Cancelled => "attempt cancelled".to_owned(),
-            Handshake::TimedOut => {
-                format!("initialize timed out (connect timeout {connect_timeout:?})")
+            Handshake::TimedOut { step } => {
+                format!("{step} timed out (connect timeout {connect_timeout:?})")
             }
-            Handshake::Failed(e) => match transport::http::last_phase(e) {
+            Handshake::Failed { error: e, step } => match transport::http::last_phase(e) {
                 ClientInitializeError::JsonRpcError(error)
                     if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
                 {
@@ -68,7 +86,7 @@ impl Handshake {
                         .map(|s| s.to_string())
                         .unwrap_or_else(|| "unknown versions".to_owned());
                     format!(
-                        "the server refused the protocol version of initialize (-32022); it \
+                        "the server refused the protocol version of {step} (-32022); it \
                          supports {supported}"
                     )
                 }
@@ -76,23 +94,23 @@ impl Handshake {
                     match error.error.downcast_ref::<transport::http::HttpError>() {
                         Some(http) if transport::http::status_of(http).is_some() => {
                             crate::verdict::plain(&format!(
-                                "initialize answered {}",
+                                "{step} answered {}",
                                 transport::http::describe(http)
                             ))
                         }
                         Some(
                             rmcp::transport::streamable_http_client::StreamableHttpError::Client(e),
                         ) => crate::verdict::plain(&format!(
-                            "initialize failed: {}",
+                            "{step} failed: {}",
                             transport::innermost(e)
                         )),
                         _ => crate::verdict::plain(&format!(
-                            "initialize failed: {}",
+                            "{step} failed: {}",
                             transport::innermost(&*error.error)
                         )),
                     }
                 }
-                other => crate::verdict::plain(&format!("initialize failed: {other}")),
+                other => crate::verdict::plain(&format!("{step} failed: {other}")),
             },
         }
     }
@@ -101,7 +119,7 @@ impl Handshake {
     /// answering `initialize` (-32022 included) is a rejection, as are the permanent HTTP answers;
     /// anything else is a transient `connect_failed`.
     pub(super) fn verdict(&self) -> (Cause, Option<Duration>) {
-        let Handshake::Failed(e) = self else {
+        let Handshake::Failed { error: e, .. } = self else {
             return (Cause::ConnectFailed, None);
         };
         let verdict = match transport::http::last_phase(e) {
@@ -147,6 +165,8 @@ where
     T: Transport<RoleClient> + 'static,
 {
     let io = Observed::new(transport, activity.clone());
+    let initialize_only = matches!(lifecycle, ClientLifecycleMode::Initialize);
+    let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
     let open = serve_client_with_lifecycle_and_ct(handler, io, lifecycle, session_ct.child_token());
     let served = tokio::select! {
         served = tokio::time::timeout_at(deadline, open) => served,
@@ -156,8 +176,15 @@ where
         }
     };
     let running = served
-        .map_err(|_| Handshake::TimedOut)
-        .and_then(|s| s.map_err(|e| Handshake::Failed(Box::new(e))));
+        .map_err(|_| Handshake::TimedOut {
+            step: step(initialize_only, auto, None),
+        })
+        .and_then(|served| {
+            served.map_err(|error| Handshake::Failed {
+                step: step(initialize_only, auto, Some(&error)),
+                error: Box::new(error),
+            })
+        });
     match running {
         Ok(running) => {
             running

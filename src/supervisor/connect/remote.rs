@@ -93,7 +93,7 @@ pub(super) async fn open(
         }
         Err(handshake) => {
             let status = match &handshake {
-                Handshake::Failed(e) => transport::http::initialize_status(e),
+                Handshake::Failed { error, .. } => transport::http::initialize_status(error),
                 _ => None,
             };
             let mut detail = handshake.detail(config.connect_timeout);
