@@ -26,7 +26,7 @@ use std::{fmt, sync::Arc};
 use futures::future::BoxFuture;
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ErrorData, ListRootsResult,
+    ElicitResult, ElicitationAction, ErrorData, ListRootsResult, ServerNotification,
 };
 
 type ElicitFn = dyn Fn(Arc<str>, ElicitRequestParams) -> BoxFuture<'static, Result<ElicitResult, ErrorData>>
@@ -40,6 +40,7 @@ type SampleFn = dyn Fn(
     + Sync;
 type RootsFn =
     dyn Fn(Arc<str>) -> BoxFuture<'static, Result<ListRootsResult, ErrorData>> + Send + Sync;
+type NotifyFn = dyn Fn(Arc<str>, ServerNotification) -> BoxFuture<'static, ()> + Send + Sync;
 
 /// The host's answers to what servers ask. Cheap to clone; equal when the same handlers are set.
 ///
@@ -51,6 +52,7 @@ pub struct HostHandlers {
     elicit: Option<Arc<ElicitFn>>,
     sample: Option<Arc<SampleFn>>,
     roots: Option<Arc<RootsFn>>,
+    notify: Option<Arc<NotifyFn>>,
 }
 
 impl HostHandlers {
@@ -93,6 +95,25 @@ impl HostHandlers {
         self
     }
 
+    /// Receives what the server tells the host, with the server's name: log messages
+    /// (`notifications/message`), resource updates and list changes, prompt list changes,
+    /// progress that no call of this crate is waiting for, and custom notifications. Tool list
+    /// changes are not passed on: the supervisor re-syncs the registry, and
+    /// [`ToolRegistry::changes`](crate::ToolRegistry::changes) says when the tools changed.
+    ///
+    /// On a 2026-07-28 server these arrive on the generation's listen stream, which then also
+    /// asks for resource and prompt list changes (when the server can send them).
+    pub fn on_notification<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(Arc<str>, ServerNotification) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.notify = Some(Arc::new(move |server, notification| {
+            Box::pin(handler(server, notification))
+        }));
+        self
+    }
+
     /// Elicitations are accepted with every field at its schema default (fields without one are
     /// left out); URL elicitations are declined. For unattended hosts and tests.
     pub fn accept_elicitation_defaults(self) -> Self {
@@ -119,6 +140,18 @@ impl HostHandlers {
             Ask::Elicitation => self.elicit.is_some(),
             Ask::Sampling => self.sample.is_some(),
             Ask::Roots => self.roots.is_some(),
+        }
+    }
+
+    /// Whether a notification handler is set.
+    pub(crate) fn listens(&self) -> bool {
+        self.notify.is_some()
+    }
+
+    /// Passes `notification` from `server` to the host's handler, if one is set.
+    pub(crate) async fn notify(&self, server: Arc<str>, notification: ServerNotification) {
+        if let Some(handler) = &self.notify {
+            handler(server, notification).await;
         }
     }
 
@@ -183,6 +216,7 @@ impl fmt::Debug for HostHandlers {
             .field("elicit", &self.elicit.is_some())
             .field("sample", &self.sample.is_some())
             .field("roots", &self.roots.is_some())
+            .field("notify", &self.notify.is_some())
             .finish()
     }
 }
@@ -199,6 +233,7 @@ impl PartialEq for HostHandlers {
         same(&self.elicit, &other.elicit)
             && same(&self.sample, &other.sample)
             && same(&self.roots, &other.roots)
+            && same(&self.notify, &other.notify)
     }
 }
 

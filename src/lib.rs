@@ -27,6 +27,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod call;
 pub mod config;
 mod error;
 pub mod host;
@@ -36,6 +37,7 @@ mod supervisor;
 mod transport;
 mod verdict;
 
+pub use call::CallOptions;
 pub use config::ServerConfig;
 pub use error::{CallError, StartError};
 pub use registry::{Snapshot, ToolHandle, ToolRegistry, ToolsChanged};

@@ -51,7 +51,8 @@ pub(crate) struct Running {
     has_process: bool,
     monitor: JoinHandle<()>,
     heartbeat: Option<JoinHandle<()>>,
-    /// The `subscriptions/listen` watcher of a 2026-07-28 generation.
+    /// The listen stream of a 2026-07-28 generation, or the resource subscriptions of a 2025
+    /// one (see [`super::listen`]).
     listener: Option<JoinHandle<()>>,
 }
 
@@ -71,7 +72,7 @@ impl Running {
         live: Arc<Live>,
         session: Session,
         heartbeat: Option<super::heartbeat::Heartbeat>,
-        listen: Option<(rmcp::service::Subscription, mpsc::UnboundedSender<Msg>)>,
+        listen: super::listen::Listener,
         close_limit: Duration,
     ) -> Running {
         let (stop, stop_rx) = oneshot::channel();
@@ -85,9 +86,7 @@ impl Running {
         };
         let monitor = tokio::spawn(watch.run(session));
         let heartbeat = heartbeat.map(|hb| tokio::spawn(hb.run(live.clone())));
-        let listener = listen.map(|(subscription, tx)| {
-            tokio::spawn(super::listen::run(subscription, live.clone(), tx))
-        });
+        let listener = Some(tokio::spawn(super::listen::run(listen, live.clone())));
         Running {
             live,
             stop,

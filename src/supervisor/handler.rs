@@ -8,25 +8,32 @@ use std::sync::Arc;
 use rmcp::{
     ClientHandler, RoleClient,
     model::{
-        ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-        ElicitResult, ErrorData, Implementation, ListRootsResult, ProtocolVersion,
+        ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomNotification,
+        ElicitRequestParams, ElicitResult, ErrorData, Implementation, ListRootsResult,
+        LoggingMessageNotification, LoggingMessageNotificationParam, ProgressNotification,
+        ProgressNotificationParam, PromptListChangedNotification, ProtocolVersion,
+        ResourceListChangedNotification, ResourceUpdatedNotification,
+        ResourceUpdatedNotificationParam, ServerNotification,
     },
     service::{NotificationContext, RequestContext},
 };
 use tokio::sync::mpsc;
 
-use super::actor::Msg;
+use super::{actor::Msg, relay::Relay};
 use crate::{host::HostHandlers, state::Generation};
 
 /// One per generation: it stamps every notification with its generation, so the supervisor can
 /// ignore what a replaced generation says (rmcp runs each notification in its own task, so a
 /// late one can arrive after the replacement), and it hands what the server asks of the client
-/// (elicitation, sampling, roots) to the host's handlers.
+/// (elicitation, sampling, roots) to the host's handlers, and what it tells the host (progress,
+/// log messages, resource and prompt changes) to the call waiting for it or the host's
+/// notification handler.
 pub(crate) struct GenerationHandler {
     generation: Generation,
     server: Arc<str>,
     tx: mpsc::UnboundedSender<Msg>,
     handlers: HostHandlers,
+    relay: Arc<Relay>,
     info: ClientConfig,
 }
 
@@ -36,6 +43,7 @@ impl GenerationHandler {
         server: Arc<str>,
         tx: mpsc::UnboundedSender<Msg>,
         handlers: HostHandlers,
+        relay: Arc<Relay>,
         protocol_version: ProtocolVersion,
     ) -> Self {
         let info = ClientConfig::new(
@@ -48,8 +56,15 @@ impl GenerationHandler {
             server,
             tx,
             handlers,
+            relay,
             info,
         }
+    }
+
+    async fn tell_host(&self, notification: ServerNotification) {
+        self.handlers
+            .notify(self.server.clone(), notification)
+            .await;
     }
 }
 
@@ -59,6 +74,53 @@ impl ClientHandler for GenerationHandler {
         let _ = self.tx.send(Msg::ListChanged {
             generation: self.generation,
         });
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(unclaimed) = self.relay.progress(self.generation, params) {
+            self.tell_host(ProgressNotification::new(unclaimed).into())
+                .await;
+        }
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.tell_host(LoggingMessageNotification::new(params).into())
+            .await;
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.tell_host(ResourceUpdatedNotification::new(params).into())
+            .await;
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tell_host(ResourceListChangedNotification::default().into())
+            .await;
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tell_host(PromptListChangedNotification::default().into())
+            .await;
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.tell_host(notification.into()).await;
     }
 
     async fn create_elicitation(

@@ -21,12 +21,19 @@ mod heartbeat;
 mod link;
 mod listen;
 mod live;
+mod relay;
 mod retry_guard;
 mod sync;
 
 use std::{sync::Arc, time::Duration};
 
-use rmcp::model::CallToolResult;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientRequest, ServerPeerInfo, ServerResult,
+    SubscribeRequestParams, UnsubscribeRequestParams,
+};
+#[allow(deprecated)]
+// resources/(un)subscribe: legacy-only, and so used only on 2025 generations
+use rmcp::model::{SubscribeRequest, UnsubscribeRequest};
 use tokio::{
     sync::{broadcast, mpsc, oneshot, watch},
     task::JoinHandle,
@@ -37,6 +44,7 @@ pub(crate) use link::Link;
 
 use crate::{
     CallError, StartError,
+    call::CallOptions,
     config::ServerConfig,
     registry::{ToolRegistry, handle::to_object},
     state::{Cause, ConnectionState, Death, Event, Generation},
@@ -82,12 +90,19 @@ impl Supervisor {
         // Events are rare (state changes, tool changes, probe misses); a slow reader lags rather than
         // costing every idle connection a large preallocated ring.
         let (events, _) = broadcast::channel(32);
-        let link = Arc::new(Link::new(server.clone(), &config, tx, events));
+        let relay = Arc::new(relay::Relay::default());
+        let link = Arc::new(Link::new(
+            server.clone(),
+            &config,
+            tx,
+            events,
+            relay.clone(),
+        ));
         registry.attach(&server, link.clone())?;
         let actor = actor::Actor::new(
             link.clone(),
             config,
-            connect::ConnectContext::new(http),
+            connect::ConnectContext::new(http, relay),
             registry.clone(),
             rx,
         );
@@ -195,7 +210,116 @@ impl Supervisor {
                 name: tool.to_owned(),
             });
         }
-        self.link.call_tool(tool, arguments, None).await
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        self.link.call(params, &CallOptions::default()).await
+    }
+
+    /// Calls a tool with everything the request may carry (`params.name` is the tool's name on
+    /// this server; `_meta` is sent as given, except the progress token, which is this crate's
+    /// own: see [`CallOptions::progress`]). Unlike [`call_tool`](Self::call_tool) it does not
+    /// check the registered tool set first: the server decides.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the call: the server is sent `notifications/cancelled`.
+    pub async fn call(
+        &self,
+        params: CallToolRequestParams,
+        options: CallOptions,
+    ) -> Result<CallToolResult, CallError> {
+        self.link.call(params, &options).await
+    }
+
+    /// Sends any request (`resources/read`, `prompts/get`, `completion/complete`,
+    /// `logging/setLevel`, …) to the current generation, with the rules of a call: it waits for
+    /// a ready generation up to `call_wait`, probes first after a long silence, waits out
+    /// `Retry-After`, is sent once more to the next generation when the server provably did not
+    /// run it, and its failures are judged like a call's (a suspect answer counts as a miss).
+    /// A `tools/call` is passed to [`call`](Self::call), so `input_required` rounds are answered.
+    ///
+    /// The answer is whatever the server sent; a JSON-RPC error is [`CallError::Server`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the request: the server is sent `notifications/cancelled`.
+    pub async fn request(
+        &self,
+        request: ClientRequest,
+        options: CallOptions,
+    ) -> Result<ServerResult, CallError> {
+        self.link.request(request, &options).await
+    }
+
+    /// What the ready generation's server said about itself (`initialize` result, or for a
+    /// 2026-07-28 server its `server/discover` answer): name, version, capabilities,
+    /// instructions. `None` during an outage.
+    pub fn server_info(&self) -> Option<ServerPeerInfo> {
+        let live = self.link.live.borrow().clone()?;
+        live.peer.peer_info().map(|info| (*info).clone())
+    }
+
+    /// Subscribes to updates of the resource `uri`, now and on every generation after this one
+    /// (a 2025 server is sent `resources/subscribe` again after each reconnect; a 2026-07-28
+    /// server gets the URI in its listen stream's filter). Updates reach
+    /// [`HostHandlers::on_notification`](crate::host::HostHandlers::on_notification).
+    ///
+    /// With a ready 2025 generation the subscription is sent at once and its answer returned;
+    /// when the server refuses it, the URI is not kept. Otherwise the URI is kept and sent when
+    /// a generation is ready.
+    pub async fn subscribe(&self, uri: &str) -> Result<(), CallError> {
+        let added = self
+            .link
+            .relay
+            .subscriptions
+            .send_if_modified(|set| set.insert(uri.to_owned()));
+        if !self.sessionful() {
+            return Ok(());
+        }
+        #[allow(deprecated)]
+        let request = ClientRequest::SubscribeRequest(SubscribeRequest::new(
+            SubscribeRequestParams::new(uri),
+        ));
+        match self.request(request, CallOptions::default()).await {
+            Ok(_) => Ok(()),
+            Err(error) => {
+                if added && matches!(error, CallError::Server(_)) {
+                    self.link.relay.subscriptions.send_modify(|set| {
+                        set.remove(uri);
+                    });
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Ends the subscription to `uri` (see [`subscribe`](Self::subscribe)); no later generation
+    /// is subscribed to it. A ready 2025 generation is sent `resources/unsubscribe`.
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), CallError> {
+        let removed = self
+            .link
+            .relay
+            .subscriptions
+            .send_if_modified(|set| set.remove(uri));
+        if !removed || !self.sessionful() {
+            return Ok(());
+        }
+        #[allow(deprecated)]
+        let request = ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(
+            UnsubscribeRequestParams::new(uri),
+        ));
+        self.request(request, CallOptions::default())
+            .await
+            .map(drop)
+    }
+
+    /// Whether the ready generation speaks an era with sessions (2025-11-25 and earlier), where
+    /// subscriptions are requests of their own.
+    fn sessionful(&self) -> bool {
+        let live = self.link.live.borrow().clone();
+        live.is_some_and(|live| !connect::era::is_modern(&live.protocol))
     }
 
     /// Reports that `generation` looks dead to the host (for example its own check failed).

@@ -315,6 +315,7 @@ impl Actor {
             tools,
             ttl,
             subscription,
+            wanted,
             protocol,
             elapsed,
         } = connected;
@@ -338,7 +339,13 @@ impl Actor {
             events: self.link.events.clone(),
         });
         self.publish(generation, tools);
-        let listen = subscription.map(|s| (s, self.link.tx.clone()));
+        let listen = crate::supervisor::listen::Listener {
+            subscription,
+            wanted,
+            tx: self.link.tx.clone(),
+            relay: self.link.relay.clone(),
+            handlers: self.config.handlers.clone(),
+        };
         let running = Running::start(
             live.clone(),
             session,

@@ -20,7 +20,8 @@ use tokio::{sync::mpsc, time::Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    actor::Msg, generation::Session, handler::GenerationHandler, listen, sync::list_all_tools,
+    actor::Msg, generation::Session, handler::GenerationHandler, listen, relay::Relay,
+    sync::list_all_tools,
 };
 use crate::{
     config::{ServerConfig, TransportConfig},
@@ -67,6 +68,8 @@ pub(crate) struct Connected {
     pub(crate) ttl: Option<Duration>,
     /// The `subscriptions/listen` stream of a 2026-07-28 server that can change its lists.
     pub(crate) subscription: Option<rmcp::service::Subscription>,
+    /// What that stream asked for.
+    pub(crate) wanted: listen::Wanted,
     /// The protocol version the handshake negotiated.
     pub(crate) protocol: ProtocolVersion,
     /// How long the handshake and the listing took.
@@ -82,14 +85,17 @@ pub(crate) struct ConnectContext {
     pub(crate) detected: Arc<KindMemory>,
     /// The protocol era `auto` found; written after each handshake.
     pub(crate) era: Arc<era::EraMemory>,
+    /// Progress routes and resource subscriptions, shared with the call path.
+    pub(crate) relay: Arc<Relay>,
 }
 
 impl ConnectContext {
-    pub(crate) fn new(http: reqwest::Client) -> Self {
+    pub(crate) fn new(http: reqwest::Client, relay: Arc<Relay>) -> Self {
         ConnectContext {
             http,
             detected: Arc::default(),
             era: Arc::default(),
+            relay,
         }
     }
 }
@@ -116,6 +122,7 @@ impl Attempt {
             Arc::from(self.config.name.as_str()),
             self.tx.clone(),
             self.config.handlers.clone(),
+            self.context.relay.clone(),
             version,
         )
     }
@@ -129,8 +136,9 @@ pub(crate) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailur
     let session = open(&attempt, deadline).await?;
     let protocol = negotiated(&session);
     // Subscribe before listing, so that no change falls between the two.
+    let wanted = listen::Wanted::now(&config.handlers, &attempt.context.relay);
     let subscription = tokio::select! {
-        listened = tokio::time::timeout_at(deadline, listen::subscribe(session.running.peer(), &protocol)) => {
+        listened = tokio::time::timeout_at(deadline, listen::subscribe(session.running.peer(), &protocol, &wanted)) => {
             listened.unwrap_or_else(|_| Err(format!("subscriptions/listen timed out (connect timeout {:?})", config.connect_timeout)))
         }
         _ = ct.cancelled() => Err("attempt cancelled".to_owned()),
@@ -154,6 +162,7 @@ pub(crate) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailur
             tools: listing.tools,
             ttl: listing.ttl,
             subscription,
+            wanted,
             protocol,
             elapsed: started.elapsed(),
         }),

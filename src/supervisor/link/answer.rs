@@ -1,16 +1,20 @@
-//! One send of a call, and what its answer means for the call and for the generation.
+//! One send of a request, and what its answer means for the request and for the generation.
 
 use std::{sync::Arc, time::Duration};
 
 use rmcp::{
-    ServiceError,
-    model::{CallToolRequestParams, CallToolResponse, CallToolResult, InputRequiredResult},
+    Peer, RoleClient, ServiceError,
+    model::{
+        CancelledNotification, CancelledNotificationParam, ClientRequest, RequestId, ServerResult,
+    },
+    service::PeerRequestOptions,
 };
 use tokio::time::Instant;
 
 use super::Link;
 use crate::{
     CallError,
+    call::ProgressFn,
     state::{Cause, Death},
     supervisor::live::Live,
     transport::{judge, never_ran},
@@ -23,14 +27,15 @@ const OVERLOAD_MIN_WAIT: Duration = Duration::from_millis(100);
 /// How many times one call is sent again after being refused for load.
 const OVERLOAD_RESENDS: u32 = 5;
 
+/// How long a cancellation for an abandoned request may take to send before it is given up.
+const CANCEL_SEND_LIMIT: Duration = Duration::from_secs(5);
+
 /// What became of one send.
 pub(super) enum Sent {
-    /// The call is over, one way or the other.
-    Done(Result<CallToolResult, CallError>),
+    /// The request is over, one way or the other.
+    Done(Result<ServerResult, CallError>),
     /// Refused for load with a `Retry-After` that fit the deadline, now waited out: send again.
     Again,
-    /// The server needs input from the host first (2026-07-28 `input_required`).
-    Input(Box<InputRequiredResult>),
     /// The server provably did not run the request (its connection was refused, or its session
     /// was unknown); the generation was reported dead. The error is the answer if the request
     /// may not go again.
@@ -38,23 +43,27 @@ pub(super) enum Sent {
 }
 
 impl Link {
-    /// Sends the call once on `live`, inside `deadline`.
+    /// Sends `request` once on `live`, inside `deadline`; its progress goes to `progress`.
     /// `overloads` counts the refusals for load so far; each one waits longer (from
     /// [`OVERLOAD_MIN_WAIT`], doubling, or the server's `Retry-After` if longer).
+    ///
+    /// Dropping the future (or the deadline passing) abandons the request: the server is sent
+    /// `notifications/cancelled` for it.
     pub(super) async fn send_once(
         &self,
         live: &Arc<Live>,
-        params: &CallToolRequestParams,
+        request: ClientRequest,
         deadline: Instant,
         limit: Duration,
         overloads: &mut u32,
+        progress: Option<&ProgressFn>,
     ) -> Sent {
         let sent = Instant::now();
         let outcome = {
             let _in_flight = live.call_started();
             tokio::select! {
                 biased;
-                outcome = tokio::time::timeout_at(deadline, live.peer.call_tool_once(params.clone())) => outcome,
+                outcome = tokio::time::timeout_at(deadline, self.exchange(live, request, progress)) => outcome,
                 _ = live.dead.cancelled() => {
                     return Sent::Done(Err(self.lost(live, "the generation died during the call", true)));
                 }
@@ -66,16 +75,9 @@ impl Link {
                 return Sent::Done(Err(CallError::Timeout { after: limit }));
             }
             // Any answer proves the server alive: the next miss is the first again.
-            Ok(Ok(response)) => {
+            Ok(Ok(result)) => {
                 live.misses.clear();
-                return match response {
-                    CallToolResponse::Complete(result) => Sent::Done(Ok(result)),
-                    CallToolResponse::InputRequired(input) => Sent::Input(Box::new(input)),
-                    _ => Sent::Done(Err(CallError::Protocol {
-                        detail: "the server made the call a task, which this client does not poll"
-                            .to_owned(),
-                    })),
-                };
+                return Sent::Done(Ok(result));
             }
             Ok(Err(ServiceError::McpError(e))) => {
                 live.misses.clear();
@@ -85,6 +87,34 @@ impl Link {
         };
         self.after_error(live, &error, sent, deadline, overloads)
             .await
+    }
+
+    /// Sends `request` and waits for its answer, with its progress routed to `progress` and a
+    /// cancellation sent if this future is dropped first.
+    async fn exchange(
+        &self,
+        live: &Live,
+        request: ClientRequest,
+        progress: Option<&ProgressFn>,
+    ) -> Result<ServerResult, ServiceError> {
+        let handle = live
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        let _route = progress.map(|callback| {
+            self.relay.route_progress(
+                live.generation,
+                handle.progress_token.clone(),
+                callback.clone(),
+            )
+        });
+        let mut abandon = Abandon {
+            peer: &live.peer,
+            id: Some(handle.id.clone()),
+        };
+        let result = handle.await_response().await;
+        abandon.id = None;
+        result
     }
 
     /// What a failed send means (see [`crate::verdict`]).
@@ -202,4 +232,28 @@ impl Link {
 /// for, but never less than [`OVERLOAD_MIN_WAIT`] doubled `n` times.
 fn overload_wait(asked: Duration, n: u32) -> Duration {
     asked.max(OVERLOAD_MIN_WAIT * 2u32.saturating_pow(n))
+}
+
+/// Sends `notifications/cancelled` for a request whose answer nobody will read any more (its
+/// caller went away, or its deadline passed), so the server can stop working on it.
+struct Abandon<'a> {
+    peer: &'a Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        let params =
+            CancelledNotificationParam::new(Some(id), Some("abandoned by the caller".to_owned()));
+        let notification = CancelledNotification::new(params);
+        runtime.spawn(async move {
+            let sent = peer.send_notification(notification.into());
+            let _ = tokio::time::timeout(CANCEL_SEND_LIMIT, sent).await;
+        });
+    }
 }

@@ -2,7 +2,9 @@
 
 use std::{sync::Arc, time::Duration};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject, ServerResult,
+};
 use tokio::{
     sync::{broadcast, mpsc, watch},
     time::Instant,
@@ -12,9 +14,10 @@ mod answer;
 mod input;
 mod probe;
 
-use super::{actor::Msg, live::Live, retry_guard::RetryGuard};
+use super::{actor::Msg, live::Live, relay::Relay, retry_guard::RetryGuard};
 use crate::{
     CallError,
+    call::CallOptions,
     config::ServerConfig,
     state::{ConnectionState, Event},
 };
@@ -31,6 +34,8 @@ pub(crate) struct Link {
     pub(crate) live: watch::Sender<Option<Arc<Live>>>,
     pub(crate) state: watch::Sender<ConnectionState>,
     pub(crate) events: broadcast::Sender<Event>,
+    /// Progress routes and resource subscriptions, shared with every generation.
+    pub(crate) relay: Arc<Relay>,
     call_timeout: Duration,
     /// The host's answers to what the server asks (`input_required` rounds).
     handlers: crate::host::HostHandlers,
@@ -47,6 +52,7 @@ impl Link {
         config: &ServerConfig,
         tx: mpsc::UnboundedSender<Msg>,
         events: broadcast::Sender<Event>,
+        relay: Arc<Relay>,
     ) -> Self {
         let hb = &config.heartbeat;
         Link {
@@ -56,6 +62,7 @@ impl Link {
             live: watch::Sender::new(None),
             state: watch::Sender::new(ConnectionState::Connecting { attempt: 1 }),
             events,
+            relay,
             call_timeout: config.call_timeout,
             call_wait: config.call_wait,
             handlers: config.handlers.clone(),
@@ -79,19 +86,88 @@ impl Link {
         }
     }
 
-    /// Calls `tool` on the current generation.
+    /// Calls a tool on the current generation.
     ///
     /// The whole call — waiting out an overloaded server's `Retry-After`, resending a request that
-    /// never left — stays inside one deadline of `timeout` (default: the server's call timeout),
-    /// counted from when a ready generation was found.
-    pub(crate) async fn call_tool(
+    /// never left, answering `input_required` rounds — stays inside one deadline (default: the
+    /// server's call timeout), counted from when a ready generation was found.
+    pub(crate) async fn call(
         &self,
-        tool: &str,
-        arguments: Option<JsonObject>,
-        timeout: Option<Duration>,
+        mut params: CallToolRequestParams,
+        options: &CallOptions,
     ) -> Result<CallToolResult, CallError> {
-        let mut live = self.current().await?;
-        let limit = timeout.unwrap_or(self.call_timeout);
+        let (mut live, deadline, limit) = self.ready_for(options).await?;
+        let (mut resent, mut overloads, mut rounds) = (false, 0, input::Rounds::default());
+        loop {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let progress = options.progress.as_ref();
+            match self
+                .send_once(&live, request, deadline, limit, &mut overloads, progress)
+                .await
+            {
+                Sent::Done(Ok(ServerResult::InputRequiredResult(input))) => {
+                    self.answer_input(input, &mut params, &mut rounds, deadline)
+                        .await?
+                }
+                Sent::Done(result) => return result.and_then(tool_result),
+                Sent::Again => {}
+                // The server did not run it: it may go once to the next generation.
+                Sent::Unsent(not_run) if !resent => {
+                    resent = true;
+                    live = self.next_live(&live, deadline, not_run).await?;
+                }
+                Sent::Unsent(lost) => return Err(lost),
+            }
+        }
+    }
+
+    /// Sends any request to the current generation, with the same deadline, resend and verdict
+    /// rules as a call. A `tools/call` goes through [`call`](Self::call).
+    pub(crate) async fn request(
+        &self,
+        request: ClientRequest,
+        options: &CallOptions,
+    ) -> Result<ServerResult, CallError> {
+        if let ClientRequest::CallToolRequest(call) = request {
+            return self
+                .call(call.params, options)
+                .await
+                .map(ServerResult::CallToolResult);
+        }
+        let (mut live, deadline, limit) = self.ready_for(options).await?;
+        let (mut resent, mut overloads) = (false, 0);
+        loop {
+            let progress = options.progress.as_ref();
+            match self
+                .send_once(
+                    &live,
+                    request.clone(),
+                    deadline,
+                    limit,
+                    &mut overloads,
+                    progress,
+                )
+                .await
+            {
+                Sent::Done(result) => return result,
+                Sent::Again => {}
+                Sent::Unsent(not_run) if !resent => {
+                    resent = true;
+                    live = self.next_live(&live, deadline, not_run).await?;
+                }
+                Sent::Unsent(lost) => return Err(lost),
+            }
+        }
+    }
+
+    /// The generation a request goes to, its deadline and its limit: the ready generation (or
+    /// the one `call_wait` waits for), probed first after a long silence.
+    async fn ready_for(
+        &self,
+        options: &CallOptions,
+    ) -> Result<(Arc<Live>, Instant, Duration), CallError> {
+        let live = self.current().await?;
+        let limit = options.timeout.unwrap_or(self.call_timeout);
         let deadline = Instant::now() + limit;
         if let Some((interval, probe_timeout, failures)) = self.probe_first
             && live.activity.idle() > interval
@@ -101,30 +177,7 @@ impl Link {
             self.probe_before_call(&live, probe_timeout, failures)
                 .await?;
         }
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        if let Some(arguments) = arguments {
-            params = params.with_arguments(arguments);
-        }
-        let (mut resent, mut overloads, mut rounds) = (false, 0, input::Rounds::default());
-        loop {
-            match self
-                .send_once(&live, &params, deadline, limit, &mut overloads)
-                .await
-            {
-                Sent::Done(result) => return result,
-                Sent::Again => {}
-                Sent::Input(input) => {
-                    self.answer_input(*input, &mut params, &mut rounds, deadline)
-                        .await?
-                }
-                // The server did not run it: it may go once to the next generation.
-                Sent::Unsent(not_run) if !resent => {
-                    resent = true;
-                    live = self.next_live(&live, deadline, not_run).await?;
-                }
-                Sent::Unsent(lost) => return Err(lost),
-            }
-        }
+        Ok((live, deadline, limit))
     }
 
     /// The ready generation, or (during an outage) the one `call_wait` waits for.
@@ -194,6 +247,21 @@ impl Link {
     }
 }
 
+/// What a `tools/call` answered, as a tool result.
+fn tool_result(result: ServerResult) -> Result<CallToolResult, CallError> {
+    match result {
+        ServerResult::CallToolResult(result) => Ok(result),
+        // A result with nothing in it (some servers answer a void tool so).
+        ServerResult::EmptyResult(_) => Ok(CallToolResult::default()),
+        ServerResult::CreateTaskResult(_) => Err(CallError::Protocol {
+            detail: "the server made the call a task, which this client does not poll".to_owned(),
+        }),
+        other => Err(CallError::Protocol {
+            detail: format!("tools/call was answered with another kind of result: {other:?}"),
+        }),
+    }
+}
+
 impl crate::registry::Route for Link {
     fn call_tool<'a>(
         &'a self,
@@ -201,6 +269,14 @@ impl crate::registry::Route for Link {
         arguments: Option<JsonObject>,
         timeout: Option<Duration>,
     ) -> futures::future::BoxFuture<'a, Result<CallToolResult, CallError>> {
-        Box::pin(Link::call_tool(self, tool, arguments, timeout))
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let options = CallOptions {
+            timeout,
+            ..CallOptions::default()
+        };
+        Box::pin(async move { Link::call(self, params, &options).await })
     }
 }

@@ -1,0 +1,66 @@
+//! [`CallOptions`]: how one request goes through a supervisor.
+
+use std::{fmt, sync::Arc, time::Duration};
+
+use rmcp::model::ProgressNotificationParam;
+
+/// Receives the progress a server reports for one request.
+pub type ProgressFn = Arc<dyn Fn(ProgressNotificationParam) + Send + Sync>;
+
+/// Options of one call or request sent through a [`Supervisor`](crate::Supervisor).
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_resilient::CallOptions;
+///
+/// let options = CallOptions::new()
+///     .timeout(Duration::from_secs(5))
+///     .on_progress(|progress| eprintln!("{}/{:?}", progress.progress, progress.total));
+/// ```
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct CallOptions {
+    /// The whole request's deadline, waits for `Retry-After` and resends included.
+    ///
+    /// # Default
+    /// `None`: the server's `call_timeout`.
+    pub timeout: Option<Duration>,
+    /// Called with each progress notification the server sends for this request (the progress
+    /// token is this crate's own, one per request; the host's token, if it has one, is its
+    /// business to put back).
+    ///
+    /// # Default
+    /// `None`: progress goes to [`HostHandlers::on_notification`](crate::host::HostHandlers::on_notification), if set.
+    pub progress: Option<ProgressFn>,
+}
+
+impl CallOptions {
+    /// The defaults: the server's call timeout, no progress callback.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`timeout`](Self::timeout).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets [`progress`](Self::progress).
+    pub fn on_progress(
+        mut self,
+        callback: impl Fn(ProgressNotificationParam) + Send + Sync + 'static,
+    ) -> Self {
+        self.progress = Some(Arc::new(callback));
+        self
+    }
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("timeout", &self.timeout)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
