@@ -31,6 +31,10 @@ const OVERLOAD_RESENDS: u32 = 5;
 const CANCEL_SEND_LIMIT: Duration = Duration::from_secs(5);
 
 /// What became of one send.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "returned once per send and matched at once; boxing would allocate on every call"
+)]
 pub(super) enum Sent {
     /// The request is over, one way or the other.
     Done(Result<ServerResult, CallError>),
