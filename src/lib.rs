@@ -31,6 +31,8 @@ pub mod call;
 pub mod config;
 mod error;
 pub mod host;
+#[cfg(feature = "proxy")]
+pub mod proxy;
 pub mod registry;
 pub mod state;
 mod supervisor;

@@ -8,6 +8,8 @@ mod commands;
 mod demo;
 #[path = "cli/output.rs"]
 mod output;
+#[path = "cli/proxy.rs"]
+mod proxy;
 
 use std::process::ExitCode;
 
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
                 server,
             } => commands::call(&server, &tool, &args_json).await,
             Command::Watch { server, json } => commands::watch(&server, json).await,
+            Command::Proxy(args) => proxy::run(&args).await,
             Command::MockServer { .. } | Command::FaultProxy { .. } => ExitCode::SUCCESS,
         }
     })

@@ -2,6 +2,7 @@
 //! policies, and waits that always have a deadline.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod host;
 pub mod process;
 
 use std::{path::Path, time::Duration};

@@ -49,6 +49,9 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve MCP on stdio for a host (Claude Desktop, Claude Code, Cursor, VS Code, …) with
+    /// supervised upstreams behind it: one transparently, or several under public names.
+    Proxy(ProxyArgs),
     /// Run the embedded mock MCP server (used by the demo and the tests).
     #[command(hide = true, disable_help_flag = true)]
     MockServer {
@@ -71,6 +74,25 @@ pub(crate) struct DemoArgs {
     pub(crate) transport: String,
 }
 
+/// `proxy`: the upstreams, and how the proxy answers the host.
+#[derive(Debug, Args)]
+pub(crate) struct ProxyArgs {
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+    /// Show every upstream's tools and prompts as `mcp__<server>__<name>`, even a single one
+    /// (the default for two or more).
+    #[arg(long)]
+    pub(crate) aggregate: bool,
+    /// How long the host's `initialize` waits for the upstreams before it is answered with what
+    /// the proxy knows.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub(crate) startup_wait: Duration,
+    /// How long a call made during an outage waits for the next generation (for servers whose
+    /// configuration sets no `callWait`).
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub(crate) call_wait: Duration,
+}
+
 /// Which server, and the supervision policy.
 #[derive(Debug, Args)]
 pub(crate) struct ServerArgs {
@@ -78,11 +100,11 @@ pub(crate) struct ServerArgs {
     #[arg(long)]
     stdio: bool,
     /// A Claude Desktop / Cursor / VS Code style JSON file with `mcpServers` or `servers`.
-    #[arg(long, requires = "server")]
-    config: Option<PathBuf>,
-    /// The server's name in `--config`.
     #[arg(long)]
-    server: Option<String>,
+    config: Option<PathBuf>,
+    /// The server's name in `--config` (`proxy` takes it more than once, or none for all).
+    #[arg(long = "server", value_name = "NAME")]
+    servers: Vec<String>,
     /// A remote server's URL.
     #[arg(long)]
     url: Option<String>,
@@ -130,10 +152,38 @@ pub(crate) struct ServerArgs {
 }
 
 impl ServerArgs {
-    /// The configuration these flags describe (not yet resolved).
+    /// The configuration these flags describe (not yet resolved): exactly one server.
     pub(crate) fn to_config(&self) -> Result<ServerConfig, String> {
-        let mut config = self.base()?;
-        if let Some(name) = &self.name {
+        if self.config.is_some() && self.servers.len() != 1 {
+            return Err("--config needs the server to use: --server NAME".into());
+        }
+        let mut configs = self.to_configs()?;
+        Ok(configs.remove(0))
+    }
+
+    /// The configurations these flags describe (not yet resolved): one for `--url` and
+    /// `--stdio`, the named ones (or all) of `--config`. The policy flags apply to each.
+    pub(crate) fn to_configs(&self) -> Result<Vec<ServerConfig>, String> {
+        self.base()?
+            .into_iter()
+            .map(|config| self.with_policy(config))
+            .collect()
+    }
+
+    /// Whether the servers come from `--config` (then their names are the file's).
+    pub(crate) fn uses_file(&self) -> bool {
+        self.config.is_some()
+    }
+
+    /// Whether `--name` was given.
+    pub(crate) fn named(&self) -> bool {
+        self.name.is_some()
+    }
+
+    fn with_policy(&self, mut config: ServerConfig) -> Result<ServerConfig, String> {
+        if let Some(name) = &self.name
+            && (self.config.is_none() || self.servers.len() == 1)
+        {
             config.name = name.clone();
         }
         if let TransportConfig::Remote(remote) = &mut config.transport
@@ -160,7 +210,7 @@ impl ServerArgs {
         Ok(config)
     }
 
-    fn base(&self) -> Result<ServerConfig, String> {
+    fn base(&self) -> Result<Vec<ServerConfig>, String> {
         let name = self.name.clone().unwrap_or_else(|| "server".to_owned());
         let chosen = [
             self.stdio || !self.command.is_empty(),
@@ -178,19 +228,28 @@ impl ServerArgs {
             _ => return Err("--stdio, --config and --url exclude each other".into()),
         }
         if let Some(path) = &self.config {
-            let wanted = self.server.as_deref().unwrap_or_default();
             let servers = load_servers_file(path).map_err(|e| e.to_string())?;
+            if self.servers.is_empty() {
+                return Ok(servers);
+            }
             let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
-            return servers
-                .into_iter()
-                .find(|s| s.name == wanted)
-                .ok_or_else(|| {
-                    format!(
-                        "no server '{wanted}' in {} (it has: {})",
-                        path.display(),
-                        names.join(", ")
-                    )
-                });
+            return self
+                .servers
+                .iter()
+                .map(|wanted| {
+                    servers
+                        .iter()
+                        .find(|s| &s.name == wanted)
+                        .cloned()
+                        .ok_or_else(|| {
+                            format!(
+                                "no server '{wanted}' in {} (it has: {})",
+                                path.display(),
+                                names.join(", ")
+                            )
+                        })
+                })
+                .collect();
         }
         if let Some(url) = &self.url {
             let mut config = ServerConfig::remote(name, url);
@@ -200,13 +259,15 @@ impl ServerArgs {
                     .ok_or_else(|| format!("--header '{header}': expected 'Name: value'"))?;
                 config = config.header(key.trim(), value.trim());
             }
-            return Ok(config);
+            return Ok(vec![config]);
         }
         let (command, args) = self
             .command
             .split_first()
             .ok_or("--stdio needs the command after `--`, e.g. --stdio -- my-server --flag")?;
-        Ok(ServerConfig::stdio(name, command).args(args.iter().cloned()))
+        Ok(vec![
+            ServerConfig::stdio(name, command).args(args.iter().cloned()),
+        ])
     }
 }
 

@@ -1,0 +1,42 @@
+//! `notifications/tools/list_changed` for the host, sent exactly when the tools the proxy would
+//! list differ from the ones it announced (or answered `initialize` with) last.
+
+use std::sync::Arc;
+
+use rmcp::{Peer, RoleServer, model::Tool};
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+
+use super::handler::Shared;
+
+/// Watches the registry until `stop` or the end of the host's session. `baseline` is the list
+/// the host could have seen when `initialize` was answered.
+pub(super) async fn tools(
+    shared: Arc<Shared>,
+    peer: Peer<RoleServer>,
+    mut baseline: Vec<Tool>,
+    stop: CancellationToken,
+) {
+    let mut changes = shared.registry().changes();
+    loop {
+        let received = tokio::select! {
+            _ = stop.cancelled() => return,
+            received = changes.recv() => received,
+        };
+        match received {
+            // A lagging receiver has missed changes, not the current set: compare that.
+            Ok(_) | Err(RecvError::Lagged(_)) => {}
+            Err(RecvError::Closed) => return,
+        }
+        let now = shared.host_tools();
+        if now == baseline {
+            continue;
+        }
+        baseline = now;
+        tracing::debug!(tools = baseline.len(), "telling the host its tools changed");
+        if let Err(error) = peer.notify_tool_list_changed().await {
+            tracing::debug!(%error, "the host did not take tools/list_changed; it has left");
+            return;
+        }
+    }
+}

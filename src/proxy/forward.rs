@@ -1,0 +1,260 @@
+//! Requests other than tool calls, sent to an upstream with the call rules, and what the
+//! aggregated mode needs to route them: which upstream listed which resource URI, template and
+//! prompt.
+
+use std::{
+    collections::HashMap,
+    sync::{Mutex, PoisonError},
+};
+
+use rmcp::model::{
+    ClientRequest, ErrorData, ListPromptsRequest, ListResourceTemplatesRequest,
+    ListResourcesRequest, ListResourcesResult, PaginatedRequestParams, Prompt, Resource,
+    ResourceTemplate, ServerResult,
+};
+use serde::de::DeserializeOwned;
+
+use super::{
+    outage::{self, Standing},
+    upstream::Upstream,
+};
+use crate::{CallError, CallOptions};
+
+/// The most pages the aggregated mode reads of one upstream's list (a guard against a server
+/// whose cursor never ends).
+const MAX_PAGES: usize = 20;
+
+/// Sends `request` to `upstream` and reads the answer as `T`.
+pub(super) async fn ask<T: DeserializeOwned>(
+    upstream: &Upstream,
+    request: ClientRequest,
+) -> Result<T, ErrorData> {
+    match upstream
+        .supervisor
+        .request(request, CallOptions::default())
+        .await
+    {
+        Ok(result) => read_as(result),
+        Err(error) => Err(request_error(upstream, error)),
+    }
+}
+
+/// The answer as the type the request expects. The result union is untagged, so an answer may
+/// have been read as another variant with the same fields; going through its JSON reads it as
+/// what it must be.
+pub(super) fn read_as<T: DeserializeOwned>(result: ServerResult) -> Result<T, ErrorData> {
+    let value = serde_json::to_value(&result)
+        .map_err(|e| ErrorData::internal_error(format!("unreadable upstream answer: {e}"), None))?;
+    serde_json::from_value(value).map_err(|e| {
+        ErrorData::internal_error(
+            format!("the upstream's answer has the wrong shape: {e}"),
+            None,
+        )
+    })
+}
+
+/// A failed request as the host's JSON-RPC error: the upstream's own error as it sent it, or an
+/// internal error whose message is the plain-language account of the outage.
+pub(super) fn request_error(upstream: &Upstream, error: CallError) -> ErrorData {
+    match error {
+        CallError::Server(error) => error,
+        other => ErrorData::internal_error(
+            outage::explain(upstream.name(), &other, &standing(upstream)),
+            None,
+        ),
+    }
+}
+
+/// Where `upstream` stands now.
+pub(super) fn standing(upstream: &Upstream) -> Standing {
+    Standing {
+        state: upstream.supervisor.state(),
+        revive_in: upstream.revive_in(),
+    }
+}
+
+/// Which upstream (by index) listed each resource URI, resource template and public prompt
+/// name, as of the last aggregated listing.
+#[derive(Debug, Default)]
+pub(super) struct Routes {
+    resources: Mutex<HashMap<String, usize>>,
+    templates: Mutex<HashMap<String, usize>>,
+    /// Public prompt name → (upstream, the prompt's name there).
+    prompts: Mutex<HashMap<String, (usize, String)>>,
+}
+
+impl Routes {
+    pub(super) fn resource(&self, uri: &str) -> Option<usize> {
+        lock(&self.resources).get(uri).copied()
+    }
+
+    pub(super) fn template(&self, template: &str) -> Option<usize> {
+        lock(&self.templates).get(template).copied()
+    }
+
+    pub(super) fn prompt(&self, public: &str) -> Option<(usize, String)> {
+        lock(&self.prompts).get(public).cloned()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Every page of one list, up to [`MAX_PAGES`].
+async fn all_pages<T: DeserializeOwned + Paged>(
+    upstream: &Upstream,
+    make: impl Fn(Option<PaginatedRequestParams>) -> ClientRequest,
+) -> Result<Vec<T::Item>, ErrorData> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let params = cursor
+            .take()
+            .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page: T = ask(upstream, make(params)).await?;
+        let (page_items, next) = page.split();
+        items.extend(page_items);
+        match next {
+            Some(next) => cursor = Some(next),
+            None => return Ok(items),
+        }
+    }
+    tracing::warn!(server = %upstream.name(), "list still had more pages after {MAX_PAGES}; the rest is left out");
+    Ok(items)
+}
+
+/// A paginated list result.
+trait Paged {
+    type Item;
+    fn split(self) -> (Vec<Self::Item>, Option<String>);
+}
+
+impl Paged for ListResourcesResult {
+    type Item = Resource;
+    fn split(self) -> (Vec<Resource>, Option<String>) {
+        (self.resources, self.next_cursor)
+    }
+}
+
+impl Paged for rmcp::model::ListResourceTemplatesResult {
+    type Item = ResourceTemplate;
+    fn split(self) -> (Vec<ResourceTemplate>, Option<String>) {
+        (self.resource_templates, self.next_cursor)
+    }
+}
+
+impl Paged for rmcp::model::ListPromptsResult {
+    type Item = Prompt;
+    fn split(self) -> (Vec<Prompt>, Option<String>) {
+        (self.prompts, self.next_cursor)
+    }
+}
+
+/// The upstreams that can take part in a list of `kind`: the ready ones whose server declared
+/// it. An upstream in an outage is left out of the list (its items come back with it; the host
+/// hears `list_changed` from it then).
+fn listing(
+    upstreams: &[std::sync::Arc<Upstream>],
+    declares: impl Fn(&rmcp::model::ServerCapabilities) -> bool,
+) -> impl Iterator<Item = (usize, &std::sync::Arc<Upstream>)> {
+    upstreams.iter().enumerate().filter(move |(_, upstream)| {
+        upstream
+            .supervisor
+            .server_info()
+            .is_some_and(|info| declares(&info.capabilities))
+    })
+}
+
+/// Every ready upstream's resources, remembered for routing.
+pub(super) async fn resources(
+    upstreams: &[std::sync::Arc<Upstream>],
+    routes: &Routes,
+) -> Vec<Resource> {
+    let mut all = Vec::new();
+    let mut map = HashMap::new();
+    for (index, upstream) in listing(upstreams, |c| c.resources.is_some()) {
+        match all_pages::<ListResourcesResult>(upstream, |p| {
+            ClientRequest::ListResourcesRequest(ListResourcesRequest {
+                params: p,
+                ..Default::default()
+            })
+        })
+        .await
+        {
+            Ok(list) => {
+                for resource in list {
+                    map.entry(resource.uri.clone()).or_insert(index);
+                    all.push(resource);
+                }
+            }
+            Err(error) => skipped(upstream, "resources", &error),
+        }
+    }
+    *lock(&routes.resources) = map;
+    all
+}
+
+/// Every ready upstream's resource templates, remembered for routing.
+pub(super) async fn templates(
+    upstreams: &[std::sync::Arc<Upstream>],
+    routes: &Routes,
+) -> Vec<ResourceTemplate> {
+    let mut all = Vec::new();
+    let mut map = HashMap::new();
+    for (index, upstream) in listing(upstreams, |c| c.resources.is_some()) {
+        match all_pages::<rmcp::model::ListResourceTemplatesResult>(upstream, |p| {
+            ClientRequest::ListResourceTemplatesRequest(ListResourceTemplatesRequest {
+                params: p,
+                ..Default::default()
+            })
+        })
+        .await
+        {
+            Ok(list) => {
+                for template in list {
+                    map.entry(template.uri_template.clone()).or_insert(index);
+                    all.push(template);
+                }
+            }
+            Err(error) => skipped(upstream, "resource templates", &error),
+        }
+    }
+    *lock(&routes.templates) = map;
+    all
+}
+
+/// Every ready upstream's prompts under public names, remembered for routing.
+pub(super) async fn prompts(
+    upstreams: &[std::sync::Arc<Upstream>],
+    routes: &Routes,
+) -> Vec<Prompt> {
+    let mut all = Vec::new();
+    let mut map = HashMap::new();
+    for (index, upstream) in listing(upstreams, |c| c.prompts.is_some()) {
+        match all_pages::<rmcp::model::ListPromptsResult>(upstream, |p| {
+            ClientRequest::ListPromptsRequest(ListPromptsRequest {
+                params: p,
+                ..Default::default()
+            })
+        })
+        .await
+        {
+            Ok(list) => {
+                for mut prompt in list {
+                    let public = crate::registry::public_name(upstream.name(), &prompt.name);
+                    map.insert(public.clone(), (index, prompt.name.clone()));
+                    prompt.name = public;
+                    all.push(prompt);
+                }
+            }
+            Err(error) => skipped(upstream, "prompts", &error),
+        }
+    }
+    *lock(&routes.prompts) = map;
+    all
+}
+
+fn skipped(upstream: &Upstream, what: &str, error: &ErrorData) {
+    tracing::warn!(server = %upstream.name(), %what, error = %error.message, "left out of the aggregated list");
+}

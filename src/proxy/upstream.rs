@@ -1,0 +1,125 @@
+//! One supervised upstream of the proxy, and its keeper: the task that starts it again after it
+//! gave up, for as long as the host stays.
+
+// Logging is deprecated by SEP-2577; hosts of the session era still set levels.
+#![allow(deprecated)]
+
+use std::{
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
+
+use rmcp::model::{ClientRequest, LoggingLevel, SetLevelRequest, SetLevelRequestParams};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::{CallOptions, ConnectionState, Supervisor};
+
+/// A supervisor the proxy routes to.
+#[derive(Debug)]
+pub(super) struct Upstream {
+    pub(super) supervisor: Supervisor,
+    /// When the keeper will restart a supervisor that gave up; `None` while it has not.
+    revive_at: Mutex<Option<Instant>>,
+    /// How long the keeper waits after a give-up (the server's `reconnect.max_delay`).
+    revive_after: Duration,
+    /// The log level the host set last; every new generation is sent it again.
+    level: Mutex<Option<LoggingLevel>>,
+}
+
+impl Upstream {
+    pub(super) fn new(supervisor: Supervisor, revive_after: Duration) -> Self {
+        Self {
+            supervisor,
+            revive_at: Mutex::new(None),
+            revive_after,
+            level: Mutex::new(None),
+        }
+    }
+
+    pub(super) fn name(&self) -> &str {
+        self.supervisor.name()
+    }
+
+    /// How long until the keeper starts a supervisor that gave up again, if it is waiting to.
+    pub(super) fn revive_in(&self) -> Option<Duration> {
+        let at = *self
+            .revive_at
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        at.map(|at| at.saturating_duration_since(Instant::now()))
+    }
+
+    /// Remembers the host's log level for the generations to come.
+    pub(super) fn set_level(&self, level: LoggingLevel) {
+        *self.level.lock().unwrap_or_else(PoisonError::into_inner) = Some(level);
+    }
+
+    fn set_revive_at(&self, at: Option<Instant>) {
+        *self
+            .revive_at
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = at;
+    }
+
+    /// Keeps the upstream trying while the host stays: a supervisor that spent its outage budget
+    /// (`failed`, nothing scheduled, reconnect enabled) is restarted after `revive_after`. A
+    /// permanent refusal schedules its own retry and is left to it; a server configured without
+    /// reconnect is left `failed`, as configured. Each new generation is also sent the log level
+    /// the host set, if it set one.
+    pub(super) async fn keep(self: Arc<Self>, stop: CancellationToken) {
+        let mut states = self.supervisor.state_watch();
+        let mut leveled = None;
+        loop {
+            let state = states.borrow_and_update().clone();
+            if let ConnectionState::Ready { generation, .. } = state
+                && leveled != Some(generation)
+            {
+                leveled = Some(generation);
+                self.resend_level(&stop).await;
+            }
+            let gave_up = matches!(
+                state,
+                ConnectionState::Failed {
+                    retry_in: None,
+                    manual_recovery: false,
+                    ..
+                }
+            );
+            if gave_up {
+                let at = Instant::now() + self.revive_after;
+                self.set_revive_at(Some(at));
+                tracing::info!(
+                    server = %self.name(),
+                    after = ?self.revive_after,
+                    "upstream gave up; the proxy starts it again after a pause"
+                );
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep_until(at) => {}
+                }
+                self.set_revive_at(None);
+                self.supervisor.restart().await;
+                continue;
+            }
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                changed = states.changed() => if changed.is_err() { return },
+            }
+        }
+    }
+
+    async fn resend_level(&self, stop: &CancellationToken) {
+        let level = *self.level.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(level) = level else { return };
+        let request =
+            ClientRequest::SetLevelRequest(SetLevelRequest::new(SetLevelRequestParams::new(level)));
+        let sent = tokio::select! {
+            _ = stop.cancelled() => return,
+            sent = self.supervisor.request(request, CallOptions::default()) => sent,
+        };
+        if let Err(error) = sent {
+            tracing::debug!(server = %self.name(), %error, "the log level was not taken by the new generation");
+        }
+    }
+}

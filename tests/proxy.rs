@@ -1,0 +1,331 @@
+//! `mcp-resilient proxy` as a host sees it: the proxy is a real child process driven over its
+//! stdio by an rmcp client; the upstreams are mock servers in their own processes.
+
+mod common;
+
+use std::io::Write;
+
+use common::{
+    LIMIT, alive,
+    host::{Host, text},
+    mock_binary,
+    process::MockProcess,
+};
+use mcp_mock_server::Whoami;
+use serde_json::json;
+
+/// Fast supervision for the proxy's upstreams: failures are noticed and retried in milliseconds.
+const FAST: [&str; 8] = [
+    "--heartbeat-interval",
+    "400ms",
+    "--heartbeat-timeout",
+    "150ms",
+    "--reconnect-initial",
+    "20ms",
+    "--reconnect-max",
+    "200ms",
+];
+
+fn proxy_args<'a>(upstream: &'a [&'a str], extra: &'a [&'a str]) -> Vec<&'a str> {
+    let mut args: Vec<&str> = FAST.to_vec();
+    args.extend_from_slice(extra);
+    args.extend_from_slice(upstream);
+    args
+}
+
+async fn whoami(host: &Host, tool: &str) -> Whoami {
+    let result = host.call(tool, json!({})).await;
+    Whoami::from_result(&result).unwrap_or_else(|| panic!("a whoami result: {result:?}"))
+}
+
+/// Calls `tool` until it succeeds (each call itself waits for a ready generation up to the
+/// proxy's call wait), at most [`LIMIT`].
+async fn call_until_ok(
+    host: &Host,
+    tool: &str,
+    args: serde_json::Value,
+) -> rmcp::model::CallToolResult {
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    loop {
+        let result = host.call(tool, args.clone()).await;
+        if result.is_error != Some(true) {
+            return result;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{tool} still failing after {LIMIT:?}: {}",
+            text(&result)
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_and_restarted_upstream_never_ends_the_host_session() {
+    for kind in ["http", "sse"] {
+        let mut mock = MockProcess::start(kind).await;
+        let url = mock.url();
+        let transport = if kind == "sse" { "sse" } else { "http" };
+        let host = Host::start(&proxy_args(
+            &["--name", "mock", "--transport", transport, "--url", &url],
+            &[],
+        ))
+        .await;
+        // Transparent: the upstream's raw names and its own server info.
+        let names = host.tool_names().await;
+        assert!(names.contains(&"echo".to_owned()), "{kind}: {names:?}");
+        let info = host.session.peer().peer_info().expect("server info");
+        let name = info.server_info.as_ref().map(|i| i.name.as_str());
+        assert_eq!(name, Some("mcp-mock-server"), "{kind}");
+        assert_eq!(
+            text(&host.call("echo", json!({"text": "before"})).await),
+            "before"
+        );
+        let first = whoami(&host, "whoami").await;
+
+        mock.kill().await;
+        // A call made while the upstream is down waits for the next generation.
+        let during = host.try_call("echo", json!({"text": "during"}));
+        let restart = async {
+            mock.restart().await;
+        };
+        let (during, ()) = tokio::join!(during, restart);
+        let during = during.expect("the call during the outage is answered");
+        match during.is_error {
+            Some(true) => assert!(
+                text(&during).contains("'mock'"),
+                "{kind}: an outage error names the server: {}",
+                text(&during)
+            ),
+            _ => assert_eq!(text(&during), "during", "{kind}"),
+        }
+        let after = call_until_ok(&host, "echo", json!({"text": "after"})).await;
+        assert_eq!(text(&after), "after", "{kind}");
+        let second = whoami(&host, "whoami").await;
+        assert_ne!(
+            first.boot_id, second.boot_id,
+            "{kind}: answered by the new process"
+        );
+        assert!(
+            !host.session.is_closed(),
+            "{kind}: the host's session stayed up"
+        );
+        let status = host.close().await;
+        assert!(
+            status.success(),
+            "{kind}: the proxy exits cleanly: {status}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_during_a_long_outage_gets_a_plain_language_tool_error() {
+    let mut mock = MockProcess::start("http").await;
+    let url = mock.url();
+    let host = Host::start(&proxy_args(
+        &["--name", "mock", "--url", &url],
+        &["--call-wait", "300ms"],
+    ))
+    .await;
+    assert_eq!(text(&host.call("echo", json!({"text": "up"})).await), "up");
+    mock.kill().await;
+    let failed = host.call("echo", json!({"text": "down"})).await;
+    assert_eq!(failed.is_error, Some(true), "{failed:?}");
+    let words = text(&failed);
+    assert!(words.starts_with("The MCP server 'mock'"), "{words}");
+    assert!(words.contains("The call was not run."), "{words}");
+    assert!(
+        [
+            "Reconnection attempt",
+            "Connection attempt",
+            "starts it again"
+        ]
+        .iter()
+        .any(|next| words.contains(next)),
+        "says when the next attempt is: {words}"
+    );
+    // The tools stay listed during the outage: the last good set.
+    assert!(host.tool_names().await.contains(&"echo".to_owned()));
+    mock.restart().await;
+    let back = call_until_ok(&host, "echo", json!({"text": "back"})).await;
+    assert_eq!(text(&back), "back");
+    assert!(host.close().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_upstream_is_answered_for_and_recovers_under_the_same_host_session() {
+    let mock = MockProcess::start("http").await;
+    let url = mock.url();
+    let host = Host::start(&proxy_args(
+        &["--name", "mock", "--url", &url],
+        &["--call-wait", "300ms", "--call-timeout", "1s"],
+    ))
+    .await;
+    assert_eq!(
+        text(&host.call("echo", json!({"text": "before"})).await),
+        "before"
+    );
+    mock.admin("hang", json!({})).await;
+    // The hung server answers nothing: the call ends with a tool error (a timeout, or the
+    // outage the heartbeat declared), never with the host's session.
+    let hung = host.call("echo", json!({"text": "hung"})).await;
+    assert_eq!(hung.is_error, Some(true), "{hung:?}");
+    assert!(text(&hung).contains("'mock'"), "{}", text(&hung));
+    mock.admin("unhang", json!({})).await;
+    let after = call_until_ok(&host, "echo", json!({"text": "after"})).await;
+    assert_eq!(text(&after), "after");
+    assert!(!host.session.is_closed());
+    assert!(host.close().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_session_is_rebuilt_without_the_host_noticing() {
+    let mock = MockProcess::start("http").await;
+    let url = mock.url();
+    let host = Host::start(&proxy_args(
+        &["--name", "mock", "--protocol", "2025-11-25", "--url", &url],
+        &[],
+    ))
+    .await;
+    let before = whoami(&host, "whoami").await;
+    mock.admin("expire-sessions", json!({})).await;
+    // The upstream refuses the old session unrun (404); the call goes to the new session.
+    let result = host.call("echo", json!({"text": "again"})).await;
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(text(&result), "again");
+    let after = whoami(&host, "whoami").await;
+    assert_eq!(before.boot_id, after.boot_id, "same process, new session");
+    assert!(host.close().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_hears_list_changed_exactly_when_its_tools_changed() {
+    let mut mock = MockProcess::start("http").await;
+    let url = mock.url();
+    let mut host = Host::start(&proxy_args(&["--name", "mock", "--url", &url], &[])).await;
+    let first = whoami(&host, "whoami").await;
+    // A restart that lists the same tools is not a change.
+    mock.restart().await;
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    while whoami(&host, "whoami").await.boot_id == first.boot_id {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never reached the new process"
+        );
+    }
+    // A real change is announced once; its undoing once more.
+    mock.admin("set-tools", json!({"add": ["extra"], "notify": true}))
+        .await;
+    host.wait_seen("the added tool announced", |s| s.tools_changed >= 1)
+        .await;
+    assert!(host.tool_names().await.contains(&"extra".to_owned()));
+    mock.admin("set-tools", json!({"remove": ["extra"], "notify": true}))
+        .await;
+    host.wait_seen("the removal announced", |s| s.tools_changed >= 2)
+        .await;
+    assert!(!host.tool_names().await.contains(&"extra".to_owned()));
+    // Every announcement the restart could have caused was sent before those two.
+    assert_eq!(host.seen(|s| s.tools_changed), 2);
+    assert!(host.close().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_elicitation_goes_to_the_host_in_both_eras() {
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        let mock = MockProcess::start("http").await;
+        let url = mock.url();
+        let mut host = Host::start(&proxy_args(
+            &["--name", "mock", "--protocol", protocol, "--url", &url],
+            &[],
+        ))
+        .await;
+        let result = host.call("confirm", json!({"question": "Ship it?"})).await;
+        assert_eq!(
+            text(&result),
+            "confirmed: true (from the host)",
+            "{protocol}: {result:?}"
+        );
+        host.wait_seen("the elicitation", |s| s.elicitations.len() == 1)
+            .await;
+        assert!(host.close().await.success());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_the_host_leaves_every_upstream_is_closed_and_no_process_is_left() {
+    let remote = MockProcess::start("http").await;
+    let config = json!({"mcpServers": {
+        "child": {"command": mock_binary(), "args": ["mock-server", "--transport", "stdio"]},
+        "remote": {"url": remote.url(), "protocol": "2025-11-25"}
+    }});
+    let mut file = tempfile::NamedTempFile::new().expect("temp file");
+    write!(file, "{config}").expect("write config");
+    let path = file.path().to_str().expect("utf-8 path").to_owned();
+    let host = Host::start(&proxy_args(&["--config", &path], &[])).await;
+    let child = whoami(&host, "mcp__child__whoami").await;
+    assert!(alive(child.pid), "the upstream child runs");
+    assert_eq!(remote.admin_get("state").await["sessions"], 1);
+    let status = host.close().await;
+    assert!(status.success(), "{status}");
+    // The proxy closed each upstream before it exited: the child reaped, the remote session
+    // ended with a DELETE rather than left to expire.
+    assert!(
+        !alive(child.pid),
+        "upstream {} outlived the proxy",
+        child.pid
+    );
+    assert_eq!(remote.admin_get("state").await["sessions"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_of_three_aggregated_upstreams_crashing_leaves_the_others_answering() {
+    let mut mocks = Vec::new();
+    for _ in 0..3 {
+        mocks.push(MockProcess::start("http").await);
+    }
+    let mut file = tempfile::NamedTempFile::new().expect("temp file");
+    let servers: serde_json::Map<String, serde_json::Value> = ["a", "b", "c"]
+        .iter()
+        .zip(&mocks)
+        .map(|(name, mock)| (name.to_string(), json!({"url": mock.url()})))
+        .collect();
+    write!(file, "{}", json!({"mcpServers": servers})).expect("write config");
+    let path = file.path().to_str().expect("utf-8 path").to_owned();
+    let host = Host::start(&proxy_args(&["--config", &path], &["--call-wait", "300ms"])).await;
+    let names = host.tool_names().await;
+    for server in ["a", "b", "c"] {
+        assert!(
+            names.contains(&format!("mcp__{server}__echo")),
+            "{server}: {names:?}"
+        );
+    }
+    let a = whoami(&host, "mcp__a__whoami").await;
+    let c = whoami(&host, "mcp__c__whoami").await;
+    mocks[1].kill().await;
+    // While b is down, a and c answer from the processes and sessions they had.
+    for round in 0..5 {
+        let text_a = text(
+            &host
+                .call("mcp__a__echo", json!({"text": format!("a{round}")}))
+                .await,
+        );
+        let text_c = text(
+            &host
+                .call("mcp__c__echo", json!({"text": format!("c{round}")}))
+                .await,
+        );
+        assert_eq!((text_a, text_c), (format!("a{round}"), format!("c{round}")));
+    }
+    let down = host.call("mcp__b__echo", json!({"text": "b"})).await;
+    assert_eq!(down.is_error, Some(true), "{down:?}");
+    assert!(
+        text(&down).starts_with("The MCP server 'b'"),
+        "{}",
+        text(&down)
+    );
+    assert_eq!(whoami(&host, "mcp__a__whoami").await.boot_id, a.boot_id);
+    assert_eq!(whoami(&host, "mcp__c__whoami").await.boot_id, c.boot_id);
+    mocks[1].restart().await;
+    let back = call_until_ok(&host, "mcp__b__echo", json!({"text": "b back"})).await;
+    assert_eq!(text(&back), "b back");
+    assert!(host.close().await.success());
+}
