@@ -77,7 +77,8 @@ pub(crate) struct ServerArgs {
     /// Run the server as a child process: the command follows `--` at the end of the line.
     #[arg(long)]
     stdio: bool,
-    /// A Claude Desktop / Cursor / VS Code style JSON file with `mcpServers` or `servers`.
+    /// An MCP host's config file as it is (Claude Desktop, Claude Code, Cursor, Cline,
+    /// Windsurf, VS Code): `mcpServers` or `servers`.
     #[arg(long, requires = "server")]
     config: Option<PathBuf>,
     /// The server's name in `--config`.
@@ -179,18 +180,30 @@ impl ServerArgs {
         }
         if let Some(path) = &self.config {
             let wanted = self.server.as_deref().unwrap_or_default();
-            let servers = load_servers_file(path).map_err(|e| e.to_string())?;
-            let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
-            return servers
-                .into_iter()
-                .find(|s| s.name == wanted)
-                .ok_or_else(|| {
-                    format!(
-                        "no server '{wanted}' in {} (it has: {})",
-                        path.display(),
-                        names.join(", ")
-                    )
-                });
+            let mut loaded = load_servers_file(path).map_err(|e| e.to_string())?;
+            // The other entries' problems do not stop this command, but the user should hear.
+            // The wanted entry's own problem is the error below.
+            let others = loaded.skipped.iter().map(|s| s.name != wanted);
+            for (warning, other) in loaded.warnings().zip(others) {
+                if other {
+                    eprintln!("mcp-resilient: warning: {warning}");
+                }
+            }
+            if let Some(config) = loaded.take(wanted) {
+                return Ok(config);
+            }
+            if let Some(skipped) = loaded.skipped.iter().find(|s| s.name == wanted) {
+                return Err(format!("server '{wanted}' in {}: {}", path.display(), skipped.error));
+            }
+            if loaded.disabled.iter().any(|name| name == wanted) {
+                return Err(format!("server '{wanted}' is disabled in {}", path.display()));
+            }
+            let names: Vec<&str> = loaded.servers.iter().map(|s| s.name.as_str()).collect();
+            return Err(format!(
+                "no server '{wanted}' in {} (it has: {})",
+                path.display(),
+                names.join(", ")
+            ));
         }
         if let Some(url) = &self.url {
             let mut config = ServerConfig::remote(name, url);
