@@ -16,9 +16,9 @@
 //! # Invariants
 //!
 //! 1. A config returned by [`ServerConfig::resolve`] (and so every config the JSON loaders
-//!    return in [`LoadedServers::servers`]) satisfies every documented bound: non-zero delays and timeouts, `max_delay >=
-//!    initial_delay`, heartbeat `timeout < interval`, at least one attempt, a valid server name,
-//!    an `http`/`https` URL, well-formed headers.
+//!    return in [`LoadedServers::servers`]) satisfies every documented bound: non-zero delays
+//!    and timeouts, `max_delay >= initial_delay`, heartbeat `timeout < interval`, at least one
+//!    attempt, a valid server name, an `http`/`https` URL, well-formed headers.
 //! 2. Builders never panic. A mistake they cannot express in their return type (an unparsable URL,
 //!    `.arg()` on a remote server) is kept and reported by `resolve`.
 //! 3. Reconnect and heartbeat bounds are checked only when the policy is `enabled`; a disabled
@@ -51,9 +51,10 @@ pub use self::validate::validate_server_name;
 ///
 /// `path` is dotted: `reconnect.max_delay` for a builder config,
 /// `mcpServers.weather.reconnect.maxDelay` for a JSON file (`servers.gh.args[2]` for a list
-/// item), the file's path when it could not be read, and empty for the JSON document as a
-/// whole. `message` is lowercase and does not repeat
-/// the path. Configuration errors are permanent: retrying the same input gives the same error.
+/// item), and empty for the JSON document as a whole; [`load_servers_file`] puts the file's path
+/// in front (`/home/me/mcp.json` alone when the file cannot be read or parsed). `message` is
+/// lowercase and does not repeat the path. Configuration errors are permanent: retrying the
+/// same input gives the same error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}{}{message}", if .path.is_empty() { "" } else { ": " })]
 pub struct ConfigError {

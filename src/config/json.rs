@@ -79,7 +79,10 @@ pub struct LoadedServers {
 impl LoadedServers {
     /// One line per skipped entry, naming the file (when there is one), the entry and why, for
     /// a caller to print or log as a warning:
-    /// `/home/me/.cursor/mcp.json: skipping server entry `db`: mcpServers.db.envFile: cannot read …`.
+    ///
+    /// ```text
+    /// ~/.cursor/mcp.json: skipping server entry `db`: mcpServers.db.envFile: cannot read …
+    /// ```
     pub fn warnings(&self) -> impl Iterator<Item = String> + '_ {
         self.skipped.iter().map(|skipped| match &self.file {
             Some(file) => format!("{}: {skipped}", file.display()),
@@ -123,7 +126,7 @@ pub fn load_servers(json: &str) -> Result<LoadedServers, ConfigError> {
 /// `.vscode` or `.cursor`, and [`LoadedServers::file`] is set so that
 /// [`LoadedServers::warnings`] name the file. An `Err` (the file cannot be read, or is not a
 /// servers file at all) has the file's path as its path, followed by the JSON path if any:
-/// `/home/me/mcp.json: expected `,` or `}` at line 4 column 5`.
+/// ``/home/me/mcp.json: expected `,` or `}` at line 4 column 5``.
 pub fn load_servers_file(path: &Path) -> Result<LoadedServers, ConfigError> {
     let file = path.display().to_string();
     let json = std::fs::read_to_string(path)
@@ -142,7 +145,9 @@ pub fn load_servers_file(path: &Path) -> Result<LoadedServers, ConfigError> {
     Ok(loaded)
 }
 
-/// Parses a servers file in any host's format (see the [module docs](self)).
+/// Parses a servers file in any host's format: Claude Desktop, Claude Code, Cursor, Cline,
+/// Windsurf or VS Code (JSONC), with their `${…}` variables and host keys, as the README's
+/// "Host config files" section lists them.
 ///
 /// - `base_dir`: the directory of the file the JSON came from (made absolute against the current
 ///   directory). Relative `envFile` and `${file:…}` paths resolve against it, and when it is a

@@ -193,10 +193,17 @@ impl ServerArgs {
                 return Ok(config);
             }
             if let Some(skipped) = loaded.skipped.iter().find(|s| s.name == wanted) {
-                return Err(format!("server '{wanted}' in {}: {}", path.display(), skipped.error));
+                return Err(format!(
+                    "server '{wanted}' in {}: {}",
+                    path.display(),
+                    skipped.error
+                ));
             }
             if loaded.disabled.iter().any(|name| name == wanted) {
-                return Err(format!("server '{wanted}' is disabled in {}", path.display()));
+                return Err(format!(
+                    "server '{wanted}' is disabled in {}",
+                    path.display()
+                ));
             }
             let names: Vec<&str> = loaded.servers.iter().map(|s| s.name.as_str()).collect();
             return Err(format!(

@@ -28,8 +28,10 @@ fn json_from_no_file_warns_without_a_file() {
     let warnings: Vec<String> = loaded.warnings().collect();
     assert_eq!(
         warnings,
-        ["skipping server entry `s`: servers.s.comand: unknown field `comand`; did you mean \
-          `command`?"]
+        [
+            "skipping server entry `s`: servers.s.comand: unknown field `comand`; did you mean \
+          `command`?"
+        ]
     );
 }
 
