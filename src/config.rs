@@ -4,9 +4,10 @@
 //!
 //! - the builder: `ServerConfig::stdio("fs", "mcp-fs").arg("/tmp")`, `ServerConfig::sse(..)`,
 //!   `ServerConfig::http(..)`, `ServerConfig::remote(..)`, followed by policy setters;
-//! - the JSON files MCP users already have ([`load_servers`], [`load_servers_file`]): the Claude
-//!   Desktop / Cursor `mcpServers` shape and the VS Code `servers` shape, plus our optional
-//!   `reconnect` and `heartbeat` blocks.
+//! - the config files MCP hosts already have ([`load_servers`], [`load_servers_file`],
+//!   [`load_servers_with`]): Claude Desktop, Claude Code, Cursor, Cline, Windsurf and VS Code,
+//!   their variables and host-specific keys, plus our optional `reconnect` and `heartbeat`
+//!   blocks. A bad entry is skipped and reported ([`LoadedServers`]), not fatal to the file.
 //!
 //! Either way, [`ServerConfig::resolve`] is the one validation step. Bad configuration fails loud,
 //! at load, with the dotted path of the offending field ([`ConfigError`]), instead of surfacing
@@ -14,10 +15,10 @@
 //!
 //! # Invariants
 //!
-//! 1. A config returned by [`ServerConfig::resolve`] (and so every config returned by the JSON
-//!    loaders) satisfies every documented bound: non-zero delays and timeouts, `max_delay >=
-//!    initial_delay`, heartbeat `timeout < interval`, at least one attempt, a valid server name,
-//!    an `http`/`https` URL, well-formed headers.
+//! 1. A config returned by [`ServerConfig::resolve`] (and so every config the JSON loaders
+//!    return in [`LoadedServers::servers`]) satisfies every documented bound: non-zero delays
+//!    and timeouts, `max_delay >= initial_delay`, heartbeat `timeout < interval`, at least one
+//!    attempt, a valid server name, an `http`/`https` URL, well-formed headers.
 //! 2. Builders never panic. A mistake they cannot express in their return type (an unparsable URL,
 //!    `.arg()` on a remote server) is kept and reported by `resolve`.
 //! 3. Reconnect and heartbeat bounds are checked only when the policy is `enabled`; a disabled
@@ -37,7 +38,9 @@ mod validate;
 mod tests;
 
 pub use self::duration::{format_duration, parse_duration};
-pub use self::json::{load_servers, load_servers_file};
+pub use self::json::{
+    LoadedServers, SkippedServer, load_servers, load_servers_file, load_servers_with,
+};
 pub use self::policy::{Heartbeat, Reconnect};
 pub use self::server::{
     ProtocolChoice, RemoteConfig, RemoteKind, ServerConfig, StdioConfig, TransportConfig,
@@ -47,9 +50,11 @@ pub use self::validate::validate_server_name;
 /// A configuration that was rejected: which field, and why.
 ///
 /// `path` is dotted: `reconnect.max_delay` for a builder config,
-/// `mcpServers.weather.reconnect.maxDelay` for a JSON file, the file's path when it could not be
-/// read, and empty for the JSON document as a whole. `message` is lowercase and does not repeat
-/// the path. Configuration errors are permanent: retrying the same input gives the same error.
+/// `mcpServers.weather.reconnect.maxDelay` for a JSON file (`servers.gh.args[2]` for a list
+/// item), and empty for the JSON document as a whole; [`load_servers_file`] puts the file's path
+/// in front (`/home/me/mcp.json` alone when the file cannot be read or parsed). `message` is
+/// lowercase and does not repeat the path. Configuration errors are permanent: retrying the
+/// same input gives the same error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}{}{message}", if .path.is_empty() { "" } else { ": " })]
 pub struct ConfigError {

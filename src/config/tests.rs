@@ -3,8 +3,15 @@
 mod bounds;
 mod builder;
 mod duration;
+mod expand;
+mod files;
+mod hosts_claude;
+mod hosts_editors;
+mod hosts_extensions;
 mod json;
 mod json_errors;
+mod jsonc_dotenv;
+mod skipping;
 
 use std::time::Duration;
 
@@ -27,11 +34,18 @@ fn rejected(config: ServerConfig) -> ConfigError {
     }
 }
 
-/// Loads `json` and returns the error, failing the test if it was accepted.
+/// Loads `json` and returns the error: the document's, or that of its one skipped entry. Fails
+/// the test if everything loaded.
 fn json_rejected(json: &str) -> ConfigError {
     match load_servers(json) {
-        Ok(configs) => panic!("accepted: {configs:?}"),
         Err(err) => err,
+        Ok(loaded) => match <[_; 1]>::try_from(loaded.skipped) {
+            Ok([skipped]) => skipped.error,
+            Err(skipped) => panic!(
+                "not one skipped entry: {skipped:?}, loaded {:?}",
+                loaded.servers
+            ),
+        },
     }
 }
 
@@ -43,4 +57,64 @@ fn assert_error(err: &ConfigError, path: &str, needle: &str) {
         err.message.contains(needle),
         "`{err}` does not mention `{needle}`"
     );
+}
+
+/// A directory under `tests/fixtures/hosts`.
+fn fixture_dir(relative: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hosts")
+        .join(relative)
+}
+
+/// Loads a host file as if it lived in `fixture_dir(dir)`, with `env` as the whole environment.
+fn load_host(json: &str, dir: &str, env: &[(&str, &str)]) -> super::LoadedServers {
+    let env: std::collections::BTreeMap<String, String> = env
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    let lookup = |name: &str| env.get(name).cloned();
+    super::load_servers_with(json, Some(&fixture_dir(dir)), &lookup)
+        .unwrap_or_else(|err| panic!("document rejected: {err}"))
+}
+
+/// The loaded server `name`.
+#[track_caller]
+fn loaded<'a>(servers: &'a super::LoadedServers, name: &str) -> &'a ServerConfig {
+    servers
+        .servers
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("{name} not loaded: {servers:#?}"))
+}
+
+/// The error of skipped entry `name`.
+#[track_caller]
+fn skipped<'a>(servers: &'a super::LoadedServers, name: &str) -> &'a ConfigError {
+    &servers
+        .skipped
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("{name} not skipped: {servers:#?}"))
+        .error
+}
+
+#[track_caller]
+fn stdio_of(config: &ServerConfig) -> &super::StdioConfig {
+    match &config.transport {
+        super::TransportConfig::Stdio(stdio) => stdio,
+        super::TransportConfig::Remote(_) => panic!("{} is remote", config.name),
+    }
+}
+
+#[track_caller]
+fn remote_of(config: &ServerConfig) -> &super::RemoteConfig {
+    match &config.transport {
+        super::TransportConfig::Remote(remote) => remote,
+        super::TransportConfig::Stdio(_) => panic!("{} is stdio", config.name),
+    }
+}
+
+/// The names of the loaded servers, sorted.
+fn names(servers: &super::LoadedServers) -> Vec<&str> {
+    servers.servers.iter().map(|s| s.name.as_str()).collect()
 }

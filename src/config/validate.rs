@@ -62,16 +62,28 @@ pub fn validate_server_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("server name must not be empty".to_owned());
     }
-    if name.len() > 32 {
-        return Err(format!("server name `{name}` is longer than 32 characters"));
-    }
-    if let Some(bad) = name
+    // Both problems at once: a name copied from a marketplace (`io.github.org/server`) usually
+    // has both, and fixing one only to hear of the other wastes a round trip.
+    let too_long = name.chars().count() > 32;
+    let bad = name
         .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-    {
-        return Err(format!(
-            "server name `{name}` contains {bad:?}; use only A-Z, a-z, 0-9, _ and -"
-        ));
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'));
+    match (too_long, bad) {
+        (false, None) => {}
+        (true, None) => {
+            return Err(format!("server name `{name}` is longer than 32 characters"));
+        }
+        (false, Some(bad)) => {
+            return Err(format!(
+                "server name `{name}` contains {bad:?}; use only A-Z, a-z, 0-9, _ and -"
+            ));
+        }
+        (true, Some(bad)) => {
+            return Err(format!(
+                "server name `{name}` is longer than 32 characters and contains {bad:?}; use at \
+                 most 32 of A-Z, a-z, 0-9, _ and -"
+            ));
+        }
     }
     Ok(())
 }

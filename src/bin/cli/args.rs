@@ -99,7 +99,8 @@ pub(crate) struct ServerArgs {
     /// Run the server as a child process: the command follows `--` at the end of the line.
     #[arg(long)]
     stdio: bool,
-    /// A Claude Desktop / Cursor / VS Code style JSON file with `mcpServers` or `servers`.
+    /// An MCP host's config file as it is (Claude Desktop, Claude Code, Cursor, Cline,
+    /// Windsurf, VS Code): `mcpServers` or `servers`.
     #[arg(long)]
     config: Option<PathBuf>,
     /// The server's name in `--config` (`proxy` takes it more than once, or none for all).
@@ -228,26 +229,47 @@ impl ServerArgs {
             _ => return Err("--stdio, --config and --url exclude each other".into()),
         }
         if let Some(path) = &self.config {
-            let servers = load_servers_file(path).map_err(|e| e.to_string())?;
-            if self.servers.is_empty() {
-                return Ok(servers);
+            let mut loaded = load_servers_file(path).map_err(|e| e.to_string())?;
+            // Other entries' problems do not stop this command, but the user should hear of
+            // them; a wanted entry's own problem is its error below.
+            let others = loaded
+                .skipped
+                .iter()
+                .map(|s| !self.servers.contains(&s.name));
+            for (warning, other) in loaded.warnings().zip(others) {
+                if other {
+                    eprintln!("mcp-resilient: warning: {warning}");
+                }
             }
-            let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
+            if self.servers.is_empty() {
+                return Ok(std::mem::take(&mut loaded.servers));
+            }
+            let names: Vec<String> = loaded.servers.iter().map(|s| s.name.clone()).collect();
             return self
                 .servers
                 .iter()
                 .map(|wanted| {
-                    servers
-                        .iter()
-                        .find(|s| &s.name == wanted)
-                        .cloned()
-                        .ok_or_else(|| {
-                            format!(
-                                "no server '{wanted}' in {} (it has: {})",
-                                path.display(),
-                                names.join(", ")
-                            )
-                        })
+                    if let Some(config) = loaded.take(wanted) {
+                        return Ok(config);
+                    }
+                    if let Some(skipped) = loaded.skipped.iter().find(|s| &s.name == wanted) {
+                        return Err(format!(
+                            "server '{wanted}' in {}: {}",
+                            path.display(),
+                            skipped.error
+                        ));
+                    }
+                    if loaded.disabled.iter().any(|name| name == wanted) {
+                        return Err(format!(
+                            "server '{wanted}' is disabled in {}",
+                            path.display()
+                        ));
+                    }
+                    Err(format!(
+                        "no server '{wanted}' in {} (it has: {})",
+                        path.display(),
+                        names.join(", ")
+                    ))
                 })
                 .collect();
         }

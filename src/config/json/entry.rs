@@ -1,29 +1,42 @@
 //! One server entry of an `mcpServers` / `servers` object, and its conversion to a
 //! [`ServerConfig`].
 
-use std::{collections::BTreeMap, path::PathBuf};
+mod transport;
 
-use serde::Deserialize;
+use std::collections::BTreeMap;
 
-use super::duration::JsonDuration;
-use crate::config::{ConfigError, Heartbeat, Reconnect, RemoteKind, ServerConfig, TransportConfig};
+use serde::{Deserialize, de::IgnoredAny};
 
-/// A server entry as written in the file. Every key is optional here; which ones are required or
-/// allowed depends on the transport, checked in [`Entry::into_config`].
+use super::{
+    duration::{JsonDuration, JsonSeconds},
+    expand::Vars,
+    paths::to_json_error,
+};
+use crate::config::{ConfigError, Heartbeat, Reconnect, ServerConfig};
+
+/// A server entry as written in the file, in any host's keys. Every key is optional here; which
+/// ones are required or allowed depends on the transport, checked in [`Entry::load`].
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(super) struct Entry {
     command: Option<String>,
-    args: Option<Vec<String>>,
-    env: Option<BTreeMap<String, String>>,
-    cwd: Option<PathBuf>,
-    env_allowlist: Option<Vec<String>>,
-    stdin_close_grace: Option<JsonDuration>,
-    term_grace: Option<JsonDuration>,
     url: Option<String>,
+    /// Windsurf's name for `url`.
+    server_url: Option<String>,
     #[serde(rename = "type")]
     kind: Option<String>,
     transport: Option<String>,
+    /// Cline's older name for `type`.
+    transport_type: Option<String>,
+    args: Option<Vec<String>>,
+    /// Strings; VS Code also writes numbers, and `null` to drop an inherited variable.
+    env: Option<BTreeMap<String, serde_json::Value>>,
+    /// A dotenv file (VS Code, Cursor) read under `env`; relative to the config file's directory.
+    env_file: Option<String>,
+    cwd: Option<String>,
+    env_allowlist: Option<Vec<String>>,
+    stdin_close_grace: Option<JsonDuration>,
+    term_grace: Option<JsonDuration>,
     headers: Option<BTreeMap<String, String>>,
     max_event_bytes: Option<usize>,
     endpoint_timeout: Option<JsonDuration>,
@@ -35,19 +48,33 @@ pub(super) struct Entry {
     reconnect: Option<ReconnectJson>,
     heartbeat: Option<HeartbeatJson>,
     call_timeout: Option<JsonDuration>,
+    /// Cline's per-server timeout, in seconds: our `callTimeout`.
+    timeout: Option<JsonSeconds>,
     connect_timeout: Option<JsonDuration>,
     close_timeout: Option<JsonDuration>,
     call_wait: Option<JsonDuration>,
     max_tool_pages: Option<u32>,
     protocol: Option<String>,
-    /// `true`: the entry is skipped (Cline and others write this).
-    #[serde(default)]
-    pub(super) disabled: bool,
+    /// Read by the loader before the entry is parsed: `true` means the entry is not loaded.
+    #[serde(rename = "disabled")]
+    _disabled: Option<bool>,
+    /// Claude Code runs this command to make headers. Refused: ignoring it would connect without
+    /// the credentials the user configured.
+    headers_helper: Option<IgnoredAny>,
+    // Host settings with no counterpart here, accepted and ignored (see `ignored_keys`).
+    auto_approve: Option<IgnoredAny>,
+    always_allow: Option<IgnoredAny>,
+    disabled_tools: Option<IgnoredAny>,
+    oauth: Option<IgnoredAny>,
+    auth: Option<IgnoredAny>,
+    dev: Option<IgnoredAny>,
+    gallery: Option<IgnoredAny>,
+    version: Option<IgnoredAny>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ReconnectJson {
+pub(super) struct ReconnectJson {
     enabled: Option<bool>,
     initial_delay: Option<JsonDuration>,
     max_delay: Option<JsonDuration>,
@@ -59,7 +86,7 @@ struct ReconnectJson {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct HeartbeatJson {
+pub(super) struct HeartbeatJson {
     enabled: Option<bool>,
     interval: Option<JsonDuration>,
     timeout: Option<JsonDuration>,
@@ -74,140 +101,122 @@ macro_rules! set {
         }
     };
 }
+use set;
 
 impl Entry {
-    /// Builds the (not yet resolved) config for server `name`. Error paths are JSON keys relative
-    /// to the entry, empty for the entry itself.
-    pub(super) fn into_config(self, name: &str) -> Result<ServerConfig, ConfigError> {
-        let mut config = match (self.transport_kind()?, &self.command, &self.url) {
-            (_, Some(_), Some(_)) => {
-                return Err(ConfigError::new(
-                    "",
-                    "has both `command` and `url`; pick one",
-                ));
-            }
-            (_, None, None) => {
-                return Err(ConfigError::new(
-                    "",
-                    "needs a `command` (stdio) or a `url` (remote)",
-                ));
-            }
-            (Some(None), None, Some(_)) => {
-                return Err(ConfigError::new(
-                    "url",
-                    "a stdio server takes `command`, not `url`",
-                ));
-            }
-            (Some(Some(_)), Some(_), None) => {
-                return Err(ConfigError::new(
-                    "command",
-                    "a remote server takes `url`, not `command`",
-                ));
-            }
-            (_, Some(command), None) => ServerConfig::stdio(name, command),
-            (kind, None, Some(url)) => match kind.flatten().unwrap_or_default() {
-                RemoteKind::Auto => ServerConfig::remote(name, url),
-                RemoteKind::Sse => ServerConfig::sse(name, url),
-                RemoteKind::Http => ServerConfig::http(name, url),
-            },
+    /// Expands variables, builds and resolves the config for server `name`. Error paths are JSON
+    /// keys relative to the entry (the synonym the entry used), empty for the entry itself.
+    pub(super) fn load(mut self, name: &str, vars: &Vars<'_>) -> Result<ServerConfig, ConfigError> {
+        if self.headers_helper.is_some() {
+            return Err(ConfigError::new(
+                "headersHelper",
+                "mcp-resilient does not run header commands; write the headers in `headers`",
+            ));
+        }
+        let ignored = self.ignored_keys();
+        if !ignored.is_empty() {
+            tracing::debug!(keys = ?ignored, "ignoring host settings that have no counterpart here");
+        }
+        self.expand(vars)?;
+        let mut renames = Vec::new();
+        let config = self.into_config(name, vars, &mut renames)?;
+        config.resolve().map_err(|err| to_json_error(err, &renames))
+    }
+
+    fn ignored_keys(&self) -> Vec<&'static str> {
+        let present = [
+            ("autoApprove", self.auto_approve.is_some()),
+            ("alwaysAllow", self.always_allow.is_some()),
+            ("disabledTools", self.disabled_tools.is_some()),
+            ("oauth", self.oauth.is_some()),
+            ("auth", self.auth.is_some()),
+            ("dev", self.dev.is_some()),
+            ("gallery", self.gallery.is_some()),
+            ("version", self.version.is_some()),
+        ];
+        present
+            .iter()
+            .filter(|(_, present)| *present)
+            .map(|(key, _)| *key)
+            .collect()
+    }
+
+    /// Expands `${…}` in the values hosts expand: `command`, `args`, `env`, `envFile`, `cwd`,
+    /// `url`, `serverUrl` and `headers`.
+    fn expand(&mut self, vars: &Vars<'_>) -> Result<(), ConfigError> {
+        let expand = |path: String, value: &mut String| {
+            *value = vars
+                .expand(value)
+                .map_err(|message| ConfigError::new(path, message))?;
+            Ok::<_, ConfigError>(())
         };
-        match &mut config.transport {
-            TransportConfig::Stdio(stdio) => {
-                self.reject_remote_keys()?;
-                set!(stdio.args, self.args);
-                set!(stdio.env, self.env);
-                stdio.cwd = self.cwd;
-                set!(stdio.env_allowlist, self.env_allowlist);
-                set!(stdio.stdin_close_grace, self.stdin_close_grace);
-                set!(stdio.term_grace, self.term_grace);
-            }
-            TransportConfig::Remote(remote) => {
-                self.reject_stdio_keys()?;
-                remote.headers = self.headers.unwrap_or_default().into_iter().collect();
-                set!(remote.max_event_bytes, self.max_event_bytes);
-                set!(remote.endpoint_timeout, self.endpoint_timeout);
-                set!(remote.treat_400_as_expired, self.treat_400_as_expired);
-                set!(remote.sse_retry_min, self.sse_retry_min);
-                set!(remote.sse_retry_max, self.sse_retry_max);
-                set!(remote.sse_max_retries, self.sse_max_retries);
+        let single = [
+            ("command", &mut self.command),
+            ("envFile", &mut self.env_file),
+            ("cwd", &mut self.cwd),
+            ("url", &mut self.url),
+            ("serverUrl", &mut self.server_url),
+        ];
+        for (key, value) in single {
+            if let Some(value) = value {
+                expand(key.to_owned(), value)?;
             }
         }
+        for (i, arg) in self.args.iter_mut().flatten().enumerate() {
+            expand(format!("args[{i}]"), arg)?;
+        }
+        for (key, value) in self.env.iter_mut().flatten() {
+            if let serde_json::Value::String(value) = value {
+                expand(format!("env.{key}"), value)?;
+            }
+        }
+        for (key, value) in self.headers.iter_mut().flatten() {
+            expand(format!("headers.{key}"), value)?;
+        }
+        Ok(())
+    }
+
+    /// Builds the (not yet resolved) config; records in `renames` the synonyms this entry used,
+    /// so resolve errors name them.
+    fn into_config(
+        mut self,
+        name: &str,
+        vars: &Vars<'_>,
+        renames: &mut Vec<(&'static str, &'static str)>,
+    ) -> Result<ServerConfig, ConfigError> {
+        let mut config = self.transport_config(name, vars, renames)?;
         if let Some(json) = self.reconnect {
             config.reconnect = json.into_policy();
         }
         if let Some(json) = self.heartbeat {
             config.heartbeat = json.into_policy();
         }
-        set!(config.call_timeout, self.call_timeout);
+        match (self.call_timeout, self.timeout) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::new(
+                    "timeout",
+                    "says the same as `callTimeout`; give one of them",
+                ));
+            }
+            (Some(call_timeout), None) => config.call_timeout = call_timeout.into(),
+            (None, Some(seconds)) => {
+                config.call_timeout = seconds.into();
+                renames.push(("callTimeout", "timeout"));
+            }
+            (None, None) => {}
+        }
         set!(config.connect_timeout, self.connect_timeout);
         set!(config.close_timeout, self.close_timeout);
         if let Some(wait) = self.call_wait {
             config.call_wait = Some(wait.into());
         }
         set!(config.max_tool_pages, self.max_tool_pages);
-        if let Some(protocol) = &self.protocol {
+        if let Some(protocol) = self.protocol.take() {
             config.protocol = protocol
                 .parse()
                 .map_err(|message| ConfigError::new("protocol", message))?;
         }
         Ok(config)
-    }
-
-    /// The declared transport: `None` if undeclared, `Some(None)` for stdio, `Some(Some(kind))`
-    /// for a remote kind. `type` and `transport` are synonyms and must agree when both are given.
-    fn transport_kind(&self) -> Result<Option<Option<RemoteKind>>, ConfigError> {
-        let parse = |key: &str, value: &str| match value {
-            "stdio" => Ok(None),
-            _ => value
-                .parse::<RemoteKind>()
-                .map(Some)
-                .map_err(|message| ConfigError::new(key, message)),
-        };
-        let by_type = self.kind.as_deref().map(|v| parse("type", v)).transpose()?;
-        let by_transport = self
-            .transport
-            .as_deref()
-            .map(|v| parse("transport", v))
-            .transpose()?;
-        match (by_type, by_transport) {
-            (Some(a), Some(b)) if a != b => Err(ConfigError::new(
-                "transport",
-                "disagrees with `type`; give one of them",
-            )),
-            (a, b) => Ok(a.or(b)),
-        }
-    }
-
-    fn reject_remote_keys(&self) -> Result<(), ConfigError> {
-        let present = [
-            ("headers", self.headers.is_some()),
-            ("maxEventBytes", self.max_event_bytes.is_some()),
-            ("endpointTimeout", self.endpoint_timeout.is_some()),
-            ("treat400AsExpired", self.treat_400_as_expired.is_some()),
-            ("sseRetryMin", self.sse_retry_min.is_some()),
-            ("sseRetryMax", self.sse_retry_max.is_some()),
-            ("sseMaxRetries", self.sse_max_retries.is_some()),
-        ];
-        reject_present(&present, "applies only to remote (url) servers")
-    }
-
-    fn reject_stdio_keys(&self) -> Result<(), ConfigError> {
-        let present = [
-            ("args", self.args.is_some()),
-            ("env", self.env.is_some()),
-            ("cwd", self.cwd.is_some()),
-            ("envAllowlist", self.env_allowlist.is_some()),
-            ("stdinCloseGrace", self.stdin_close_grace.is_some()),
-            ("termGrace", self.term_grace.is_some()),
-        ];
-        reject_present(&present, "applies only to stdio (command) servers")
-    }
-}
-
-fn reject_present(keys: &[(&str, bool)], message: &str) -> Result<(), ConfigError> {
-    match keys.iter().find(|(_, present)| *present) {
-        Some((key, _)) => Err(ConfigError::new(*key, message)),
-        None => Ok(()),
     }
 }
 

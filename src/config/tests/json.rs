@@ -5,7 +5,9 @@ use crate::config::{
 };
 
 fn load(json: &str) -> Vec<ServerConfig> {
-    load_servers(json).unwrap_or_else(|err| panic!("rejected: {err}"))
+    let loaded = load_servers(json).unwrap_or_else(|err| panic!("rejected: {err}"));
+    assert!(loaded.skipped.is_empty(), "skipped: {:?}", loaded.skipped);
+    loaded.servers
 }
 
 fn remote_kind(config: &ServerConfig) -> RemoteKind {
@@ -151,8 +153,10 @@ fn remote_knobs_are_read() {
 fn disabled_entries_are_skipped() {
     let json = r#"{"mcpServers": {"on": {"command": "x"}, "off": {"command": "y", "disabled": true},
                    "kept": {"command": "z", "disabled": false}}}"#;
-    let names: Vec<_> = load(json).into_iter().map(|c| c.name).collect();
+    let loaded = load_servers(json).expect("loads");
+    let names: Vec<_> = loaded.servers.into_iter().map(|c| c.name).collect();
     assert_eq!(names, ["kept", "on"]);
+    assert_eq!(loaded.disabled, ["off"]);
 }
 
 #[test]
@@ -174,7 +178,7 @@ fn files_load_and_read_errors_carry_the_file_path() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("servers.json");
     std::fs::write(&file, r#"{"mcpServers": {"s": {"command": "x"}}}"#).expect("write");
-    assert_eq!(load_servers_file(&file).map(|c| c.len()), Ok(1));
+    assert_eq!(load_servers_file(&file).map(|l| l.servers.len()), Ok(1));
     let missing = dir.join("missing.json");
     let err = load_servers_file(&missing).expect_err("missing file");
     assert_eq!(err.path, missing.display().to_string());
