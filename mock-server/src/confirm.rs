@@ -158,10 +158,7 @@ pub(crate) async fn run(
         let message = "confirm needs a client that declares the elicitation capability";
         return Ok(tool_error(message.to_owned()).into());
     }
-    let modern = context
-        .protocol_version()
-        .is_some_and(|version| !version.has_initialize());
-    match modern {
+    match crate::era::is_modern(&context) {
         true => input_round(nonces, &question, retry),
         false => ask_peer(&question, context).await.map(Into::into),
     }

@@ -1,197 +1,68 @@
-//! The MCP server handler: one per session, all sharing one [`Shared`].
+//! The MCP server handler: one per session, all sharing one [`Shared`]. It serves the tools
+//! (built-ins in [`builtins`]), resources ([`crate::resources`], [`crate::subscribers`]),
+//! prompts ([`crate::prompts`]), completions ([`crate::complete`]), logging
+//! ([`crate::logging`]) and `subscriptions/listen` ([`crate::listen`]).
+
+mod builtins;
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
-    SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
 
-use crate::block::ANNOUNCEMENT;
 use crate::confirm::{self, Retry};
 use crate::crash::{self, AfterFlush};
 use crate::listen::{self, PendingMarks};
-use crate::shared::{SetTools, Shared};
+use crate::shared::Shared;
 use crate::tools::ToolKind;
+use crate::{complete, prompts, resources};
+use builtins::{Echo, parse, text};
 
-/// `tools/list` page size.
+/// `tools/list` and `resources/list` page size.
 const PAGE: usize = 50;
-/// How long the `block` tool's progress notification may take to go out.
-const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Serves one session (Streamable HTTP: one stateless request); cheap to clone, every clone
 /// shares the server's state.
 #[derive(Clone)]
 pub(crate) struct MockHandler {
     shared: Arc<Shared>,
+    /// Tells this session's initialize-era resource subscriptions from others'.
+    session: u64,
     /// Marks of this handler's subscriptions not yet registered (see [`crate::listen`]).
     marks: Arc<PendingMarks>,
-}
-
-#[derive(Deserialize)]
-struct Echo {
-    text: String,
-}
-
-#[derive(Deserialize)]
-struct Add {
-    a: f64,
-    b: f64,
-}
-
-#[derive(Deserialize)]
-struct Sleep {
-    ms: u64,
-}
-
-#[derive(Deserialize)]
-struct Block {
-    ms: u64,
-}
-
-#[derive(Deserialize)]
-struct Fail {
-    message: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Crash {
-    code: Option<i32>,
-}
-
-#[derive(Deserialize)]
-struct EndListens {
-    graceful: bool,
-}
-
-fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, ErrorData> {
-    serde_json::from_value(Value::Object(args))
-        .map_err(|error| ErrorData::invalid_params(format!("bad arguments: {error}"), None))
-}
-
-fn text(text: impl Into<String>) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(text)])
 }
 
 impl MockHandler {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
         Self {
+            session: shared.next_session(),
             shared,
             marks: Arc::default(),
         }
     }
-
-    async fn call_builtin(
-        &self,
-        name: &str,
-        args: JsonObject,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(match name {
-            "echo" => text(parse::<Echo>(args)?.text),
-            "add" => {
-                let Add { a, b } = parse(args)?;
-                text((a + b).to_string())
-            }
-            "sleep" => {
-                let Sleep { ms } = parse(args)?;
-                tokio::select! {
-                    () = tokio::time::sleep(Duration::from_millis(ms)) => text(format!("slept {ms}ms")),
-                    () = context.ct.cancelled() => {
-                        return Err(ErrorData::internal_error("sleep cancelled", None));
-                    }
-                }
-            }
-            "whoami" => {
-                let who = json!({
-                    "boot_id": self.shared.boot_id,
-                    "pid": self.shared.pid,
-                    "calls": self.shared.calls(),
-                    "methods": self.shared.methods(),
-                });
-                let mut result = text(who.to_string());
-                result.structured_content = Some(who);
-                result
-            }
-            "fail" => {
-                let message = parse::<Fail>(args)?.message;
-                CallToolResult::error(vec![ContentBlock::text(
-                    message.unwrap_or_else(|| "tool failed".to_owned()),
-                )])
-            }
-            "crash" => {
-                let code = parse::<Crash>(args)?.code.unwrap_or(1);
-                self.shared.crash.arm(code);
-                text(crash::REPLY)
-            }
-            "hang" => {
-                self.shared.set_hang(true);
-                text("hanging")
-            }
-            "block" => self.block(parse(args)?, context).await?,
-            "wedge" if !self.shared.stdio => {
-                CallToolResult::error(vec![ContentBlock::text("wedge works in stdio mode only")])
-            }
-            "wedge" => {
-                let wedge = crash::WEDGE_MARKER;
-                self.shared.crash.arm_after(wedge, AfterFlush::Wedge);
-                text(crash::WEDGE_REPLY)
-            }
-            "end_listens" => {
-                let EndListens { graceful } = parse(args)?;
-                self.shared.end_listens(graceful);
-                text(format!("ended listens (graceful: {graceful})"))
-            }
-            _ => {
-                let change: SetTools = parse(args)?;
-                let count = self.shared.set_tools(&change).await;
-                text(format!("ok {count}"))
-            }
-        })
-    }
-}
-
-impl MockHandler {
-    /// The `block` tool. A call that asked for progress gets the block's announcement (see
-    /// [`crate::block`]) once the block has started.
-    async fn block(
-        &self,
-        Block { ms }: Block,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let announce = async {
-            let Some(token) = context.meta.get_progress_token() else {
-                return;
-            };
-            let progress = ProgressNotificationParam::new(token, 0.0).with_message(ANNOUNCEMENT);
-            let notify = context.peer.notify_progress(progress);
-            if !matches!(
-                tokio::time::timeout(NOTIFY_TIMEOUT, notify).await,
-                Ok(Ok(()))
-            ) {
-                tracing::debug!("block: the announcement was not sent");
-            }
-        };
-        let duration = Duration::from_millis(ms);
-        if !self.shared.block.run(duration, &context.ct, announce).await {
-            return Err(ErrorData::internal_error("block cancelled", None));
-        }
-        Ok(text(format!("blocked {ms}ms")))
-    }
 }
 
 impl ServerHandler for MockHandler {
+    /// Tools (`listChanged`), resources (`subscribe`, `listChanged`), prompts, completions and
+    /// logging.
+    #[allow(deprecated)] // logging: see `crate::logging`
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
@@ -211,19 +82,9 @@ impl ServerHandler for MockHandler {
             self.shared.crash.arm_after(crash::LIST_MARKER, exit);
         }
         let tools = self.shared.tools().list();
-        let start = match request.and_then(|r| r.cursor) {
-            None => 0,
-            Some(cursor) => cursor
-                .parse::<usize>()
-                .ok()
-                .filter(|start| *start <= tools.len())
-                .ok_or_else(|| ErrorData::invalid_params("invalid cursor", None))?,
-        };
-        let end = tools.len().min(start + PAGE);
-        let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
-        if end < tools.len() {
-            result.next_cursor = Some(end.to_string());
-        }
+        let (tools, next_cursor) = page(&tools, request)?;
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = next_cursor;
         result.ttl_ms = self.shared.list_ttl_ms();
         Ok(result)
     }
@@ -262,14 +123,21 @@ impl ServerHandler for MockHandler {
         }
     }
 
-    /// Accepts `tools/list_changed` (the only list that changes); rmcp intersects this with the
-    /// request. Takes the subscription's mark before rmcp acknowledges it.
+    /// Accepts tools and resources `list_changed` and updates of every requested resource that
+    /// exists; rmcp intersects this with the request. Takes the subscription's mark before rmcp
+    /// acknowledges it.
     fn accepted_subscription_filter(
         &self,
-        _requested: &SubscriptionFilter,
+        requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         self.marks.push(self.shared.listens.mark());
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
+        let uris = requested.resource_subscriptions.iter().flatten();
+        let uris = uris.filter(|uri| resources::exists(uri));
+        let accepted = SubscriptionFilter::builder()
+            .tools_list_changed()
+            .resources_list_changed()
+            .resource_subscriptions(uris.cloned());
+        Some(accepted.build())
     }
 
     /// Serves one subscription until the client cancels it (or its stream drops) or
@@ -291,4 +159,113 @@ impl ServerHandler for MockHandler {
         self.shared.add_peer(context.peer);
         self.negotiate_initialize(&request)
     }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let (resources, next_cursor) = page(&resources::list(), request)?;
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.next_cursor = next_cursor;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        resources::read(&request.uri, self.shared.counter()).map(Into::into)
+    }
+
+    /// Initialize era: records the subscription (an unknown URI is resource-not-found).
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !resources::exists(&request.uri) {
+            let message = format!("no such resource: {}", request.uri);
+            return Err(ErrorData::resource_not_found(message, None));
+        }
+        let subscribers = &self.shared.subscribers;
+        subscribers.subscribe(self.session, &request.uri, context.peer);
+        Ok(())
+    }
+
+    /// Initialize era: forgets the subscription (none is not an error).
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared
+            .subscribers
+            .unsubscribe(self.session, &request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        prompts::get(&request.name, request.arguments.as_ref()).map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        complete::complete(&request)
+    }
+
+    /// Records the level (both eras); see [`crate::logging`].
+    #[allow(deprecated)] // logging: see `crate::logging`
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared.log_level.set(&request);
+        Ok(())
+    }
+}
+
+/// One page of `items` from `cursor` (an index; absent = 0), and the next page's cursor.
+fn page<T: Clone>(
+    items: &[T],
+    request: Option<PaginatedRequestParams>,
+) -> Result<(Vec<T>, Option<String>), ErrorData> {
+    let start = match request.and_then(|r| r.cursor) {
+        None => 0,
+        Some(cursor) => cursor
+            .parse::<usize>()
+            .ok()
+            .filter(|start| *start <= items.len())
+            .ok_or_else(|| ErrorData::invalid_params("invalid cursor", None))?,
+    };
+    let end = items.len().min(start + PAGE);
+    let next = (end < items.len()).then(|| end.to_string());
+    Ok((items[start..end].to_vec(), next))
 }

@@ -8,9 +8,36 @@
 //! `"blocked Nms"`; with a progress token, a `notifications/progress` "blocking" announces that
 //! the block has started), `wedge` (stdio: reply, then never read stdin again; elsewhere a tool
 //! error), `confirm` (`{"question": s}`: asks the client, see below), `end_listens`
-//! (`{"graceful": b}`: like [`Faults::end_listens`]),
-//! plus `extra_N` and tools added by `set_tools`, which behave like `echo`. `whoami` reports
-//! `{"boot_id", "pid", "calls", "methods": {"<json-rpc method>": N, …}}` ([`Whoami`]).
+//! (`{"graceful": b}`: like [`Faults::end_listens`]), `bump` (adds one to `mock://counter`,
+//! like [`Faults::bump_counter`]; replies the new value), `log` (`{"level": l, "message": s}`:
+//! sends `notifications/message`, see below), `progress` (`{"steps": N, "ms": M}`: N times,
+//! waits M ms then sends `notifications/progress` `i`/`N` with the request's progress token;
+//! replies `"progressed N steps"`), plus `extra_N` and tools added by `set_tools`, which behave
+//! like `echo`. `whoami` reports `{"boot_id", "pid", "calls", "methods": {"<json-rpc method>":
+//! N, …}, "counter", "resource_subscriptions", "log_level", "cancelled"}` ([`Whoami`]).
+//! `sleep`, `block` and `progress` end as soon as their request is cancelled, and each such
+//! end is counted (`cancelled` in [`Whoami`] and [`MockState`]).
+//!
+//! # Resources, prompts, completions, logging
+//!
+//! Both eras declare the capabilities `resources` (`subscribe`, `listChanged`), `prompts`,
+//! `completions` and `logging` next to `tools` (`listChanged`).
+//!
+//! - Resources: `mock://static/hello` (text `hello`), `mock://counter` (the counter in decimal,
+//!   0 at start) and the template `mock://echo/{text}` (reads back the percent-decoded `text`).
+//!   A bump (`bump` tool, [`Faults::bump_counter`], `POST /_mock/bump-counter`) sends
+//!   `notifications/resources/updated` for `mock://counter` to every initialize-era session
+//!   that sent `resources/subscribe` for it and to every `subscriptions/listen` whose filter
+//!   named it (the acknowledged filter keeps only URIs that exist). Live subscriptions are
+//!   counted in `resource_subscriptions` ([`Whoami`], [`MockState`]).
+//! - Prompts: `greet` with the required argument `name`: one user message `Hello, <name>!`.
+//! - Completions (`completion/complete`): `greet`'s `name` from `alice, albert, bob, carol,
+//!   dave`, the template's `text` from `hello, help, helium, world, wonder`, by prefix.
+//! - Logging: `logging/setLevel` is recorded (`log_level`). The `log` tool sends its message
+//!   (initialize era) when `level` is at least the last level set (any when none was), or
+//!   (2026-07-28) only when the request's `_meta` carries `io.modelcontextprotocol/logLevel`
+//!   and `level` is at least that. Its reply says `logged <level>: <message>` or
+//!   `not logged: <why>`.
 //!
 //! # Protocol eras
 //!
@@ -44,16 +71,24 @@
 
 mod args;
 mod block;
+mod complete;
 mod confirm;
 mod crash;
+mod era;
 mod handler;
 mod listen;
 mod lock;
+mod logging;
+mod notify;
 mod process;
+mod progress;
+mod prompts;
 pub mod proxy;
 mod remote;
+mod resources;
 mod shared;
 mod stdio;
+mod subscribers;
 mod tools;
 mod whoami;
 

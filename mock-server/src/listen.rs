@@ -1,5 +1,5 @@
 //! `subscriptions/listen` (2026-07-28): the server's live subscriptions, how a tool-set change
-//! reaches them, and how `end_listens` ends them.
+//! or a resource update reaches them, and how `end_listens` ends them.
 //!
 //! rmcp acknowledges a subscription (`notifications/subscriptions/acknowledged`) *before* it
 //! calls the handler's `listen`, so a change made between the two would find no sink to notify.
@@ -9,9 +9,10 @@
 //!
 //! # Invariants
 //!
-//! 1. A subscription acknowledged before a notifying tools change is notified of it: either the
-//!    change finds its sink registered, or the registration finds the change newer than the
-//!    mark and the subscription notifies itself (both may happen: a duplicate, never a loss).
+//! 1. A subscription acknowledged before a notifying tools change, or before an update of a
+//!    resource its filter accepted, is notified of it: either the change finds its sink
+//!    registered, or the registration finds the change newer than the mark and the subscription
+//!    notifies itself (both may happen: a duplicate, never a loss).
 //! 2. An `end_listens` after the acknowledgment ends the subscription, the same way.
 //! 3. A sink is registered only while its `listen` runs (a [`Registration`] removes it).
 //! 4. An abrupt end in remote modes ends no `listen` itself: it cuts the HTTP responses of the
@@ -19,6 +20,7 @@
 //!    arrival), which drops their streams; rmcp then cancels the `listen`, and nothing more is
 //!    written. Elsewhere (stdio) an abrupt end answers the listen request with an error.
 
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -40,9 +42,11 @@ pub(crate) struct End {
 }
 
 /// What a subscription must do at once after registering (see the module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CatchUp {
     pub(crate) tools_changed: bool,
+    /// Resources its filter accepted that were updated since the mark.
+    pub(crate) updated: Vec<String>,
 }
 
 #[derive(Default)]
@@ -51,6 +55,8 @@ struct State {
     event: u64,
     /// The event number of the last notifying tools change; 0 = none.
     tools_changed_at: u64,
+    /// The event number of each resource's last update.
+    updated_at: BTreeMap<String, u64>,
     next_id: u64,
     /// Registered sinks; changed only by [`Listens::register`] and [`Registration`]'s drop.
     sinks: Vec<(u64, SubscriptionSink)>,
@@ -107,19 +113,41 @@ impl Listens {
         let mut state = self.state();
         state.next_id += 1;
         let id = state.next_id;
-        state.sinks.push((id, sink));
+        let updated = state
+            .updated_at
+            .iter()
+            .filter(|(uri, at)| **at > mark && accepts(&sink, uri))
+            .map(|(uri, _)| uri.clone())
+            .collect();
         let catch_up = CatchUp {
-            tools_changed: state.tools_changed_at > mark,
+            tools_changed: state.tools_changed_at > mark && wants_tools(&sink),
+            updated,
         };
+        state.sinks.push((id, sink));
         (Registration { listens: self, id }, catch_up)
     }
 
-    /// Records a notifying tools change; returns the sinks to notify.
+    /// Records a notifying tools change; returns the sinks whose filter accepted it.
     pub(crate) fn tools_changed(&self) -> Vec<SubscriptionSink> {
         let mut state = self.state();
         state.event += 1;
         state.tools_changed_at = state.event;
-        state.sinks.iter().map(|(_, sink)| sink.clone()).collect()
+        let sinks = state.sinks.iter().map(|(_, sink)| sink);
+        sinks.filter(|sink| wants_tools(sink)).cloned().collect()
+    }
+
+    /// Records an update of the resource `uri`; returns the sinks whose filter accepted it.
+    pub(crate) fn resource_updated(&self, uri: &str) -> Vec<SubscriptionSink> {
+        let mut state = self.state();
+        state.event += 1;
+        let at = state.event;
+        state.updated_at.insert(uri.to_owned(), at);
+        state
+            .sinks
+            .iter()
+            .filter(|(_, sink)| accepts(sink, uri))
+            .map(|(_, sink)| sink.clone())
+            .collect()
     }
 
     /// Ends every subscription acknowledged so far, with or without its final result.
@@ -168,6 +196,27 @@ impl Listens {
     pub(crate) fn count(&self) -> usize {
         self.state().sinks.len()
     }
+
+    /// Resource URIs accepted by the subscriptions whose `listen` runs now, summed.
+    pub(crate) fn resource_subscriptions(&self) -> usize {
+        let state = self.state();
+        let uris = |sink: &SubscriptionSink| {
+            let accepted = sink.accepted().resource_subscriptions.as_ref();
+            accepted.map_or(0, Vec::len)
+        };
+        state.sinks.iter().map(|(_, sink)| uris(sink)).sum()
+    }
+}
+
+/// Whether `sink`'s accepted filter includes tools `list_changed`.
+fn wants_tools(sink: &SubscriptionSink) -> bool {
+    sink.accepted().tools_list_changed == Some(true)
+}
+
+/// Whether `sink`'s accepted filter includes updates of `uri`.
+fn accepts(sink: &SubscriptionSink, uri: &str) -> bool {
+    let accepted = sink.accepted().resource_subscriptions.as_ref();
+    accepted.is_some_and(|uris| uris.iter().any(|u| u == uri))
 }
 
 /// Runs one subscription (the handler's `listen`): registers its sink, catches up on what
@@ -185,6 +234,12 @@ pub(crate) async fn serve(
         let sent = tokio::time::timeout(NOTIFY_TIMEOUT, sink.notify_tool_list_changed());
         if !matches!(sent.await, Ok(Ok(()))) {
             tracing::debug!("listen: the catch-up list_changed was not sent");
+        }
+    }
+    for uri in catch_up.updated {
+        let sent = tokio::time::timeout(NOTIFY_TIMEOUT, sink.notify_resource_updated(uri));
+        if !matches!(sent.await, Ok(Ok(()))) {
+            tracing::debug!("listen: the catch-up resources/updated was not sent");
         }
     }
     let end = tokio::select! {

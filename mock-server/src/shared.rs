@@ -12,12 +12,16 @@
 //! 5. `methods` counts every JSON-RPC request when it arrives (stdio: when read; remote: at the
 //!    gate, before any fault answers it), never a notification or a response.
 //! 6. A notifying `set_tools` reaches every initialized legacy session and every live
-//!    `subscriptions/listen` subscription (see [`crate::listen`]).
+//!    `subscriptions/listen` subscription that asked for tools `list_changed` (see
+//!    [`crate::listen`]).
+//! 7. A counter bump is visible to `resources/read` before any `resources/updated` it causes is
+//!    sent, and that notification reaches every live initialize-era subscriber of
+//!    `mock://counter` ([`crate::subscribers`]) and every listen subscription whose filter
+//!    accepted it.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
-use std::time::Duration;
 
 use rmcp::{Peer, RoleServer};
 use serde::Deserialize;
@@ -27,10 +31,11 @@ use crate::block::Block;
 use crate::confirm::Nonces;
 use crate::crash::CrashSwitch;
 use crate::listen::Listens;
+use crate::logging::LastLevel;
+use crate::notify;
+use crate::resources::COUNTER;
+use crate::subscribers::Subscribers;
 use crate::tools::ToolSet;
-
-/// How long one `tools/list_changed` send may take before we give up on that peer.
-const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The body of the `set_tools` tool and of `POST /_mock/set-tools`.
 #[derive(Debug, Clone, Deserialize)]
@@ -70,6 +75,17 @@ pub(crate) struct Shared {
     pub(crate) pid: u32,
     /// `tools/call` requests received so far; incremented by the handler only.
     calls: AtomicU64,
+    /// Calls of cancellable tools that ended because their request was cancelled; incremented
+    /// by those tools only.
+    cancelled: AtomicU64,
+    /// The value of `mock://counter`; changed only by [`Shared::bump_counter`].
+    counter: AtomicU64,
+    /// The level `logging/setLevel` set last; set by the handler only.
+    pub(crate) log_level: LastLevel,
+    /// Initialize-era resource subscriptions; changed by the handler only.
+    pub(crate) subscribers: Subscribers,
+    /// The last session number handed to a handler.
+    sessions: AtomicU64,
     /// Requests received so far, by JSON-RPC method; incremented by the transports only.
     methods: Mutex<BTreeMap<String, u64>>,
     /// Answer `initialize` with `-32022` (a 2026-07-28-only server); set by the switch only.
@@ -99,6 +115,11 @@ impl Shared {
             boot_id,
             pid: std::process::id(),
             calls: AtomicU64::new(0),
+            cancelled: AtomicU64::new(0),
+            counter: AtomicU64::new(0),
+            log_level: LastLevel::default(),
+            subscribers: Subscribers::default(),
+            sessions: AtomicU64::new(0),
             methods: Mutex::new(BTreeMap::new()),
             modern_only: AtomicBool::new(false),
             list_ttl_ms: AtomicU64::new(0),
@@ -134,6 +155,42 @@ impl Shared {
 
     pub(crate) fn calls(&self) -> u64 {
         self.calls.load(Ordering::SeqCst)
+    }
+
+    /// Counts one call of a cancellable tool (`sleep`, `block`, `progress`) that ended because
+    /// its request was cancelled: by `notifications/cancelled`, by the client closing the
+    /// request's response stream (2026-07-28 over HTTP), or by its session ending.
+    pub(crate) fn count_cancelled(&self) {
+        self.cancelled.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub(crate) fn cancelled(&self) -> u64 {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// A number no other handler of this server has.
+    pub(crate) fn next_session(&self) -> u64 {
+        self.sessions.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    pub(crate) fn counter(&self) -> u64 {
+        self.counter.load(Ordering::SeqCst)
+    }
+
+    /// Live resource subscriptions: initialize-era (session, URI) pairs plus the URIs accepted
+    /// by running listen subscriptions.
+    pub(crate) fn resource_subscriptions(&self) -> usize {
+        self.subscribers.count() + self.listens.resource_subscriptions()
+    }
+
+    /// Adds one to `mock://counter`, then sends `notifications/resources/updated` for it to
+    /// every subscriber; returns the new value.
+    pub(crate) async fn bump_counter(&self) -> u64 {
+        let value = self.counter.fetch_add(1, Ordering::SeqCst) + 1;
+        let peers = self.subscribers.of(COUNTER);
+        let sinks = self.listens.resource_updated(COUNTER);
+        notify::resource_updated(COUNTER, peers, sinks).await;
+        value
     }
 
     /// Counts one request of `method`.
@@ -225,35 +282,8 @@ impl Shared {
             .unwrap_or_else(PoisonError::into_inner)
             .apply(&change.add, &change.remove);
         if change.notify {
-            let peers = self.live_peers();
-            let sinks = self.listens.tools_changed();
-            tracing::debug!(
-                peers = peers.len(),
-                subscriptions = sinks.len(),
-                "sending tools/list_changed"
-            );
-            let to_peers = peers.into_iter().map(|peer| async move {
-                let sent = tokio::time::timeout(NOTIFY_TIMEOUT, peer.notify_tool_list_changed());
-                log_send(sent.await.map(|r| r.map_err(|e| e.to_string())));
-            });
-            let to_sinks = sinks.into_iter().map(|sink| async move {
-                let sent = tokio::time::timeout(NOTIFY_TIMEOUT, sink.notify_tool_list_changed());
-                log_send(sent.await.map(|r| r.map_err(|e| e.to_string())));
-            });
-            let sends = futures::future::join(
-                futures::future::join_all(to_peers),
-                futures::future::join_all(to_sinks),
-            );
-            sends.await;
+            notify::tools_changed(self.live_peers(), self.listens.tools_changed()).await;
         }
         count
-    }
-}
-
-fn log_send(result: Result<Result<(), String>, tokio::time::error::Elapsed>) {
-    match result {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) => tracing::debug!(%error, "list_changed not sent"),
-        Err(_) => tracing::debug!("list_changed send timed out"),
     }
 }

@@ -12,7 +12,7 @@ use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
 /// Tools every mock server starts with, in listing order.
-pub const BUILTINS: [&str; 12] = [
+pub const BUILTINS: [&str; 15] = [
     "echo",
     "add",
     "sleep",
@@ -25,6 +25,9 @@ pub const BUILTINS: [&str; 12] = [
     "wedge",
     "confirm",
     "end_listens",
+    "bump",
+    "log",
+    "progress",
 ];
 
 /// The current tool set. Changed only by `set_tools` (tool or admin route), under the shared lock.
@@ -112,12 +115,13 @@ fn builtin_tool(name: &str) -> Tool {
             &["a", "b"],
         ),
         "sleep" => (
-            "sleeps `ms` milliseconds (cancellable)",
+            "sleeps `ms` milliseconds (cancellable; a cancellation is counted in whoami)",
             json!({"ms": {"type": "integer", "minimum": 0}}),
             &["ms"],
         ),
         "whoami" => (
-            "boot id, pid, calls served and requests received by method",
+            "boot id, pid, calls served, requests received by method, the counter, live resource \
+             subscriptions, the last log level set and cancelled calls",
             json!({}),
             &[],
         ),
@@ -154,6 +158,33 @@ fn builtin_tool(name: &str) -> Tool {
              without it",
             json!({"graceful": {"type": "boolean"}}),
             &["graceful"],
+        ),
+        "bump" => (
+            "adds one to mock://counter and sends notifications/resources/updated to its \
+             subscribers; replies with the new value",
+            json!({}),
+            &[],
+        ),
+        "log" => (
+            "sends notifications/message with `message` at `level` (2025: if at least the level \
+             logging/setLevel set; 2026-07-28: if at least the request's _meta logLevel), then \
+             replies what it did",
+            json!({
+                "level": {"type": "string", "enum": [
+                    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+                ]},
+                "message": {"type": "string"}
+            }),
+            &["level", "message"],
+        ),
+        "progress" => (
+            "`steps` times: waits `ms` milliseconds, then sends notifications/progress for the \
+             request's progress token; then replies (cancellable)",
+            json!({
+                "steps": {"type": "integer", "minimum": 0},
+                "ms": {"type": "integer", "minimum": 0}
+            }),
+            &["steps", "ms"],
         ),
         _ => (
             "changes the tool list and sends tools/list_changed",
@@ -207,13 +238,16 @@ mod tests {
                 "wedge",
                 "confirm",
                 "end_listens",
+                "bump",
+                "log",
+                "progress",
                 "alpha",
                 "extra_0",
                 "extra_1",
                 "zeta"
             ]
         );
-        assert_eq!(set.len(), 15);
+        assert_eq!(set.len(), 18);
         assert_eq!(set.lookup("add"), None);
         set.apply(&["add".into()], &["zeta".into()]);
         assert_eq!(set.lookup("add"), Some(ToolKind::Builtin));

@@ -4,6 +4,9 @@ use std::collections::BTreeMap;
 
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::shared::Shared;
 
 /// The structured content of a `whoami` result.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -22,6 +25,35 @@ pub struct Whoami {
     /// Empty, when the result has none (an older mock server).
     #[serde(default)]
     pub methods: BTreeMap<String, u64>,
+    /// The value of `mock://counter` (bumped by the `bump` tool and
+    /// [`Faults::bump_counter`](crate::Faults::bump_counter)).
+    ///
+    /// # Default
+    /// 0, when the result has none (an older mock server).
+    #[serde(default)]
+    pub counter: u64,
+    /// Live resource subscriptions: one per (initialize-era session, URI) of
+    /// `resources/subscribe`, plus one per URI accepted by each running 2026-07-28
+    /// `subscriptions/listen`. A client that re-subscribed after a restart shows here.
+    ///
+    /// # Default
+    /// 0, when the result has none (an older mock server).
+    #[serde(default)]
+    pub resource_subscriptions: usize,
+    /// The level the last `logging/setLevel` set (`"debug"` … `"emergency"`), if any.
+    ///
+    /// # Default
+    /// `None`, when none was set or the result has none (an older mock server).
+    #[serde(default)]
+    pub log_level: Option<String>,
+    /// Calls of `sleep`, `block` and `progress` that ended because their request was
+    /// cancelled (`notifications/cancelled`, a 2026-07-28 client closing the response stream,
+    /// or the session ending).
+    ///
+    /// # Default
+    /// 0, when the result has none (an older mock server).
+    #[serde(default)]
+    pub cancelled: u64,
 }
 
 impl Whoami {
@@ -31,10 +63,23 @@ impl Whoami {
     }
 }
 
+/// The structured content of a `whoami` result, read from `shared` now.
+pub(crate) fn report(shared: &Shared) -> Value {
+    json!({
+        "boot_id": shared.boot_id,
+        "pid": shared.pid,
+        "calls": shared.calls(),
+        "methods": shared.methods(),
+        "counter": shared.counter(),
+        "resource_subscriptions": shared.resource_subscriptions(),
+        "log_level": shared.log_level.name(),
+        "cancelled": shared.cancelled(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use rmcp::model::ContentBlock;
-    use serde_json::json;
 
     use super::*;
 
@@ -49,6 +94,11 @@ mod tests {
         let old = result(json!({"boot_id": "b", "pid": 7, "calls": 1}));
         let who = Whoami::from_result(&old).expect("a whoami result");
         assert!(who.methods.is_empty());
+        assert_eq!(
+            (who.counter, who.resource_subscriptions, who.cancelled),
+            (0, 0, 0)
+        );
+        assert_eq!(who.log_level, None);
         let new = result(json!({"boot_id": "b", "pid": 7, "calls": 1, "methods": {"ping": 2}}));
         let who = Whoami::from_result(&new).expect("a whoami result");
         assert_eq!(who.methods.get("ping"), Some(&2));

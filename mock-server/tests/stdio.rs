@@ -75,6 +75,9 @@ async fn stdio_serves_tools_in_order_and_answers_each_builtin() {
             "wedge",
             "confirm",
             "end_listens",
+            "bump",
+            "log",
+            "progress",
             "extra_0",
             "extra_1"
         ]
@@ -100,7 +103,11 @@ async fn stdio_serves_tools_in_order_and_answers_each_builtin() {
             "boot_id": "b0b0",
             "pid": pid,
             "calls": 4,
-            "methods": {"initialize": 1, "tools/list": 1, "tools/call": 4}
+            "methods": {"initialize": 1, "tools/list": 1, "tools/call": 4},
+            "counter": 0,
+            "resource_subscriptions": 0,
+            "log_level": null,
+            "cancelled": 0
         })
     );
     assert_eq!(

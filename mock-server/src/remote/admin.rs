@@ -133,6 +133,13 @@ pub(crate) fn routes() -> Router<Arc<FaultState>> {
             }),
         )
         .route(
+            "/_mock/bump-counter",
+            post(|s: Admin| async move {
+                let counter = faults(s).bump_counter().await;
+                Json(json!({"ok": true, "counter": counter}))
+            }),
+        )
+        .route(
             "/_mock/status-fault",
             post(|s: Admin, Json(b): Json<StatusFault>| async move {
                 checked(faults(s).set_status_fault(Some(b)))

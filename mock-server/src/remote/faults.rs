@@ -63,6 +63,19 @@ pub struct MockState {
     pub listens: usize,
     /// Whether Streamable HTTP runs without sessions now ([`Faults::set_stateless`]).
     pub stateless: bool,
+    /// The value of `mock://counter` ([`Faults::bump_counter`], the `bump` tool).
+    pub counter: u64,
+    /// Live resource subscriptions: one per (initialize-era session, URI) of
+    /// `resources/subscribe`, plus one per URI accepted by each running 2026-07-28
+    /// `subscriptions/listen` (the same number `whoami` reports). Poll it to see a client
+    /// re-subscribe after a restart.
+    pub resource_subscriptions: usize,
+    /// The level the last `logging/setLevel` set (`"debug"` … `"emergency"`), if any.
+    pub log_level: Option<String>,
+    /// Calls of `sleep`, `block` and `progress` that ended because their request was
+    /// cancelled (`notifications/cancelled`, a 2026-07-28 client closing the response stream,
+    /// or the session ending).
+    pub cancelled: u64,
 }
 
 /// Counts one open GET stream while it lives.
@@ -221,6 +234,17 @@ impl Faults {
         self.state.shared.set_tools(&change).await
     }
 
+    /// Adds one to `mock://counter` and sends `notifications/resources/updated` for it to every
+    /// subscriber (initialize-era `resources/subscribe` sessions and 2026-07-28 listen
+    /// subscriptions whose filter names it); returns the new value. Same as the `bump` tool.
+    ///
+    /// # Cancel safety
+    /// The counter is bumped before the first await; dropping the future may leave some
+    /// subscribers un-notified.
+    pub async fn bump_counter(&self) -> u64 {
+        self.state.shared.bump_counter().await
+    }
+
     /// Every `tools/list` page from now on carries this `ttlMs` (a 2026-07-28 cache hint: list
     /// again after it); `None` leaves it out, as by default.
     pub fn set_list_ttl(&self, ttl: Option<Duration>) {
@@ -253,7 +277,8 @@ impl Faults {
     }
 
     /// Boot id, pid, open sessions, calls served, answers injected, requests by method, live
-    /// subscriptions and the stateless switch.
+    /// subscriptions, the stateless switch, the counter, live resource subscriptions, the last
+    /// log level set and cancelled calls.
     pub async fn state(&self) -> MockState {
         let streamable = self.state.streamable.sessions.read().await.len();
         MockState {
@@ -266,6 +291,10 @@ impl Faults {
             methods: self.state.shared.methods(),
             listens: self.state.shared.listens.count(),
             stateless: self.state.stateless(),
+            counter: self.state.shared.counter(),
+            resource_subscriptions: self.state.shared.resource_subscriptions(),
+            log_level: self.state.shared.log_level.name(),
+            cancelled: self.state.shared.cancelled(),
         }
     }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
+use mcp_mock_server::{MockServer, MockState};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, ClientRequest, PingRequest,
     ProtocolVersion,
@@ -26,6 +27,28 @@ pub async fn within<F: Future>(what: &str, future: F) -> F::Output {
         Ok(output) => output,
         Err(_) => panic!("timed out: {what}"),
     }
+}
+
+/// How often [`state_until`] looks at the server's state. Only a polling period: no outcome
+/// depends on it.
+const POLL: Duration = Duration::from_millis(5);
+
+/// The server's state once `done` holds for it; panics after [`DEADLINE`].
+pub async fn state_until(
+    server: &MockServer,
+    what: &str,
+    done: impl Fn(&MockState) -> bool,
+) -> MockState {
+    within(what, async {
+        loop {
+            let state = server.faults().state().await;
+            if done(&state) {
+                return state;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    })
+    .await
 }
 
 /// A client that reports `tools/list_changed` on a channel.

@@ -104,7 +104,11 @@ impl ClientHandler for Asker {
 pub type Running = RunningService<RoleClient, Asker>;
 
 /// An rmcp client over Streamable HTTP (no stream retries, no re-initialize).
-pub async fn connect_http(url: &str, era: Era, handler: Asker) -> Running {
+pub async fn connect_http<H: ClientHandler>(
+    url: &str,
+    era: Era,
+    handler: H,
+) -> RunningService<RoleClient, H> {
     let mut config =
         StreamableHttpClientTransportConfig::with_uri(url).reinit_on_expired_session(false);
     config.retry_config = Arc::new(NeverRetry::default());
@@ -129,7 +133,11 @@ pub fn spawn_stdio(args: &[&str]) -> Child {
 }
 
 /// An rmcp client over the pipes of `child`.
-pub async fn connect_stdio(child: &mut Child, era: Era, handler: Asker) -> Running {
+pub async fn connect_stdio<H: ClientHandler>(
+    child: &mut Child,
+    era: Era,
+    handler: H,
+) -> RunningService<RoleClient, H> {
     let stdout = child.stdout.take().expect("stdout");
     let stdin = child.stdin.take().expect("stdin");
     let started = within(
@@ -156,7 +164,9 @@ pub fn error_code(result: Result<impl std::fmt::Debug, ServiceError>) -> ErrorCo
 }
 
 /// A subscription to tools `list_changed`.
-pub async fn listen_tools(running: &Running) -> Subscription {
+pub async fn listen_tools<H: ClientHandler>(
+    running: &RunningService<RoleClient, H>,
+) -> Subscription {
     let filter = SubscriptionFilter::builder().tools_list_changed().build();
     within("listen", running.listen(filter))
         .await
