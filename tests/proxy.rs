@@ -329,3 +329,185 @@ async fn one_of_three_aggregated_upstreams_crashing_leaves_the_others_answering(
     assert_eq!(text(&back), "b back");
     assert!(host.close().await.success());
 }
+
+/// Any result as JSON, to look into it.
+fn json<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).expect("serializes")
+}
+
+/// Waits (at most [`LIMIT`]) until the mock's `/_mock/state` satisfies `want`.
+async fn mock_state_until(
+    mock: &MockProcess,
+    what: &str,
+    want: impl Fn(&serde_json::Value) -> bool,
+) {
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    loop {
+        let state = mock.admin_get("state").await;
+        if want(&state) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the mock never reached {what}: {state}"
+        );
+        tokio::task::yield_now().await;
+    }
+}
+
+// Logging is deprecated by SEP-2577; hosts of the session era still set levels.
+#[allow(deprecated)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_prompts_completions_logging_progress_and_cancellation_pass_through() {
+    use rmcp::model::{
+        CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequestParams,
+        ReadResourceRequestParams, SetLevelRequestParams, SubscribeRequestParams,
+    };
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        let mut mock = MockProcess::start("http").await;
+        let url = mock.url();
+        let mut host = Host::start(&proxy_args(
+            &["--name", "mock", "--protocol", protocol, "--url", &url],
+            &[],
+        ))
+        .await;
+        let peer = host.session.peer().clone();
+
+        // Resources: listed, read, templated.
+        let resources = peer.list_all_resources().await.expect("resources/list");
+        let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+        assert!(
+            uris.contains(&"mock://static/hello") && uris.contains(&"mock://counter"),
+            "{protocol}: {uris:?}"
+        );
+        let hello = peer
+            .read_resource(ReadResourceRequestParams::new("mock://static/hello"))
+            .await
+            .expect("resources/read");
+        assert_eq!(json(&hello)["contents"][0]["text"], "hello", "{protocol}");
+        let templates = peer.list_all_resource_templates().await.expect("templates");
+        assert!(
+            templates
+                .iter()
+                .any(|t| t.uri_template == "mock://echo/{text}"),
+            "{protocol}"
+        );
+        let echoed = peer
+            .read_resource(ReadResourceRequestParams::new("mock://echo/hi"))
+            .await
+            .expect("templated read");
+        assert_eq!(json(&echoed)["contents"][0]["text"], "hi", "{protocol}");
+
+        // A subscription lives on across an upstream restart.
+        peer.subscribe(SubscribeRequestParams::new("mock://counter"))
+            .await
+            .expect("resources/subscribe");
+        mock_state_until(&mock, "one subscription", |s| {
+            s["resource_subscriptions"] == 1
+        })
+        .await;
+        mock.admin("bump-counter", json!({})).await;
+        host.wait_seen("the first update", |s| s.resources_updated.len() == 1)
+            .await;
+        mock.restart().await;
+        mock_state_until(&mock, "the subscription renewed", |s| {
+            s["resource_subscriptions"] == 1
+        })
+        .await;
+        mock.admin("bump-counter", json!({})).await;
+        host.wait_seen("the update after the restart", |s| {
+            s.resources_updated.len() == 2
+        })
+        .await;
+        assert!(host.seen(|s| s.resources_updated.iter().all(|u| u == "mock://counter")));
+
+        // Prompts and completions.
+        let prompts = peer.list_all_prompts().await.expect("prompts/list");
+        assert!(prompts.iter().any(|p| p.name == "greet"), "{protocol}");
+        let mut arguments = serde_json::Map::new();
+        arguments.insert("name".into(), json!("Ada"));
+        let greeting = peer
+            .get_prompt(GetPromptRequestParams::new("greet").with_arguments(arguments))
+            .await
+            .expect("prompts/get");
+        assert_eq!(
+            json(&greeting)["messages"][0]["content"]["text"],
+            "Hello, Ada!",
+            "{protocol}"
+        );
+        let names = peer
+            .complete_prompt_simple("greet", "name", "al")
+            .await
+            .expect("completion/complete");
+        assert_eq!(names, ["alice", "albert"], "{protocol}");
+
+        // Logging: the host's level reaches the upstream (a request in 2025, each call's _meta in
+        // 2026), and the upstream's messages reach the host.
+        peer.set_level(SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Warning,
+        ))
+        .await
+        .expect("logging/setLevel");
+        let quiet = host
+            .call("log", json!({"level": "info", "message": "hush"}))
+            .await;
+        assert!(
+            text(&quiet).starts_with("not logged"),
+            "{protocol}: {}",
+            text(&quiet)
+        );
+        let loud = host
+            .call("log", json!({"level": "error", "message": "careful"}))
+            .await;
+        assert!(
+            text(&loud).starts_with("logged"),
+            "{protocol}: {}",
+            text(&loud)
+        );
+        host.wait_seen("the log message", |s| !s.logs.is_empty())
+            .await;
+        assert_eq!(host.seen(|s| s.logs[0].data.clone()), json!("careful"));
+
+        // Progress comes back under the host's own token.
+        let mut params = CallToolRequestParams::new("progress");
+        params = params.with_arguments(json!({"steps": 3, "ms": 5}).as_object().unwrap().clone());
+        let (token, handle) = host
+            .send(ClientRequest::CallToolRequest(CallToolRequest::new(params)))
+            .await;
+        let done = tokio::time::timeout(LIMIT, handle.await_response())
+            .await
+            .expect("progress call answered")
+            .expect("progress call");
+        assert_eq!(
+            json(&done)["content"][0]["text"],
+            "progressed 3 steps",
+            "{protocol}"
+        );
+        host.wait_seen("three progress notifications", |s| {
+            s.progress
+                .iter()
+                .filter(|p| p.progress_token == token)
+                .count()
+                == 3
+        })
+        .await;
+
+        // The host's cancellation reaches the upstream.
+        let before = mock.admin_get("state").await["calls"].as_u64().unwrap_or(0);
+        let params = CallToolRequestParams::new("sleep")
+            .with_arguments(json!({"ms": 30000}).as_object().unwrap().clone());
+        let (_, handle) = host
+            .send(ClientRequest::CallToolRequest(CallToolRequest::new(params)))
+            .await;
+        mock_state_until(&mock, "the sleep running", |s| {
+            s["calls"].as_u64().unwrap_or(0) > before
+        })
+        .await;
+        handle
+            .cancel(Some("the host changed its mind".into()))
+            .await
+            .expect("cancel sent");
+        mock_state_until(&mock, "the sleep cancelled", |s| s["cancelled"] == 1).await;
+        assert!(host.close().await.success(), "{protocol}");
+    }
+}

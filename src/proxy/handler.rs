@@ -340,6 +340,13 @@ impl ProxyHandler {
         if let Some(meta) = meta.as_mut() {
             meta.remove("progressToken");
         }
+        // A 2026-07-28 server has no logging/setLevel: the host's level goes with each call.
+        if let Some(level) = upstream.level()
+            && upstream.per_request_levels()
+        {
+            meta.get_or_insert_with(Default::default)
+                .set_log_level(level);
+        }
         params.meta = meta.filter(|m| !m.is_empty());
         let mut options = CallOptions::default();
         let mut relay = None;
@@ -625,16 +632,33 @@ impl ServerHandler for ProxyHandler {
             let upstream = upstream.clone();
             async move { ask::<rmcp::model::EmptyResult>(&upstream, request).await }
         };
-        if let Some(only) = shared.only() {
-            return send(only).await.map(drop);
+        if let Some(only) = shared.only()
+            && !only.per_request_levels()
+        {
+            // The server's own refusal is the host's answer; an outage is not: the level is
+            // kept and sent to the next generation.
+            let request = ClientRequest::SetLevelRequest(SetLevelRequest::new(request));
+            return match only
+                .supervisor
+                .request(request, CallOptions::default())
+                .await
+            {
+                Ok(_) => Ok(()),
+                Err(CallError::Server(error)) => Err(error),
+                Err(error) => {
+                    tracing::info!(server = %only.name(), %error, "log level kept for the next generation");
+                    Ok(())
+                }
+            };
         }
         let logging: Vec<_> = shared
             .upstreams()
             .iter()
             .filter(|u| {
-                u.supervisor
-                    .server_info()
-                    .is_some_and(|info| info.capabilities.logging.is_some())
+                !u.per_request_levels()
+                    && u.supervisor
+                        .server_info()
+                        .is_some_and(|info| info.capabilities.logging.is_some())
             })
             .collect();
         for (upstream, result) in logging

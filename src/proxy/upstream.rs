@@ -55,6 +55,19 @@ impl Upstream {
         *self.level.lock().unwrap_or_else(PoisonError::into_inner) = Some(level);
     }
 
+    /// The log level the host set last, if any.
+    pub(super) fn level(&self) -> Option<LoggingLevel> {
+        *self.level.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the ready generation speaks 2026-07-28 or later, where there is no
+    /// `logging/setLevel` and each request names its log level in `_meta`.
+    pub(super) fn per_request_levels(&self) -> bool {
+        self.supervisor
+            .protocol()
+            .is_some_and(|version| version.as_str() >= "2026-07-28")
+    }
+
     fn set_revive_at(&self, at: Option<Instant>) {
         *self
             .revive_at
@@ -110,8 +123,10 @@ impl Upstream {
     }
 
     async fn resend_level(&self, stop: &CancellationToken) {
-        let level = *self.level.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(level) = level else { return };
+        let Some(level) = self.level() else { return };
+        if self.per_request_levels() {
+            return;
+        }
         let request =
             ClientRequest::SetLevelRequest(SetLevelRequest::new(SetLevelRequestParams::new(level)));
         let sent = tokio::select! {
