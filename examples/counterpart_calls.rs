@@ -17,13 +17,18 @@
 //! - `--calls N` (default 200), `--spacing-ms M` between the end of one call and the next
 //!   (default 10)
 //! - `--name NAME` the server's name (default `py`); the handle is `mcp__<name>__<tool>`
+//! - `--protocol auto|2025-11-25|2026-07-28` which MCP revision to speak (default `auto`:
+//!   `server/discover` first, `initialize` when the server does not know it)
 //! - `--ready-timeout-ms`, `--heartbeat-interval-ms`, `--heartbeat-timeout-ms`,
 //!   `--heartbeat-failures`, `--reconnect-initial-ms`, `--reconnect-max-ms`,
 //!   `--max-attempts`, `--call-timeout-ms`, `--connect-timeout-ms`, `--call-wait-ms`
 //! - `--linger-ms M` keeps supervising M ms after the last call before the totals are taken
 //!   (to see what the supervisor decides after, say, a call timeout)
 //! - `--events` prints every supervisor event on stderr as a JSON line with a `ts` in Unix
-//!   milliseconds, and every failed call as a JSON line too
+//!   milliseconds (a `ready` line carries the negotiated `protocol`), and every failed call as
+//!   a JSON line too
+//!
+//! The totals line names the protocol the first generation negotiated (`protocol`).
 //!
 //! Exit code: 0 when the run completed (whatever the calls did), 2 on a usage error, 3 if
 //! the server never became ready.
@@ -34,7 +39,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcp_resilient::{
     CallError, ConnectionState, Event, ServerConfig, Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect},
+    config::{Heartbeat, ProtocolChoice, Reconnect},
 };
 use serde_json::{Value, json};
 
@@ -58,6 +63,7 @@ struct Opts {
     call_timeout: Option<Duration>,
     connect_timeout: Option<Duration>,
     call_wait: Option<Duration>,
+    protocol: ProtocolChoice,
     linger: Duration,
     events: bool,
 }
@@ -66,7 +72,7 @@ const USAGE: &str = "usage: counterpart_calls --url URL [--sse] [--tool NAME] [-
 [--calls N] [--spacing-ms M] [--name NAME] [--ready-timeout-ms M] [--heartbeat-interval-ms M] \
 [--heartbeat-timeout-ms M] [--heartbeat-failures N] [--reconnect-initial-ms M] \
 [--reconnect-max-ms M] [--max-attempts N] [--call-timeout-ms M] [--connect-timeout-ms M] \
-[--call-wait-ms M] [--linger-ms M] [--events]";
+[--call-wait-ms M] [--protocol auto|2025-11-25|2026-07-28] [--linger-ms M] [--events]";
 
 fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, String> {
     value
@@ -98,6 +104,7 @@ impl Opts {
             call_timeout: None,
             connect_timeout: None,
             call_wait: None,
+            protocol: ProtocolChoice::Auto,
             linger: Duration::ZERO,
             events: false,
         };
@@ -137,6 +144,9 @@ impl Opts {
                 "--call-timeout-ms" => opts.call_timeout = Some(millis(&flag, &value)?),
                 "--connect-timeout-ms" => opts.connect_timeout = Some(millis(&flag, &value)?),
                 "--call-wait-ms" => opts.call_wait = Some(millis(&flag, &value)?),
+                "--protocol" => {
+                    opts.protocol = value.parse().map_err(|e| format!("--protocol: {e}"))?;
+                }
                 "--linger-ms" => opts.linger = millis(&flag, &value)?,
                 _ => return Err(format!("unknown flag {flag:?}")),
             }
@@ -176,7 +186,10 @@ impl Opts {
         if let Some(attempts) = self.max_attempts {
             reconnect.max_attempts = attempts;
         }
-        config = config.heartbeat(heartbeat).reconnect(reconnect);
+        config = config
+            .heartbeat(heartbeat)
+            .reconnect(reconnect)
+            .protocol(self.protocol);
         if let Some(timeout) = self.call_timeout {
             config = config.call_timeout(timeout);
         }
@@ -251,6 +264,7 @@ fn event_json(event: &Event) -> Value {
                     line["retry_in_ms"] = json!(retry_in.map(|d| d.as_millis()));
                 }
                 ConnectionState::Connecting { attempt } => line["attempt"] = json!(attempt),
+                ConnectionState::Ready { protocol, .. } => line["protocol"] = json!(protocol),
                 _ => {}
             }
             line
@@ -362,6 +376,10 @@ async fn run(opts: Opts) -> ExitCode {
         }
     };
     let ready_ms = started.elapsed().as_millis();
+    let protocol = match supervisor.state() {
+        ConnectionState::Ready { protocol, .. } => Some(protocol),
+        _ => None,
+    };
     let public = format!("mcp__{}__{}", opts.name, opts.tool);
     let handle = match registry.handle(&public) {
         Ok(handle) => handle,
@@ -417,6 +435,7 @@ async fn run(opts: Opts) -> ExitCode {
         "generation_start": generation_start,
         "generation_end": generation_end,
         "state_end": state_end,
+        "protocol": protocol,
         "reconnects": seen.readies,
         "causes": seen.causes,
         "probe_missed": seen.probe_missed,

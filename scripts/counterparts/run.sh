@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Runs the counterpart experiments: mcp-resilient against MCP servers written by others (the
-# official Python SDK, `mcp` on PyPI), with the loopback fault proxies of `mcp-resilient
-# fault-proxy`. Raw results go to target/counterparts/ (one folder per experiment), and
+# official Python SDK, `mcp` on PyPI, and the TypeScript SDK), with the loopback fault proxies of
+# `mcp-resilient fault-proxy`. Clients speak `--protocol auto` (the default: 2026-07-28 where the
+# server knows `server/discover`, else `initialize`) unless a variant's name ends in `-2025`,
+# which pins 2025-11-25. Raw results go to target/counterparts/ (one folder per experiment), and
 # summarize.py turns them into the tables of docs/counterparts.md.
 #
 #   scripts/counterparts/setup.sh                      # once: the venv with `mcp`
-#   CARGO_TARGET_DIR=/work/target-c cargo build --release --examples --bin mcp-resilient
-#   CARGO_TARGET_DIR=/work/target-c scripts/counterparts/run.sh [a b c d d_long e f]   # default: a b c d e
+#   cargo build --release --example counterpart_calls --bin mcp-resilient
+#   scripts/counterparts/run.sh [a b c d d_long e f]   # default: a b c d e
+#
+# The binaries are taken from $CARGO_TARGET_DIR (default target/); OUT=dir writes the results
+# elsewhere (default target/counterparts).
 #
 # f needs scripts/counterparts/setup-ts.sh first; d_long takes about 75 s.
 #
@@ -138,13 +143,18 @@ exp_a() {
     rm -rf "$dir"; mkdir -p "$dir"
     start_py "$dir/server.log" "$PY_HTTP" || return 1
     local srv=$SRV_PID
+    # run_a NAME [gateway args] [-- example args]
     run_a() {
-        local name=$1
+        local name=$1 gw=() ex=()
         shift
+        while (($#)); do
+            if [[ $1 == -- ]]; then shift; ex=("$@"); break; fi
+            gw+=("$1"); shift
+        done
         log "a/$name"
-        start_gw "$dir" "$name" "$PY_HTTP" "$@" || return 1
+        start_gw "$dir" "$name" "$PY_HTTP" "${gw[@]}" || return 1
         timeout 180 "$EX" --url "http://127.0.0.1:$GW/mcp" --tool echo --args '{"text":"hi"}' \
-            --calls 200 --spacing-ms 10 --events >"$dir/$name.json" 2>"$dir/$name.events.jsonl"
+            --calls 200 --spacing-ms 10 "${ex[@]}" --events >"$dir/$name.json" 2>"$dir/$name.events.jsonl"
         echo "{\"rc\":$?}" >"$dir/$name.rc.json"
         stop_gw
     }
@@ -158,23 +168,39 @@ exp_a() {
     for seed in 1 2 3 4 5 6; do
         run_a "503-seed$seed" --fail-status 503 --fail-every 25 --seed "$seed" "${m[@]}"
     done
+    # The seeds whose draws put two 503s on consecutive calls, with 2025-11-25 (probe = ping).
+    for seed in 1 4; do
+        run_a "503-seed$seed-2025" --fail-status 503 --fail-every 25 --seed "$seed" "${m[@]}" \
+            -- --protocol 2025-11-25
+    done
     # Every POST, not only calls and pings: initialize, notifications and tools/list too.
     run_a 503-allposts --fail-status 503 --fail-every 25
     run_a 429-ra1-allposts --fail-status 429 --fail-every 25 --retry-after 1
-    # Probes: an idle `watch` with a 300 ms heartbeat for 12 s while the gateway answers pings.
+    # Probes: an idle `watch` with a 300 ms heartbeat for 12 s while the gateway answers probes:
+    # `ping` (2025-11-25) or `server/discover` (2026-07-28; also the 2026 handshake).
+    # run_probe NAME [gateway args] [-- watch args]
     run_probe() {
-        local name=$1
+        local name=$1 gw=() ex=()
         shift
+        while (($#)); do
+            if [[ $1 == -- ]]; then shift; ex=("$@"); break; fi
+            gw+=("$1"); shift
+        done
         log "a/$name"
-        start_gw "$dir" "$name" "$PY_HTTP" --fail-methods ping "$@" || return 1
+        start_gw "$dir" "$name" "$PY_HTTP" --fail-methods ping,server/discover "${gw[@]}" || return 1
         timeout -s INT 12 "$BIN" watch --json --url "http://127.0.0.1:$GW/mcp" --transport http \
-            --heartbeat-interval 300ms --heartbeat-timeout 100ms --reconnect-max 500ms \
+            --heartbeat-interval 300ms --heartbeat-timeout 100ms --reconnect-max 500ms "${ex[@]}" \
             >"$dir/$name.probes.jsonl" 2>"$dir/$name.probes.stderr"
         stop_gw
     }
-    run_probe probe-429-ra1-every3 --fail-status 429 --fail-every 3 --retry-after 1
-    run_probe probe-503-every3 --fail-status 503 --fail-every 3
-    run_probe probe-503-every2-seed1 --fail-status 503 --fail-every 2 --seed 1
+    local pin=(-- --protocol 2025-11-25) era
+    for era in "" -2025; do
+        local extra=()
+        [[ -n $era ]] && extra=("${pin[@]}")
+        run_probe "probe-429-ra1-every3$era" --fail-status 429 --fail-every 3 --retry-after 1 "${extra[@]}"
+        run_probe "probe-503-every3$era" --fail-status 503 --fail-every 3 "${extra[@]}"
+        run_probe "probe-503-every2-seed1$era" --fail-status 503 --fail-every 2 --seed 1 "${extra[@]}"
+    done
     stop_pid "$srv"
     return 0
 }
@@ -342,34 +368,45 @@ exp_e() {
         start_py "$d/server-$name.log" "$port" "$@" || return 1
         mark "$d" "$name" restarted
     }
-    for transport in http sse; do
-        local port=$PY_HTTP path=/mcp sargs=() exflag=()
-        if [[ $transport == sse ]]; then port=$PY_SSE path=/sse sargs=(--transport sse) exflag=(--sse); fi
-        local url="http://127.0.0.1:$port$path"
-
-        local name="watch-fast-$transport"
+    # The cases below read TRANSPORT (http or sse) and ERA ("" for `auto`, -2025 for a client
+    # pinned to 2025-11-25; the Python server speaks both).
+    e_setup() {
+        port=$PY_HTTP path=/mcp sargs=() exflag=() watchflag=()
+        if [[ $TRANSPORT == sse ]]; then port=$PY_SSE path=/sse sargs=(--transport sse) exflag=(--sse); fi
+        if [[ $ERA == -2025 ]]; then exflag+=(--protocol 2025-11-25); watchflag=(--protocol 2025-11-25); fi
+        url="http://127.0.0.1:$port$path"
+    }
+    e_watch_fast() {
+        local port path sargs exflag watchflag url client name="watch-fast-$TRANSPORT$ERA"
+        e_setup
         log "e/$name"
         start_py "$dir/server-$name.log" "$port" "${sargs[@]}" || return 1
-        timeout -s INT 15 "$BIN" watch --json --url "$url" --transport "$transport" \
+        timeout -s INT 15 "$BIN" watch --json --url "$url" --transport "$TRANSPORT" "${watchflag[@]}" \
             --heartbeat-interval 1s --reconnect-max 500ms >"$dir/$name.jsonl" 2>"$dir/$name.stderr" &
-        local client=$!
+        client=$!
         sleep 4
         kill_restart "$dir" "$name" "$port" "${sargs[@]}"
         wait "$client"
         stop_pid "$SRV_PID"
-
-        name="watch-default-$transport"
+        return 0
+    }
+    e_watch_default() {
+        local port path sargs exflag watchflag url client name="watch-default-$TRANSPORT$ERA"
+        e_setup
         log "e/$name (default heartbeat 30 s and backoff)"
         start_py "$dir/server-$name.log" "$port" "${sargs[@]}" || return 1
-        timeout -s INT 50 "$BIN" watch --json --url "$url" --transport "$transport" \
+        timeout -s INT 50 "$BIN" watch --json --url "$url" --transport "$TRANSPORT" "${watchflag[@]}" \
             >"$dir/$name.jsonl" 2>"$dir/$name.stderr" &
         client=$!
         sleep 4
         kill_restart "$dir" "$name" "$port" "${sargs[@]}"
         wait "$client"
         stop_pid "$SRV_PID"
-
-        name="sparse-calls-$transport"
+        return 0
+    }
+    e_sparse_calls() {
+        local port path sargs exflag watchflag url client name="sparse-calls-$TRANSPORT$ERA"
+        e_setup
         log "e/$name (default heartbeat; a call every 5 s; what does the first call after the restart get?)"
         start_py "$dir/server-$name.log" "$port" "${sargs[@]}" || return 1
         timeout 90 "$EX" --url "$url" "${exflag[@]}" --calls 4 --spacing-ms 5000 --events \
@@ -379,19 +416,42 @@ exp_e() {
         kill_restart "$dir" "$name" "$port" "${sargs[@]}"
         wait "$client"
         stop_pid "$SRV_PID"
-
-        name="calls-$transport"
+        return 0
+    }
+    # e_calls [SUFFIX example args]: a call every 100 ms, 1 s heartbeat, 2 s call timeout.
+    e_calls() {
+        local port path sargs exflag watchflag url client name="calls-$TRANSPORT$ERA${1:-}"
+        (($#)) && shift
+        e_setup
         log "e/$name"
         start_py "$dir/server-$name.log" "$port" "${sargs[@]}" || return 1
         timeout 90 "$EX" --url "$url" "${exflag[@]}" --calls 150 --spacing-ms 100 \
-            --heartbeat-interval-ms 1000 --reconnect-max-ms 500 --call-timeout-ms 2000 --events \
+            --heartbeat-interval-ms 1000 --reconnect-max-ms 500 --call-timeout-ms 2000 "$@" --events \
             >"$dir/$name.json" 2>"$dir/$name.events.jsonl" &
         client=$!
         sleep 4
         kill_restart "$dir" "$name" "$port" "${sargs[@]}"
         wait "$client"
         stop_pid "$SRV_PID"
+        return 0
+    }
+    local TRANSPORT ERA
+    for TRANSPORT in http sse; do
+        ERA=""
+        e_watch_fast || return 1
+        e_watch_default || return 1
+        e_sparse_calls || return 1
+        e_calls || return 1
     done
+    # Streamable HTTP with the client pinned to 2025-11-25 (sessions, ping, no listen stream),
+    # and the 2026 call case again with callers waiting up to 2 s for the next generation.
+    TRANSPORT=http ERA=-2025
+    e_watch_fast || return 1
+    e_watch_default || return 1
+    e_sparse_calls || return 1
+    e_calls || return 1
+    ERA=""
+    e_calls -wait2s --call-wait-ms 2000 || return 1
     return 0
 }
 

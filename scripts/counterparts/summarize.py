@@ -47,6 +47,15 @@ def gens(result):
     return f"{result.get('generation_start')} → {result.get('generation_end')}"
 
 
+def protocols(events):
+    """The protocol revisions the ready events named, in order, without repeats ("–" if none)."""
+    seen = []
+    for e in events:
+        if is_ready(e) and e.get("protocol") and (not seen or seen[-1] != e["protocol"]):
+            seen.append(e["protocol"])
+    return " → ".join(seen) or "–"
+
+
 def gateway_totals(path: Path):
     for line in reversed(lines(path)):
         if "injected" in line:
@@ -74,6 +83,7 @@ def section_calls(root: Path, title: str):
         rows.append(
             [
                 name,
+                result.get("protocol") or "–",
                 result["calls"],
                 result["ok"],
                 fmt_failed(result),
@@ -87,8 +97,8 @@ def section_calls(root: Path, title: str):
         )
     if not rows:
         return ""
-    header = ["variant", "calls", "ok", "failed", "injected", "forwarded", "generation",
-              "causes", "slowest call ms", "elapsed ms"]
+    header = ["variant", "protocol", "calls", "ok", "failed", "injected", "forwarded",
+              "generation", "causes", "slowest call ms", "elapsed ms"]
     return f"### {title}\n\n" + table(header, rows) + "\n"
 
 
@@ -108,15 +118,15 @@ def section_probes(root: Path):
         readies = [e["generation"] for e in events if is_ready(e)]
         span = (events[-1]["ts"] - events[0]["ts"]) / 1000
         rows.append([
-            name, f"{span:.1f}", gw.get("injected", "–"), gw.get("forwarded", "–"),
+            name, protocols(events), f"{span:.1f}", gw.get("injected", "–"), gw.get("forwarded", "–"),
             sum(1 for e in events if e.get("event") == "probe_missed"),
             ", ".join(f"{k} {v}" for k, v in causes.items()) or "–",
             f"{readies[0]} → {readies[-1]}" if readies else "never ready",
         ])
     if not rows:
         return ""
-    return "### a (probes). Idle `watch`, 300 ms / 100 ms heartbeat, the gateway answers pings\n\n" + table(
-        ["variant", "watched s", "injected", "forwarded", "probe misses", "losses (cause)",
+    return "### a (probes). Idle `watch`, 300 ms / 100 ms heartbeat, the gateway answers probes\n\n" + table(
+        ["variant", "protocol", "watched s", "injected", "forwarded", "probe misses", "losses (cause)",
          "generation"], rows) + "\n"
 
 
@@ -203,6 +213,7 @@ def section_outage(root: Path, title: str, fault_word: str, heal_word: str):
         rows.append(
             [
                 name,
+                protocols(events),
                 f"{(loss['ts'] - fault) / 1000:.2f} ({loss.get('cause')})" if loss else "none",
                 f"{(heal - fault) / 1000:.2f}",
                 f"{(ready['ts'] - heal) / 1000:.2f}" if ready else "never",
@@ -214,7 +225,7 @@ def section_outage(root: Path, title: str, fault_word: str, heal_word: str):
         notes.append(f"- `{name}` (t=0 at {fault_word}): {timeline(events, fault)}")
     if not rows:
         return ""
-    header = ["case", f"{fault_word} → loss noticed s (cause)", f"{fault_word} → {heal_word} s",
+    header = ["case", "protocol", f"{fault_word} → loss noticed s (cause)", f"{fault_word} → {heal_word} s",
               f"{heal_word} → ready s", "generation", "losses + failed attempts", "calls failed"]
     return f"### {title}\n\n" + table(header, rows) + "\n\nTimelines:\n\n" + "\n".join(notes) + "\n"
 
@@ -228,14 +239,15 @@ def section_c(root: Path):
         result = load(result_path)
         if result is None or "calls" not in result:
             continue
-        rows.append([name, result["calls"], result["ok"], fmt_failed(result), gens(result),
+        rows.append([name, result.get("protocol") or "–", result["calls"], result["ok"],
+                     fmt_failed(result), gens(result),
                      result.get("probe_missed"),
                      ", ".join(f"{k} {v}" for k, v in result.get("causes", {}).items()) or "–",
                      result.get("slowest_call_ms")])
     out = ""
     if rows:
         out = "### c. Busy: `block(3000)` with a 500 ms / 200 ms heartbeat\n\n" + table(
-            ["case", "calls", "ok", "failed", "generation", "probe misses", "causes",
+            ["case", "protocol", "calls", "ok", "failed", "generation", "probe misses", "causes",
              "slowest call ms"], rows) + "\n"
     marks = lines(root / "idle-watcher.marks.jsonl")
     events = lines(root / "idle-watcher.jsonl")
