@@ -511,3 +511,80 @@ async fn resources_prompts_completions_logging_progress_and_cancellation_pass_th
         assert!(host.close().await.success(), "{protocol}");
     }
 }
+
+// resources/subscribe is the session era's, which is what hosts speak.
+#[allow(deprecated)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aggregated_prompts_get_public_names_and_resources_reach_the_server_that_lists_them() {
+    let one = MockProcess::start("http").await;
+    let two = MockProcess::start("http").await;
+    let config = json!({"mcpServers": {
+        "one": {"url": one.url()},
+        "two": {"url": two.url(), "protocol": "2025-11-25"}
+    }});
+    let mut file = tempfile::NamedTempFile::new().expect("temp file");
+    write!(file, "{config}").expect("write config");
+    let path = file.path().to_str().expect("utf-8 path").to_owned();
+    let mut host = Host::start(&proxy_args(&["--config", &path], &[])).await;
+    let peer = host.session.peer().clone();
+    let info = peer.peer_info().expect("server info");
+    let name = info.server_info.as_ref().map(|i| i.name.as_str());
+    assert_eq!(
+        name,
+        Some("mcp-resilient"),
+        "aggregated: the proxy speaks for itself"
+    );
+
+    let prompts = peer.list_all_prompts().await.expect("prompts/list");
+    let mut names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["mcp__one__greet", "mcp__two__greet"]);
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("name".into(), json!("Bo"));
+    let greeting = peer
+        .get_prompt(
+            rmcp::model::GetPromptRequestParams::new("mcp__two__greet").with_arguments(arguments),
+        )
+        .await
+        .expect("prompts/get by public name");
+    assert_eq!(
+        json(&greeting)["messages"][0]["content"]["text"],
+        "Hello, Bo!"
+    );
+    let names = peer
+        .complete_prompt_simple("mcp__one__greet", "name", "bo")
+        .await
+        .expect("completion by public prompt name");
+    assert_eq!(names, ["bob"]);
+
+    // Both list mock://counter; the first in name order serves it. A subscription goes there and
+    // only there.
+    let resources = peer.list_all_resources().await.expect("resources/list");
+    assert_eq!(
+        resources
+            .iter()
+            .filter(|r| r.uri == "mock://counter")
+            .count(),
+        2
+    );
+    peer.subscribe(rmcp::model::SubscribeRequestParams::new("mock://counter"))
+        .await
+        .expect("resources/subscribe");
+    mock_state_until(&one, "the subscription at one", |s| {
+        s["resource_subscriptions"] == 1
+    })
+    .await;
+    assert_eq!(two.admin_get("state").await["resource_subscriptions"], 0);
+    one.admin("bump-counter", json!({})).await;
+    host.wait_seen("the update from one", |s| s.resources_updated.len() == 1)
+        .await;
+    // A templated URI no listing names is read from the first server that can.
+    let echoed = peer
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "mock://echo/aggregated",
+        ))
+        .await
+        .expect("templated read");
+    assert_eq!(json(&echoed)["contents"][0]["text"], "aggregated");
+    assert!(host.close().await.success());
+}
