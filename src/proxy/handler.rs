@@ -27,7 +27,7 @@ use rmcp::{
     },
     service::RequestContext,
 };
-use tokio::{sync::mpsc, task::JoinHandle};
+use tokio::{sync::mpsc, task::JoinHandle, time::Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::{
@@ -121,12 +121,14 @@ impl Shared {
         let handlers = host::handlers(peer.clone(), &request.capabilities, self.mode);
         let mut upstreams = Vec::with_capacity(configs.len());
         for mut config in configs {
-            config.call_wait.get_or_insert(self.options.call_wait);
+            let call_wait = *config.call_wait.get_or_insert(self.options.call_wait);
             let revive_after = config.reconnect.max_delay;
             let name = config.name.clone();
             match Supervisor::start(config.handlers(handlers.clone()), self.registry.clone()).await
             {
-                Ok(supervisor) => upstreams.push(Arc::new(Upstream::new(supervisor, revive_after))),
+                Ok(supervisor) => {
+                    upstreams.push(Arc::new(Upstream::new(supervisor, revive_after, call_wait)))
+                }
                 Err(error) => {
                     for started in &upstreams {
                         let started: &Arc<Upstream> = started;
@@ -365,8 +367,9 @@ impl ProxyHandler {
                 let _ = tx.send(progress);
             });
         }
+        let waited = Instant::now();
         let outcome = tokio::select! {
-            outcome = upstream.supervisor.call(params, options) => outcome,
+            outcome = self.call_through_revival(&upstream, params, options, waited) => outcome,
             _ = context.ct.cancelled() => {
                 // Dropping the call abandons it; the upstream is told.
                 return Err(ErrorData::new(
@@ -389,6 +392,37 @@ impl ProxyHandler {
                 tracing::info!(server = %upstream.name(), %error, "call answered with a tool error");
                 Ok(CallToolResult::error(vec![ContentBlock::text(text)]))
             }
+        }
+    }
+
+    /// Calls through the supervisor; a server that gave up (and that the keeper will start again)
+    /// is waited for within the call wait that is left, once, like any other outage.
+    async fn call_through_revival(
+        &self,
+        upstream: &Upstream,
+        params: CallToolRequestParams,
+        options: CallOptions,
+        waited: Instant,
+    ) -> Result<CallToolResult, CallError> {
+        let outcome = upstream
+            .supervisor
+            .call(params.clone(), options.clone())
+            .await;
+        let left = upstream.call_wait.saturating_sub(waited.elapsed());
+        match &outcome {
+            Err(CallError::Unavailable { state, .. })
+                if Upstream::reviving(state) && !left.is_zero() =>
+            {
+                if upstream.wait_ready(left).await {
+                    upstream.supervisor.call(params, options).await
+                } else {
+                    Err(CallError::Unavailable {
+                        server: upstream.name().to_owned(),
+                        state: upstream.supervisor.state(),
+                    })
+                }
+            }
+            _ => outcome,
         }
     }
 

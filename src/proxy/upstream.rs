@@ -25,16 +25,43 @@ pub(super) struct Upstream {
     revive_after: Duration,
     /// The log level the host set last; every new generation is sent it again.
     level: Mutex<Option<LoggingLevel>>,
+    /// How long a call waits for a ready generation (the server's `call_wait`).
+    pub(super) call_wait: Duration,
 }
 
 impl Upstream {
-    pub(super) fn new(supervisor: Supervisor, revive_after: Duration) -> Self {
+    pub(super) fn new(supervisor: Supervisor, revive_after: Duration, call_wait: Duration) -> Self {
         Self {
             supervisor,
             revive_at: Mutex::new(None),
             revive_after,
             level: Mutex::new(None),
+            call_wait,
         }
+    }
+
+    /// Whether the supervisor gave up and the keeper will start it again: a call may wait for
+    /// that instead of failing at once.
+    pub(super) fn reviving(state: &ConnectionState) -> bool {
+        matches!(
+            state,
+            ConnectionState::Failed {
+                retry_in: None,
+                manual_recovery: false,
+                ..
+            }
+        )
+    }
+
+    /// Waits until the server is ready, at most `limit`; true if it is.
+    pub(super) async fn wait_ready(&self, limit: Duration) -> bool {
+        let mut states = self.supervisor.state_watch();
+        let ready = tokio::time::timeout(
+            limit,
+            states.wait_for(|s| s.is_ready() || matches!(s, ConnectionState::Stopped)),
+        )
+        .await;
+        matches!(ready, Ok(Ok(state)) if state.is_ready())
     }
 
     pub(super) fn name(&self) -> &str {
@@ -91,15 +118,7 @@ impl Upstream {
                 leveled = Some(generation);
                 self.resend_level(&stop).await;
             }
-            let gave_up = matches!(
-                state,
-                ConnectionState::Failed {
-                    retry_in: None,
-                    manual_recovery: false,
-                    ..
-                }
-            );
-            if gave_up {
+            if Self::reviving(&state) {
                 let at = Instant::now() + self.revive_after;
                 self.set_revive_at(Some(at));
                 tracing::info!(
