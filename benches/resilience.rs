@@ -4,8 +4,12 @@
 //! ```sh
 //! cargo bench --bench resilience -- --quick     # under 2 minutes on 2 cores
 //! cargo bench --bench resilience                # full mode: more repetitions, longer windows
-//! cargo bench --bench resilience -- --only calls,faults,idle,storm,verdicts
+//! cargo bench --bench resilience -- --only calls,faults,idle,storm,verdicts,era,proxy
 //! ```
+//!
+//! Sections 1-6 speak protocol 2025-11-25 (legacy SSE: 2024-11-05); `era` (section 8) measures
+//! calls, detection and recovery at 2026-07-28; `proxy` (section 9) the per-call cost of the
+//! `mcp-resilient proxy` binary over a direct supervised call.
 //!
 //! Prints a Markdown table and writes the same figures to `target/bench/results.json`. Every
 //! measured call is checked (no error, no `isError`, the echo came back); every recovery is
@@ -14,12 +18,16 @@
 
 #[path = "resilience/calls.rs"]
 mod calls;
+#[path = "resilience/era.rs"]
+mod era;
 #[path = "resilience/faults.rs"]
 mod faults;
 #[path = "resilience/idle.rs"]
 mod idle;
 #[path = "resilience/mock.rs"]
 mod mock;
+#[path = "resilience/proxy.rs"]
+mod proxy;
 #[path = "resilience/stats.rs"]
 mod stats;
 #[path = "resilience/storm.rs"]
@@ -64,16 +72,19 @@ fn main() {
     let started = Instant::now();
     let mut rows: Vec<Row> = Vec::new();
     runtime.block_on(async {
-        for (part, section) in ["calls", "faults", "idle", "storm", "verdicts"]
-            .iter()
-            .zip([
-                "1. call overhead",
-                "2./3. detection and recovery",
-                "4. idle cost",
-                "5. reconnect storm",
-                "6. fault model",
-            ])
-        {
+        for (part, section) in [
+            "calls", "faults", "idle", "storm", "verdicts", "era", "proxy",
+        ]
+        .iter()
+        .zip([
+            "1. call overhead",
+            "2./3. detection and recovery",
+            "4. idle cost",
+            "5. reconnect storm",
+            "6. fault model",
+            "8. protocol 2026-07-28",
+            "9. proxy overhead per call",
+        ]) {
             if !wanted(part) {
                 continue;
             }
@@ -84,7 +95,9 @@ fn main() {
                 "faults" => faults::run(mode, &mut rows).await,
                 "idle" => idle::run(mode, &mut rows).await,
                 "storm" => storm::run(mode, &mut rows).await,
-                _ => verdicts::run(mode, &mut rows).await,
+                "verdicts" => verdicts::run(mode, &mut rows).await,
+                "era" => era::run(mode, &mut rows).await,
+                _ => proxy::run(mode, &mut rows).await,
             };
             if let Err(e) = result {
                 let mut s = Samples::default();

@@ -2,13 +2,21 @@
 //! checks that the state really left `ready`, that the server really came back as a new
 //! generation (and, after a kill, as a new process: the `whoami` boot id changed), and waits for
 //! the stability window so the next fault starts from a full budget and the initial delay.
+//!
+//! Sections 2 and 3 run at protocol 2025-11-25 (sessions, `ping`); the era section runs the
+//! scenarios that mean something without sessions at 2026-07-28 through [`run_scenarios`]. Every
+//! repetition checks the negotiated version and the methods the mock received (a 2026 client
+//! never sends `ping` or `initialize`; a 2025 one never `server/discover`).
 
 use std::{
     collections::BTreeMap,
     time::{Duration, Instant},
 };
 
-use mcp_resilient::{ConnectionState, Event, Supervisor, ToolRegistry, config::Heartbeat};
+use mcp_resilient::{
+    ConnectionState, Event, Supervisor, ToolRegistry,
+    config::{Heartbeat, ProtocolChoice},
+};
 use serde_json::json;
 use tokio::sync::broadcast;
 
@@ -25,22 +33,51 @@ const RECOVER: &str = "3. recovery (restart -> first successful call on a new ge
 const INITIAL: Duration = Duration::from_millis(200);
 const STABILITY: Duration = Duration::from_millis(100);
 /// Heartbeat of the scenarios that rely on it.
-const FAST_HB: Heartbeat = Heartbeat {
+pub const FAST_HB: Heartbeat = Heartbeat {
     enabled: true,
     interval: Duration::from_millis(200),
     timeout: Duration::from_millis(50),
     failures: 2,
 };
 /// Heartbeat of the scenarios that must be detected by something else.
-const SLOW_HB: Heartbeat = Heartbeat {
+pub const SLOW_HB: Heartbeat = Heartbeat {
     enabled: true,
     interval: Duration::from_secs(30),
     timeout: Duration::from_secs(10),
     failures: 2,
 };
 
+/// Which protocol era a run of scenarios speaks, and the sections its rows go to.
+pub struct Era {
+    pub protocol: ProtocolChoice,
+    pub detect: &'static str,
+    pub recover: &'static str,
+}
+
+impl Era {
+    fn modern(&self) -> bool {
+        self.protocol == ProtocolChoice::V2026_07_28
+    }
+
+    /// The version every generation on `transport` must negotiate.
+    fn version(&self, transport: &str) -> &'static str {
+        match transport {
+            "sse" => "2024-11-05",
+            _ if self.modern() => "2026-07-28",
+            _ => "2025-11-25",
+        }
+    }
+}
+
+/// Sections 2 and 3.
+const ERA_2025: Era = Era {
+    protocol: mock::PINNED,
+    detect: DETECT,
+    recover: RECOVER,
+};
+
 #[derive(Clone, Copy, PartialEq)]
-enum Fault {
+pub enum Fault {
     /// SIGKILL (stdio: the child from `whoami`; remote: the mock process); restart at once.
     Kill,
     /// HTTP: SIGKILL, then one call; measured from the call.
@@ -51,13 +88,13 @@ enum Fault {
     Expire,
 }
 
-struct Scenario {
-    name: &'static str,
-    transport: &'static str,
-    fault: Fault,
-    heartbeat: Heartbeat,
+pub struct Scenario {
+    pub name: &'static str,
+    pub transport: &'static str,
+    pub fault: Fault,
+    pub heartbeat: Heartbeat,
     /// (target words, bound in ms) for the detection median.
-    target: Option<(&'static str, f64)>,
+    pub target: Option<(&'static str, f64)>,
 }
 
 #[derive(Default)]
@@ -72,6 +109,10 @@ struct Figures {
     client_down: Samples,
     excess: Samples,
     excess_over_schedule: Samples,
+    /// Whoami/state method checks passed (see [`mock::check_era`]).
+    era_checks: usize,
+    /// `server/discover` requests the last mock process received (remote only).
+    discovers: Option<u64>,
 }
 
 struct Rep {
@@ -85,9 +126,14 @@ struct Rep {
     downtime: Option<(Duration, Duration, Duration)>,
 }
 
+/// The bound of a hang's detection: interval + failures x timeout + 20 ms, and its words.
+pub fn hang_target() -> (&'static str, f64) {
+    let bound = ms(FAST_HB.interval + FAST_HB.timeout * FAST_HB.failures) + 20.0;
+    ("< interval + failures x timeout + 20 ms (320 ms)", bound)
+}
+
 fn scenarios() -> Vec<Scenario> {
-    let hang_bound = ms(FAST_HB.interval + FAST_HB.timeout * FAST_HB.failures) + 20.0;
-    let hang_words = "< interval + failures x timeout + 20 ms (320 ms)";
+    let (hang_words, hang_bound) = hang_target();
     vec![
         Scenario {
             name: "child killed (exit/EOF)",
@@ -156,15 +202,20 @@ fn scenarios() -> Vec<Scenario> {
 }
 
 pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
-    let reps = if mode.quick { 6 } else { 25 };
-    for sc in scenarios() {
-        let figures = scenario(&sc, reps).await;
-        push_rows(&sc, figures, rows);
-    }
+    run_scenarios(&ERA_2025, &scenarios(), mode, rows).await;
     Ok(())
 }
 
-async fn scenario(sc: &Scenario, reps: usize) -> Figures {
+/// Runs `scenarios` in `era`, one supervisor each, and pushes their rows.
+pub async fn run_scenarios(era: &Era, scenarios: &[Scenario], mode: Mode, rows: &mut Vec<Row>) {
+    let reps = if mode.quick { 6 } else { 25 };
+    for sc in scenarios {
+        let figures = scenario(era, sc, reps).await;
+        push_rows(era, sc, figures, rows);
+    }
+}
+
+async fn scenario(era: &Era, sc: &Scenario, reps: usize) -> Figures {
     let mut f = Figures::default();
     let mut mock = None;
     if sc.transport != "stdio" {
@@ -183,7 +234,8 @@ async fn scenario(sc: &Scenario, reps: usize) -> Figures {
     let config = match &mock {
         None => mock::stdio("fault", reconnect, sc.heartbeat.clone()),
         Some(m) => mock::remote("fault", m, reconnect, sc.heartbeat.clone()),
-    };
+    }
+    .protocol(era.protocol);
     let registry = ToolRegistry::new();
     let server = match Supervisor::start(config, registry.clone()).await {
         Ok(s) => s,
@@ -196,8 +248,11 @@ async fn scenario(sc: &Scenario, reps: usize) -> Figures {
         f.detect.fail(format!("not ready: {s}"));
     }
     for _ in 0..reps {
-        match rep(sc, &server, &registry, mock.as_mut()).await {
-            Ok(r) => record(&mut f, r),
+        match rep(era, sc, &server, &registry, mock.as_mut()).await {
+            Ok(r) => {
+                record(&mut f, r);
+                f.era_checks += 2;
+            }
             Err(e) => {
                 f.detect.fail(e);
                 // Get back to a ready server before the next repetition, bounded.
@@ -216,6 +271,17 @@ async fn scenario(sc: &Scenario, reps: usize) -> Figures {
     }
     server.shutdown().await;
     if let Some(mut m) = mock {
+        // The whole life of the last process, heartbeat probes during a hang included.
+        match mock::methods(&m).await {
+            Ok(methods) => match mock::check_era(&methods, era.modern()) {
+                Ok(()) => {
+                    f.era_checks += 1;
+                    f.discovers = Some(methods.get("server/discover").copied().unwrap_or(0));
+                }
+                Err(e) => f.detect.fail(e),
+            },
+            Err(e) => f.detect.fail(e),
+        }
         let _ = m.kill().await;
     }
     f
@@ -252,16 +318,44 @@ async fn collect(mut events: broadcast::Receiver<Event>, old: u64) -> Vec<(Insta
     seen
 }
 
+/// Checks the negotiated version and the methods of the process that answers now.
+async fn check_era(
+    era: &Era,
+    sc: &Scenario,
+    server: &Supervisor,
+    registry: &ToolRegistry,
+) -> Res<mcp_mock_server::Whoami> {
+    let version = era.version(sc.transport);
+    let negotiated = server.protocol();
+    if negotiated.as_deref() != Some(version) {
+        return Err(format!("negotiated {negotiated:?}, wanted {version}"));
+    }
+    let who = mock::who(registry, "fault").await?;
+    mock::check_era(&who.methods, era.modern())?;
+    Ok(who)
+}
+
 async fn rep(
+    era: &Era,
     sc: &Scenario,
     server: &Supervisor,
     registry: &ToolRegistry,
     mut mock: Option<&mut MockProcess>,
 ) -> Res<Rep> {
     let old = server.generation().ok_or("not ready before the fault")?;
-    let (boot1, pid1) = mock::whoami(registry, "fault").await?;
+    let who = check_era(era, sc, server, registry).await?;
+    let (boot1, pid1) = (who.boot_id, who.pid);
     let mut rx = server.state_watch();
     let collector = tokio::spawn(collect(server.events(), old));
+    // The detector waits from before the fault, so a death seen while the bench is still busy
+    // (reaping a killed mock) is timed when it happens, not when the bench looks.
+    let (armed_tx, armed) = tokio::sync::oneshot::channel();
+    let mut detect_rx = server.state_watch();
+    let detector = tokio::spawn(async move {
+        let _ = armed_tx.send(());
+        wait_state(&mut detect_rx, LIMIT, |s| !s.is_ready()).await
+    });
+    armed.await.map_err(|_| "detector did not start")?;
     let mut pending_call = None;
     // The fault, and the moment it counts from.
     let t0 = match (sc.fault, mock.as_deref_mut()) {
@@ -303,8 +397,8 @@ async fn rep(
         }
         _ => return Err("unsupported scenario".into()),
     };
-    let (state, t_detect) = wait_state(&mut rx, LIMIT, |s| !s.is_ready()).await?;
-    let detect_us = now_us();
+    let (state, t_detect) = detector.await.map_err(|e| e.to_string())??;
+    let detect_us = now_us() - t_detect.elapsed().as_micros() as u64;
     let cause = match &state {
         ConnectionState::Reconnecting { death, .. } => death.cause.to_string(),
         other => return Err(format!("left ready for {other}, not reconnecting")),
@@ -339,7 +433,7 @@ async fn rep(
     if new <= old {
         return Err(format!("generation did not increase ({old} -> {new})"));
     }
-    let (boot2, _) = mock::whoami(registry, "fault").await?;
+    let boot2 = check_era(era, sc, server, registry).await?.boot_id;
     let new_process = matches!(sc.fault, Fault::Kill | Fault::KillNextCall)
         || (sc.fault == Fault::Hang && mock.is_none());
     if new_process == (boot1 == boot2) {
@@ -372,7 +466,7 @@ async fn rep(
     let backoff_end = delays.last().map(|(t, d)| *t + *d).unwrap_or(t_detect);
     // Remote: when the first connection attempt reached the new server (its request log).
     let first_attempt_us = match mock.as_deref() {
-        Some(m) if t_listen.is_some() => first_attempt(m).await?,
+        Some(m) if t_listen.is_some() => first_attempt(m, era.modern()).await?,
         _ => None,
     };
     let (backoff_measured, handshake) = match first_attempt_us {
@@ -399,12 +493,22 @@ fn spawn_echo(registry: &ToolRegistry) -> tokio::task::JoinHandle<Result<(), Str
     tokio::spawn(async move { mock::echo(&registry, "fault", "into the fault").await })
 }
 
-/// The arrival (µs since the epoch) of the first session-opening request in the mock's log.
-async fn first_attempt(m: &MockProcess) -> Res<Option<u64>> {
+/// The arrival (µs since the epoch) of the first session-opening request in the mock's log
+/// (2026-07-28, which has no sessions: the first `server/discover`).
+async fn first_attempt(m: &MockProcess, modern: bool) -> Res<Option<u64>> {
     let requests = m.requests().await?;
     Ok(requests
         .iter()
-        .filter(|r| opens_session(m.kind, r))
+        .filter(|r| {
+            if modern {
+                r["method"] == "POST"
+                    && r["rpc_methods"]
+                        .as_array()
+                        .is_some_and(|m| m.iter().any(|m| m == "server/discover"))
+            } else {
+                opens_session(m.kind, r)
+            }
+        })
         .filter_map(|r| r["at_us"].as_u64())
         .min())
 }
@@ -422,11 +526,22 @@ pub fn opens_session(kind: &str, r: &serde_json::Value) -> bool {
     }
 }
 
-fn push_rows(sc: &Scenario, f: Figures, rows: &mut Vec<Row>) {
+fn push_rows(era: &Era, sc: &Scenario, f: Figures, rows: &mut Vec<Row>) {
     let causes: Vec<String> = f.causes.iter().map(|(c, n)| format!("{c} x{n}")).collect();
     let name = format!("{} {}", sc.transport, sc.name);
-    let mut row = Row::new(DETECT, name.clone(), "ms", f.detect.clone())
-        .note(format!("cause: {}", causes.join(", ")));
+    let mut note = format!(
+        "cause: {}; {} negotiated, methods checked {}x",
+        causes.join(", "),
+        era.version(sc.transport),
+        f.era_checks
+    );
+    if era.modern() {
+        note.push_str(" (no ping, no initialize)");
+        if let Some(n) = f.discovers {
+            note.push_str(&format!("; last mock process got {n} server/discover"));
+        }
+    }
+    let mut row = Row::new(era.detect, name.clone(), "ms", f.detect.clone()).note(note);
     if let Some((words, bound)) = sc.target {
         let met = f.detect.median() < bound;
         row = row.target(words, met);
@@ -439,53 +554,53 @@ fn push_rows(sc: &Scenario, f: Figures, rows: &mut Vec<Row>) {
     }
     let remote = sc.transport != "stdio";
     rows.push(Row::new(
-        RECOVER,
+        era.recover,
         format!("{name}: scheduled backoff"),
         "ms",
         f.scheduled,
     ));
     if remote {
         rows.push(Row::new(
-            RECOVER,
+            era.recover,
             format!("{name}: backoff wait (detect -> first request at server)"),
             "ms",
             f.backoff_measured,
         ));
         rows.push(Row::new(
-            RECOVER,
+            era.recover,
             format!("{name}: handshake (first request -> ready)"),
             "ms",
             f.handshake,
         ));
     } else {
         rows.push(Row::new(
-            RECOVER,
+            era.recover,
             format!("{name}: spawn + handshake (backoff end -> ready)"),
             "ms",
             f.handshake,
         ));
     }
     rows.push(Row::new(
-        RECOVER,
+        era.recover,
         format!("{name}: first call (ready -> ok)"),
         "ms",
         f.first_call,
     ));
     if remote {
         rows.push(Row::new(
-            RECOVER,
+            era.recover,
             format!("{name}: server downtime (kill -> listening)"),
             "ms",
             f.server_down,
         ));
         rows.push(Row::new(
-            RECOVER,
+            era.recover,
             format!("{name}: client downtime (kill -> first ok call)"),
             "ms",
             f.client_down,
         ));
         rows.push(Row::new(
-            RECOVER,
+            era.recover,
             format!("{name}: excess downtime (client - server)"),
             "ms",
             f.excess,
@@ -493,7 +608,7 @@ fn push_rows(sc: &Scenario, f: Figures, rows: &mut Vec<Row>) {
         let met = f.excess_over_schedule.median() <= 10.0;
         rows.push(
             Row::new(
-                RECOVER,
+                era.recover,
                 format!("{name}: excess - scheduled backoff"),
                 "ms",
                 f.excess_over_schedule,

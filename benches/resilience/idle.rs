@@ -115,6 +115,9 @@ pub async fn child(args: &[String]) -> Res<()> {
         .zip(&generations)
         .filter(|(s, g)| s.generation() == Some(**g))
         .count();
+    // Pinned to 2025-11-25 (legacy SSE: 2024-11-05): the probes are `ping`s on a session.
+    let negotiated: std::collections::BTreeSet<String> =
+        servers.iter().filter_map(Supervisor::protocol).collect();
     let out = json!({
         "n": n,
         "cpu_s": (cpu1 - cpu0) as f64 / clk_tck(),
@@ -123,6 +126,7 @@ pub async fn child(args: &[String]) -> Res<()> {
         "rss_after_kib": rss_after,
         "probes": probes(kind, &requests),
         "still_ready_same_generation": still,
+        "negotiated": negotiated,
     });
     println!("{out}");
     Ok(())
@@ -195,12 +199,21 @@ fn push_rows(name: &str, n: usize, v: &Value, rows: &mut Vec<Row>) {
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let (cpu, window) = (f("cpu_s"), f("window_s"));
     let still = v["still_ready_same_generation"].as_u64().unwrap_or(0) as usize;
+    let want = if name.starts_with("sse") {
+        "2024-11-05"
+    } else {
+        "2025-11-25"
+    };
+    let negotiated = v["negotiated"].clone();
     let probes = f("probes");
     let rate = probes / window / n as f64;
     let mut cpu_per = Samples::default();
     let mut core = Samples::default();
     let mut rss = Samples::default();
     for s in [&mut cpu_per, &mut core, &mut rss] {
+        if negotiated != json!([want]) {
+            s.fail(format!("negotiated {negotiated}, wanted {want}"));
+        }
         if still < n {
             s.fail(format!(
                 "{} of {n} connections did not stay ready on one generation",

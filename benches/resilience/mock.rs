@@ -1,11 +1,18 @@
 //! The mock server as a separate process (`mcp-resilient mock-server`), the configs that reach
 //! it, and small helpers shared by every scenario. Every wait has a deadline; 127.0.0.1 only.
+//!
+//! The configs built here are pinned to protocol 2025-11-25 (sessions, `initialize`, `ping`):
+//! sections 1-6 measure that era, and the 2026-07-28 section overrides the choice itself.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::{
+    collections::BTreeMap,
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+};
 
+use mcp_mock_server::Whoami;
 use mcp_resilient::{
     ConnectionState, ServerConfig, ToolRegistry,
-    config::{Heartbeat, Reconnect, TransportConfig},
+    config::{Heartbeat, ProtocolChoice, Reconnect, TransportConfig},
 };
 use serde_json::{Value, json};
 use tokio::{process::Child, sync::watch};
@@ -142,7 +149,11 @@ impl MockProcess {
     }
 }
 
-/// A remote config for `mock` (legacy SSE or Streamable HTTP) with the given policies.
+/// The era of sections 1-6. Legacy SSE negotiates 2024-11-05 whatever the choice.
+pub const PINNED: ProtocolChoice = ProtocolChoice::V2025_11_25;
+
+/// A remote config for `mock` (legacy SSE or Streamable HTTP) with the given policies, pinned
+/// to [`PINNED`].
 pub fn remote(
     name: &str,
     mock: &MockProcess,
@@ -154,16 +165,18 @@ pub fn remote(
         _ => ServerConfig::http(name, mock.url()),
     };
     config
+        .protocol(PINNED)
         .reconnect(reconnect)
         .heartbeat(heartbeat)
         .call_timeout(Duration::from_secs(10))
         .connect_timeout(Duration::from_secs(20))
 }
 
-/// A stdio config that runs the mock as a child.
+/// A stdio config that runs the mock as a child, pinned to [`PINNED`].
 pub fn stdio(name: &str, reconnect: Reconnect, heartbeat: Heartbeat) -> ServerConfig {
     let mut config = ServerConfig::stdio(name, binary())
         .args(["mock-server", "--transport", "stdio"])
+        .protocol(PINNED)
         .reconnect(reconnect)
         .heartbeat(heartbeat)
         .call_timeout(Duration::from_secs(10))
@@ -214,8 +227,8 @@ pub fn check_echo(result: &rmcp::model::CallToolResult, text: &str) -> Res<()> {
     Ok(())
 }
 
-/// `(boot_id, pid)` of the server that answers now.
-pub async fn whoami(registry: &ToolRegistry, server: &str) -> Res<(String, u32)> {
+/// The whole `whoami` of the server that answers now (boot id, pid, methods received).
+pub async fn who(registry: &ToolRegistry, server: &str) -> Res<Whoami> {
     let handle = registry
         .handle(&format!("mcp__{server}__whoami"))
         .map_err(|e| e.to_string())?;
@@ -223,8 +236,33 @@ pub async fn whoami(registry: &ToolRegistry, server: &str) -> Res<(String, u32)>
         .call(json!({}))
         .await
         .map_err(|e| format!("whoami: {e}"))?;
-    let who = mcp_mock_server::Whoami::from_result(&result).ok_or("whoami: not a whoami result")?;
-    Ok((who.boot_id, who.pid))
+    Whoami::from_result(&result).ok_or_else(|| "whoami: not a whoami result".to_owned())
+}
+
+/// Checks the JSON-RPC methods one mock process received against the era its clients speak:
+/// 2026-07-28 sends `server/discover` and never `initialize` or `ping`; 2025-11-25 (and legacy
+/// SSE) opens with `initialize` and never sends `server/discover`.
+pub fn check_era(methods: &BTreeMap<String, u64>, modern: bool) -> Res<()> {
+    let n = |m: &str| methods.get(m).copied().unwrap_or(0);
+    let ok = if modern {
+        n("ping") == 0 && n("initialize") == 0 && n("server/discover") >= 1
+    } else {
+        n("server/discover") == 0 && n("initialize") >= 1
+    };
+    if ok {
+        Ok(())
+    } else {
+        let era = if modern { "2026-07-28" } else { "2025-11-25" };
+        Err(format!(
+            "the mock saw methods {methods:?}, not a {era} client's"
+        ))
+    }
+}
+
+/// The JSON-RPC methods a remote mock process received so far (`GET /_mock/state`).
+pub async fn methods(mock: &MockProcess) -> Res<BTreeMap<String, u64>> {
+    let state = mock.admin_get("state").await?;
+    serde_json::from_value(state["methods"].clone()).map_err(|e| format!("state.methods: {e}"))
 }
 
 /// Waits (bounded) until the state satisfies `want`; returns it and when it was seen.

@@ -1,6 +1,10 @@
 //! Section 6, the fault model: how fast a black-holed path heals, what a flaky gateway costs,
 //! how fast a permanent refusal is reported, how long a wedged child takes to be replaced, and
 //! whether a busy server survives.
+//!
+//! Every config is pinned to protocol 2025-11-25 (legacy SSE: 2024-11-05), like sections 1-5:
+//! the gateway faults hit `ping`, and "2026-only at connect" is a 2025 client meeting a server
+//! that refuses `initialize` (under `auto` it would connect at 2026-07-28).
 
 use std::time::Duration;
 
@@ -17,7 +21,7 @@ use tokio::time::Instant;
 
 use super::{
     Mode,
-    mock::Res,
+    mock::{PINNED, Res},
     stats::{Row, Samples},
 };
 
@@ -88,16 +92,26 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
         ("2026-only", None),
     ] {
         let mut took = Samples::default();
+        let mut causes = std::collections::BTreeMap::<String, usize>::new();
         for _ in 0..reps {
             match refused(fault.clone()).await {
-                Ok(d) => took.push_ms(d),
+                Ok((d, cause)) => {
+                    took.push_ms(d);
+                    *causes.entry(cause).or_default() += 1;
+                }
                 Err(e) => took.fail(e),
             }
         }
         let met = took.failed == 0 && took.quantile(1.0) < 1000.0;
+        let causes: Vec<String> = causes.iter().map(|(c, n)| format!("{c} x{n}")).collect();
+        let mut note = format!("cause: {}", causes.join(", "));
+        if fault.is_none() {
+            note.push_str("; client pinned to 2025-11-25");
+        }
         rows.push(
             Row::new(SECTION, format!("{what} at connect → failed"), "ms", took)
-                .target("< 1 s, every rep", met),
+                .target("< 1 s, every rep", met)
+                .note(note),
         );
     }
     let mut busy = Samples::default();
@@ -121,8 +135,24 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
     Ok(())
 }
 
+/// Fails unless the ready generation negotiated what a pinned client on `kind` must.
+fn check_version(supervisor: &Supervisor, kind: &str) -> Res<()> {
+    let want = if kind == "sse" {
+        "2024-11-05"
+    } else {
+        "2025-11-25"
+    };
+    let got = supervisor.protocol();
+    if got.as_deref() == Some(want) {
+        Ok(())
+    } else {
+        Err(format!("negotiated {got:?}, wanted {want}"))
+    }
+}
+
 fn fast_remote(config: ServerConfig) -> ServerConfig {
     config
+        .protocol(PINNED)
         .heartbeat(Heartbeat {
             interval: Duration::from_millis(300),
             timeout: Duration::from_millis(150),
@@ -164,6 +194,7 @@ async fn black_hole(kind: &str) -> Res<Duration> {
         .wait_ready(LIMIT)
         .await
         .map_err(|s| s.to_string())?;
+    check_version(&supervisor, kind)?;
     let mut state = supervisor.state_watch();
     proxy.set_mode(ProxyMode::BlackHole);
     tokio::time::timeout(LIMIT, state.wait_for(|s| !s.is_ready()))
@@ -201,7 +232,7 @@ async fn gateway(status: u16, retry_after: Option<&str>) -> Res<(u64, u64, u64)>
         .map_err(|e| e.to_string())?;
     let registry = ToolRegistry::new();
     let supervisor = Supervisor::start(
-        ServerConfig::http("gw", proxy.url("/mcp")),
+        ServerConfig::http("gw", proxy.url("/mcp")).protocol(PINNED),
         registry.clone(),
     )
     .await
@@ -210,6 +241,7 @@ async fn gateway(status: u16, retry_after: Option<&str>) -> Res<(u64, u64, u64)>
         .wait_ready(LIMIT)
         .await
         .map_err(|s| s.to_string())?;
+    check_version(&supervisor, "http")?;
     let echo = registry
         .handle("mcp__gw__echo")
         .map_err(|e| e.to_string())?;
@@ -228,8 +260,9 @@ async fn gateway(status: u16, retry_after: Option<&str>) -> Res<(u64, u64, u64)>
     Ok((failed, injected, now.saturating_sub(first)))
 }
 
-/// Time from `start` to `failed` against a server refusing us (`None`: a 2026-only server).
-async fn refused(fault: Option<StatusFault>) -> Res<Duration> {
+/// Time from `start` to `failed` against a server refusing us (`None`: a 2026-only server), and
+/// the cause of the failure.
+async fn refused(fault: Option<StatusFault>) -> Res<(Duration, String)> {
     let server = mock(MockTransport::Http).await?;
     match fault {
         Some(fault) => server
@@ -240,35 +273,41 @@ async fn refused(fault: Option<StatusFault>) -> Res<Duration> {
     }
     let started = Instant::now();
     let supervisor = Supervisor::start(
-        ServerConfig::http("no", server.http_url()),
+        ServerConfig::http("no", server.http_url()).protocol(PINNED),
         ToolRegistry::new(),
     )
     .await
     .map_err(|e| e.to_string())?;
     let mut state = supervisor.state_watch();
-    tokio::time::timeout(
+    let cause = tokio::time::timeout(
         LIMIT,
         state.wait_for(|s| matches!(s, ConnectionState::Failed { .. })),
     )
     .await
     .map_err(|_| "not failed in time")?
+    .map(|s| match &*s {
+        ConnectionState::Failed { death, .. } => death.cause.to_string(),
+        _ => String::new(),
+    })
     .map_err(|e| e.to_string())?;
     let took = started.elapsed();
     supervisor.shutdown().await;
     server.shutdown().await;
-    Ok(took)
+    Ok((took, cause))
 }
 
 /// A 1.5 s `block` under a 200/100 ms × 2 heartbeat: true when the generation survived.
 async fn blocked() -> Res<bool> {
     let server = mock(MockTransport::Http).await?;
     let registry = ToolRegistry::new();
-    let config = ServerConfig::http("busy", server.http_url()).heartbeat(Heartbeat {
-        interval: Duration::from_millis(200),
-        timeout: Duration::from_millis(100),
-        failures: 2,
-        ..Heartbeat::default()
-    });
+    let config = ServerConfig::http("busy", server.http_url())
+        .protocol(PINNED)
+        .heartbeat(Heartbeat {
+            interval: Duration::from_millis(200),
+            timeout: Duration::from_millis(100),
+            failures: 2,
+            ..Heartbeat::default()
+        });
     let supervisor = Supervisor::start(config, registry.clone())
         .await
         .map_err(|e| e.to_string())?;
@@ -276,6 +315,7 @@ async fn blocked() -> Res<bool> {
         .wait_ready(LIMIT)
         .await
         .map_err(|s| s.to_string())?;
+    check_version(&supervisor, "http")?;
     let block = registry
         .handle("mcp__busy__block")
         .map_err(|e| e.to_string())?;
