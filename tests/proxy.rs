@@ -152,6 +152,31 @@ async fn a_call_during_a_long_outage_gets_a_plain_language_tool_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_held_when_the_upstream_gives_up_waits_for_the_proxy_to_start_it_again() {
+    let mut mock = MockProcess::start("http").await;
+    let url = mock.url();
+    let host = Host::start_logged(&proxy_args(
+        &["--name", "mock", "--url", &url],
+        &["--max-attempts", "2", "--call-wait", "15s"],
+    ))
+    .await;
+    assert_eq!(text(&host.call("echo", json!({"text": "up"})).await), "up");
+    mock.kill().await;
+    let held = host.try_call("echo", json!({"text": "held"}));
+    let restart = async {
+        // The supervisor spends its two attempts and gives up while the call waits; only then
+        // does the server come back, for the proxy's own restart to find.
+        host.wait_log("giving up", 1).await;
+        mock.restart().await;
+    };
+    let (held, ()) = tokio::join!(held, restart);
+    let held = held.expect("the held call is answered");
+    assert_ne!(held.is_error, Some(true), "{held:?}");
+    assert_eq!(text(&held), "held");
+    assert!(host.close().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_upstream_is_answered_for_and_recovers_under_the_same_host_session() {
     let mock = MockProcess::start("http").await;
     let url = mock.url();

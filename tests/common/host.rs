@@ -101,12 +101,24 @@ pub struct Host {
     pub session: RunningService<RoleClient, Recorder>,
     seen: Arc<Mutex<Seen>>,
     changed: watch::Receiver<u64>,
+    /// The proxy's stderr lines, when started with [`Host::start_logged`].
+    log: Option<watch::Receiver<Vec<String>>>,
 }
 
 impl Host {
     /// Starts `mcp-resilient proxy <args…>` and initializes a session with it (protocol
     /// 2025-11-25, elicitation declared), as a host does.
     pub async fn start(args: &[&str]) -> Host {
+        Self::spawn(args, false).await
+    }
+
+    /// Like [`start`](Self::start), keeping the proxy's stderr (its default log: warnings and
+    /// errors) for [`wait_log`](Self::wait_log).
+    pub async fn start_logged(args: &[&str]) -> Host {
+        Self::spawn(args, true).await
+    }
+
+    async fn spawn(args: &[&str], logged: bool) -> Host {
         let mut command = tokio::process::Command::new(mock_binary());
         command
             .arg("proxy")
@@ -115,12 +127,25 @@ impl Host {
             .stdout(Stdio::piped())
             .kill_on_drop(true);
         // The proxy logs to stderr; show it only when asked (MCP_PROXY_TEST_STDERR=1).
-        if std::env::var_os("MCP_PROXY_TEST_STDERR").is_some() {
+        if logged {
+            command.stderr(Stdio::piped()).env_remove("RUST_LOG");
+        } else if std::env::var_os("MCP_PROXY_TEST_STDERR").is_some() {
             command.stderr(Stdio::inherit()).env("RUST_LOG", "debug");
         } else {
             command.stderr(Stdio::null());
         }
         let mut child = command.spawn().expect("the proxy starts");
+        let log = child.stderr.take().map(|stderr| {
+            let (tx, rx) = watch::channel(Vec::new());
+            tokio::spawn(async move {
+                use tokio::io::AsyncBufReadExt;
+                let mut lines = tokio::io::BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tx.send_modify(|all| all.push(line));
+                }
+            });
+            rx
+        });
         let stdout = child.stdout.take().expect("stdout");
         let stdin = child.stdin.take().expect("stdin");
         let info: ClientInfo = serde_json::from_value(json!({
@@ -145,6 +170,21 @@ impl Host {
             session,
             seen,
             changed,
+            log,
+        }
+    }
+
+    /// Waits (at most [`LIMIT`]) for the `count`th stderr line that contains `needle`.
+    pub async fn wait_log(&self, needle: &str, count: usize) {
+        let mut log = self.log.clone().expect("started with start_logged");
+        let found =
+            |lines: &Vec<String>| lines.iter().filter(|l| l.contains(needle)).count() >= count;
+        let waited = tokio::time::timeout(LIMIT, async { log.wait_for(found).await.is_ok() }).await;
+        if waited != Ok(true) {
+            panic!(
+                "the proxy never logged '{needle}' {count} time(s): {:?}",
+                self.log.as_ref().map(|l| l.borrow().clone())
+            );
         }
     }
 
