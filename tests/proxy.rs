@@ -121,13 +121,15 @@ async fn a_killed_and_restarted_upstream_never_ends_the_host_session() {
 async fn a_call_during_a_long_outage_gets_a_plain_language_tool_error() {
     let mut mock = MockProcess::start("http").await;
     let url = mock.url();
-    let host = Host::start(&proxy_args(
+    let host = Host::start_logged(&proxy_args(
         &["--name", "mock", "--url", &url],
         &["--call-wait", "300ms"],
     ))
     .await;
     assert_eq!(text(&host.call("echo", json!({"text": "up"})).await), "up");
     mock.kill().await;
+    // Once the proxy knows (a call racing the death may have been sent, and would say so).
+    host.wait_log("connection lost", 1).await;
     let failed = host.call("echo", json!({"text": "down"})).await;
     assert_eq!(failed.is_error, Some(true), "{failed:?}");
     let words = text(&failed);
@@ -162,6 +164,7 @@ async fn a_call_held_when_the_upstream_gives_up_waits_for_the_proxy_to_start_it_
     .await;
     assert_eq!(text(&host.call("echo", json!({"text": "up"})).await), "up");
     mock.kill().await;
+    host.wait_log("connection lost", 1).await;
     let held = host.try_call("echo", json!({"text": "held"}));
     let restart = async {
         // The supervisor spends its two attempts and gives up while the call waits; only then
@@ -315,7 +318,8 @@ async fn one_of_three_aggregated_upstreams_crashing_leaves_the_others_answering(
         .collect();
     write!(file, "{}", json!({"mcpServers": servers})).expect("write config");
     let path = file.path().to_str().expect("utf-8 path").to_owned();
-    let host = Host::start(&proxy_args(&["--config", &path], &["--call-wait", "300ms"])).await;
+    let host =
+        Host::start_logged(&proxy_args(&["--config", &path], &["--call-wait", "300ms"])).await;
     let names = host.tool_names().await;
     for server in ["a", "b", "c"] {
         assert!(
@@ -326,6 +330,7 @@ async fn one_of_three_aggregated_upstreams_crashing_leaves_the_others_answering(
     let a = whoami(&host, "mcp__a__whoami").await;
     let c = whoami(&host, "mcp__c__whoami").await;
     mocks[1].kill().await;
+    host.wait_log("connection lost", 1).await;
     // While b is down, a and c answer from the processes and sessions they had.
     for round in 0..5 {
         let text_a = text(
@@ -611,5 +616,32 @@ async fn aggregated_prompts_get_public_names_and_resources_reach_the_server_that
         .await
         .expect("templated read");
     assert_eq!(json(&echoed)["contents"][0]["text"], "aggregated");
+    assert!(host.close().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_down_at_start_is_answered_for_and_its_tools_follow_with_list_changed() {
+    // A port that was just served and is now closed: the upstream is down when the host starts.
+    let mut mock = MockProcess::start("http").await;
+    let url = mock.url();
+    mock.kill().await;
+    let mut host = Host::start(&proxy_args(
+        &["--name", "mock", "--url", &url],
+        &["--startup-wait", "300ms"],
+    ))
+    .await;
+    // initialize was answered without the upstream, with what the proxy can pass on.
+    let info = host.session.peer().peer_info().expect("server info");
+    assert!(info.capabilities.tools.is_some() && info.capabilities.resources.is_some());
+    assert!(host.tool_names().await.is_empty());
+    assert_eq!(host.seen(|s| s.tools_changed), 0);
+    mock.restart().await;
+    host.wait_seen("the tools announced", |s| s.tools_changed >= 1)
+        .await;
+    assert!(host.tool_names().await.contains(&"echo".to_owned()));
+    assert_eq!(
+        text(&host.call("echo", json!({"text": "late"})).await),
+        "late"
+    );
     assert!(host.close().await.success());
 }

@@ -409,20 +409,25 @@ impl ProxyHandler {
             .call(params.clone(), options.clone())
             .await;
         let left = upstream.call_wait.saturating_sub(waited.elapsed());
-        match &outcome {
-            Err(CallError::Unavailable { state, .. })
-                if Upstream::reviving(state) && !left.is_zero() =>
-            {
-                if upstream.wait_ready(left).await {
-                    upstream.supervisor.call(params, options).await
-                } else {
-                    Err(CallError::Unavailable {
-                        server: upstream.name().to_owned(),
-                        state: upstream.supervisor.state(),
-                    })
-                }
-            }
-            _ => outcome,
+        // Only a call the server provably did not run may go again.
+        let unrun = matches!(
+            &outcome,
+            Err(CallError::Unavailable { .. })
+                | Err(CallError::ConnectionLost {
+                    may_have_run: false,
+                    ..
+                })
+        );
+        if !unrun || left.is_zero() || !Upstream::reviving(&upstream.supervisor.state()) {
+            return outcome;
+        }
+        if upstream.wait_ready(left).await {
+            upstream.supervisor.call(params, options).await
+        } else {
+            Err(CallError::Unavailable {
+                server: upstream.name().to_owned(),
+                state: upstream.supervisor.state(),
+            })
         }
     }
 

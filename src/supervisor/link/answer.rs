@@ -27,6 +27,10 @@ const OVERLOAD_MIN_WAIT: Duration = Duration::from_millis(100);
 /// How many times one call is sent again after being refused for load.
 const OVERLOAD_RESENDS: u32 = 5;
 
+/// How many times a request with a progress callback yields after its answer before its progress
+/// route is removed (see `exchange`).
+const PROGRESS_YIELDS: usize = 4;
+
 /// How long a cancellation for an abandoned request may take to send before it is given up.
 const CANCEL_SEND_LIMIT: Duration = Duration::from_secs(5);
 
@@ -118,6 +122,14 @@ impl Link {
         };
         let result = handle.await_response().await;
         abandon.id = None;
+        if _route.is_some() {
+            // rmcp hands each notification to its own task but the response straight to us, so
+            // progress the server sent before its answer can still be on its way to the route:
+            // let those tasks run before the route goes.
+            for _ in 0..PROGRESS_YIELDS {
+                tokio::task::yield_now().await;
+            }
+        }
         result
     }
 
