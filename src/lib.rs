@@ -42,6 +42,7 @@ mod verdict;
 pub use call::CallOptions;
 pub use config::ServerConfig;
 pub use error::{CallError, StartError};
+pub use registry::definitions;
 pub use registry::{Snapshot, ToolHandle, ToolRegistry, ToolsChanged};
 pub use state::{Cause, ConnectionState, Death, Event, Generation, Reason};
 pub use supervisor::{Supervisor, same_origin_redirects};

@@ -19,6 +19,7 @@
 //! The lock inside is a `std::sync::RwLock` held only to clone or swap an `Arc`, never across an
 //! `.await`.
 
+pub mod definitions;
 pub(crate) mod handle;
 mod names;
 
