@@ -34,6 +34,8 @@ pub mod host;
 #[cfg(feature = "proxy")]
 pub mod proxy;
 pub mod registry;
+#[cfg(feature = "rig")]
+pub mod rig;
 pub mod state;
 mod supervisor;
 mod transport;
