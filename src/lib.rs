@@ -24,6 +24,10 @@
 //! server.shutdown().await;
 //! # Ok(()) }
 //! ```
+//!
+//! A host that calls a model API itself takes the tools as OpenAI or Anthropic `tools` JSON with
+//! [`definitions`] ([`Snapshot::openai_tools`], [`Snapshot::anthropic_tools`]). With feature
+//! `rig`, `rig::ToolSync` keeps a rig agent's tool server in step with the registry.
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
