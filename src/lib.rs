@@ -24,6 +24,10 @@
 //! server.shutdown().await;
 //! # Ok(()) }
 //! ```
+//!
+//! A host that calls a model API itself takes the tools as OpenAI or Anthropic `tools` JSON with
+//! [`definitions`] ([`Snapshot::openai_tools`], [`Snapshot::anthropic_tools`]). With feature
+//! `rig`, `rig::ToolSync` keeps a rig agent's tool server in step with the registry.
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
@@ -34,6 +38,8 @@ pub mod host;
 #[cfg(feature = "proxy")]
 pub mod proxy;
 pub mod registry;
+#[cfg(feature = "rig")]
+pub mod rig;
 pub mod state;
 mod supervisor;
 mod transport;
@@ -42,6 +48,7 @@ mod verdict;
 pub use call::CallOptions;
 pub use config::ServerConfig;
 pub use error::{CallError, StartError};
+pub use registry::definitions;
 pub use registry::{Snapshot, ToolHandle, ToolRegistry, ToolsChanged};
 pub use state::{Cause, ConnectionState, Death, Event, Generation, Reason};
 pub use supervisor::{Supervisor, same_origin_redirects};

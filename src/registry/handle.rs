@@ -20,7 +20,7 @@ pub struct ToolHandle {
 }
 
 impl ToolHandle {
-    pub(super) fn new(registry: ToolRegistry, tool: &RegisteredTool) -> Self {
+    pub(crate) fn new(registry: ToolRegistry, tool: &RegisteredTool) -> Self {
         ToolHandle {
             registry,
             public_name: tool.public_name.clone(),

@@ -19,6 +19,7 @@
 //! The lock inside is a `std::sync::RwLock` held only to clone or swap an `Arc`, never across an
 //! `.await`.
 
+pub mod definitions;
 pub(crate) mod handle;
 mod names;
 
@@ -46,6 +47,9 @@ pub(crate) trait Route: Send + Sync + std::fmt::Debug {
         arguments: Option<rmcp::model::JsonObject>,
         timeout: Option<std::time::Duration>,
     ) -> futures::future::BoxFuture<'a, Result<rmcp::model::CallToolResult, crate::CallError>>;
+
+    /// The server's state, live: a receiver of the supervisor's state channel.
+    fn state_watch(&self) -> tokio::sync::watch::Receiver<crate::ConnectionState>;
 }
 
 /// One registered tool.
@@ -216,6 +220,30 @@ impl ToolRegistry {
             .collect();
         names.sort();
         names
+    }
+
+    /// The state of the attached server `server`; `None` when no supervisor of that name is
+    /// attached (never started, or shut down).
+    pub fn server_state(&self, server: &str) -> Option<crate::ConnectionState> {
+        let route = self.route(server)?;
+        let state = route.state_watch().borrow().clone();
+        Some(state)
+    }
+
+    /// True while the attached server `server` has a ready generation. Cheap: one map lookup
+    /// and one channel read, no await.
+    pub fn is_ready(&self, server: &str) -> bool {
+        self.route(server)
+            .is_some_and(|route| route.state_watch().borrow().is_ready())
+    }
+
+    /// The state channel of the attached server `server`.
+    #[cfg_attr(not(feature = "rig"), allow(dead_code))]
+    pub(crate) fn state_watch(
+        &self,
+        server: &str,
+    ) -> Option<tokio::sync::watch::Receiver<crate::ConnectionState>> {
+        self.route(server).map(|route| route.state_watch())
     }
 
     pub(crate) fn route(&self, server: &str) -> Option<Arc<dyn Route>> {

@@ -279,4 +279,8 @@ impl crate::registry::Route for Link {
         };
         Box::pin(async move { Link::call(self, params, &options).await })
     }
+
+    fn state_watch(&self) -> tokio::sync::watch::Receiver<crate::ConnectionState> {
+        self.state.subscribe()
+    }
 }
