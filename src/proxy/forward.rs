@@ -4,7 +4,7 @@
 
 use std::{
     collections::HashMap,
-    sync::{Mutex, PoisonError},
+    sync::{Arc, Mutex, PoisonError},
 };
 
 use rmcp::model::{
@@ -155,9 +155,9 @@ impl Paged for rmcp::model::ListPromptsResult {
 /// it. An upstream in an outage is left out of the list (its items come back with it; the host
 /// hears `list_changed` from it then).
 fn listing(
-    upstreams: &[std::sync::Arc<Upstream>],
+    upstreams: &[Arc<Upstream>],
     declares: impl Fn(&rmcp::model::ServerCapabilities) -> bool,
-) -> impl Iterator<Item = (usize, &std::sync::Arc<Upstream>)> {
+) -> impl Iterator<Item = (usize, &Arc<Upstream>)> {
     upstreams.iter().enumerate().filter(move |(_, upstream)| {
         upstream
             .supervisor
@@ -167,10 +167,7 @@ fn listing(
 }
 
 /// Every ready upstream's resources, remembered for routing.
-pub(super) async fn resources(
-    upstreams: &[std::sync::Arc<Upstream>],
-    routes: &Routes,
-) -> Vec<Resource> {
+pub(super) async fn resources(upstreams: &[Arc<Upstream>], routes: &Routes) -> Vec<Resource> {
     let mut all = Vec::new();
     let mut map = HashMap::new();
     for (index, upstream) in listing(upstreams, |c| c.resources.is_some()) {
@@ -197,7 +194,7 @@ pub(super) async fn resources(
 
 /// Every ready upstream's resource templates, remembered for routing.
 pub(super) async fn templates(
-    upstreams: &[std::sync::Arc<Upstream>],
+    upstreams: &[Arc<Upstream>],
     routes: &Routes,
 ) -> Vec<ResourceTemplate> {
     let mut all = Vec::new();
@@ -225,10 +222,7 @@ pub(super) async fn templates(
 }
 
 /// Every ready upstream's prompts under public names, remembered for routing.
-pub(super) async fn prompts(
-    upstreams: &[std::sync::Arc<Upstream>],
-    routes: &Routes,
-) -> Vec<Prompt> {
+pub(super) async fn prompts(upstreams: &[Arc<Upstream>], routes: &Routes) -> Vec<Prompt> {
     let mut all = Vec::new();
     let mut map = HashMap::new();
     for (index, upstream) in listing(upstreams, |c| c.prompts.is_some()) {

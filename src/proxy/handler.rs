@@ -130,10 +130,10 @@ impl Shared {
                     upstreams.push(Arc::new(Upstream::new(supervisor, revive_after, call_wait)))
                 }
                 Err(error) => {
-                    for started in &upstreams {
-                        let started: &Arc<Upstream> = started;
-                        started.supervisor.shutdown().await;
-                    }
+                    let started = upstreams
+                        .iter()
+                        .map(|u: &Arc<Upstream>| u.supervisor.shutdown());
+                    futures::future::join_all(started).await;
                     return Err(ErrorData::internal_error(
                         format!("could not start upstream '{name}': {error}"),
                         None,

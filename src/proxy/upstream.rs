@@ -90,9 +90,7 @@ impl Upstream {
     /// Whether the ready generation speaks 2026-07-28 or later, where there is no
     /// `logging/setLevel` and each request names its log level in `_meta`.
     pub(super) fn per_request_levels(&self) -> bool {
-        self.supervisor
-            .protocol()
-            .is_some_and(|version| version.as_str() >= "2026-07-28")
+        self.supervisor.stateless()
     }
 
     fn set_revive_at(&self, at: Option<Instant>) {

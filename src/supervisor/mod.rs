@@ -322,6 +322,14 @@ impl Supervisor {
         live.is_some_and(|live| !connect::era::is_modern(&live.protocol))
     }
 
+    /// Whether the ready generation speaks the stateless era (2026-07-28 and later): no
+    /// sessions, no `logging/setLevel`, a log level in each request's `_meta`.
+    #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
+    pub(crate) fn stateless(&self) -> bool {
+        let live = self.link.live.borrow().clone();
+        live.is_some_and(|live| connect::era::is_modern(&live.protocol))
+    }
+
     /// Reports that `generation` looks dead to the host (for example its own check failed).
     /// Returns true if this report started the recovery; false if the generation is not the
     /// current one, its death was already reported, or the supervisor is stopping.

@@ -15,7 +15,7 @@ use rmcp::{
     model::{
         CallToolRequestParams, CallToolResult, ClientInfo, ClientRequest, ElicitRequestParams,
         ElicitResult, ElicitationAction, LoggingMessageNotificationParam,
-        ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam, ServerResult,
+        ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam,
     },
     service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService},
 };
@@ -273,9 +273,4 @@ pub fn text(result: &CallToolResult) -> String {
         .and_then(|c| c.as_text())
         .map(|t| t.text.clone())
         .unwrap_or_default()
-}
-
-/// A `ServerResult` read as `T` (the result union is untagged).
-pub fn read_as<T: serde::de::DeserializeOwned>(result: ServerResult) -> T {
-    serde_json::from_value(serde_json::to_value(result).expect("serializes")).expect("shape")
 }

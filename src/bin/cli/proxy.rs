@@ -35,9 +35,11 @@ pub(crate) async fn run(args: &ProxyArgs) -> ExitCode {
         Err(e) => return usage(e),
     };
     let stop = CancellationToken::new();
-    tokio::spawn(stop_on_signal(stop.clone()));
+    let signals = tokio::spawn(stop_on_signal(stop.clone()));
     let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
-    match proxy.serve(stdin, stdout, stop).await {
+    let served = proxy.serve(stdin, stdout, stop).await;
+    signals.abort();
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mcp-resilient proxy: {e}");
