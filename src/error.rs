@@ -160,4 +160,7 @@ pub enum StartError {
     /// The default HTTP client could not be built (see `Supervisor::start_with_client`).
     #[error("could not build the HTTP client: {0}")]
     HttpClient(String),
+    /// The configured authorization cannot be set up (no directory for the token store).
+    #[error("authorization: {0}")]
+    Auth(String),
 }

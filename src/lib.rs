@@ -31,6 +31,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod auth;
 pub mod call;
 pub mod config;
 mod error;

@@ -2,6 +2,8 @@
 
 #[path = "cli/args.rs"]
 mod args;
+#[path = "cli/auth.rs"]
+mod auth;
 #[path = "cli/commands.rs"]
 mod commands;
 #[path = "cli/demo.rs"]
@@ -55,6 +57,17 @@ fn main() -> ExitCode {
                 server,
             } => commands::call(&server, &tool, &args_json).await,
             Command::Watch { server, json } => commands::watch(&server, json).await,
+            Command::Login {
+                name,
+                server,
+                no_browser,
+                headless,
+                wait,
+            } => auth::login(&name, server, no_browser, headless, wait).await,
+            Command::Logout { name } => auth::logout(&name).await,
+            Command::Auth {
+                command: args::AuthCommand::Status { json },
+            } => auth::status(json).await,
             Command::Proxy(args) => proxy::run(&args).await,
             Command::MockServer { .. } | Command::FaultProxy { .. } => ExitCode::SUCCESS,
         }

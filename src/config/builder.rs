@@ -126,6 +126,17 @@ impl ServerConfig {
         self
     }
 
+    /// Sets how requests are authorized (remote servers only; see [`crate::auth`]).
+    pub fn auth(mut self, auth: crate::auth::Auth) -> Self {
+        match &mut self.transport {
+            TransportConfig::Remote(remote) => remote.auth = auth,
+            TransportConfig::Stdio(_) => {
+                return self.defer("transport.auth", "auth applies only to remote servers");
+            }
+        }
+        self
+    }
+
     /// Sets the reconnect policy.
     pub fn reconnect(mut self, reconnect: Reconnect) -> Self {
         self.reconnect = reconnect;

@@ -38,6 +38,7 @@
 //! 3. Every error path is in the user's keys, under the entry: `mcpServers.weather.envFile`,
 //!    `servers.gh.args[2]`, `mcpServers.w.serverUrl` when the entry wrote `serverUrl`.
 
+mod auth;
 mod dotenv;
 mod duration;
 mod entry;

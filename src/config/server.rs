@@ -226,7 +226,10 @@ impl fmt::Display for RemoteKind {
 }
 
 /// A server reached over HTTP.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Its `Debug` output shows header names only: values (an `Authorization`, an API key) are
+/// secrets.
+#[derive(Clone, PartialEq)]
 pub struct RemoteConfig {
     /// The SSE URL (legacy) or the MCP endpoint (Streamable HTTP). `http` or `https` only.
     ///
@@ -275,6 +278,33 @@ pub struct RemoteConfig {
     /// # Default
     /// 3
     pub sse_max_retries: u32,
+    /// How requests are authorized (a bearer token from the environment, or OAuth).
+    ///
+    /// # Default
+    /// [`Auth::None`](crate::auth::Auth::None)
+    pub auth: crate::auth::Auth,
+}
+
+impl fmt::Debug for RemoteConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<String> = self
+            .headers
+            .iter()
+            .map(|(name, _)| format!("{name}: <redacted>"))
+            .collect();
+        f.debug_struct("RemoteConfig")
+            .field("url", &self.url.as_str())
+            .field("kind", &self.kind)
+            .field("headers", &headers)
+            .field("max_event_bytes", &self.max_event_bytes)
+            .field("endpoint_timeout", &self.endpoint_timeout)
+            .field("treat_400_as_expired", &self.treat_400_as_expired)
+            .field("sse_retry_min", &self.sse_retry_min)
+            .field("sse_retry_max", &self.sse_retry_max)
+            .field("sse_max_retries", &self.sse_max_retries)
+            .field("auth", &self.auth)
+            .finish()
+    }
 }
 
 impl RemoteConfig {
@@ -290,6 +320,7 @@ impl RemoteConfig {
             sse_retry_min: Duration::from_millis(250),
             sse_retry_max: Duration::from_secs(30),
             sse_max_retries: 3,
+            auth: crate::auth::Auth::None,
         }
     }
 }

@@ -195,6 +195,20 @@ fn check_remote(remote: &RemoteConfig) -> Check {
             );
         }
     }
+    if remote.auth != crate::auth::Auth::None
+        && remote
+            .headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+    {
+        return fail(
+            "transport.headers.Authorization",
+            format!(
+                "auth `{}` sets the Authorization header itself; remove one of the two",
+                remote.auth.kind()
+            ),
+        );
+    }
     if remote.max_event_bytes < 1024 {
         return fail(
             "transport.max_event_bytes",

@@ -85,6 +85,13 @@ impl Supervisor {
         http: reqwest::Client,
     ) -> Result<Supervisor, StartError> {
         let config = Arc::new(config.resolve()?);
+        let auth = match &config.transport {
+            crate::config::TransportConfig::Remote(remote) => {
+                crate::auth::Authorizer::new(&config.name, &remote.url, &remote.auth)
+                    .map_err(StartError::Auth)?
+            }
+            crate::config::TransportConfig::Stdio(_) => None,
+        };
         let server: Arc<str> = Arc::from(config.name.as_str());
         let (tx, rx) = mpsc::unbounded_channel();
         // Events are rare (state changes, tool changes, probe misses); a slow reader lags rather than
@@ -102,7 +109,7 @@ impl Supervisor {
         let actor = actor::Actor::new(
             link.clone(),
             config,
-            connect::ConnectContext::new(http, relay),
+            connect::ConnectContext::new(http, relay, auth),
             registry.clone(),
             rx,
         );

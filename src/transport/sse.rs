@@ -29,8 +29,11 @@ use tokio::{sync::mpsc, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
+use std::sync::Arc;
+
 use super::DeathSlot;
 use crate::{
+    auth::Authorizer,
     config::RemoteConfig,
     state::{Cause, Death},
     verdict::Verdict,
@@ -132,6 +135,8 @@ pub(crate) struct SseTransport {
     http: reqwest::Client,
     endpoint: Url,
     headers: HeaderMap,
+    /// The server's authorization, if configured: every POST carries its current token.
+    auth: Option<Arc<Authorizer>>,
     /// Bound on one POST: the shared client has no overall timeout (its streams are long-lived),
     /// and a hung server must not pile up pending POSTs.
     post_timeout: std::time::Duration,
@@ -143,21 +148,42 @@ pub(crate) struct SseTransport {
 }
 
 /// Opens the stream, waits for its `endpoint` (at most `endpoint_timeout`) and starts reading.
-/// `progress` is stamped when the stream's headers and its `endpoint` arrive.
+/// `progress` is stamped when the stream's headers and its `endpoint` arrive. With `auth`, the
+/// `GET` carries the server's token, renewed once if the server refuses it.
 pub(crate) async fn connect(
     http: &reqwest::Client,
     config: &RemoteConfig,
+    auth: Option<Arc<Authorizer>>,
     slot: DeathSlot,
     progress: &super::Activity,
 ) -> Result<SseTransport, ConnectError> {
     let headers = super::http::header_map(config).map_err(ConnectError::new)?;
-    let response = http
-        .get(config.url.clone())
-        .headers(headers.clone())
-        .header(ACCEPT, HeaderValue::from_static("text/event-stream"))
-        .send()
-        .await
-        .map_err(|e| ConnectError::new(format!("GET {} failed: {e}", config.url)))?;
+    let get = |token: Option<String>| {
+        let mut request = http
+            .get(config.url.clone())
+            .headers(headers.clone())
+            .header(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        async move {
+            request
+                .send()
+                .await
+                .map_err(|e| ConnectError::new(format!("GET {} failed: {e}", config.url)))
+        }
+    };
+    let response = match &auth {
+        None => get(None).await?,
+        Some(auth) => authorized(auth, get).await.map_err(|refused| match refused {
+            Refused::Denied(detail) => ConnectError {
+                status: Some(401),
+                retry_after: None,
+                detail,
+            },
+            Refused::Failed(e) => e,
+        })?,
+    };
     progress.touch();
     let status = response.status();
     if !status.is_success() {
@@ -195,6 +221,7 @@ pub(crate) async fn connect(
         http,
         endpoint,
         headers,
+        auth,
         post_timeout: config.endpoint_timeout,
         slot,
         rx,
@@ -231,20 +258,38 @@ impl Transport<RoleClient> for SseTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), SendError>> + Send + 'static {
-        let request = serde_json::to_vec(&item).map(|body| {
-            self.http
-                .post(self.endpoint.clone())
-                .headers(self.headers.clone())
-                .timeout(self.post_timeout)
-                .header(
-                    reqwest::header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                )
-                .body(body)
-        });
+        let body = serde_json::to_vec(&item).map(bytes::Bytes::from);
+        let (http, endpoint, headers) = (self.http.clone(), self.endpoint.clone(), self.headers.clone());
+        let (timeout, auth) = (self.post_timeout, self.auth.clone());
         let (slot, stop) = (self.slot.clone(), self.stop.clone());
         async move {
-            let result = match request.map_err(SendError::Encode)?.send().await {
+            let body = body.map_err(SendError::Encode)?;
+            let post = |token: Option<String>| {
+                let mut request = http
+                    .post(endpoint.clone())
+                    .headers(headers.clone())
+                    .timeout(timeout)
+                    .header(
+                        reqwest::header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    )
+                    .body(body.clone());
+                if let Some(token) = token {
+                    request = request.bearer_auth(token);
+                }
+                async move { request.send().await.map_err(SendError::Request) }
+            };
+            let answer = match &auth {
+                None => post(None).await,
+                Some(auth) => authorized(auth, post).await.map_err(|refused| match refused {
+                    Refused::Denied(_) => SendError::Status {
+                        status: 401,
+                        retry_after: None,
+                    },
+                    Refused::Failed(e) => e,
+                }),
+            };
+            let result = match answer {
                 Ok(r) if r.status().is_success() => return Ok(()),
                 Ok(r) if matches!(r.status().as_u16(), 404 | 410) => {
                     SendError::SessionExpired(r.status().as_u16())
@@ -253,7 +298,7 @@ impl Transport<RoleClient> for SseTransport {
                     status: r.status().as_u16(),
                     retry_after: retry_after(r.headers()),
                 },
-                Err(e) => SendError::Request(e),
+                Err(e) => e,
             };
             if let Verdict::Death(death) = result.verdict(result.to_string()) {
                 let _ = slot.set(death);
@@ -279,6 +324,52 @@ impl Transport<RoleClient> for SseTransport {
         }
         Ok(())
     }
+}
+
+/// Why an authorized request did not get an answer worth reading.
+enum Refused<E> {
+    /// No token could be had (the detail says why; it holds no secret).
+    Denied(String),
+    /// The request itself failed.
+    Failed(E),
+}
+
+/// Sends with the server's current token; after a 401, or a 403 `insufficient_scope`, renews
+/// the token and sends once more (the refused request never ran). Any other answer is returned
+/// as it is. The Streamable HTTP transport does the same with rmcp's error types
+/// (`transport::http::auth`).
+async fn authorized<E, F, Fut>(
+    auth: &Authorizer,
+    send: F,
+) -> Result<reqwest::Response, Refused<E>>
+where
+    F: Fn(Option<String>) -> Fut,
+    Fut: Future<Output = Result<reqwest::Response, E>>,
+{
+    let token = auth.token().await.map_err(|d| Refused::Denied(d.detail))?;
+    let response = send(token.clone()).await.map_err(Refused::Failed)?;
+    let challenge = response
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let renewed = match response.status().as_u16() {
+        401 => auth.renew(token.as_deref(), &challenge).await,
+        403 if challenge.contains("insufficient_scope") => auth.step_up(&challenge).await,
+        _ => {
+            if response.status().is_success() {
+                auth.accepted();
+            }
+            return Ok(response);
+        }
+    };
+    let token = renewed.map_err(|d| Refused::Denied(d.detail))?;
+    let response = send(Some(token)).await.map_err(Refused::Failed)?;
+    if response.status().is_success() {
+        auth.accepted();
+    }
+    Ok(response)
 }
 
 impl Drop for SseTransport {

@@ -3,6 +3,7 @@
 use std::{path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand};
+use mcp_resilient::auth::{Auth, Grant, OAuthConfig};
 use mcp_resilient::config::{
     ProtocolChoice, RemoteKind, ServerConfig, TransportConfig, load_servers_file, parse_duration,
 };
@@ -41,6 +42,34 @@ pub(crate) enum Command {
         #[command(flatten)]
         server: ServerArgs,
     },
+    /// Authorize a remote server with OAuth (a browser, PKCE, a loopback redirect on
+    /// 127.0.0.1) and store its tokens for `tools`, `call`, `watch` and `proxy`.
+    Login {
+        /// The server's name: the token file's name, and the `--server` of `--config`.
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print the authorization URL instead of opening a browser.
+        #[arg(long)]
+        no_browser: bool,
+        /// Follow the authorization redirects without a browser (for servers that approve
+        /// without a person, such as test servers).
+        #[arg(long, hide = true)]
+        headless: bool,
+        /// How long to wait for the authorization to complete.
+        #[arg(long, value_parser = parse_duration, default_value = "5m")]
+        wait: Duration,
+    },
+    /// Forget the stored tokens of a server.
+    Logout {
+        /// The server's name.
+        name: String,
+    },
+    /// What authorization is stored.
+    Auth {
+        #[command(subcommand)]
+        command: AuthCommand,
+    },
     /// Supervise a server until interrupted; print one line per event.
     Watch {
         #[command(flatten)]
@@ -64,6 +93,17 @@ pub(crate) enum Command {
     FaultProxy {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
+    },
+}
+
+/// `auth …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum AuthCommand {
+    /// List the stored tokens: server, URL, scopes, and when each expires.
+    Status {
+        /// One JSON document instead of a table.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -122,6 +162,29 @@ pub(crate) struct ServerArgs {
     /// The server's name in logs and public tool names (default: `server`).
     #[arg(long)]
     name: Option<String>,
+    /// How requests to `--url` are authorized: none, oauth (tokens from `mcp-resilient login`),
+    /// or bearer (the token in the variable named by --token-env).
+    #[arg(long, value_name = "none|oauth|bearer")]
+    auth: Option<String>,
+    /// With `--auth bearer`: the environment variable holding the token.
+    #[arg(long, value_name = "VAR")]
+    token_env: Option<String>,
+    /// OAuth: a client id registered beforehand (default: dynamic registration).
+    #[arg(long)]
+    client_id: Option<String>,
+    /// OAuth: the environment variable holding that client's secret.
+    #[arg(long, value_name = "VAR")]
+    client_secret_env: Option<String>,
+    /// OAuth: a scope to ask for (repeatable; default: what the server suggests).
+    #[arg(long = "scope", value_name = "SCOPE")]
+    scopes: Vec<String>,
+    /// OAuth: the port of the loopback redirect (default: any free port).
+    #[arg(long)]
+    callback_port: Option<u16>,
+    /// OAuth: obtain tokens with client credentials (machine to machine) instead of a login;
+    /// needs --client-id and --client-secret-env.
+    #[arg(long)]
+    client_credentials: bool,
     /// Heartbeat interval, e.g. 30s.
     #[arg(long, value_parser = parse_duration)]
     heartbeat_interval: Option<Duration>,
@@ -208,7 +271,58 @@ impl ServerArgs {
         set(&mut config.call_timeout, self.call_timeout);
         set(&mut config.connect_timeout, self.connect_timeout);
         set(&mut config.protocol, self.protocol);
+        if let Some(auth) = self.auth()?
+            && let TransportConfig::Remote(remote) = &mut config.transport
+        {
+            remote.auth = auth;
+        }
         Ok(config)
+    }
+
+    /// The `--auth` flags as an [`Auth`], if any was given.
+    fn auth(&self) -> Result<Option<Auth>, String> {
+        let oauth_flags = self.client_id.is_some()
+            || self.client_secret_env.is_some()
+            || !self.scopes.is_empty()
+            || self.callback_port.is_some()
+            || self.client_credentials;
+        let kind = match (&self.auth, oauth_flags, &self.token_env) {
+            (Some(kind), _, _) => kind.as_str(),
+            (None, true, _) => "oauth",
+            (None, false, Some(_)) => "bearer",
+            (None, false, None) => return Ok(None),
+        };
+        match kind {
+            "none" => Ok(Some(Auth::None)),
+            "bearer" => {
+                let env = self
+                    .token_env
+                    .clone()
+                    .ok_or("--auth bearer needs --token-env VAR (the variable holding the token)")?;
+                Ok(Some(Auth::bearer_env(env)))
+            }
+            "oauth" => {
+                let grant = match self.client_credentials {
+                    true => Grant::ClientCredentials,
+                    false => Grant::AuthorizationCode,
+                };
+                let mut oauth = OAuthConfig::default().grant(grant).scopes(self.scopes.clone());
+                oauth.client_id = self.client_id.clone();
+                oauth.client_secret_env = self.client_secret_env.clone();
+                oauth.callback_port = self.callback_port.unwrap_or(0);
+                Ok(Some(Auth::OAuth(oauth)))
+            }
+            other => Err(format!("--auth {other}: expected none, oauth or bearer")),
+        }
+    }
+
+    /// `login NAME`: the server NAME of `--config`, or `--url` under that name.
+    pub(crate) fn named_as(&mut self, name: &str) {
+        if self.config.is_some() {
+            self.servers = vec![name.to_owned()];
+        } else {
+            self.name = Some(name.to_owned());
+        }
     }
 
     fn base(&self) -> Result<Vec<ServerConfig>, String> {

@@ -14,7 +14,7 @@ pub(crate) mod exit {
     pub(crate) const CONNECT: u8 = 3;
 }
 
-fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
+pub(crate) fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
     eprintln!("mcp-resilient: {message}");
     ExitCode::from(code)
 }

@@ -66,7 +66,8 @@ pub(super) struct Entry {
     always_allow: Option<IgnoredAny>,
     disabled_tools: Option<IgnoredAny>,
     oauth: Option<IgnoredAny>,
-    auth: Option<IgnoredAny>,
+    /// How requests are authorized (see `json::auth`).
+    auth: Option<super::auth::AuthJson>,
     dev: Option<IgnoredAny>,
     gallery: Option<IgnoredAny>,
     version: Option<IgnoredAny>,
@@ -129,7 +130,6 @@ impl Entry {
             ("alwaysAllow", self.always_allow.is_some()),
             ("disabledTools", self.disabled_tools.is_some()),
             ("oauth", self.oauth.is_some()),
-            ("auth", self.auth.is_some()),
             ("dev", self.dev.is_some()),
             ("gallery", self.gallery.is_some()),
             ("version", self.version.is_some()),

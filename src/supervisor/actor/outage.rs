@@ -123,7 +123,18 @@ impl Actor {
     /// A permanent refusal (`unauthorized`, `rejected`): `failed` at once, the tools
     /// unregistered, and one more try only after `max_delay` (the server or its configuration
     /// may be fixed meanwhile) — never the normal pace, never the budget.
-    pub(super) fn on_refused(&mut self, reason: Reason, death: Death, generation: Generation) {
+    pub(super) fn on_refused(&mut self, reason: Reason, mut death: Death, generation: Generation) {
+        if death.cause == Cause::Unauthorized {
+            // Say what would authorize it: a login, a token, other client credentials.
+            let advice = match &self.context.auth {
+                Some(auth) => auth.advice(),
+                None => format!(
+                    "the server asks for authorization: configure `auth` (oauth) and run `mcp-resilient login {}`",
+                    self.config.name
+                ),
+            };
+            death.detail = format!("{}; {advice}", death.detail);
+        }
         self.outage.get_or_insert(Outage {
             started: Instant::now(),
         });

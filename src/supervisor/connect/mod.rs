@@ -87,15 +87,23 @@ pub(crate) struct ConnectContext {
     pub(crate) era: Arc<era::EraMemory>,
     /// Progress routes and resource subscriptions, shared with the call path.
     pub(crate) relay: Arc<Relay>,
+    /// The server's authorization (remote servers with `auth` set); shared by every generation,
+    /// so a token outlives the session it was first sent on.
+    pub(crate) auth: Option<Arc<crate::auth::Authorizer>>,
 }
 
 impl ConnectContext {
-    pub(crate) fn new(http: reqwest::Client, relay: Arc<Relay>) -> Self {
+    pub(crate) fn new(
+        http: reqwest::Client,
+        relay: Arc<Relay>,
+        auth: Option<Arc<crate::auth::Authorizer>>,
+    ) -> Self {
         ConnectContext {
             http,
             detected: Arc::default(),
             era: Arc::default(),
             relay,
+            auth,
         }
     }
 }

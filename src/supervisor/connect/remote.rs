@@ -40,7 +40,7 @@ pub(super) async fn open(
     let served = match protocol {
         Protocol::Sse => {
             let opened = tokio::select! {
-                opened = tokio::time::timeout_at(deadline, transport::sse::connect(&context.http, remote, slot.clone(), activity)) => opened,
+                opened = tokio::time::timeout_at(deadline, transport::sse::connect(&context.http, remote, context.auth.clone(), slot.clone(), activity)) => opened,
                 _ = ct.cancelled() => return Err(failed("attempt cancelled".to_owned(), None)),
             };
             let sse = match opened {
@@ -65,7 +65,8 @@ pub(super) async fn open(
         }
         Protocol::Http => {
             let http =
-                transport::http::transport(&context.http, remote).map_err(|e| failed(e, None))?;
+                transport::http::transport(&context.http, remote, context.auth.clone())
+                    .map_err(|e| failed(e, None))?;
             let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
             let lifecycle = era::lifecycle(config.protocol, &context.era, false);
             handshake(

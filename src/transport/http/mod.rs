@@ -29,8 +29,9 @@ use rmcp::{
     },
 };
 
-use crate::config::RemoteConfig;
+use crate::{auth::Authorizer, config::RemoteConfig};
 
+mod auth;
 mod errors;
 mod routing;
 
@@ -45,6 +46,7 @@ const RESERVED: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
 pub(crate) fn transport(
     http: &reqwest::Client,
     config: &RemoteConfig,
+    auth: Option<Arc<Authorizer>>,
 ) -> Result<StreamableHttpClientTransport<HttpClient>, String> {
     let mut custom_headers = HashMap::new();
     for (name, value) in header_map(config)? {
@@ -70,6 +72,7 @@ pub(crate) fn transport(
         treat_400_as_expired: config.treat_400_as_expired,
         retry_min: config.sse_retry_min,
         retry_max: config.sse_retry_max,
+        auth,
     };
     Ok(StreamableHttpClientTransport::with_client(
         client,
@@ -97,6 +100,8 @@ pub(crate) struct HttpClient {
     treat_400_as_expired: bool,
     retry_min: Duration,
     retry_max: Duration,
+    /// The server's authorization, if configured: it supplies every request's token.
+    auth: Option<Arc<Authorizer>>,
 }
 
 type SseStream = BoxedSseResponse;
@@ -178,15 +183,16 @@ impl StreamableHttpClient for HttpClient {
         let mut custom_headers = custom_headers;
         routing::add_standard_headers(&message, &mut custom_headers);
         let result = self
-            .inner
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                limits,
-            )
+            .authorized(|token| {
+                self.inner.post_message_with_response_limits(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    token.or_else(|| auth_header.clone()),
+                    custom_headers.clone(),
+                    limits.clone(),
+                )
+            })
             .await;
         let result = match expires {
             true => Self::expire_on_400(request_id, result),
@@ -208,9 +214,15 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), HttpError> {
-        self.inner
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
+        self.authorized(|token| {
+            self.inner.delete_session(
+                uri.clone(),
+                session_id.clone(),
+                token.or_else(|| auth_header.clone()),
+                custom_headers.clone(),
+            )
+        })
+        .await
     }
 
     async fn get_stream(
@@ -222,8 +234,15 @@ impl StreamableHttpClient for HttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<SseStream, HttpError> {
         let stream = self
-            .inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .authorized(|token| {
+                self.inner.get_stream(
+                    uri.clone(),
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    token.or_else(|| auth_header.clone()),
+                    custom_headers.clone(),
+                )
+            })
             .await?;
         Ok(self.clamp_retry(stream))
     }
@@ -238,15 +257,16 @@ impl StreamableHttpClient for HttpClient {
         max_sse_event_size: usize,
     ) -> Result<SseStream, HttpError> {
         let stream = self
-            .inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
+            .authorized(|token| {
+                self.inner.get_stream_with_max_sse_event_size(
+                    uri.clone(),
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    token.or_else(|| auth_header.clone()),
+                    custom_headers.clone(),
+                    max_sse_event_size,
+                )
+            })
             .await?;
         Ok(self.clamp_retry(stream))
     }

@@ -76,6 +76,9 @@ impl Entry {
                 set!(remote.sse_retry_min, self.sse_retry_min);
                 set!(remote.sse_retry_max, self.sse_retry_max);
                 set!(remote.sse_max_retries, self.sse_max_retries);
+                if let Some(auth) = self.auth.take() {
+                    remote.auth = auth.into_auth()?;
+                }
             }
         }
         Ok(config)
@@ -178,6 +181,7 @@ impl Entry {
             ("sseRetryMin", self.sse_retry_min.is_some()),
             ("sseRetryMax", self.sse_retry_max.is_some()),
             ("sseMaxRetries", self.sse_max_retries.is_some()),
+            ("auth", self.auth.is_some()),
         ];
         reject_present(&present, "applies only to remote (url) servers")
     }

@@ -1,0 +1,290 @@
+//! The authorization of one supervised server while it runs: the token each request carries,
+//! and what to do when the server refuses it.
+//!
+//! The transports ask three things of an [`Authorizer`]: the token to send now
+//! ([`Authorizer::token`]: refreshed shortly before it expires), a new token after a 401
+//! ([`Authorizer::renew`]), and a token with more scopes after a 403 `insufficient_scope`
+//! ([`Authorizer::step_up`]). The request is then sent once more: a refused request never ran.
+//! None of this touches the session, so a refreshed token never costs a generation.
+//!
+//! # Invariants
+//!
+//! 1. Token values are never logged, formatted into errors, or kept anywhere but the store and
+//!    the manager; the `Debug` of an authorizer shows its kind and server only.
+//! 2. Renewals are serialised per server, and a renewal first looks at the store: when another
+//!    request (or another process) already replaced the refused token, that token is used and
+//!    nothing is refreshed again.
+//! 3. A step-up is tried at most [`STEP_UPS`] times without a request getting through in
+//!    between, so a server that keeps asking for scopes it never accepts cannot loop us.
+
+use std::{
+    fmt,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU32, Ordering},
+    },
+    time::Duration,
+};
+
+use oauth2::TokenResponse;
+use rmcp::transport::auth::{AuthError, AuthorizationManager, WWWAuthenticateParams};
+use url::Url;
+
+use super::{
+    Auth, FileTokenStore, Grant, OAuthConfig, TokenStore,
+    flow::{self, Ask, Bound},
+};
+
+/// Most step-ups in a row without a request getting through (invariant 3).
+pub(crate) const STEP_UPS: u32 = 2;
+
+/// How long a running supervisor waits for a person to finish an authorization it started.
+const PROMPT_WAIT: Duration = Duration::from_secs(300);
+
+/// Why no token can be had. `detail` is safe to show (it never holds a secret).
+#[derive(Debug, Clone)]
+pub(crate) struct Denied {
+    pub(crate) detail: String,
+}
+
+/// The authorization of one server (see the module docs).
+pub(crate) struct Authorizer {
+    name: String,
+    url: Url,
+    method: Method,
+    /// The last reason a token could not be had; read by the supervisor for its `failed` detail.
+    last_denial: Mutex<Option<String>>,
+    step_ups: AtomicU32,
+}
+
+enum Method {
+    Bearer { env: String },
+    OAuth(OAuth),
+}
+
+struct OAuth {
+    config: OAuthConfig,
+    store: Arc<dyn TokenStore>,
+    /// The manager holding the current client and tokens; built on first use (discovery).
+    manager: tokio::sync::Mutex<Option<Arc<AuthorizationManager>>>,
+    /// Serialises renewals and step-ups (invariant 2).
+    renewing: tokio::sync::Mutex<()>,
+}
+
+impl fmt::Debug for Authorizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.method {
+            Method::Bearer { .. } => "bearer",
+            Method::OAuth(_) => "oauth",
+        };
+        f.debug_struct("Authorizer")
+            .field("server", &self.name)
+            .field("kind", &kind)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Authorizer {
+    /// The authorizer `auth` asks for, or `None` for [`Auth::None`]. Fails only when the default
+    /// file store has no directory to live in.
+    pub(crate) fn new(name: &str, url: &Url, auth: &Auth) -> Result<Option<Arc<Self>>, String> {
+        let method = match auth {
+            Auth::None => return Ok(None),
+            Auth::Bearer { env } => Method::Bearer { env: env.clone() },
+            Auth::OAuth(config) => {
+                let store = match &config.store {
+                    Some(store) => store.clone(),
+                    None => Arc::new(FileTokenStore::for_server(name).map_err(|e| e.to_string())?),
+                };
+                Method::OAuth(OAuth {
+                    config: config.clone(),
+                    store,
+                    manager: tokio::sync::Mutex::new(None),
+                    renewing: tokio::sync::Mutex::new(()),
+                })
+            }
+        };
+        Ok(Some(Arc::new(Authorizer {
+            name: name.to_owned(),
+            url: url.clone(),
+            method,
+            last_denial: Mutex::new(None),
+            step_ups: AtomicU32::new(0),
+        })))
+    }
+
+    /// What to tell a user whose server refused us: the last reason, and what to do about it.
+    pub(crate) fn advice(&self) -> String {
+        let last = self.last_denial.lock().ok().and_then(|l| l.clone());
+        let todo = match &self.method {
+            Method::Bearer { env } => format!("check the token in `{env}`"),
+            Method::OAuth(o) if o.config.grant == Grant::ClientCredentials => {
+                "check the client id and secret".to_owned()
+            }
+            Method::OAuth(_) => format!("run `mcp-resilient login {}`", self.name),
+        };
+        match last {
+            Some(last) => format!("{last}; {todo}"),
+            None => todo,
+        }
+    }
+
+    fn deny(&self, detail: impl Into<String>) -> Denied {
+        let detail = detail.into();
+        tracing::warn!(server = %self.name, "authorization: {detail}");
+        if let Ok(mut last) = self.last_denial.lock() {
+            *last = Some(detail.clone());
+        }
+        Denied { detail }
+    }
+
+    /// A request got through with our token: the step-up count starts again.
+    pub(crate) fn accepted(&self) {
+        self.step_ups.store(0, Ordering::Relaxed);
+    }
+
+    /// The token to send now, if there is one. An OAuth token close to its expiry is refreshed
+    /// first. `Ok(None)`: send without one (the server's 401 will say what it wants).
+    pub(crate) async fn token(&self) -> Result<Option<String>, Denied> {
+        match &self.method {
+            Method::Bearer { env } => match std::env::var(env) {
+                Ok(token) if !token.is_empty() => Ok(Some(token)),
+                _ => Err(self.deny(format!("the token variable `{env}` is not set"))),
+            },
+            Method::OAuth(oauth) => {
+                let Some(manager) = self.manager(oauth).await? else {
+                    return Ok(None);
+                };
+                match manager.get_access_token().await {
+                    Ok(token) => Ok(Some(token)),
+                    Err(AuthError::AuthorizationRequired) => Ok(None),
+                    Err(e) => Err(self.deny(format!("could not refresh the token: {e}"))),
+                }
+            }
+        }
+    }
+
+    /// The current manager, restored from the store on first use. `Ok(None)`: nothing stored.
+    async fn manager(&self, oauth: &OAuth) -> Result<Option<Arc<AuthorizationManager>>, Denied> {
+        let mut slot = oauth.manager.lock().await;
+        if let Some(manager) = slot.as_ref() {
+            return Ok(Some(manager.clone()));
+        }
+        let restored = flow::restore(&self.url, &oauth.config, &oauth.store).await;
+        match restored {
+            Ok(Some(manager)) => {
+                let manager = Arc::new(manager);
+                *slot = Some(manager.clone());
+                Ok(Some(manager))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(self.deny(format!("stored authorization unusable: {e}"))),
+        }
+    }
+
+    /// After a 401 to a request that carried `sent`: a token to send it again with.
+    pub(crate) async fn renew(&self, sent: Option<&str>, challenge: &str) -> Result<String, Denied> {
+        let oauth = match &self.method {
+            Method::Bearer { env } => {
+                return Err(self.deny(format!("the server refused the token in `{env}`")));
+            }
+            Method::OAuth(oauth) => oauth,
+        };
+        let _one_at_a_time = oauth.renewing.lock().await;
+        if let Some(token) = self.fresher_than(oauth, sent).await {
+            return Ok(token);
+        }
+        let manager = self.manager(oauth).await?;
+        if let (Some(manager), Some(_)) = (&manager, sent) {
+            match manager.refresh_token().await {
+                Ok(response) => return Ok(response.access_token().secret().to_owned()),
+                Err(AuthError::TokenRefreshRejected(_)) => {
+                    self.deny("the refresh token was rejected");
+                }
+                Err(AuthError::AuthorizationRequired) => {}
+                Err(e) => return Err(self.deny(format!("refresh failed: {e}"))),
+            }
+        }
+        self.obtain(oauth, Some(challenge), Vec::new()).await
+    }
+
+    /// After a 403 `insufficient_scope`: a token that also has the scopes `challenge` names.
+    pub(crate) async fn step_up(&self, challenge: &str) -> Result<String, Denied> {
+        let oauth = match &self.method {
+            Method::Bearer { env } => {
+                return Err(self.deny(format!(
+                    "the token in `{env}` lacks a scope the server asks for"
+                )));
+            }
+            Method::OAuth(oauth) => oauth,
+        };
+        let _one_at_a_time = oauth.renewing.lock().await;
+        if self.step_ups.fetch_add(1, Ordering::Relaxed) >= STEP_UPS {
+            return Err(self.deny("the server keeps asking for more scopes; giving up"));
+        }
+        let params = WWWAuthenticateParams::parse(challenge, &self.url);
+        let mut wanted: Vec<String> = params
+            .scope
+            .as_deref()
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        if let Some(manager) = oauth.manager.lock().await.clone() {
+            for granted in manager.get_current_scopes().await {
+                if !wanted.contains(&granted) {
+                    wanted.push(granted);
+                }
+            }
+        }
+        self.obtain(oauth, Some(challenge), wanted).await
+    }
+
+    /// The stored token, when it is not the one that was refused and is not about to expire.
+    async fn fresher_than(&self, oauth: &OAuth, sent: Option<&str>) -> Option<String> {
+        let bound = Bound {
+            store: oauth.store.clone(),
+            url: self.url.to_string(),
+        };
+        let record = bound.record().await.ok()??;
+        let token = record.credentials.token_response.as_ref()?;
+        let value = token.access_token().secret();
+        let fresh = record
+            .expires_at()
+            .is_none_or(|at| at > super::store::now_secs() + 1);
+        (sent != Some(value.as_str()) && fresh).then(|| value.clone())
+    }
+
+    /// Runs the configured grant (with the prompt, if any) and installs the new manager.
+    async fn obtain(
+        &self,
+        oauth: &OAuth,
+        challenge: Option<&str>,
+        scopes: Vec<String>,
+    ) -> Result<String, Denied> {
+        let ask = Ask {
+            url: &self.url,
+            config: &oauth.config,
+            store: &oauth.store,
+            challenge,
+            scopes,
+        };
+        let manager = match flow::obtain(ask, oauth.config.prompt.as_deref(), PROMPT_WAIT).await {
+            Ok(manager) => manager,
+            Err(AuthError::AuthorizationRequired) => {
+                let last = self.last_denial.lock().ok().and_then(|l| l.clone());
+                return Err(self.deny(
+                    last.unwrap_or_else(|| "the server asks for an authorization".to_owned()),
+                ));
+            }
+            Err(e) => return Err(self.deny(format!("authorization failed: {e}"))),
+        };
+        let token = manager
+            .get_access_token()
+            .await
+            .map_err(|e| self.deny(format!("no token after the authorization: {e}")))?;
+        *oauth.manager.lock().await = Some(Arc::new(manager));
+        tracing::info!(server = %self.name, "authorized");
+        Ok(token)
+    }
+}

@@ -1,0 +1,340 @@
+//! Where OAuth tokens live between runs: the [`TokenStore`] trait, a file per server under the
+//! user's config directory ([`FileTokenStore`]), and an in-memory store ([`MemoryTokenStore`]).
+//!
+//! # Invariants
+//!
+//! 1. A token file is written whole or not at all: the new content goes to a temporary file in
+//!    the same directory (mode 0600 from its creation), is synced, and is renamed over the old
+//!    one. A reader sees the old file or the new one, never a mix.
+//! 2. The directory holding token files is created with mode 0700; a token file is never
+//!    readable by other users, not even for the instant between create and rename.
+//! 3. A refresh is a read-modify-write of one file shared by every process using that server
+//!    (the CLI, a proxy, a host). It runs under [`TokenStore::lock`], an exclusive `flock` on a
+//!    lock file next to the token file, so two processes never spend the same rotating refresh
+//!    token: the second one waits, then refreshes from what the first one saved.
+
+use std::{
+    fmt,
+    io::Write,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use async_trait::async_trait;
+use rmcp::transport::auth::StoredCredentials;
+use serde::{Deserialize, Serialize};
+
+/// What a [`TokenStore`] keeps for one server.
+#[derive(Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct StoredAuth {
+    /// The MCP endpoint the tokens were issued for. A store whose URL differs from the
+    /// configured one is ignored: its tokens must never be sent to another server.
+    pub server_url: String,
+    /// The OAuth client and its tokens (rmcp's record: client id, token response, granted
+    /// scopes, when the token was received, the issuer).
+    pub credentials: StoredCredentials,
+    /// When this record was written (seconds since the Unix epoch).
+    #[serde(default)]
+    pub saved_at: u64,
+}
+
+impl StoredAuth {
+    /// A record of `credentials` for `server_url`, stamped now.
+    pub fn new(server_url: impl Into<String>, credentials: StoredCredentials) -> Self {
+        StoredAuth {
+            server_url: server_url.into(),
+            credentials,
+            saved_at: now_secs(),
+        }
+    }
+
+    /// When the access token expires (seconds since the Unix epoch), if the server said.
+    pub fn expires_at(&self) -> Option<u64> {
+        use oauth2::TokenResponse;
+        let token = self.credentials.token_response.as_ref()?;
+        let received = self.credentials.token_received_at?;
+        Some(received + token.expires_in()?.as_secs())
+    }
+
+    /// True when a refresh token is stored.
+    pub fn can_refresh(&self) -> bool {
+        use oauth2::TokenResponse;
+        self.credentials
+            .token_response
+            .as_ref()
+            .is_some_and(|t| t.refresh_token().is_some())
+    }
+}
+
+impl fmt::Debug for StoredAuth {
+    /// Tokens are never printed (rmcp's `StoredCredentials` redacts them too).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoredAuth")
+            .field("server_url", &self.server_url)
+            .field("client_id", &self.credentials.client_id)
+            .field("granted_scopes", &self.credentials.granted_scopes)
+            .field("expires_at", &self.expires_at())
+            .field("saved_at", &self.saved_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a store could not be read or written. Always about the store, never about the server.
+#[derive(Debug, thiserror::Error)]
+#[error("token store {what}: {detail}")]
+pub struct StoreError {
+    what: String,
+    detail: String,
+}
+
+impl StoreError {
+    /// An error about `what` (a path, a keychain entry), with `detail`.
+    pub fn new(what: impl Into<String>, detail: impl fmt::Display) -> Self {
+        StoreError {
+            what: what.into(),
+            detail: detail.to_string(),
+        }
+    }
+}
+
+/// Held while a refresh runs (see [`TokenStore::lock`]); dropping it lets the next one in.
+pub struct StoreLock(#[allow(dead_code)] Box<dyn Send + Sync>);
+
+impl StoreLock {
+    /// Wraps whatever keeps the lock held (a file lock, a mutex guard) until dropped.
+    pub fn new(held: impl Send + Sync + 'static) -> Self {
+        StoreLock(Box::new(held))
+    }
+}
+
+impl fmt::Debug for StoreLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StoreLock")
+    }
+}
+
+/// Where the tokens of one server are kept. Implement it to keep them elsewhere (an OS
+/// keychain, a host's own secret store) and set it with
+/// [`OAuthConfig::store`](super::OAuthConfig::store).
+///
+/// `load`, `save` and `clear` must not take the lock returned by [`TokenStore::lock`]: a refresh
+/// calls them while holding it.
+#[async_trait]
+pub trait TokenStore: Send + Sync {
+    /// The stored record, if any.
+    async fn load(&self) -> Result<Option<StoredAuth>, StoreError>;
+    /// Replaces the stored record.
+    async fn save(&self, auth: &StoredAuth) -> Result<(), StoreError>;
+    /// Forgets the stored record. Not an error when there is none.
+    async fn clear(&self) -> Result<(), StoreError>;
+    /// An exclusive lock held across one refresh (load, token request, save), so that processes
+    /// sharing this store never refresh at the same time. The default does not lock.
+    async fn lock(&self) -> Result<Option<StoreLock>, StoreError> {
+        Ok(None)
+    }
+    /// Where the record lives, as a user would look for it (a path).
+    fn location(&self) -> String;
+}
+
+/// Seconds since the Unix epoch.
+pub(crate) fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The directory mcp-resilient keeps its files in: `$MCP_RESILIENT_CONFIG_DIR`, else
+/// `$XDG_CONFIG_HOME/mcp-resilient`, else `$HOME/.config/mcp-resilient`.
+pub fn config_dir() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("MCP_RESILIENT_CONFIG_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = var("XDG_CONFIG_HOME") {
+        return Some(PathBuf::from(dir).join("mcp-resilient"));
+    }
+    var("HOME").map(|home| PathBuf::from(home).join(".config").join("mcp-resilient"))
+}
+
+/// Tokens in `<dir>/<server name>.json`, mode 0600 (see the module invariants).
+#[derive(Debug, Clone)]
+pub struct FileTokenStore {
+    path: PathBuf,
+}
+
+impl FileTokenStore {
+    /// The store of server `name` under [`config_dir`]`/tokens`.
+    pub fn for_server(name: &str) -> Result<Self, StoreError> {
+        let dir = config_dir().ok_or_else(|| {
+            StoreError::new(
+                "directory",
+                "no config directory: set HOME or MCP_RESILIENT_CONFIG_DIR",
+            )
+        })?;
+        Ok(Self::in_dir(dir.join("tokens"), name))
+    }
+
+    /// The store of server `name` in `dir`.
+    pub fn in_dir(dir: impl Into<PathBuf>, name: &str) -> Self {
+        FileTokenStore {
+            path: dir.into().join(format!("{name}.json")),
+        }
+    }
+
+    /// The token file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        self.path.with_extension("lock")
+    }
+
+    fn error(&self, detail: impl fmt::Display) -> StoreError {
+        StoreError::new(self.path.display().to_string(), detail)
+    }
+
+    fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+
+    fn create_dir(&self) -> std::io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(self.dir())
+    }
+
+    /// Writes `bytes` to a fresh 0600 temporary file beside the token file and renames it over.
+    fn write_atomically(&self, bytes: &[u8]) -> std::io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
+        self.create_dir()?;
+        let tmp = self.dir().join(format!(
+            ".{}.{}.{:08x}.tmp",
+            self.path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            std::process::id(),
+            rand::random::<u32>()
+        ));
+        let written = (|| {
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            file.write_all(bytes)?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, &self.path)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written
+    }
+}
+
+#[async_trait]
+impl TokenStore for FileTokenStore {
+    async fn load(&self) -> Result<Option<StoredAuth>, StoreError> {
+        let bytes = match tokio::fs::read(&self.path).await {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(self.error(e)),
+        };
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| self.error(format!("unreadable ({e}); `mcp-resilient logout` removes it")))
+    }
+
+    async fn save(&self, auth: &StoredAuth) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec_pretty(auth).map_err(|e| self.error(e))?;
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || store.write_atomically(&bytes))
+            .await
+            .map_err(|e| self.error(e))?
+            .map_err(|e| self.error(e))
+    }
+
+    async fn clear(&self) -> Result<(), StoreError> {
+        match tokio::fs::remove_file(&self.path).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(self.error(e)),
+        }
+    }
+
+    async fn lock(&self) -> Result<Option<StoreLock>, StoreError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let store = self.clone();
+        let locked = tokio::task::spawn_blocking(move || {
+            store.create_dir()?;
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .open(store.lock_path())?;
+            // Blocks this blocking-pool thread until the other holder (maybe another process)
+            // is done with its refresh.
+            nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+                .map_err(|(_, errno)| std::io::Error::from(errno))
+        })
+        .await
+        .map_err(|e| self.error(e))?
+        .map_err(|e| self.error(format!("lock: {e}")))?;
+        Ok(Some(StoreLock::new(locked)))
+    }
+
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// Tokens kept in memory only, lost with the process; a clone shares the same record.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryTokenStore {
+    record: Arc<Mutex<Option<StoredAuth>>>,
+    refresh: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl MemoryTokenStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+#[async_trait]
+impl TokenStore for MemoryTokenStore {
+    async fn load(&self) -> Result<Option<StoredAuth>, StoreError> {
+        Ok(self.record.lock().map_err(|_| poisoned())?.clone())
+    }
+
+    async fn save(&self, auth: &StoredAuth) -> Result<(), StoreError> {
+        *self.record.lock().map_err(|_| poisoned())? = Some(auth.clone());
+        Ok(())
+    }
+
+    async fn clear(&self) -> Result<(), StoreError> {
+        *self.record.lock().map_err(|_| poisoned())? = None;
+        Ok(())
+    }
+
+    async fn lock(&self) -> Result<Option<StoreLock>, StoreError> {
+        Ok(Some(StoreLock::new(self.refresh.clone().lock_owned().await)))
+    }
+
+    fn location(&self) -> String {
+        "memory".to_owned()
+    }
+}
+
+fn poisoned() -> StoreError {
+    StoreError::new("memory", "poisoned by a panic")
+}
