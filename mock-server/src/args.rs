@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::StatusFault;
+use crate::{OAuthOptions, StatusFault};
 
 pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|http] [--port N] \
 [--boot-id ID] [--lock-file PATH] [--extra-tools N] [--sse-retry-ms N] [--ignore-stdin-eof] \
@@ -12,6 +12,8 @@ pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|ht
   remote only: [--fail-status N [--fail-every K] [--fail-count N] [--retry-after S] \
 [--fail-methods a,b] [--www-authenticate V]] [--redirect URL]
   http only:   [--stateless]
+  remote only: [--oauth [--oauth-access-ttl SECS] [--oauth-client ID[:SECRET]]... \
+[--oauth-step-up TOOL:SCOPE] [--oauth-refresh-delay-ms N]]
   --modern-only: a 2026-07-28-only server (initialize gets -32022); --stateless: Streamable \
 HTTP without sessions";
 
@@ -45,6 +47,8 @@ pub(crate) struct Args {
     pub(crate) stateless: bool,
     /// Remote: every MCP request gets 307 to this location.
     pub(crate) redirect: Option<String>,
+    /// Remote: `--oauth` and its knobs.
+    pub(crate) oauth: Option<OAuthOptions>,
 }
 
 impl Default for Args {
@@ -63,6 +67,7 @@ impl Default for Args {
             modern_only: false,
             stateless: false,
             redirect: None,
+            oauth: None,
         }
     }
 }
@@ -71,13 +76,18 @@ impl Default for Args {
 const COMPANIONS: &str =
     "--fail-every, --fail-count, --fail-methods, --retry-after and --www-authenticate";
 
+/// The flags that only refine `--oauth`.
+const OAUTH_KNOBS: &str = "--oauth-access-ttl, --oauth-client, --oauth-step-up and \
+--oauth-refresh-delay-ms";
+
 /// Flags that take no value.
-const SWITCHES: [&str; 5] = [
+const SWITCHES: [&str; 6] = [
     "--ignore-stdin-eof",
     "--ignore-sigterm",
     "--exit-after-list",
     "--modern-only",
     "--stateless",
+    "--oauth",
 ];
 
 fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, String> {
@@ -93,6 +103,8 @@ impl Args {
         // The `--fail-*` companions, gathered until the end (flags may come in any order).
         let mut fault = StatusFault::new(0);
         let (mut status, mut companions) = (None, false);
+        // `--oauth` and its knobs, gathered the same way.
+        let (mut oauth, mut oauth_on, mut knobs) = (OAuthOptions::default(), false, false);
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             let (flag, inline) = match arg.split_once('=') {
@@ -110,6 +122,7 @@ impl Args {
                     "--ignore-sigterm" => parsed.ignore_sigterm = true,
                     "--exit-after-list" => parsed.exit_after_list = true,
                     "--stateless" => parsed.stateless = true,
+                    "--oauth" => oauth_on = true,
                     _ => parsed.modern_only = true,
                 }
                 continue;
@@ -119,6 +132,11 @@ impl Args {
                 None if flag.starts_with("--") => return Err(format!("{flag}: missing value")),
                 None => return Err(format!("unexpected argument {flag:?}")),
             };
+            if flag.starts_with("--oauth-") {
+                oauth_knob(&mut oauth, &flag, &value)?;
+                knobs = true;
+                continue;
+            }
             companions |= flag.starts_with("--fail-") && flag != "--fail-status"
                 || flag == "--retry-after"
                 || flag == "--www-authenticate";
@@ -156,16 +174,22 @@ impl Args {
             (None, true) => return Err(format!("{COMPANIONS} need --fail-status")),
             (None, false) => None,
         };
+        parsed.oauth = match (oauth_on, knobs) {
+            (true, _) => Some(oauth),
+            (false, true) => return Err(format!("{OAUTH_KNOBS} need --oauth")),
+            (false, false) => None,
+        };
         parsed.check_mode()?;
         Ok(parsed)
     }
 
     /// Rejects flags that mean nothing in the chosen mode (fail loud, not silently ignored).
     fn check_mode(&self) -> Result<(), String> {
-        let remote_only = self.status_fault.is_some() || self.redirect.is_some();
+        let remote_only =
+            self.status_fault.is_some() || self.redirect.is_some() || self.oauth.is_some();
         match self.mode {
             Mode::Stdio if remote_only => {
-                Err("--fail-status and --redirect need --transport sse|http".into())
+                Err("--fail-status, --redirect and --oauth need --transport sse|http".into())
             }
             Mode::Sse | Mode::Http if self.exit_after_list => {
                 Err("--exit-after-list needs --transport stdio".into())
@@ -176,6 +200,30 @@ impl Args {
             _ => Ok(()),
         }
     }
+}
+
+/// Applies one `--oauth-*` knob.
+fn oauth_knob(oauth: &mut OAuthOptions, flag: &str, value: &str) -> Result<(), String> {
+    let pair = |what: &str| match value.split_once(':') {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_owned(), b.to_owned())),
+        _ => Err(format!("{flag}: expected {what}, got {value:?}")),
+    };
+    match flag {
+        "--oauth-access-ttl" => oauth.access_ttl = Duration::from_secs(number(flag, value)?),
+        "--oauth-refresh-delay-ms" => {
+            oauth.refresh_delay = Duration::from_millis(number(flag, value)?);
+        }
+        "--oauth-step-up" => oauth.step_up = Some(pair("TOOL:SCOPE")?),
+        "--oauth-client" if !value.contains(':') && !value.is_empty() => {
+            oauth.clients.push((value.to_owned(), None));
+        }
+        "--oauth-client" => {
+            let (id, secret) = pair("ID[:SECRET]")?;
+            oauth.clients.push((id, Some(secret)));
+        }
+        _ => return Err(format!("unexpected argument {flag:?}")),
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -265,6 +313,34 @@ mod tests {
     }
 
     #[test]
+    fn parses_the_oauth_flags() {
+        let args = parse(&[
+            "--oauth-client",
+            "app",
+            "--oauth",
+            "--oauth-client=svc:s3cret",
+            "--oauth-access-ttl",
+            "5",
+            "--oauth-step-up",
+            "add:mcp:admin",
+            "--oauth-refresh-delay-ms=250",
+            "--transport",
+            "sse",
+        ])
+        .expect("valid");
+        let expected = OAuthOptions {
+            access_ttl: Duration::from_secs(5),
+            clients: vec![("app".into(), None), ("svc".into(), Some("s3cret".into()))],
+            step_up: Some(("add".into(), "mcp:admin".into())),
+            refresh_delay: Duration::from_millis(250),
+            ..OAuthOptions::default()
+        };
+        assert_eq!(args.oauth, Some(expected));
+        let plain = parse(&["--oauth", "--transport", "http"]).expect("valid");
+        assert_eq!(plain.oauth, Some(OAuthOptions::default()));
+    }
+
+    #[test]
     fn rejects_bad_arguments() {
         for bad in [
             &["--transport", "ws"][..],
@@ -285,6 +361,20 @@ mod tests {
             &["--redirect", "http://127.0.0.1:1/"],
             &["--redirect", "", "--transport", "http"],
             &["--exit-after-list", "--transport", "http"],
+            &["--oauth"],
+            &["--oauth=1", "--transport", "http"],
+            &["--oauth-client", "app", "--transport", "http"],
+            &["--oauth", "--oauth-client", "", "--transport", "http"],
+            &["--oauth", "--oauth-client", "app:", "--transport", "http"],
+            &["--oauth", "--oauth-step-up", "add", "--transport", "http"],
+            &[
+                "--oauth",
+                "--oauth-access-ttl",
+                "soon",
+                "--transport",
+                "http",
+            ],
+            &["--oauth", "--oauth-nope", "1", "--transport", "http"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }

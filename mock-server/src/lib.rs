@@ -54,6 +54,38 @@
 //! `/_mock/*` routes): an injected HTTP status ([`StatusFault`]), a redirect, or a 2026-07-28-only
 //! server's `-32022` answer to `initialize`.
 //!
+//! # OAuth mode
+//!
+//! With [`MockOptions::oauth`] ([`OAuthOptions`]; binary: `--oauth`, `--oauth-access-ttl
+//! SECS`, `--oauth-client ID[:SECRET]`…, `--oauth-step-up TOOL:SCOPE`,
+//! `--oauth-refresh-delay-ms N`) every MCP request, on both transports and in both eras, needs
+//! `Authorization: Bearer <access token>`, and the mock is its own OAuth 2.1 authorization
+//! server on the same port (`<base>` = `http://127.0.0.1:<port>`, [`MockServer::base_url`]):
+//!
+//! - discovery: `/.well-known/oauth-protected-resource/mcp` (also `/sse` and the bare path;
+//!   RFC 9728) and `/.well-known/oauth-authorization-server` (RFC 8414, issuer `<base>`);
+//! - `POST /register` (RFC 7591): a new random `client_id`, public unless the request asks for
+//!   `client_secret_basic`/`_post` (then a `client_secret` too); redirect URIs must be
+//!   `http://127.0.0.1:*` or `http://localhost:*`;
+//! - `GET /authorize`: approves at once (no user) with `302` to the exact registered
+//!   redirect URI (any loopback one for pre-registered clients) with `code`, `state` and `iss`;
+//!   S256 PKCE is required; a bad request gets 400 and no redirect;
+//! - `POST /token`: `authorization_code` (single-use code, PKCE and `redirect_uri` checked),
+//!   `refresh_token` (rotating: each use spends the old one; a spent or revoked one gets
+//!   `invalid_grant`) and `client_credentials` (confidential clients only); client
+//!   authentication by `client_secret_basic`, `client_secret_post` or none;
+//! - without a valid token an MCP request gets 401 with `WWW-Authenticate: Bearer
+//!   [error="invalid_token", ]scope="<default scopes>", resource_metadata="<base>/.well-known/
+//!   oauth-protected-resource/mcp"` (`…/sse` for the legacy routes); a `tools/call` of the
+//!   step-up tool with a token lacking its scope gets 403 `insufficient_scope`. Tokens are
+//!   checked per request only: an access token that expires never ends a session or stream.
+//!
+//! Controls: [`Faults::expire_access_tokens`], [`Faults::revoke_refresh_tokens`] and
+//! [`Faults::oauth_stats`] ([`OAuthStats`]), also `POST /_mock/oauth/expire-access`,
+//! `POST /_mock/oauth/revoke-refresh` and `GET /_mock/oauth/stats`. Codes, tokens, secrets
+//! and client ids are never logged. The OAuth routes are not recorded (`/_mock/requests`) and
+//! no fault acts on them; the recorded MCP requests keep their `authorization` header.
+//!
 //! # Invariants
 //!
 //! 1. `crash` exits (in-process: kills the server) only after its reply has been flushed to the
@@ -100,6 +132,7 @@ use std::time::Duration;
 
 pub use process::spawn_process;
 pub use remote::faults::{Faults, MockState, RecordedRequest};
+pub use remote::oauth::{IssuedTokens, OAuthOptions, OAuthStats};
 pub use remote::status::{InvalidFault, StatusFault};
 pub use remote::{MockOptions, MockServer, MockTransport};
 pub use shared::SetTools;
@@ -202,6 +235,7 @@ async fn run(args: Args) -> ExitCode {
         extra_tools: args.extra_tools,
         sse_retry: args.sse_retry,
         stateless: args.stateless,
+        oauth: args.oauth.clone(),
         ..MockOptions::default()
     };
     let server = match MockServer::start_with(opts, true).await {

@@ -1,6 +1,7 @@
 //! `/_mock/*`: the fault controls over HTTP, for a mock server running as a separate process.
 //! Each route maps onto one [`Faults`] method and answers 200 with a small JSON object, or 400
-//! with `{"ok": false, "error": …}` when the method refuses the setting.
+//! with `{"ok": false, "error": …}` when the method refuses the setting (or, for
+//! `/_mock/oauth/*`, when OAuth mode is off).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,6 +35,52 @@ fn checked(result: Result<(), InvalidFault>) -> (StatusCode, Json<Value>) {
             (StatusCode::BAD_REQUEST, Json(body))
         }
     }
+}
+
+/// The answer of `/_mock/oauth/*` when OAuth mode is off.
+fn oauth_off() -> (StatusCode, Json<Value>) {
+    let body = json!({"ok": false, "error": "oauth mode is off"});
+    (StatusCode::BAD_REQUEST, Json(body))
+}
+
+/// `/_mock/oauth/*`: expire access tokens, revoke refresh tokens, read the counters.
+fn oauth_routes() -> Router<Arc<FaultState>> {
+    Router::new()
+        .route(
+            "/_mock/oauth/expire-access",
+            post(|s: Admin| async move {
+                if s.0.oauth.is_none() {
+                    return oauth_off();
+                }
+                let expired = faults(s).expire_access_tokens();
+                (
+                    StatusCode::OK,
+                    Json(json!({"ok": true, "expired": expired})),
+                )
+            }),
+        )
+        .route(
+            "/_mock/oauth/revoke-refresh",
+            post(|s: Admin| async move {
+                if s.0.oauth.is_none() {
+                    return oauth_off();
+                }
+                let revoked = faults(s).revoke_refresh_tokens();
+                (
+                    StatusCode::OK,
+                    Json(json!({"ok": true, "revoked": revoked})),
+                )
+            }),
+        )
+        .route(
+            "/_mock/oauth/stats",
+            get(|s: Admin| async move {
+                match faults(s).oauth_stats() {
+                    Some(stats) => (StatusCode::OK, Json(json!(stats))),
+                    None => oauth_off(),
+                }
+            }),
+        )
 }
 
 #[derive(Deserialize)]
@@ -191,4 +238,5 @@ pub(crate) fn routes() -> Router<Arc<FaultState>> {
             "/_mock/state",
             get(|s: Admin| async move { Json::<MockState>(faults(s).state().await) }),
         )
+        .merge(oauth_routes())
 }

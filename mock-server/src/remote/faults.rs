@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::inject::Injections;
 use super::legacy::LegacySessions;
+use super::oauth::Authority;
 use crate::shared::{SetTools, Shared};
 
 /// One MCP request the server received (admin routes are not recorded).
@@ -116,6 +117,8 @@ pub(crate) struct FaultState {
     streams: watch::Sender<usize>,
     pub(crate) legacy: Arc<LegacySessions>,
     pub(crate) streamable: Arc<LocalSessionManager>,
+    /// The authorization server in OAuth mode; set only by `MockServer::start`.
+    pub(crate) oauth: Option<Arc<Authority>>,
 }
 
 impl FaultState {
@@ -124,6 +127,7 @@ impl FaultState {
         kill: CancellationToken,
         streamable: Arc<LocalSessionManager>,
         stateless: bool,
+        oauth: Option<Arc<Authority>>,
     ) -> Self {
         Self {
             stateless: AtomicBool::new(stateless),
@@ -140,6 +144,7 @@ impl FaultState {
             requests: Mutex::new(Vec::new()),
             streams: watch::Sender::new(0),
             streamable,
+            oauth,
         }
     }
 

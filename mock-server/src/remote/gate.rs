@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::faults::{FaultState, RecordedRequest, StreamGuard};
 use super::inject::{self, Rpc};
+use super::oauth;
 use crate::block;
 
 /// What is known of a request on arrival; its JSON-RPC methods are filled in once the body is read.
@@ -57,6 +58,8 @@ async fn read_rpc(request: Request) -> Result<(Request, Rpc), Response> {
 /// - slow: waits before handing the request on;
 /// - redirect, status fault, modern-only: answered here, never handed on;
 /// - hang: reads the whole body, then holds the request until unhang;
+/// - OAuth mode: a request without a valid access token (or, for the step-up tool, without
+///   its scope) gets 401 (403) instead of reaching the server; the faults below still apply;
 /// - block: the server handles a request that arrives while blocked, but its response head
 ///   waits until the block ends (the block call's own head does not: it came before);
 /// - stale-400: turns a 404 for a Streamable HTTP request with a session id into 400;
@@ -96,7 +99,12 @@ pub(crate) async fn gate(
     let is_stream = request.method() == axum::http::Method::GET;
     let stale_candidate = request.uri().path().starts_with("/mcp")
         && request.headers().contains_key("mcp-session-id");
-    let mut response = next.run(request).await;
+    let refusal = (faults.oauth.as_ref())
+        .and_then(|authority| oauth::check(authority, &request, &rpc.tools_called));
+    let mut response = match refusal {
+        Some(refusal) => refusal,
+        None => next.run(request).await,
+    };
     if stale_candidate && response.status() == StatusCode::NOT_FOUND && faults.stale_400() {
         *response.status_mut() = StatusCode::BAD_REQUEST;
     }

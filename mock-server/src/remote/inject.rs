@@ -50,6 +50,8 @@ pub(super) struct Rpc {
     pub(super) methods: Vec<String>,
     /// The `method` of each request (a message with an `id`).
     pub(super) requests: Vec<String>,
+    /// The tool `name` of each `tools/call` request.
+    pub(super) tools_called: Vec<String>,
     /// For a single `initialize` request: its `id` (verbatim) and requested version.
     initialize: Option<(Value, ProtocolVersion)>,
 }
@@ -70,6 +72,11 @@ impl Rpc {
             .filter(|m| m.get("id").is_some())
             .filter_map(method)
             .collect();
+        let tools_called = messages
+            .iter()
+            .filter(|m| m.get("id").is_some() && m.get("method") == Some(&json!("tools/call")))
+            .filter_map(|m| Some(m.get("params")?.get("name")?.as_str()?.to_owned()))
+            .collect();
         let initialize = (value.get("method") == Some(&json!("initialize")))
             .then(|| {
                 let id = value.get("id")?.clone();
@@ -80,6 +87,7 @@ impl Rpc {
         Self {
             methods,
             requests,
+            tools_called,
             initialize,
         }
     }

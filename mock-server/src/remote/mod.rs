@@ -13,6 +13,7 @@ pub(crate) mod faults;
 mod gate;
 mod inject;
 pub(crate) mod legacy;
+pub(crate) mod oauth;
 pub(crate) mod status;
 
 use std::net::SocketAddr;
@@ -33,6 +34,7 @@ use crate::crash::{CrashAction, CrashSwitch};
 use crate::handler::MockHandler;
 use crate::shared::Shared;
 use faults::{FaultState, Faults};
+use oauth::{Authority, OAuthOptions};
 
 /// Largest MCP request body the gate reads into memory (to match a fault, or to hold it while
 /// hung); a larger one is answered 400.
@@ -99,6 +101,13 @@ pub struct MockOptions {
     /// # Default
     /// `false`.
     pub stateless: bool,
+    /// OAuth mode: every MCP route (both transports) needs `Authorization: Bearer <token>`,
+    /// and the server is its own OAuth 2.1 authorization server on the same port (see the crate
+    /// docs, "OAuth mode").
+    ///
+    /// # Default
+    /// `None`: no authorization.
+    pub oauth: Option<OAuthOptions>,
 }
 
 impl Default for MockOptions {
@@ -112,6 +121,7 @@ impl Default for MockOptions {
             sse_path: "/sse".to_owned(),
             mcp_path: "/mcp".to_owned(),
             stateless: false,
+            oauth: None,
         }
     }
 }
@@ -152,10 +162,16 @@ impl MockServer {
         let mut manager = LocalSessionManager::default();
         manager.session_config.sse_retry = Some(opts.sse_retry);
         let manager = Arc::new(manager);
-        let state = Arc::new(FaultState::new(shared, kill, manager, opts.stateless));
-        let router = router(&opts, &state);
         let listener = accept::bind(opts.port).await?;
         let addr = listener.local_addr()?;
+        // The issuer and resource URLs name the bound port, so the authority comes after bind.
+        let oauth = opts.oauth.clone().map(|oauth| {
+            let base = format!("http://{addr}");
+            Arc::new(Authority::new(oauth, base, &opts.mcp_path, &opts.sse_path))
+        });
+        let state = FaultState::new(shared, kill, manager, opts.stateless, oauth);
+        let state = Arc::new(state);
+        let router = router(&opts, &state);
         let task = tokio::spawn(accept::serve(listener, router, state.clone()));
         Ok(MockServer {
             addr,
@@ -167,6 +183,11 @@ impl MockServer {
     /// The bound address (127.0.0.1:port).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// `http://127.0.0.1:<port>`: in OAuth mode, the issuer (and authorization server).
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
     }
 
     /// `http://127.0.0.1:<port>/sse`.
@@ -254,10 +275,14 @@ fn router(opts: &MockOptions, state: &Arc<FaultState>) -> Router {
             any(|| async { StatusCode::METHOD_NOT_ALLOWED }),
         );
     }
-    mcp.route_layer(axum::middleware::from_fn_with_state(
-        state.clone(),
-        gate::gate,
-    ))
-    .merge(admin::routes())
-    .with_state(state.clone())
+    let mut router = mcp
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            gate::gate,
+        ))
+        .merge(admin::routes());
+    if let Some(authority) = &state.oauth {
+        router = router.merge(oauth::routes(authority.clone()));
+    }
+    router.with_state(state.clone())
 }

@@ -1,0 +1,303 @@
+//! The books of the authorization server: clients, codes and tokens, and the grants that turn
+//! one into another. Plain data and logic with the time passed in;
+//! [`Authority`](super::authority::Authority) keeps it behind its lock.
+//!
+//! # Invariants
+//!
+//! 1. A code is spent by the first `/token` request naming it, whatever the outcome (a wrong
+//!    verifier cannot be retried).
+//! 2. A refresh token is spent by the first request of its client that presents it; when the
+//!    grant succeeds its successor carries the same client and scopes (rotation), so at most
+//!    one live refresh token descends from each authorization.
+//! 3. Only [`Ledger::expire_access`] and the TTL end an access token; only
+//!    [`Ledger::revoke_refresh`] and rotation end a refresh token.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::clients::{Client, ClientAuth};
+use super::grant::{Issued, TokenError};
+use super::options::{OAuthOptions, OAuthStats};
+use super::secret::{random_token, verifies};
+
+/// An authorization code waiting for its exchange.
+pub(super) struct Code {
+    pub(super) client_id: String,
+    pub(super) redirect_uri: String,
+    /// The S256 challenge.
+    pub(super) challenge: String,
+    pub(super) scopes: Vec<String>,
+    pub(super) expires: Instant,
+}
+
+struct Access {
+    scopes: Vec<String>,
+    expires: Instant,
+}
+
+/// What a refresh token stands for.
+struct Grant {
+    client_id: String,
+    scopes: Vec<String>,
+}
+
+/// Which grant issued an access token (for the counters).
+#[derive(Clone, Copy)]
+enum Kind {
+    Code,
+    Refresh,
+    Credentials,
+}
+
+pub(super) struct Ledger {
+    clients: HashMap<String, Client>,
+    codes: HashMap<String, Code>,
+    access: HashMap<String, Access>,
+    refresh: HashMap<String, Grant>,
+    access_ttl: Duration,
+    /// The counters; its `valid_*` fields are filled in by [`Ledger::stats`].
+    pub(super) counters: OAuthStats,
+}
+
+impl Ledger {
+    pub(super) fn new(opts: &OAuthOptions) -> Self {
+        let clients = opts
+            .clients
+            .iter()
+            .map(|(id, secret)| (id.clone(), Client::preregistered(secret.clone())))
+            .collect();
+        Self {
+            clients,
+            codes: HashMap::new(),
+            access: HashMap::new(),
+            refresh: HashMap::new(),
+            access_ttl: opts.access_ttl,
+            counters: OAuthStats::default(),
+        }
+    }
+
+    pub(super) fn client(&self, id: &str) -> Option<&Client> {
+        self.clients.get(id)
+    }
+
+    /// Adds a client registered through `/register`.
+    pub(super) fn register(&mut self, id: String, client: Client) {
+        self.clients.insert(id, client);
+        self.counters.registered += 1;
+    }
+
+    /// The client `auth` names, if its credentials are right.
+    pub(super) fn authenticate(&self, auth: &ClientAuth) -> Result<&Client, TokenError> {
+        match self.clients.get(&auth.id) {
+            Some(client) if client.accepts(auth.secret.as_deref()) => Ok(client),
+            _ => Err(TokenError::invalid_client()),
+        }
+    }
+
+    /// Stores `code` (dropping expired ones) and returns its value.
+    pub(super) fn add_code(&mut self, code: Code, now: Instant) -> String {
+        self.codes.retain(|_, c| c.expires > now);
+        let value = random_token();
+        self.codes.insert(value.clone(), code);
+        value
+    }
+
+    /// The `authorization_code` grant for the authenticated client `client_id`.
+    pub(super) fn exchange_code(
+        &mut self,
+        client_id: &str,
+        code: &str,
+        verifier: &str,
+        redirect_uri: &str,
+        now: Instant,
+    ) -> Result<Issued, TokenError> {
+        let Some(stored) = self.codes.remove(code) else {
+            return Err(TokenError::invalid_grant("unknown or spent code"));
+        };
+        if stored.expires <= now {
+            return Err(TokenError::invalid_grant("expired code"));
+        }
+        if stored.client_id != client_id {
+            return Err(TokenError::invalid_grant("code issued to another client"));
+        }
+        if stored.redirect_uri != redirect_uri {
+            return Err(TokenError::invalid_grant("redirect_uri does not match"));
+        }
+        if !verifies(verifier, &stored.challenge) {
+            return Err(TokenError::invalid_grant("PKCE verification failed"));
+        }
+        Ok(self.issue(client_id, stored.scopes, Kind::Code, now))
+    }
+
+    /// The `refresh_token` grant: spends `token` and issues its successor.
+    pub(super) fn refresh(
+        &mut self,
+        client_id: &str,
+        token: &str,
+        now: Instant,
+    ) -> Result<Issued, TokenError> {
+        let owned = self.refresh.get(token).map(|g| g.client_id == client_id);
+        match owned {
+            None => Err(TokenError::invalid_grant(
+                "unknown, spent or revoked refresh token",
+            )),
+            Some(false) => Err(TokenError::invalid_grant("refresh token of another client")),
+            Some(true) => {
+                let grant = self.refresh.remove(token);
+                let scopes = grant.map(|g| g.scopes).unwrap_or_default();
+                self.counters.refreshed += 1;
+                Ok(self.issue(client_id, scopes, Kind::Refresh, now))
+            }
+        }
+    }
+
+    /// The `client_credentials` grant for an authenticated confidential client.
+    pub(super) fn client_credentials(
+        &mut self,
+        client_id: &str,
+        scopes: Vec<String>,
+        now: Instant,
+    ) -> Issued {
+        self.issue(client_id, scopes, Kind::Credentials, now)
+    }
+
+    /// A new access token (and, except for `client_credentials`, a refresh token).
+    fn issue(&mut self, client_id: &str, scopes: Vec<String>, kind: Kind, now: Instant) -> Issued {
+        self.access.retain(|_, a| a.expires > now);
+        let access_token = random_token();
+        let access = Access {
+            scopes: scopes.clone(),
+            expires: now + self.access_ttl,
+        };
+        self.access.insert(access_token.clone(), access);
+        let issued = &mut self.counters.issued;
+        let refresh = match kind {
+            Kind::Code => {
+                issued.authorization_code += 1;
+                true
+            }
+            Kind::Refresh => {
+                issued.refresh_token += 1;
+                true
+            }
+            Kind::Credentials => {
+                issued.client_credentials += 1;
+                false
+            }
+        };
+        let refresh_token = refresh.then(|| {
+            let token = random_token();
+            let grant = Grant {
+                client_id: client_id.to_owned(),
+                scopes: scopes.clone(),
+            };
+            self.refresh.insert(token.clone(), grant);
+            token
+        });
+        Issued::new(access_token, self.access_ttl, refresh_token, &scopes)
+    }
+
+    /// The scopes of `token` if it is a valid access token now.
+    pub(super) fn access_scopes(&self, token: &str, now: Instant) -> Option<&[String]> {
+        self.access
+            .get(token)
+            .filter(|a| a.expires > now)
+            .map(|a| a.scopes.as_slice())
+    }
+
+    /// Ends every access token; returns how many were valid.
+    pub(super) fn expire_access(&mut self, now: Instant) -> usize {
+        let valid = self.valid_access(now);
+        self.access.clear();
+        valid
+    }
+
+    /// Ends every refresh token; returns how many there were.
+    pub(super) fn revoke_refresh(&mut self) -> usize {
+        let live = self.refresh.len();
+        self.refresh.clear();
+        live
+    }
+
+    fn valid_access(&self, now: Instant) -> usize {
+        self.access.values().filter(|a| a.expires > now).count()
+    }
+
+    pub(super) fn stats(&self, now: Instant) -> OAuthStats {
+        OAuthStats {
+            valid_access_tokens: self.valid_access(now),
+            valid_refresh_tokens: self.refresh.len(),
+            ..self.counters
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::remote::oauth::secret::s256;
+
+    const VERIFIER: &str = "a-verifier-that-is-long-enough-to-pass-the-pkce-check-0123";
+
+    fn ledger_with_code(now: Instant) -> (Ledger, String) {
+        let opts = OAuthOptions {
+            clients: vec![("app".to_owned(), None)],
+            ..OAuthOptions::default()
+        };
+        let mut ledger = Ledger::new(&opts);
+        let code = Code {
+            client_id: "app".to_owned(),
+            redirect_uri: "http://127.0.0.1:1/cb".to_owned(),
+            challenge: s256(VERIFIER),
+            scopes: vec!["mcp:read".to_owned()],
+            expires: now + Duration::from_secs(60),
+        };
+        let value = ledger.add_code(code, now);
+        (ledger, value)
+    }
+
+    #[test]
+    fn a_code_is_spent_even_by_a_failed_exchange() {
+        let now = Instant::now();
+        let (mut ledger, code) = ledger_with_code(now);
+        let wrong = "x".repeat(43);
+        let error = ledger
+            .exchange_code("app", &code, &wrong, "http://127.0.0.1:1/cb", now)
+            .expect_err("wrong verifier");
+        assert_eq!(error.error, "invalid_grant");
+        let again = ledger.exchange_code("app", &code, VERIFIER, "http://127.0.0.1:1/cb", now);
+        assert!(again.is_err());
+    }
+
+    #[test]
+    fn refresh_tokens_rotate_and_keep_their_scopes() {
+        let now = Instant::now();
+        let (mut ledger, code) = ledger_with_code(now);
+        let first = ledger
+            .exchange_code("app", &code, VERIFIER, "http://127.0.0.1:1/cb", now)
+            .expect("exchange");
+        let old = first.refresh_token.clone().expect("refresh token");
+        let second = ledger.refresh("app", &old, now).expect("refresh");
+        assert_eq!(second.scope, "mcp:read");
+        assert!(ledger.refresh("app", &old, now).is_err());
+        let stats = ledger.stats(now);
+        assert_eq!((stats.valid_refresh_tokens, stats.refreshed), (1, 1));
+        assert_eq!(stats.valid_access_tokens, 2);
+        assert_eq!(ledger.expire_access(now), 2);
+        assert!(ledger.access_scopes(&second.access_token, now).is_none());
+        assert_eq!(ledger.revoke_refresh(), 1);
+    }
+
+    #[test]
+    fn access_tokens_end_after_their_ttl() {
+        let now = Instant::now();
+        let (mut ledger, _) = ledger_with_code(now);
+        let issued = ledger.client_credentials("app", vec!["mcp:read".to_owned()], now);
+        assert!(issued.refresh_token.is_none());
+        assert!(ledger.access_scopes(&issued.access_token, now).is_some());
+        let later = now + Duration::from_secs(3600);
+        assert!(ledger.access_scopes(&issued.access_token, later).is_none());
+    }
+}

@@ -1,0 +1,119 @@
+//! The authorization server's routes on the mock's port (not behind the MCP gate: they are
+//! not recorded, and no fault acts on them).
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::extract::rejection::{FormRejection, JsonRejection, QueryRejection};
+use axum::extract::{Query, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Form, Json, Router};
+
+use super::authority::{Authority, Resource};
+use super::authorize::{AuthorizeParams, authorize};
+use super::clients::{RegistrationError, RegistrationRequest};
+use super::grant::TokenError;
+use super::metadata;
+use super::token::{TokenForm, token};
+
+type Auth = State<Arc<Authority>>;
+
+/// Discovery, `/register`, `/authorize` and `/token`, for a router of any state.
+pub(crate) fn routes<S: Clone + Send + Sync + 'static>(authority: Arc<Authority>) -> Router<S> {
+    let mut router =
+        Router::new()
+            .route(
+                "/.well-known/oauth-authorization-server",
+                get(|State(a): Auth| async move { Json(metadata::authorization_server(&a)) }),
+            )
+            .route(
+                "/.well-known/oauth-protected-resource",
+                get(|State(a): Auth| async move {
+                    Json(metadata::protected_resource(&a, Resource::Mcp))
+                }),
+            )
+            .route("/register", post(register))
+            .route("/authorize", get(authorize_route))
+            .route("/token", post(token_route));
+    let mcp = authority.path(Resource::Mcp).to_owned();
+    let sse = authority.path(Resource::Sse).to_owned();
+    let mut resources = vec![(mcp.clone(), Resource::Mcp)];
+    if sse != mcp {
+        resources.push((sse, Resource::Sse));
+    }
+    for (path, resource) in resources {
+        let handler =
+            move |State(a): Auth| async move { Json(metadata::protected_resource(&a, resource)) };
+        router = router.route(
+            &format!("/.well-known/oauth-protected-resource{path}"),
+            get(handler),
+        );
+    }
+    router.with_state(authority)
+}
+
+async fn authorize_route(
+    State(authority): Auth,
+    query: Result<Query<AuthorizeParams>, QueryRejection>,
+) -> Response {
+    match query {
+        Ok(Query(params)) => authorize(&authority, params),
+        Err(rejection) => {
+            let text = [(CONTENT_TYPE, "text/plain; charset=utf-8")];
+            (
+                StatusCode::BAD_REQUEST,
+                text,
+                format!("{}\n", rejection.body_text()),
+            )
+                .into_response()
+        }
+    }
+}
+
+async fn token_route(
+    State(authority): Auth,
+    headers: HeaderMap,
+    form: Result<Form<TokenForm>, FormRejection>,
+) -> Response {
+    match form {
+        Ok(Form(form)) => token(&authority, &headers, form).await,
+        Err(rejection) => TokenError::invalid_request(rejection.body_text()).into_response(),
+    }
+}
+
+/// `POST /register` (RFC 7591): 201 with the new client, or 400 with the reason.
+async fn register(
+    State(authority): Auth,
+    body: Result<Json<RegistrationRequest>, JsonRejection>,
+) -> Response {
+    let request = match body {
+        Ok(Json(request)) => request,
+        Err(rejection) => {
+            let error = RegistrationError {
+                error: "invalid_client_metadata",
+                error_description: rejection.body_text(),
+            };
+            return (StatusCode::BAD_REQUEST, Json(error)).into_response();
+        }
+    };
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    match request.register(now) {
+        Ok((client, registration)) => {
+            let mut ledger = authority.ledger();
+            ledger.register(registration.client_id.clone(), client);
+            let registered = ledger.counters.registered;
+            drop(ledger);
+            tracing::debug!(registered, "oauth: client registered");
+            (StatusCode::CREATED, Json(registration)).into_response()
+        }
+        Err(error) => {
+            tracing::debug!(error = error.error, "oauth: registration refused");
+            (StatusCode::BAD_REQUEST, Json(error)).into_response()
+        }
+    }
+}
