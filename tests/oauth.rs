@@ -1,0 +1,312 @@
+//! OAuth against the mock server's OAuth mode (`MockOptions::oauth`): real sockets on
+//! 127.0.0.1, the mock as its own authorization server, the headless prompt following its
+//! redirects to our loopback callback.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{LIMIT, fast, wait_state};
+use mcp_mock_server::{MockOptions, MockServer, OAuthOptions};
+use mcp_resilient::{
+    Cause, ConnectionState, Generation, ServerConfig, Supervisor, ToolRegistry,
+    auth::{self, Auth, FileTokenStore, Headless, MemoryTokenStore, OAuthConfig, TokenStore},
+    config::ProtocolChoice,
+};
+use serde_json::json;
+use tokio::time::Instant;
+
+/// The three ways to reach a remote server: Streamable HTTP in each era, legacy SSE.
+#[derive(Debug, Clone, Copy)]
+enum Wire {
+    Http2026,
+    Http2025,
+    Sse,
+}
+
+const WIRES: [Wire; 3] = [Wire::Http2026, Wire::Http2025, Wire::Sse];
+
+async fn mock(oauth: OAuthOptions) -> MockServer {
+    MockServer::start(MockOptions {
+        oauth: Some(oauth),
+        ..MockOptions::default()
+    })
+    .await
+    .expect("mock starts")
+}
+
+fn config(server: &MockServer, wire: Wire, oauth: OAuthConfig) -> ServerConfig {
+    let config = match wire {
+        Wire::Http2026 => {
+            ServerConfig::http("authd", server.http_url()).protocol(ProtocolChoice::V2026_07_28)
+        }
+        Wire::Http2025 => {
+            ServerConfig::http("authd", server.http_url()).protocol(ProtocolChoice::V2025_11_25)
+        }
+        Wire::Sse => ServerConfig::sse("authd", server.sse_url()),
+    };
+    fast(config).auth(Auth::OAuth(oauth))
+}
+
+async fn ready(server: &Supervisor) -> Generation {
+    let mut states = server.state_watch();
+    match wait_state(&mut states, |s| {
+        matches!(s, ConnectionState::Ready { .. } | ConnectionState::Failed { .. })
+    })
+    .await
+    {
+        ConnectionState::Ready { generation, .. } => generation,
+        other => panic!("not ready: {other:?}"),
+    }
+}
+
+async fn echo(registry: &ToolRegistry, text: &str) -> Result<(), String> {
+    let handle = registry
+        .handle("mcp__authd__echo")
+        .map_err(|e| e.to_string())?;
+    handle
+        .call(json!({ "text": text }))
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+fn generation_of(server: &Supervisor) -> Option<Generation> {
+    match server.state() {
+        ConnectionState::Ready { generation, .. } => Some(generation),
+        _ => None,
+    }
+}
+
+/// With a prompt, the first 401 runs the whole flow (discovery from the challenge, dynamic
+/// registration, PKCE, loopback redirect) and the server becomes ready with a token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_asks_for_oauth_is_authorized_through_the_prompt() {
+    for wire in WIRES {
+        let mock = mock(OAuthOptions::default()).await;
+        let store = MemoryTokenStore::new();
+        let oauth = OAuthConfig::default()
+            .store(store.clone())
+            .prompt(Headless::new());
+        let registry = ToolRegistry::new();
+        let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
+            .await
+            .unwrap();
+        ready(&server).await;
+        echo(&registry, "hi").await.unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        let stats = mock.faults().oauth_stats().expect("oauth mode");
+        assert_eq!(stats.registered, 1, "{wire:?}: one dynamic registration");
+        assert_eq!(stats.issued.authorization_code, 1, "{wire:?}");
+        let stored = store.load().await.unwrap().expect("tokens stored");
+        assert_eq!(stored.server_url, config_url(&mock, wire), "{wire:?}");
+        assert!(stored.can_refresh(), "{wire:?}: a refresh token is kept");
+        server.shutdown().await;
+        mock.shutdown().await;
+    }
+}
+
+fn config_url(mock: &MockServer, wire: Wire) -> String {
+    let url = match wire {
+        Wire::Sse => mock.sse_url(),
+        _ => mock.http_url(),
+    };
+    url::Url::parse(&url).unwrap().to_string()
+}
+
+/// Logs in once with the headless prompt; returns the store holding the tokens.
+async fn logged_in(mock: &MockServer, wire: Wire, store: impl TokenStore + Clone + 'static) {
+    let config = config(mock, wire, OAuthConfig::default().store(store));
+    auth::login(&config, &Headless::new(), LIMIT)
+        .await
+        .expect("login");
+}
+
+/// Tokens that expire during the session, both ahead of time (short lifetime: refreshed
+/// before expiry) and behind our back (the server expires them: a 401, one refresh, the request
+/// resent), cost no failed call and no generation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_that_expires_mid_session_costs_no_call_and_no_generation() {
+    for wire in WIRES {
+        let mock = mock(OAuthOptions {
+            access_ttl: Duration::from_secs(2),
+            ..OAuthOptions::default()
+        })
+        .await;
+        let store = MemoryTokenStore::new();
+        logged_in(&mock, wire, store.clone()).await;
+        let registry = ToolRegistry::new();
+        // No prompt: only refreshes can keep this server authorized.
+        let oauth = OAuthConfig::default().store(store.clone());
+        let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
+            .await
+            .unwrap();
+        let first = ready(&server).await;
+        // Ahead of time: call until rmcp has refreshed twice (each token lives 2 s and is
+        // refreshed in its last second).
+        let deadline = Instant::now() + LIMIT;
+        let mut calls = 0;
+        while mock.faults().oauth_stats().unwrap().refreshed < 2 {
+            assert!(Instant::now() < deadline, "{wire:?}: no refreshes within {LIMIT:?}");
+            echo(&registry, "tick").await.unwrap_or_else(|e| panic!("{wire:?}: call {calls}: {e}"));
+            calls += 1;
+        }
+        // Behind our back: every access token expires now.
+        let before = mock.faults().oauth_stats().unwrap();
+        assert!(mock.faults().expire_access_tokens() >= 1);
+        echo(&registry, "after expiry").await.unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        let after = mock.faults().oauth_stats().unwrap();
+        assert!(after.unauthorized > before.unauthorized, "{wire:?}: the expired token was refused");
+        assert!(after.refreshed > before.refreshed, "{wire:?}: and refreshed");
+        assert_eq!(generation_of(&server), Some(first), "{wire:?}: same generation");
+        assert_eq!(after.invalid_grant, 0, "{wire:?}");
+        server.shutdown().await;
+        mock.shutdown().await;
+    }
+}
+
+/// A revoked refresh token cannot be renewed and no prompt is configured: `failed` with cause
+/// `unauthorized`, the detail says to log in, and the next try is only after `max_delay`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_refresh_token_fails_the_server_as_unauthorized_without_a_retry_loop() {
+    for wire in WIRES {
+        let mock = mock(OAuthOptions::default()).await;
+        let store = MemoryTokenStore::new();
+        logged_in(&mock, wire, store.clone()).await;
+        let registry = ToolRegistry::new();
+        let oauth = OAuthConfig::default().store(store.clone());
+        let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
+            .await
+            .unwrap();
+        ready(&server).await;
+        mock.faults().revoke_refresh_tokens();
+        mock.faults().expire_access_tokens();
+        let refused = echo(&registry, "refused").await;
+        assert!(refused.is_err(), "{wire:?}: the call cannot be authorized");
+        let mut states = server.state_watch();
+        let failed = wait_state(&mut states, |s| matches!(s, ConnectionState::Failed { .. })).await;
+        let ConnectionState::Failed { death, retry_in, .. } = failed else {
+            unreachable!()
+        };
+        assert_eq!(death.cause, Cause::Unauthorized, "{wire:?}: {}", death.detail);
+        assert!(
+            death.detail.contains("mcp-resilient login authd"),
+            "{wire:?}: {}",
+            death.detail
+        );
+        assert!(death.detail.contains("refresh token was rejected"), "{wire:?}: {}", death.detail);
+        let max_delay = server_max_delay();
+        assert_eq!(retry_in, Some(max_delay), "{wire:?}: tried again only at max_delay");
+        let stats = mock.faults().oauth_stats().unwrap();
+        assert_eq!(stats.invalid_grant, 1, "{wire:?}: the refresh was tried once");
+        server.shutdown().await;
+        mock.shutdown().await;
+    }
+}
+
+/// The `max_delay` of [`fast`] policies.
+fn server_max_delay() -> Duration {
+    fast(ServerConfig::http("x", "http://127.0.0.1:1/mcp"))
+        .reconnect
+        .max_delay
+}
+
+/// A tool that needs a scope the token lacks: 403 `insufficient_scope`, a step-up through the
+/// prompt, the call sent again and answered, same generation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_up_is_followed_and_the_call_goes_through() {
+    for wire in WIRES {
+        let mock = mock(OAuthOptions {
+            step_up: Some(("add".to_owned(), "mcp:admin".to_owned())),
+            ..OAuthOptions::default()
+        })
+        .await;
+        let store = MemoryTokenStore::new();
+        let oauth = OAuthConfig::default()
+            .store(store.clone())
+            .prompt(Headless::new());
+        let registry = ToolRegistry::new();
+        let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
+            .await
+            .unwrap();
+        let first = ready(&server).await;
+        let granted = store.load().await.unwrap().unwrap().credentials.granted_scopes;
+        assert!(!granted.contains(&"mcp:admin".to_owned()), "{wire:?}: {granted:?}");
+        let add = registry.handle("mcp__authd__add").unwrap();
+        let sum = add.call(json!({"a": 2, "b": 3})).await;
+        assert!(sum.is_ok(), "{wire:?}: {sum:?}");
+        let stats = mock.faults().oauth_stats().unwrap();
+        assert_eq!(stats.forbidden, 1, "{wire:?}: one 403");
+        assert_eq!(stats.issued.authorization_code, 2, "{wire:?}: a second authorization");
+        let granted = store.load().await.unwrap().unwrap().credentials.granted_scopes;
+        assert!(granted.contains(&"mcp:admin".to_owned()), "{wire:?}: {granted:?}");
+        assert_eq!(generation_of(&server), Some(first), "{wire:?}: same generation");
+        server.shutdown().await;
+        mock.shutdown().await;
+    }
+}
+
+/// Two processes share one token file (two supervisors with two `FileTokenStore`s on the same
+/// path) and both find the token expired at once. The refresh token rotates: without the
+/// store's lock the second refresh would spend an already spent token (`invalid_grant`). With
+/// it, both calls succeed and one valid refresh token is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_concurrent_refreshes_end_with_one_valid_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = mock(OAuthOptions {
+        refresh_delay: Duration::from_millis(300),
+        ..OAuthOptions::default()
+    })
+    .await;
+    let file = || FileTokenStore::in_dir(dir.path(), "authd");
+    logged_in(&mock, Wire::Http2026, file()).await;
+    let (one, two) = (ToolRegistry::new(), ToolRegistry::new());
+    let start = |registry: &ToolRegistry| {
+        let config = config(&mock, Wire::Http2026, OAuthConfig::default().store(file()));
+        Supervisor::start(config, registry.clone())
+    };
+    let (a, b) = (start(&one).await.unwrap(), start(&two).await.unwrap());
+    ready(&a).await;
+    ready(&b).await;
+    mock.faults().expire_access_tokens();
+    let (x, y) = tokio::join!(echo(&one, "one"), echo(&two, "two"));
+    x.expect("first process's call");
+    y.expect("second process's call");
+    let stats = mock.faults().oauth_stats().unwrap();
+    assert_eq!(stats.invalid_grant, 0, "no spent refresh token was used");
+    assert_eq!(stats.valid_refresh_tokens, 1, "one valid refresh token left");
+    assert!(stats.refreshed >= 1);
+    // The stored token is the valid one: a third process uses it without refreshing.
+    let refreshed = stats.refreshed;
+    let three = ToolRegistry::new();
+    let c = start(&three).await.unwrap();
+    ready(&c).await;
+    echo(&three, "three").await.expect("third process's call");
+    assert_eq!(mock.faults().oauth_stats().unwrap().refreshed, refreshed);
+    for server in [a, b, c] {
+        server.shutdown().await;
+    }
+    mock.shutdown().await;
+}
+
+/// The token file is private to the user and replaced atomically.
+#[tokio::test]
+async fn the_token_file_is_private_and_replaced_whole() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mock = mock(OAuthOptions::default()).await;
+    let store = FileTokenStore::in_dir(dir.path().join("tokens"), "authd");
+    logged_in(&mock, Wire::Http2026, store.clone()).await;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(store.path()), 0o600);
+    assert_eq!(mode(&dir.path().join("tokens")), 0o700);
+    let record = store.load().await.unwrap().unwrap();
+    store.save(&record).await.unwrap();
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("tokens"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+    assert_eq!(mode(store.path()), 0o600);
+    mock.shutdown().await;
+}
