@@ -51,7 +51,10 @@ fn config(server: &MockServer, wire: Wire, oauth: OAuthConfig) -> ServerConfig {
 async fn ready(server: &Supervisor) -> Generation {
     let mut states = server.state_watch();
     match wait_state(&mut states, |s| {
-        matches!(s, ConnectionState::Ready { .. } | ConnectionState::Failed { .. })
+        matches!(
+            s,
+            ConnectionState::Ready { .. } | ConnectionState::Failed { .. }
+        )
     })
     .await
     {
@@ -93,7 +96,9 @@ async fn a_server_that_asks_for_oauth_is_authorized_through_the_prompt() {
             .await
             .unwrap();
         ready(&server).await;
-        echo(&registry, "hi").await.unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        echo(&registry, "hi")
+            .await
+            .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
         let stats = mock.faults().oauth_stats().expect("oauth mode");
         assert_eq!(stats.registered, 1, "{wire:?}: one dynamic registration");
         assert_eq!(stats.issued.authorization_code, 1, "{wire:?}");
@@ -146,18 +151,35 @@ async fn a_token_that_expires_mid_session_costs_no_call_and_no_generation() {
         let deadline = Instant::now() + LIMIT;
         let mut calls = 0;
         while mock.faults().oauth_stats().unwrap().refreshed < 2 {
-            assert!(Instant::now() < deadline, "{wire:?}: no refreshes within {LIMIT:?}");
-            echo(&registry, "tick").await.unwrap_or_else(|e| panic!("{wire:?}: call {calls}: {e}"));
+            assert!(
+                Instant::now() < deadline,
+                "{wire:?}: no refreshes within {LIMIT:?}"
+            );
+            echo(&registry, "tick")
+                .await
+                .unwrap_or_else(|e| panic!("{wire:?}: call {calls}: {e}"));
             calls += 1;
         }
         // Behind our back: every access token expires now.
         let before = mock.faults().oauth_stats().unwrap();
         assert!(mock.faults().expire_access_tokens() >= 1);
-        echo(&registry, "after expiry").await.unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        echo(&registry, "after expiry")
+            .await
+            .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
         let after = mock.faults().oauth_stats().unwrap();
-        assert!(after.unauthorized > before.unauthorized, "{wire:?}: the expired token was refused");
-        assert!(after.refreshed > before.refreshed, "{wire:?}: and refreshed");
-        assert_eq!(generation_of(&server), Some(first), "{wire:?}: same generation");
+        assert!(
+            after.unauthorized > before.unauthorized,
+            "{wire:?}: the expired token was refused"
+        );
+        assert!(
+            after.refreshed > before.refreshed,
+            "{wire:?}: and refreshed"
+        );
+        assert_eq!(
+            generation_of(&server),
+            Some(first),
+            "{wire:?}: same generation"
+        );
         assert_eq!(after.invalid_grant, 0, "{wire:?}");
         server.shutdown().await;
         mock.shutdown().await;
@@ -184,20 +206,39 @@ async fn a_revoked_refresh_token_fails_the_server_as_unauthorized_without_a_retr
         assert!(refused.is_err(), "{wire:?}: the call cannot be authorized");
         let mut states = server.state_watch();
         let failed = wait_state(&mut states, |s| matches!(s, ConnectionState::Failed { .. })).await;
-        let ConnectionState::Failed { death, retry_in, .. } = failed else {
+        let ConnectionState::Failed {
+            death, retry_in, ..
+        } = failed
+        else {
             unreachable!()
         };
-        assert_eq!(death.cause, Cause::Unauthorized, "{wire:?}: {}", death.detail);
+        assert_eq!(
+            death.cause,
+            Cause::Unauthorized,
+            "{wire:?}: {}",
+            death.detail
+        );
         assert!(
             death.detail.contains("mcp-resilient login authd"),
             "{wire:?}: {}",
             death.detail
         );
-        assert!(death.detail.contains("refresh token was rejected"), "{wire:?}: {}", death.detail);
+        assert!(
+            death.detail.contains("refresh token was rejected"),
+            "{wire:?}: {}",
+            death.detail
+        );
         let max_delay = server_max_delay();
-        assert_eq!(retry_in, Some(max_delay), "{wire:?}: tried again only at max_delay");
+        assert_eq!(
+            retry_in,
+            Some(max_delay),
+            "{wire:?}: tried again only at max_delay"
+        );
         let stats = mock.faults().oauth_stats().unwrap();
-        assert_eq!(stats.invalid_grant, 1, "{wire:?}: the refresh was tried once");
+        assert_eq!(
+            stats.invalid_grant, 1,
+            "{wire:?}: the refresh was tried once"
+        );
         server.shutdown().await;
         mock.shutdown().await;
     }
@@ -229,17 +270,42 @@ async fn a_step_up_is_followed_and_the_call_goes_through() {
             .await
             .unwrap();
         let first = ready(&server).await;
-        let granted = store.load().await.unwrap().unwrap().credentials.granted_scopes;
-        assert!(!granted.contains(&"mcp:admin".to_owned()), "{wire:?}: {granted:?}");
+        let granted = store
+            .load()
+            .await
+            .unwrap()
+            .unwrap()
+            .credentials
+            .granted_scopes;
+        assert!(
+            !granted.contains(&"mcp:admin".to_owned()),
+            "{wire:?}: {granted:?}"
+        );
         let add = registry.handle("mcp__authd__add").unwrap();
         let sum = add.call(json!({"a": 2, "b": 3})).await;
         assert!(sum.is_ok(), "{wire:?}: {sum:?}");
         let stats = mock.faults().oauth_stats().unwrap();
         assert_eq!(stats.forbidden, 1, "{wire:?}: one 403");
-        assert_eq!(stats.issued.authorization_code, 2, "{wire:?}: a second authorization");
-        let granted = store.load().await.unwrap().unwrap().credentials.granted_scopes;
-        assert!(granted.contains(&"mcp:admin".to_owned()), "{wire:?}: {granted:?}");
-        assert_eq!(generation_of(&server), Some(first), "{wire:?}: same generation");
+        assert_eq!(
+            stats.issued.authorization_code, 2,
+            "{wire:?}: a second authorization"
+        );
+        let granted = store
+            .load()
+            .await
+            .unwrap()
+            .unwrap()
+            .credentials
+            .granted_scopes;
+        assert!(
+            granted.contains(&"mcp:admin".to_owned()),
+            "{wire:?}: {granted:?}"
+        );
+        assert_eq!(
+            generation_of(&server),
+            Some(first),
+            "{wire:?}: same generation"
+        );
         server.shutdown().await;
         mock.shutdown().await;
     }
@@ -273,7 +339,10 @@ async fn two_concurrent_refreshes_end_with_one_valid_token() {
     y.expect("second process's call");
     let stats = mock.faults().oauth_stats().unwrap();
     assert_eq!(stats.invalid_grant, 0, "no spent refresh token was used");
-    assert_eq!(stats.valid_refresh_tokens, 1, "one valid refresh token left");
+    assert_eq!(
+        stats.valid_refresh_tokens, 1,
+        "one valid refresh token left"
+    );
     assert!(stats.refreshed >= 1);
     // The stored token is the valid one: a third process uses it without refreshing.
     let refreshed = stats.refreshed;

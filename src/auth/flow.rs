@@ -136,7 +136,9 @@ async fn client_credentials(ask: Ask<'_>) -> Result<AuthorizationManager, AuthEr
         ));
     };
     let mut manager = manager(ask.url, ask.store).await?;
-    let resolution = manager.resolve_metadata_from_challenge(ask.challenge).await?;
+    let resolution = manager
+        .resolve_metadata_from_challenge(ask.challenge)
+        .await?;
     manager.set_metadata(resolution.metadata);
     let credentials = ClientCredentialsConfig::ClientSecret {
         client_id: client_id.clone(),
@@ -155,7 +157,9 @@ async fn authorization_code(
     wait: Duration,
 ) -> Result<AuthorizationManager, AuthError> {
     let mut manager = manager(ask.url, ask.store).await?;
-    let resolution = manager.resolve_metadata_from_challenge(ask.challenge).await?;
+    let resolution = manager
+        .resolve_metadata_from_challenge(ask.challenge)
+        .await?;
     manager.set_metadata(resolution.metadata);
     let listener = TcpListener::bind(("127.0.0.1", ask.config.callback_port))
         .await
@@ -230,7 +234,9 @@ async fn callback(listener: &TcpListener, port: u16) -> Result<String, AuthError
         let parsed = Url::parse(&url).ok().filter(|u| u.path() == "/callback");
         let Some(parsed) = parsed else {
             let _ = socket
-                .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                .write_all(
+                    b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                )
                 .await;
             continue;
         };

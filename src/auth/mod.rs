@@ -60,7 +60,9 @@ pub enum LoginError {
 }
 
 /// The OAuth settings, URL and store of `server` (OAuth defaults when it has another kind).
-fn parts(server: &ServerConfig) -> Result<(url::Url, OAuthConfig, Arc<dyn TokenStore>), LoginError> {
+fn parts(
+    server: &ServerConfig,
+) -> Result<(url::Url, OAuthConfig, Arc<dyn TokenStore>), LoginError> {
     let TransportConfig::Remote(remote) = &server.transport else {
         return Err(LoginError::NotRemote(server.name.clone()));
     };

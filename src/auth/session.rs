@@ -183,7 +183,11 @@ impl Authorizer {
     }
 
     /// After a 401 to a request that carried `sent`: a token to send it again with.
-    pub(crate) async fn renew(&self, sent: Option<&str>, challenge: &str) -> Result<String, Denied> {
+    pub(crate) async fn renew(
+        &self,
+        sent: Option<&str>,
+        challenge: &str,
+    ) -> Result<String, Denied> {
         let oauth = match &self.method {
             Method::Bearer { env } => {
                 return Err(self.deny(format!("the server refused the token in `{env}`")));

@@ -247,9 +247,11 @@ impl TokenStore for FileTokenStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(self.error(e)),
         };
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| self.error(format!("unreadable ({e}); `mcp-resilient logout` removes it")))
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            self.error(format!(
+                "unreadable ({e}); `mcp-resilient logout` removes it"
+            ))
+        })
     }
 
     async fn save(&self, auth: &StoredAuth) -> Result<(), StoreError> {
@@ -327,7 +329,9 @@ impl TokenStore for MemoryTokenStore {
     }
 
     async fn lock(&self) -> Result<Option<StoreLock>, StoreError> {
-        Ok(Some(StoreLock::new(self.refresh.clone().lock_owned().await)))
+        Ok(Some(StoreLock::new(
+            self.refresh.clone().lock_owned().await,
+        )))
     }
 
     fn location(&self) -> String {

@@ -58,7 +58,7 @@ fn main() -> ExitCode {
             } => commands::call(&server, &tool, &args_json).await,
             Command::Watch { server, json } => commands::watch(&server, json).await,
             Command::Login {
-                name,
+                server_name: name,
                 server,
                 no_browser,
                 headless,

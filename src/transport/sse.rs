@@ -175,14 +175,16 @@ pub(crate) async fn connect(
     };
     let response = match &auth {
         None => get(None).await?,
-        Some(auth) => authorized(auth, get).await.map_err(|refused| match refused {
-            Refused::Denied(detail) => ConnectError {
-                status: Some(401),
-                retry_after: None,
-                detail,
-            },
-            Refused::Failed(e) => e,
-        })?,
+        Some(auth) => authorized(auth, get)
+            .await
+            .map_err(|refused| match refused {
+                Refused::Denied(detail) => ConnectError {
+                    status: Some(401),
+                    retry_after: None,
+                    detail,
+                },
+                Refused::Failed(e) => e,
+            })?,
     };
     progress.touch();
     let status = response.status();
@@ -259,7 +261,11 @@ impl Transport<RoleClient> for SseTransport {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), SendError>> + Send + 'static {
         let body = serde_json::to_vec(&item).map(bytes::Bytes::from);
-        let (http, endpoint, headers) = (self.http.clone(), self.endpoint.clone(), self.headers.clone());
+        let (http, endpoint, headers) = (
+            self.http.clone(),
+            self.endpoint.clone(),
+            self.headers.clone(),
+        );
         let (timeout, auth) = (self.post_timeout, self.auth.clone());
         let (slot, stop) = (self.slot.clone(), self.stop.clone());
         async move {
@@ -281,13 +287,15 @@ impl Transport<RoleClient> for SseTransport {
             };
             let answer = match &auth {
                 None => post(None).await,
-                Some(auth) => authorized(auth, post).await.map_err(|refused| match refused {
-                    Refused::Denied(_) => SendError::Status {
-                        status: 401,
-                        retry_after: None,
-                    },
-                    Refused::Failed(e) => e,
-                }),
+                Some(auth) => authorized(auth, post)
+                    .await
+                    .map_err(|refused| match refused {
+                        Refused::Denied(_) => SendError::Status {
+                            status: 401,
+                            retry_after: None,
+                        },
+                        Refused::Failed(e) => e,
+                    }),
             };
             let result = match answer {
                 Ok(r) if r.status().is_success() => return Ok(()),
@@ -338,10 +346,7 @@ enum Refused<E> {
 /// the token and sends once more (the refused request never ran). Any other answer is returned
 /// as it is. The Streamable HTTP transport does the same with rmcp's error types
 /// (`transport::http::auth`).
-async fn authorized<E, F, Fut>(
-    auth: &Authorizer,
-    send: F,
-) -> Result<reqwest::Response, Refused<E>>
+async fn authorized<E, F, Fut>(auth: &Authorizer, send: F) -> Result<reqwest::Response, Refused<E>>
 where
     F: Fn(Option<String>) -> Fut,
     Fut: Future<Output = Result<reqwest::Response, E>>,

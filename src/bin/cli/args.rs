@@ -46,7 +46,8 @@ pub(crate) enum Command {
     /// 127.0.0.1) and store its tokens for `tools`, `call`, `watch` and `proxy`.
     Login {
         /// The server's name: the token file's name, and the `--server` of `--config`.
-        name: String,
+        #[arg(value_name = "NAME")]
+        server_name: String,
         #[command(flatten)]
         server: ServerArgs,
         /// Print the authorization URL instead of opening a browser.
@@ -295,10 +296,9 @@ impl ServerArgs {
         match kind {
             "none" => Ok(Some(Auth::None)),
             "bearer" => {
-                let env = self
-                    .token_env
-                    .clone()
-                    .ok_or("--auth bearer needs --token-env VAR (the variable holding the token)")?;
+                let env = self.token_env.clone().ok_or(
+                    "--auth bearer needs --token-env VAR (the variable holding the token)",
+                )?;
                 Ok(Some(Auth::bearer_env(env)))
             }
             "oauth" => {
@@ -306,7 +306,9 @@ impl ServerArgs {
                     true => Grant::ClientCredentials,
                     false => Grant::AuthorizationCode,
                 };
-                let mut oauth = OAuthConfig::default().grant(grant).scopes(self.scopes.clone());
+                let mut oauth = OAuthConfig::default()
+                    .grant(grant)
+                    .scopes(self.scopes.clone());
                 oauth.client_id = self.client_id.clone();
                 oauth.client_secret_env = self.client_secret_env.clone();
                 oauth.callback_port = self.callback_port.unwrap_or(0);

@@ -57,7 +57,10 @@ pub(crate) async fn logout(name: &str) -> ExitCode {
         return fail(exit::USAGE, e);
     }
     match had {
-        true => println!("logged out of `{name}` (removed {})", store.path().display()),
+        true => println!(
+            "logged out of `{name}` (removed {})",
+            store.path().display()
+        ),
         false => println!("nothing stored for `{name}`"),
     }
     ExitCode::from(exit::OK)
@@ -66,7 +69,10 @@ pub(crate) async fn logout(name: &str) -> ExitCode {
 /// `auth status`: every token file under the config directory.
 pub(crate) async fn status(json: bool) -> ExitCode {
     let Some(dir) = auth::config_dir().map(|d| d.join("tokens")) else {
-        return fail(exit::USAGE, "no config directory: set HOME or MCP_RESILIENT_CONFIG_DIR");
+        return fail(
+            exit::USAGE,
+            "no config directory: set HOME or MCP_RESILIENT_CONFIG_DIR",
+        );
     };
     let mut names: Vec<String> = match std::fs::read_dir(&dir) {
         Ok(entries) => entries
