@@ -64,9 +64,8 @@ pub(super) async fn open(
             handshake(sse, handler, lifecycle, activity, &session_ct, ct, deadline).await
         }
         Protocol::Http => {
-            let http =
-                transport::http::transport(&context.http, remote, context.auth.clone())
-                    .map_err(|e| failed(e, None))?;
+            let http = transport::http::transport(&context.http, remote, context.auth.clone())
+                .map_err(|e| failed(e, None))?;
             let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
             let lifecycle = era::lifecycle(config.protocol, &context.era, false);
             handshake(
