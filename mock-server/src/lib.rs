@@ -75,10 +75,11 @@
 //!   `invalid_grant`) and `client_credentials` (confidential clients only); client
 //!   authentication by `client_secret_basic`, `client_secret_post` or none;
 //! - without a valid token an MCP request gets 401 with `WWW-Authenticate: Bearer
-//!   [error="invalid_token", ]scope="<default scopes>", resource_metadata="<base>/.well-known/
-//!   oauth-protected-resource/mcp"` (`…/sse` for the legacy routes); a `tools/call` of the
-//!   step-up tool with a token lacking its scope gets 403 `insufficient_scope`. Tokens are
-//!   checked per request only: an access token that expires never ends a session or stream.
+//!   [error="invalid_token", ]scope="<default scopes>", resource_metadata="<metadata URL>"`
+//!   (the `/mcp` document, or the `/sse` one for the legacy routes); a `tools/call` of the
+//!   step-up tool with a token lacking its scope gets 403 `insufficient_scope` asking for the
+//!   token's scopes plus that one. Tokens are checked per request only: an access token that
+//!   expires never ends a session or stream.
 //!
 //! Controls: [`Faults::expire_access_tokens`], [`Faults::revoke_refresh_tokens`] and
 //! [`Faults::oauth_stats`] ([`OAuthStats`]), also `POST /_mock/oauth/expire-access`,

@@ -4,216 +4,24 @@
 //! the counters.
 
 mod common;
+mod oauth_flow;
 mod raw;
 
 use std::process::Stdio;
 use std::time::Duration;
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use common::{sse_events, within};
 use futures::StreamExt;
-use mcp_mock_server::{IssuedTokens, MockOptions, MockServer, MockTransport, OAuthOptions};
+use mcp_mock_server::{IssuedTokens, MockTransport, OAuthOptions};
+use oauth_flow::{
+    REDIRECT, VERIFIER, admin_post, authorize, challenge, challenge_of, client, code, field,
+    get_json, login, mcp, public_client, refresh, register, start, token, token_with,
+};
 use raw::{INITIALIZED, call, first_message, header, initialize, request};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
-
-const REDIRECT: &str = "http://127.0.0.1:9/callback";
-const VERIFIER: &str = "the-verifier-of-this-test-it-must-be-at-least-43-characters";
-
-async fn start(transport: MockTransport, oauth: OAuthOptions) -> MockServer {
-    let opts = MockOptions {
-        transport,
-        oauth: Some(oauth),
-        ..MockOptions::default()
-    };
-    within("start", MockServer::start(opts))
-        .await
-        .expect("start")
-}
-
-/// A client that does not follow redirects (the `/authorize` answer is read, not followed).
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .pool_max_idle_per_host(0)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("reqwest client")
-}
-
-fn challenge(verifier: &str) -> String {
-    URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
-}
-
-fn form<K: AsRef<str>, V: AsRef<str>>(pairs: &[(K, V)]) -> String {
-    let mut form = form_urlencoded::Serializer::new(String::new());
-    for (name, value) in pairs {
-        form.append_pair(name.as_ref(), value.as_ref());
-    }
-    form.finish()
-}
-
-async fn get_json(url: &str) -> Value {
-    let response = within(url, client().get(url).send()).await.expect("get");
-    assert_eq!(response.status(), StatusCode::OK, "{url}");
-    response.json().await.expect("json")
-}
-
-/// `POST /register` of a public client redirecting to [`REDIRECT`]; returns the answer.
-async fn register(server: &MockServer, body: Value) -> (StatusCode, Value) {
-    let url = format!("{}/register", server.base_url());
-    let response = within("register", client().post(url).json(&body).send())
-        .await
-        .expect("register");
-    (response.status(), response.json().await.expect("json"))
-}
-
-async fn public_client(server: &MockServer) -> String {
-    let body = json!({"redirect_uris": [REDIRECT], "client_name": "oauth test"});
-    let (status, registered) = register(server, body).await;
-    assert_eq!(status, StatusCode::CREATED, "{registered}");
-    registered["client_id"]
-        .as_str()
-        .expect("client_id")
-        .to_owned()
-}
-
-/// `GET /authorize`: the answer's status and its query pairs (from `Location`, if any).
-async fn authorize<K: AsRef<str>, V: AsRef<str>>(
-    server: &MockServer,
-    query: &[(K, V)],
-) -> (StatusCode, Vec<(String, String)>) {
-    let url = format!("{}/authorize?{}", server.base_url(), form(query));
-    let response = within("authorize", client().get(url).send())
-        .await
-        .expect("authorize");
-    let status = response.status();
-    let pairs = match header(&response, "location") {
-        None => Vec::new(),
-        Some(location) => {
-            assert!(location.starts_with(REDIRECT), "{location}");
-            let query = location.split_once('?').map_or("", |(_, q)| q);
-            form_urlencoded::parse(query.as_bytes())
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect()
-        }
-    };
-    (status, pairs)
-}
-
-/// A code for `client_id` with the test's verifier and `scope`.
-async fn code(server: &MockServer, client_id: &str, scope: Option<&str>) -> String {
-    let challenge = challenge(VERIFIER);
-    let mut query = vec![
-        ("response_type", "code"),
-        ("client_id", client_id),
-        ("redirect_uri", REDIRECT),
-        ("code_challenge", challenge.as_str()),
-        ("code_challenge_method", "S256"),
-        ("state", "st&te=1"),
-    ];
-    query.extend(scope.map(|scope| ("scope", scope)));
-    let (status, pairs) = authorize(server, &query).await;
-    assert_eq!(status, StatusCode::FOUND);
-    let value = |name: &str| {
-        let pair = pairs.iter().find(|(k, _)| k == name);
-        pair.map(|(_, v)| v.clone())
-            .unwrap_or_else(|| panic!("{name} in {pairs:?}"))
-    };
-    assert_eq!(value("state"), "st&te=1");
-    assert_eq!(value("iss"), server.base_url());
-    value("code")
-}
-
-/// `POST /token` with `pairs`: the status and JSON answer.
-async fn token(server: &MockServer, pairs: &[(&str, &str)]) -> (StatusCode, Value) {
-    token_with(
-        server,
-        client().post(format!("{}/token", server.base_url())),
-        pairs,
-    )
-    .await
-}
-
-async fn token_with(
-    server: &MockServer,
-    request: reqwest::RequestBuilder,
-    pairs: &[(&str, &str)],
-) -> (StatusCode, Value) {
-    let _ = server;
-    let request = request
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(form(pairs));
-    let response = within("token", request.send()).await.expect("token");
-    (response.status(), response.json().await.expect("json"))
-}
-
-/// Exchanges a fresh code of a new public client: (client id, token answer).
-async fn login(server: &MockServer, scope: Option<&str>) -> (String, Value) {
-    let client_id = public_client(server).await;
-    let code = code(server, &client_id, scope).await;
-    let (status, tokens) = token(
-        server,
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("code_verifier", VERIFIER),
-            ("redirect_uri", REDIRECT),
-            ("client_id", &client_id),
-        ],
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{tokens}");
-    (client_id, tokens)
-}
-
-async fn refresh(server: &MockServer, client_id: &str, refresh_token: &str) -> (StatusCode, Value) {
-    let pairs = [
-        ("grant_type", "refresh_token"),
-        ("refresh_token", refresh_token),
-        ("client_id", client_id),
-    ];
-    token(server, &pairs).await
-}
-
-fn field<'a>(value: &'a Value, name: &str) -> &'a str {
-    value[name]
-        .as_str()
-        .unwrap_or_else(|| panic!("{name} in {value}"))
-}
-
-/// A Streamable HTTP POST with an optional bearer token and session id.
-async fn mcp(
-    server: &MockServer,
-    token: Option<&str>,
-    session: Option<&str>,
-    body: &Value,
-) -> reqwest::Response {
-    let mut request = raw::post(&server.http_url(), session, body);
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    within("mcp post", request.send()).await.expect("mcp post")
-}
-
-fn challenge_of(response: &reqwest::Response) -> String {
-    header(response, "www-authenticate")
-        .expect("WWW-Authenticate")
-        .to_owned()
-}
-
-async fn admin_post(server: &MockServer, route: &str) -> Value {
-    let url = format!("{}/_mock/oauth/{route}", server.base_url());
-    let response = within(route, client().post(url).send())
-        .await
-        .expect("admin");
-    assert_eq!(response.status(), StatusCode::OK);
-    response.json().await.expect("json")
-}
 
 #[tokio::test]
 async fn discovery_documents_describe_the_resource_and_the_authorization_server() {
@@ -660,7 +468,7 @@ async fn client_credentials_serve_preregistered_confidential_clients() {
     let url = format!("{}/token", server.base_url());
     let grant = [("grant_type", "client_credentials")];
     let basic = client().post(&url).basic_auth("svc", Some("s3cret"));
-    let (status, tokens) = token_with(&server, basic, &grant).await;
+    let (status, tokens) = token_with(basic, &grant).await;
     assert_eq!(status, StatusCode::OK, "{tokens}");
     assert_eq!(tokens["scope"], json!("mcp:read"));
     assert_eq!(tokens["refresh_token"], Value::Null);
@@ -686,7 +494,7 @@ async fn client_credentials_serve_preregistered_confidential_clients() {
     );
 
     let wrong = client().post(&url).basic_auth("svc", Some("guess"));
-    let (status, refused) = token_with(&server, wrong, &grant).await;
+    let (status, refused) = token_with(wrong, &grant).await;
     assert_eq!(
         (status, &refused["error"]),
         (StatusCode::UNAUTHORIZED, &json!("invalid_client"))
@@ -869,7 +677,7 @@ async fn the_binary_takes_the_oauth_flags() {
         .body("grant_type=client_credentials");
     let answer = within("token", request.send()).await.expect("token");
     assert_eq!(answer.status(), StatusCode::OK);
-    let tokens: Value = answer.json().await.expect("json");
+    let tokens: Value = within("json body", answer.json()).await.expect("json");
     assert_eq!(tokens["expires_in"], json!(60));
     let anonymous = within(
         "mcp",

@@ -52,12 +52,20 @@ enum Kind {
 }
 
 pub(super) struct Ledger {
+    /// Pre-registered at start; grown only by `/register`.
     clients: HashMap<String, Client>,
+    /// Added by `/authorize`; each removed by the first exchange naming it (expired ones are
+    /// dropped when a code is added).
     codes: HashMap<String, Code>,
+    /// Added by every successful grant; emptied by `expire_access` (expired ones are dropped
+    /// when a token is issued).
     access: HashMap<String, Access>,
+    /// Added by the code and refresh grants; each removed by its rotation, all by
+    /// `revoke_refresh`.
     refresh: HashMap<String, Grant>,
     access_ttl: Duration,
-    /// The counters; its `valid_*` fields are filled in by [`Ledger::stats`].
+    /// Grown by the grants, `/register` and the guard; its `valid_*` fields stay 0 (they are
+    /// filled in by [`Ledger::stats`]).
     pub(super) counters: OAuthStats,
 }
 
