@@ -10,8 +10,9 @@
 //!
 //! # Invariants
 //!
-//! 1. Every MCP request (both transports, every method, both protocol eras) passes [`check`]
-//!    before the MCP handler; the authorization server's own routes do not.
+//! 1. No MCP request (either transport, any HTTP method, either protocol era) reaches the MCP
+//!    handler without passing [`check`]; the gate's own answers (redirect, status fault,
+//!    modern-only) come before it, and the authorization server's routes are not checked.
 //! 2. A token is checked when a request arrives, never afterwards: an access token that
 //!    expires does not end a session or a stream.
 //! 3. No code, token, secret or client id is logged; the ledger's lock is never held across
