@@ -199,3 +199,50 @@ fn debug_output_hides_header_values() {
     assert!(shown.contains("Authorization"), "{shown}");
     assert!(!shown.contains("planted-header-value-77"), "{shown}");
 }
+
+/// `proxy --auth oauth` serves a host with the tokens `login` stored, refreshes them as they
+/// expire and survives the server expiring them: the host never sees a failed call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_uses_stored_tokens_and_keeps_them_fresh() {
+    let mock = MockServer::start(MockOptions {
+        oauth: Some(OAuthOptions {
+            access_ttl: std::time::Duration::from_secs(2),
+            ..OAuthOptions::default()
+        }),
+        ..MockOptions::default()
+    })
+    .await
+    .unwrap();
+    let url = mock.http_url();
+    let dir = tempfile::tempdir().unwrap();
+    let login = run(
+        dir.path(),
+        &["login", "authd", "--url", &url, "--headless"],
+        &[],
+    )
+    .await;
+    assert_eq!(login.code, 0, "{}", login.stderr);
+    let host = common::host::Host::start_env(
+        &["--url", &url, "--name", "authd", "--auth", "oauth"],
+        &[("MCP_RESILIENT_CONFIG_DIR", dir.path().as_os_str())],
+    )
+    .await;
+    assert!(host.tool_names().await.contains(&"echo".to_owned()));
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    while mock.faults().oauth_stats().unwrap().refreshed < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no refresh within {LIMIT:?}"
+        );
+        host.try_call("echo", serde_json::json!({"text": "tick"}))
+            .await
+            .expect("a call through the proxy");
+    }
+    mock.faults().expire_access_tokens();
+    host.try_call("echo", serde_json::json!({"text": "after expiry"}))
+        .await
+        .expect("a call after the server expired the token");
+    assert_eq!(mock.faults().oauth_stats().unwrap().invalid_grant, 0);
+    host.close().await;
+    mock.shutdown().await;
+}

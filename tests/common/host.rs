@@ -109,20 +109,26 @@ impl Host {
     /// Starts `mcp-resilient proxy <args…>` and initializes a session with it (protocol
     /// 2025-11-25, elicitation declared), as a host does.
     pub async fn start(args: &[&str]) -> Host {
-        Self::spawn(args, false).await
+        Self::spawn(args, false, &[]).await
+    }
+
+    /// Like [`start`](Self::start), with these variables in the proxy's environment.
+    pub async fn start_env(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Host {
+        Self::spawn(args, false, env).await
     }
 
     /// Like [`start`](Self::start), keeping the proxy's stderr (its default log: warnings and
     /// errors) for [`wait_log`](Self::wait_log).
     pub async fn start_logged(args: &[&str]) -> Host {
-        Self::spawn(args, true).await
+        Self::spawn(args, true, &[]).await
     }
 
-    async fn spawn(args: &[&str], logged: bool) -> Host {
+    async fn spawn(args: &[&str], logged: bool, env: &[(&str, &std::ffi::OsStr)]) -> Host {
         let mut command = tokio::process::Command::new(mock_binary());
         command
             .arg("proxy")
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true);
