@@ -21,13 +21,31 @@ use url::Url;
 use super::{Grant, OAuthConfig, Prompt, StoredAuth, TokenStore};
 
 /// Our store seen as rmcp's `CredentialStore`, bound to one server URL: a record saved for
-/// another URL reads as nothing (its tokens must not be sent here).
+/// another URL reads as nothing (its tokens must not be sent here). Clones share `local`.
+#[derive(Clone)]
 pub(crate) struct Bound {
     pub(crate) store: Arc<dyn TokenStore>,
     pub(crate) url: String,
+    /// In-process half of the refresh lock (the store's lock is the cross-process half): taken
+    /// first, so tasks of one process queue here instead of each holding a file lock.
+    local: Arc<tokio::sync::Mutex<()>>,
+}
+
+tokio::task_local! {
+    /// Set while a task already holds the refresh lock (see [`Bound::exclusive`]): rmcp's
+    /// refresh, run inside it, must not take it again.
+    static HOLDING: ();
 }
 
 impl Bound {
+    pub(crate) fn new(store: Arc<dyn TokenStore>, url: &Url) -> Self {
+        Bound {
+            store,
+            url: url.to_string(),
+            local: Arc::default(),
+        }
+    }
+
     pub(crate) async fn record(&self) -> Result<Option<StoredAuth>, AuthError> {
         let record = self.store.load().await.map_err(store_error)?;
         Ok(record.filter(|r| {
@@ -37,6 +55,18 @@ impl Bound {
             }
             same
         }))
+    }
+
+    /// The refresh lock of this server: every task of this process, then every process.
+    pub(crate) async fn exclusive(&self) -> Result<impl Send + Sync + 'static, AuthError> {
+        let local = self.local.clone().lock_owned().await;
+        let shared = self.store.lock().await.map_err(store_error)?;
+        Ok((local, shared))
+    }
+
+    /// Runs `work` (which may refresh through rmcp) while this task holds [`Self::exclusive`].
+    pub(crate) async fn holding<F: std::future::Future>(work: F) -> F::Output {
+        HOLDING.scope((), work).await
     }
 }
 
@@ -60,21 +90,17 @@ impl CredentialStore for Bound {
     }
 
     async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
-        let lock = self.store.lock().await.map_err(store_error)?;
-        Ok(lock.map(CredentialRefreshGuard::new))
+        if HOLDING.try_with(|_| ()).is_ok() {
+            return Ok(None);
+        }
+        Ok(Some(CredentialRefreshGuard::new(self.exclusive().await?)))
     }
 }
 
-/// A manager for `url` whose credentials live in `store`. No request is made yet.
-pub(crate) async fn manager(
-    url: &Url,
-    store: &Arc<dyn TokenStore>,
-) -> Result<AuthorizationManager, AuthError> {
+/// A manager for `url` whose credentials live in `bound`. No request is made yet.
+pub(crate) async fn manager(url: &Url, bound: &Bound) -> Result<AuthorizationManager, AuthError> {
     let mut manager = AuthorizationManager::new(url.as_str()).await?;
-    manager.set_credential_store(Bound {
-        store: store.clone(),
-        url: url.to_string(),
-    });
+    manager.set_credential_store(bound.clone());
     Ok(manager)
 }
 
@@ -95,7 +121,7 @@ pub(crate) fn client_secret(config: &OAuthConfig) -> Result<Option<String>, Auth
 pub(crate) struct Ask<'a> {
     pub(crate) url: &'a Url,
     pub(crate) config: &'a OAuthConfig,
-    pub(crate) store: &'a Arc<dyn TokenStore>,
+    pub(crate) bound: &'a Bound,
     /// The `WWW-Authenticate` of the answer that asked for it (scope and metadata hints).
     pub(crate) challenge: Option<&'a str>,
     /// Scopes needed beyond the configured ones (a step-up).
@@ -135,7 +161,7 @@ async fn client_credentials(ask: Ask<'_>) -> Result<AuthorizationManager, AuthEr
             "client credentials need `clientId` and `clientSecretEnv`".to_owned(),
         ));
     };
-    let mut manager = manager(ask.url, ask.store).await?;
+    let mut manager = manager(ask.url, ask.bound).await?;
     let resolution = manager
         .resolve_metadata_from_challenge(ask.challenge)
         .await?;
@@ -156,7 +182,7 @@ async fn authorization_code(
     prompt: &dyn Prompt,
     wait: Duration,
 ) -> Result<AuthorizationManager, AuthError> {
-    let mut manager = manager(ask.url, ask.store).await?;
+    let mut manager = manager(ask.url, ask.bound).await?;
     let resolution = manager
         .resolve_metadata_from_challenge(ask.challenge)
         .await?;
@@ -268,25 +294,21 @@ async fn callback(listener: &TcpListener, port: u16) -> Result<String, AuthError
 pub(crate) async fn restore(
     url: &Url,
     config: &OAuthConfig,
-    store: &Arc<dyn TokenStore>,
+    bound: &Bound,
 ) -> Result<Option<AuthorizationManager>, AuthError> {
-    let mut manager = manager(url, store).await?;
+    let mut manager = manager(url, bound).await?;
     if !manager.initialize_from_store().await? {
         return Ok(None);
     }
     // `initialize_from_store` configures a public client; a confidential one needs its secret
     // on every refresh.
-    if let Some(secret) = client_secret(config)? {
-        let stored = Bound {
-            store: store.clone(),
-            url: url.to_string(),
-        };
-        if let Some(record) = stored.record().await? {
-            manager.configure_client(
-                OAuthClientConfig::new(record.credentials.client_id, url.to_string())
-                    .with_client_secret(secret),
-            )?;
-        }
+    if let Some(secret) = client_secret(config)?
+        && let Some(record) = bound.record().await?
+    {
+        manager.configure_client(
+            OAuthClientConfig::new(record.credentials.client_id, url.to_string())
+                .with_client_secret(secret),
+        )?;
     }
     Ok(Some(manager))
 }

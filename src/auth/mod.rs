@@ -86,18 +86,15 @@ pub async fn login(
     wait: Duration,
 ) -> Result<StoredAuth, LoginError> {
     let (url, config, store) = parts(server)?;
+    let bound = flow::Bound::new(store, &url);
     let ask = flow::Ask {
         url: &url,
         config: &config,
-        store: &store,
+        bound: &bound,
         challenge: None,
         scopes: Vec::new(),
     };
     flow::obtain(ask, Some(prompt), wait).await?;
-    let bound = flow::Bound {
-        store,
-        url: url.to_string(),
-    };
     bound
         .record()
         .await?

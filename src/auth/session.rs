@@ -31,7 +31,7 @@ use rmcp::transport::auth::{AuthError, AuthorizationManager, WWWAuthenticatePara
 use url::Url;
 
 use super::{
-    Auth, FileTokenStore, Grant, OAuthConfig, TokenStore,
+    Auth, FileTokenStore, Grant, OAuthConfig,
     flow::{self, Ask, Bound},
 };
 
@@ -64,7 +64,8 @@ enum Method {
 
 struct OAuth {
     config: OAuthConfig,
-    store: Arc<dyn TokenStore>,
+    /// The store, bound to the server's URL, with the refresh lock.
+    bound: Bound,
     /// The manager holding the current client and tokens; built on first use (discovery).
     manager: tokio::sync::Mutex<Option<Arc<AuthorizationManager>>>,
     /// Serialises renewals and step-ups (invariant 2).
@@ -98,7 +99,7 @@ impl Authorizer {
                 };
                 Method::OAuth(OAuth {
                     config: config.clone(),
-                    store,
+                    bound: Bound::new(store, url),
                     manager: tokio::sync::Mutex::new(None),
                     renewing: tokio::sync::Mutex::new(()),
                 })
@@ -170,7 +171,7 @@ impl Authorizer {
         if let Some(manager) = slot.as_ref() {
             return Ok(Some(manager.clone()));
         }
-        let restored = flow::restore(&self.url, &oauth.config, &oauth.store).await;
+        let restored = flow::restore(&self.url, &oauth.config, &oauth.bound).await;
         match restored {
             Ok(Some(manager)) => {
                 let manager = Arc::new(manager);
@@ -195,12 +196,25 @@ impl Authorizer {
             Method::OAuth(oauth) => oauth,
         };
         let _one_at_a_time = oauth.renewing.lock().await;
+        // Under the refresh lock: a refresh another task or process has under way is awaited
+        // and its token used, rather than a second refresh made with a spent refresh token.
+        let exclusive = oauth
+            .bound
+            .exclusive()
+            .await
+            .map_err(|e| self.deny(format!("token store: {e}")))?;
         if let Some(token) = self.fresher_than(oauth, sent).await {
             return Ok(token);
         }
         let manager = self.manager(oauth).await?;
-        if let (Some(manager), Some(_)) = (&manager, sent) {
-            match manager.refresh_token().await {
+        let refreshed = match (&manager, sent) {
+            (Some(manager), Some(_)) => Some(Bound::holding(manager.refresh_token()).await),
+            _ => None,
+        };
+        // Not held across a new authorization, which may wait minutes for a person.
+        drop(exclusive);
+        if let Some(refreshed) = refreshed {
+            match refreshed {
                 Ok(response) => return Ok(response.access_token().secret().to_owned()),
                 Err(AuthError::TokenRefreshRejected(_)) => {
                     self.deny("the refresh token was rejected");
@@ -246,11 +260,7 @@ impl Authorizer {
 
     /// The stored token, when it is not the one that was refused and is not about to expire.
     async fn fresher_than(&self, oauth: &OAuth, sent: Option<&str>) -> Option<String> {
-        let bound = Bound {
-            store: oauth.store.clone(),
-            url: self.url.to_string(),
-        };
-        let record = bound.record().await.ok()??;
+        let record = oauth.bound.record().await.ok()??;
         let token = record.credentials.token_response.as_ref()?;
         let value = token.access_token().secret();
         let fresh = record
@@ -269,7 +279,7 @@ impl Authorizer {
         let ask = Ask {
             url: &self.url,
             config: &oauth.config,
-            store: &oauth.store,
+            bound: &oauth.bound,
             challenge,
             scopes,
         };
