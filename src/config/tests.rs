@@ -1,5 +1,6 @@
 //! Unit tests of the configuration module, one file per concern.
 
+mod auth;
 mod bounds;
 mod builder;
 mod duration;
