@@ -6,6 +6,7 @@
 //!           "scopes": ["read"], "callbackPort": 8976, "grant": "client_credentials",
 //!           "clientMetadataUrl": "https://example.com/client.json" }
 //! "auth": { "type": "bearer", "env": "MY_TOKEN" }
+//! "auth": { "CLIENT_ID": "${env:LINEAR_CLIENT_ID}", "scopes": ["read"] }   // Cursor's shape
 //! ```
 //!
 //! Secrets are never written here: a bearer token and a client secret are named by the
@@ -26,6 +27,18 @@ pub(super) enum AuthJson {
     Kind(String),
     /// The object form.
     Object(AuthObject),
+    /// Cursor's static OAuth client: `CLIENT_ID`, `CLIENT_SECRET`, `scopes`.
+    Cursor(CursorAuth),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CursorAuth {
+    #[serde(rename = "CLIENT_ID")]
+    client_id: Option<String>,
+    #[serde(rename = "CLIENT_SECRET")]
+    client_secret: Option<String>,
+    scopes: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -43,9 +56,32 @@ pub(super) struct AuthObject {
 }
 
 impl AuthJson {
+    /// The strings that take variables (client ids; Cursor's secret, to be refused as such).
+    pub(super) fn strings(&mut self) -> Vec<(&'static str, &mut String)> {
+        let mut out = Vec::new();
+        match self {
+            AuthJson::Kind(_) => {}
+            AuthJson::Object(o) => {
+                if let Some(id) = &mut o.client_id {
+                    out.push(("auth.clientId", id));
+                }
+            }
+            AuthJson::Cursor(c) => {
+                if let Some(id) = &mut c.client_id {
+                    out.push(("auth.CLIENT_ID", id));
+                }
+                if let Some(secret) = &mut c.client_secret {
+                    out.push(("auth.CLIENT_SECRET", secret));
+                }
+            }
+        }
+        out
+    }
+
     /// The [`Auth`] this says; errors name the key under `auth`.
     pub(super) fn into_auth(self) -> Result<Auth, ConfigError> {
         let object = match self {
+            AuthJson::Cursor(cursor) => return cursor.into_auth(),
             AuthJson::Kind(kind) => match kind.as_str() {
                 "none" => return Ok(Auth::None),
                 "oauth" => return Ok(Auth::oauth()),
@@ -119,5 +155,22 @@ impl AuthJson {
                 format!("unknown auth `{other}`; expected none, oauth or bearer"),
             )),
         }
+    }
+}
+
+impl CursorAuth {
+    /// OAuth with Cursor's client id and scopes. A client secret written in the file is refused:
+    /// secrets come from the environment here.
+    fn into_auth(self) -> Result<Auth, ConfigError> {
+        if self.client_secret.is_some_and(|s| !s.is_empty()) {
+            return Err(ConfigError::new(
+                "auth.CLIENT_SECRET",
+                "mcp-resilient reads a client secret from the environment only: write \
+                 {\"type\": \"oauth\", \"clientId\": \"…\", \"clientSecretEnv\": \"VAR\"}",
+            ));
+        }
+        let mut config = OAuthConfig::default().scopes(self.scopes.unwrap_or_default());
+        config.client_id = self.client_id.filter(|id| !id.is_empty());
+        Ok(Auth::OAuth(config))
     }
 }

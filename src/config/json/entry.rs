@@ -142,7 +142,7 @@ impl Entry {
     }
 
     /// Expands `${…}` in the values hosts expand: `command`, `args`, `env`, `envFile`, `cwd`,
-    /// `url`, `serverUrl` and `headers`.
+    /// `url`, `serverUrl`, `headers` and the client ids of `auth`.
     fn expand(&mut self, vars: &Vars<'_>) -> Result<(), ConfigError> {
         let expand = |path: String, value: &mut String| {
             *value = vars
@@ -172,6 +172,9 @@ impl Entry {
         }
         for (key, value) in self.headers.iter_mut().flatten() {
             expand(format!("headers.{key}"), value)?;
+        }
+        for (key, value) in self.auth.iter_mut().flat_map(|a| a.strings()) {
+            expand(key.to_owned(), value)?;
         }
         Ok(())
     }

@@ -81,3 +81,24 @@ fn auth_mistakes_are_refused_with_their_key() {
     let stdio = auth_of(r#"{"command": "srv", "auth": "oauth"}"#).unwrap_err();
     assert!(stdio.contains("auth"), "{stdio}");
 }
+
+#[test]
+fn cursors_oauth_client_is_read_and_its_inline_secret_refused() {
+    let url = r#""url": "https://example.com/mcp""#;
+    let cursor = auth_of(&format!(
+        r#"{{{url}, "auth": {{"CLIENT_ID": "cursor-id", "scopes": ["read"]}}}}"#
+    ))
+    .unwrap();
+    let Auth::OAuth(oauth) = cursor else {
+        panic!("not oauth")
+    };
+    assert_eq!(oauth.client_id.as_deref(), Some("cursor-id"));
+    assert_eq!(oauth.scopes, ["read"]);
+    let secret = auth_of(&format!(
+        r#"{{{url}, "auth": {{"CLIENT_ID": "id", "CLIENT_SECRET": "inline-s3cr3t"}}}}"#
+    ))
+    .unwrap_err();
+    assert!(secret.contains("auth.CLIENT_SECRET"), "{secret}");
+    assert!(secret.contains("clientSecretEnv"), "{secret}");
+    assert!(!secret.contains("inline-s3cr3t"), "{secret}");
+}

@@ -54,7 +54,7 @@ fn cursor_project_env_files_load_under_env_and_env_wins() {
 }
 
 #[test]
-fn cursor_global_file_has_no_workspace_and_ignores_auth() {
+fn cursor_global_file_has_no_workspace_and_reads_its_oauth_client() {
     let home = fixture_dir("cursor/home");
     let home = home.to_str().expect("utf-8 path");
     let env = [("HOME", home), ("CONTEXT7_API_KEY", "c7-key")];
@@ -67,7 +67,14 @@ fn cursor_global_file_has_no_workspace_and_ignores_auth() {
             .contains(&("CONTEXT7_API_KEY".into(), "c7-key".into()))
     );
     assert_eq!(remote_of(loaded(&servers, "figma")).kind, RemoteKind::Sse);
-    assert_eq!(remote_of(loaded(&servers, "linear")).headers, []);
+    let linear = remote_of(loaded(&servers, "linear"));
+    assert_eq!(linear.headers, []);
+    let crate::auth::Auth::OAuth(oauth) = &linear.auth else {
+        panic!("Cursor's auth is OAuth: {:?}", linear.auth)
+    };
+    // `${env:LINEAR_CLIENT_ID}` is unset here: "" as in Cursor, so dynamic registration.
+    assert_eq!(oauth.client_id, None);
+    assert_eq!(oauth.scopes, ["read", "write"]);
     let notes = stdio_of(loaded(&servers, "notes"));
     assert_eq!(notes.args[2], format!("{home}/notes"));
     assert_error(
