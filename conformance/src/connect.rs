@@ -13,6 +13,9 @@
 //!   same answer serves a 2025-11-25 `elicitation/create` request and a 2026-07-28
 //!   `input_required` round.
 //!
+//! - Authorization, in the `auth/*` scenarios only: the library's OAuth, set up in
+//!   [`crate::auth`].
+//!
 //! Everything the protocol itself requires (headers, `_meta`, retries after `input_required`)
 //! is the library's job and deliberately absent here.
 
@@ -25,7 +28,7 @@ use mcp_resilient::{
 };
 use tokio::time::Instant;
 
-use crate::invocation::Invocation;
+use crate::{auth, invocation::Invocation};
 
 /// Our name for the scenario's server; tools are registered as `mcp__conformance__<tool>`.
 pub(crate) const SERVER: &str = "conformance";
@@ -44,7 +47,11 @@ pub(crate) fn config(invocation: &Invocation) -> Result<ServerConfig, String> {
             ));
         }
     };
-    Ok(ServerConfig::http(SERVER, &invocation.url)
+    let mut config = ServerConfig::http(SERVER, &invocation.url);
+    if auth::wanted(invocation) {
+        config = config.auth(auth::config(invocation));
+    }
+    Ok(config
         .protocol(protocol)
         .handlers(HostHandlers::new().accept_elicitation_defaults())
         .reconnect(Reconnect {

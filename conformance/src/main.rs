@@ -21,11 +21,13 @@
 //! # Layout
 //!
 //! - [`invocation`]: arguments and environment;
+//! - [`auth`]: the OAuth settings of the `auth/*` scenarios;
 //! - [`connect`]: how we connect (the one place that builds the [`ServerConfig`](mcp_resilient::ServerConfig));
 //! - [`scenario`]: what each scenario wants done, in one `match`, and the steps that do it.
 #![forbid(unsafe_code)]
 #![warn(unreachable_pub)]
 
+mod auth;
 mod connect;
 mod invocation;
 mod scenario;
@@ -50,6 +52,9 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(code) = auth::reexec_with_secret(&invocation) {
+        return code;
+    }
     match run(&invocation).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(reason) => {

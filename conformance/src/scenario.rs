@@ -51,6 +51,9 @@ pub(crate) fn plan(invocation: &Invocation) -> Result<Vec<Step>, String> {
         .collect(),
         // Headers are checked per request; invalid tools must already be gone from the registry.
         "http-standard-headers" | "http-invalid-tool-headers" => vec![Step::CallEveryListedTool],
+        // Authorized, the scenario server lists one tool; calling it is what `auth/scope-step-up`
+        // demands more scopes for.
+        name if name.starts_with("auth/") => vec![call("test-tool", json!({}))],
         "json-schema-2020-12-preservation" => vec![Step::EchoSchema {
             of: "json_schema_2020_12_tool",
             via: "json_schema_echo",
@@ -215,10 +218,14 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_scenario_only_connects() {
+    fn an_unknown_scenario_only_connects_and_an_auth_one_calls_its_tool() {
+        assert_eq!(plan(&invocation("unknown", json!({}))).unwrap(), vec![]);
         assert_eq!(
             plan(&invocation("auth/metadata-default", json!({}))).unwrap(),
-            vec![]
+            vec![Step::Call {
+                tool: "test-tool".into(),
+                arguments: json!({})
+            }]
         );
     }
 
