@@ -6,7 +6,9 @@
 //
 // A scenario passes only when the suite exited 0 for it and its checks.json holds at least one
 // SUCCESS and no FAILURE or WARNING: the suite's own rule (a failure, a warning, a client that
-// timed out or exited non-zero all fail it), plus "something was actually checked".
+// timed out or exited non-zero all fail it), plus "something was actually checked". The scenarios
+// that test a refusal (the suite's `allowClientError`: an issuer or resource mismatch, …) accept a
+// non-zero exit: a passed one with a client exit other than 0 is listed as a refusal.
 //
 // usage: node report.mjs RESULTS --commit C --dirty PATHS --node V --date D [--only a,b] [--summary]
 
@@ -70,7 +72,11 @@ function load(runFile) {
   else r.result = "FAIL";
   if (!r.skippedBySuite && checks === null) r.notes.push("no checks.json: the suite recorded nothing");
   if (r.timedOut) r.notes.push("client timed out");
-  else if (r.clientExit !== 0) r.notes.push(`client exited ${r.clientExit}: ${r.clientSaid}`);
+  else if (r.clientExit !== 0 && r.result === "pass") {
+    // The suite exited 0 although the client did not: this scenario wants a refusal.
+    r.refused = true;
+    r.notes.push(`refused, as the scenario expects (client exit ${r.clientExit}; its words below)`);
+  } else if (r.clientExit !== 0) r.notes.push(`client exited ${r.clientExit}: ${r.clientSaid}`);
   if (r.exitCode !== 0 && r.failed + r.warnings === 0 && !r.timedOut && r.clientExit === 0)
     r.notes.push(`suite exited ${r.exitCode}`);
   return r;
@@ -135,9 +141,16 @@ p("library settled on, as the client reported it once ready (— when it never w
 p("SKIPPED (counted in the last of ✓/✗/⚠/skip) are requests the client never sends, e.g. `initialize` at");
 p("2026-07-28 or `resources/*` and `prompts/*`: the library supervises tools only.");
 p();
+p("In the `auth/*` scenarios the client configures the library's OAuth (`Auth::OAuth`: an in-memory token");
+p("store, the `Headless` prompt that follows the authorization server's redirects to the loopback callback,");
+p("the suite's client metadata document URL, and the context's pre-registered `client_id`/`client_secret` where");
+p("it has one) and nothing else: discovery, registration, PKCE, the `resource` indicator, issuer checks and");
+p("step-ups are the library's (on rmcp's `auth`). Some of these scenarios test a refusal (the suite allows the");
+p("client to exit non-zero there): the client then exits 1, and what the library refused is quoted below.");
+p();
 p("## Results");
 p();
-p("| suite | wire | negotiated | scenario | result | checks ✓/✗/⚠/skip | failing checks (shortened) |");
+p("| suite | wire | negotiated | scenario | result | checks ✓/✗/⚠/skip | notes, failing checks (shortened) |");
 p("|---|---|---|---|---|---|---|");
 for (const r of runs) {
   const msgs = bad(r).map((c) => message(c, 90));
@@ -159,6 +172,13 @@ for (const r of failing) {
   p();
   for (const n of r.notes) p(`- ${cell(oneLine(n, 400))}`);
   for (const c of bad(r)) p(`- \`${c.id}\` ${c.status} — ${cell(message(c, 400))}`);
+  p();
+}
+const refusals = runs.filter((r) => r.refused);
+if (refusals.length > 0) {
+  p("## Refusals the scenarios expect, in the client's words");
+  p();
+  for (const r of refusals) p(`- ${r.suite} · ${r.scenario}: ${cell(oneLine(r.clientSaid, 600))}`);
   p();
 }
 p("## Reproduce");

@@ -88,3 +88,43 @@ pub(crate) fn reexec_with_secret(invocation: &Invocation) -> Option<ExitCode> {
         _ => ExitCode::FAILURE,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn oauth(scenario: &str, context: Value) -> OAuthConfig {
+        let invocation = Invocation {
+            url: "http://localhost:1/mcp".into(),
+            scenario: scenario.into(),
+            protocol: None,
+            context,
+        };
+        match config(&invocation) {
+            Auth::OAuth(config) => config,
+            other => panic!("not OAuth: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_context_client_is_pre_registered_and_its_secret_is_named_by_variable_only() {
+        let context = json!({"client_id": "pre", "client_secret": "s3cret"});
+        let config = oauth("auth/pre-registration", context);
+        assert_eq!(config.client_id.as_deref(), Some("pre"));
+        assert_eq!(config.client_secret_env.as_deref(), Some(SECRET_ENV));
+        assert!(!format!("{config:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn without_a_context_client_the_metadata_document_or_registration_decides() {
+        let config = oauth("auth/basic-cimd", Value::Null);
+        assert_eq!(config.client_id, None);
+        assert_eq!(config.client_secret_env, None);
+        assert_eq!(
+            config.client_metadata_url.as_deref(),
+            Some(CLIENT_METADATA_URL)
+        );
+        assert!(config.store.is_some() && config.prompt.is_some());
+    }
+}
