@@ -4,18 +4,21 @@
 //! ```sh
 //! cargo bench --bench resilience -- --quick     # under 2 minutes on 2 cores
 //! cargo bench --bench resilience                # full mode: more repetitions, longer windows
-//! cargo bench --bench resilience -- --only calls,faults,idle,storm,verdicts,era,proxy
+//! cargo bench --bench resilience -- --only calls,faults,idle,storm,verdicts,era,proxy,auth
 //! ```
 //!
 //! Sections 1-6 speak protocol 2025-11-25 (legacy SSE: 2024-11-05); `era` (section 8) measures
 //! calls, detection and recovery at 2026-07-28; `proxy` (section 9) the per-call cost of the
-//! `mcp-resilient proxy` binary over a direct supervised call.
+//! `mcp-resilient proxy` binary over a direct supervised call; `auth` (section 10) what OAuth
+//! costs a call and how fast token renewals and refusals are handled.
 //!
 //! Prints a Markdown table and writes the same figures to `target/bench/results.json`. Every
 //! measured call is checked (no error, no `isError`, the echo came back); every recovery is
 //! checked to be a new generation (and after a kill a new process); failed repetitions are
 //! counted in the `failed` column, never dropped.
 
+#[path = "resilience/auth.rs"]
+mod auth;
 #[path = "resilience/calls.rs"]
 mod calls;
 #[path = "resilience/era.rs"]
@@ -73,7 +76,7 @@ fn main() {
     let mut rows: Vec<Row> = Vec::new();
     runtime.block_on(async {
         for (part, section) in [
-            "calls", "faults", "idle", "storm", "verdicts", "era", "proxy",
+            "calls", "faults", "idle", "storm", "verdicts", "era", "proxy", "auth",
         ]
         .iter()
         .zip([
@@ -84,6 +87,7 @@ fn main() {
             "6. fault model",
             "8. protocol 2026-07-28",
             "9. proxy overhead per call",
+            "10. authorization",
         ]) {
             if !wanted(part) {
                 continue;
@@ -97,6 +101,7 @@ fn main() {
                 "storm" => storm::run(mode, &mut rows).await,
                 "verdicts" => verdicts::run(mode, &mut rows).await,
                 "era" => era::run(mode, &mut rows).await,
+                "auth" => auth::run(mode, &mut rows).await,
                 _ => proxy::run(mode, &mut rows).await,
             };
             if let Err(e) = result {

@@ -29,6 +29,8 @@ pub(crate) struct Bound {
     /// In-process half of the refresh lock (the store's lock is the cross-process half): taken
     /// first, so tasks of one process queue here instead of each holding a file lock.
     local: Arc<tokio::sync::Mutex<()>>,
+    /// Whether "stored tokens belong to another URL" was said already (once is enough).
+    warned: Arc<std::sync::atomic::AtomicBool>,
 }
 
 tokio::task_local! {
@@ -43,6 +45,7 @@ impl Bound {
             store,
             url: url.to_string(),
             local: Arc::default(),
+            warned: Arc::default(),
         }
     }
 
@@ -50,7 +53,7 @@ impl Bound {
         let record = self.store.load().await.map_err(store_error)?;
         Ok(record.filter(|r| {
             let same = r.server_url == self.url;
-            if !same {
+            if !same && !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
                 tracing::warn!(stored = %r.server_url, configured = %self.url, "stored tokens belong to another URL; ignoring them");
             }
             same

@@ -59,7 +59,7 @@ pub(crate) struct Authorizer {
 
 enum Method {
     Bearer { env: String },
-    OAuth(OAuth),
+    OAuth(Box<OAuth>),
 }
 
 struct OAuth {
@@ -97,12 +97,12 @@ impl Authorizer {
                     Some(store) => store.clone(),
                     None => Arc::new(FileTokenStore::for_server(name).map_err(|e| e.to_string())?),
                 };
-                Method::OAuth(OAuth {
+                Method::OAuth(Box::new(OAuth {
                     config: config.clone(),
                     bound: Bound::new(store, url),
                     manager: tokio::sync::Mutex::new(None),
                     renewing: tokio::sync::Mutex::new(()),
-                })
+                }))
             }
         };
         Ok(Some(Arc::new(Authorizer {
@@ -114,9 +114,15 @@ impl Authorizer {
         })))
     }
 
-    /// What to tell a user whose server refused us: the last reason, and what to do about it.
-    pub(crate) fn advice(&self) -> String {
-        let last = self.last_denial.lock().ok().and_then(|l| l.clone());
+    /// What to tell a user whose server refused us with `detail`: the last reason (unless
+    /// `detail` already says it), and what to do about it.
+    pub(crate) fn advice(&self, detail: &str) -> String {
+        let last = self
+            .last_denial
+            .lock()
+            .ok()
+            .and_then(|l| l.clone())
+            .filter(|last| !detail.contains(last.as_str()));
         let todo = match &self.method {
             Method::Bearer { env } => format!("check the token in `{env}`"),
             Method::OAuth(o) if o.config.grant == Grant::ClientCredentials => {

@@ -81,7 +81,9 @@ fn init_tracing(verbose: u8, quiet: bool) {
         // server) at error level, with the body; our own lines say what happened, in our words.
         0 => "warn,rmcp=error,rmcp::transport::worker=off",
         1 => "info,mcp_resilient::stderr=warn",
-        _ => "debug",
+        // rmcp's OAuth code logs the one-time authorization code at debug level: keep its auth
+        // module at info unless RUST_LOG asks for it explicitly.
+        _ => "debug,rmcp::transport::auth=info",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));

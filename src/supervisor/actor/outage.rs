@@ -127,7 +127,7 @@ impl Actor {
         if death.cause == Cause::Unauthorized {
             // Say what would authorize it: a login, a token, other client credentials.
             let advice = match &self.context.auth {
-                Some(auth) => auth.advice(),
+                Some(auth) => auth.advice(&death.detail),
                 None => format!(
                     "the server asks for authorization: configure `auth` (oauth) and run `mcp-resilient login {}`",
                     self.config.name

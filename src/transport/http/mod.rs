@@ -190,7 +190,7 @@ impl StreamableHttpClient for HttpClient {
                     session_id.clone(),
                     token.or_else(|| auth_header.clone()),
                     custom_headers.clone(),
-                    limits.clone(),
+                    limits,
                 )
             })
             .await;
