@@ -382,3 +382,64 @@ async fn the_token_file_is_private_and_replaced_whole() {
     assert_eq!(mode(store.path()), 0o600);
     mock.shutdown().await;
 }
+
+/// A login while the server runs (another process, a new client registered) is picked up: when
+/// the old token expires, the refresh uses the new client's refresh token, not the old client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_login_while_running_is_picked_up_at_the_next_renewal() {
+    let mock = mock(OAuthOptions::default()).await;
+    let store = MemoryTokenStore::new();
+    logged_in(&mock, Wire::Http2026, store.clone()).await;
+    let first_client = store.load().await.unwrap().unwrap().credentials.client_id;
+    let registry = ToolRegistry::new();
+    let oauth = OAuthConfig::default().store(store.clone());
+    let server = Supervisor::start(config(&mock, Wire::Http2026, oauth), registry.clone())
+        .await
+        .unwrap();
+    let first = ready(&server).await;
+    echo(&registry, "before").await.unwrap();
+    logged_in(&mock, Wire::Http2026, store.clone()).await;
+    let second_client = store.load().await.unwrap().unwrap().credentials.client_id;
+    assert_ne!(
+        first_client, second_client,
+        "the second login registered anew"
+    );
+    mock.faults().expire_access_tokens();
+    echo(&registry, "after")
+        .await
+        .expect("renewed with the new client's refresh token");
+    let stats = mock.faults().oauth_stats().unwrap();
+    assert_eq!(stats.refreshed, 1);
+    assert_eq!(stats.invalid_grant, 0);
+    assert_eq!(generation_of(&server), Some(first));
+    server.shutdown().await;
+    mock.shutdown().await;
+}
+
+/// A store reads the file again once another process replaced it (its in-memory copy is only
+/// used while the file is unchanged).
+#[tokio::test]
+async fn a_file_store_sees_what_another_process_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = mock(OAuthOptions::default()).await;
+    let (a, b) = (
+        FileTokenStore::in_dir(dir.path(), "authd"),
+        FileTokenStore::in_dir(dir.path(), "authd"),
+    );
+    logged_in(&mock, Wire::Http2026, a.clone()).await;
+    let first = a.load().await.unwrap().unwrap();
+    assert_eq!(
+        a.load().await.unwrap().unwrap().credentials.client_id,
+        first.credentials.client_id
+    );
+    logged_in(&mock, Wire::Http2026, b.clone()).await;
+    let second = b.load().await.unwrap().unwrap().credentials.client_id;
+    assert_ne!(second, first.credentials.client_id);
+    assert_eq!(
+        a.load().await.unwrap().unwrap().credentials.client_id,
+        second
+    );
+    b.clear().await.unwrap();
+    assert!(a.load().await.unwrap().is_none());
+    mock.shutdown().await;
+}

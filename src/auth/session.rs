@@ -66,8 +66,9 @@ struct OAuth {
     config: OAuthConfig,
     /// The store, bound to the server's URL, with the refresh lock.
     bound: Bound,
-    /// The manager holding the current client and tokens; built on first use (discovery).
-    manager: tokio::sync::Mutex<Option<Arc<AuthorizationManager>>>,
+    /// The manager holding the current client and tokens, with that client's id; built on first
+    /// use (discovery), and again when the store holds another client's tokens (a new login).
+    manager: tokio::sync::Mutex<Option<(Arc<AuthorizationManager>, String)>>,
     /// Serialises renewals and step-ups (invariant 2).
     renewing: tokio::sync::Mutex<()>,
 }
@@ -174,14 +175,23 @@ impl Authorizer {
     /// The current manager, restored from the store on first use. `Ok(None)`: nothing stored.
     async fn manager(&self, oauth: &OAuth) -> Result<Option<Arc<AuthorizationManager>>, Denied> {
         let mut slot = oauth.manager.lock().await;
-        if let Some(manager) = slot.as_ref() {
-            return Ok(Some(manager.clone()));
+        let stored = oauth.bound.record().await.ok().flatten();
+        if let Some((manager, client_id)) = slot.as_ref() {
+            match &stored {
+                // A login since (maybe in another process) registered another client: its
+                // refresh token is refused to the old one, so the manager is built again.
+                Some(record) if record.credentials.client_id != *client_id => {
+                    tracing::info!(server = %self.name, "stored authorization changed; using the new one");
+                }
+                _ => return Ok(Some(manager.clone())),
+            }
         }
         let restored = flow::restore(&self.url, &oauth.config, &oauth.bound).await;
         match restored {
             Ok(Some(manager)) => {
                 let manager = Arc::new(manager);
-                *slot = Some(manager.clone());
+                let client_id = stored.map(|r| r.credentials.client_id).unwrap_or_default();
+                *slot = Some((manager.clone(), client_id));
                 Ok(Some(manager))
             }
             Ok(None) => Ok(None),
@@ -254,7 +264,7 @@ impl Authorizer {
             .split_whitespace()
             .map(str::to_owned)
             .collect();
-        if let Some(manager) = oauth.manager.lock().await.clone() {
+        if let Some((manager, _)) = oauth.manager.lock().await.clone() {
             for granted in manager.get_current_scopes().await {
                 if !wanted.contains(&granted) {
                     wanted.push(granted);
@@ -303,7 +313,15 @@ impl Authorizer {
             .get_access_token()
             .await
             .map_err(|e| self.deny(format!("no token after the authorization: {e}")))?;
-        *oauth.manager.lock().await = Some(Arc::new(manager));
+        let client_id = oauth
+            .bound
+            .record()
+            .await
+            .ok()
+            .flatten()
+            .map(|r| r.credentials.client_id)
+            .unwrap_or_default();
+        *oauth.manager.lock().await = Some((Arc::new(manager), client_id));
         tracing::info!(server = %self.name, "authorized");
         Ok(token)
     }

@@ -160,9 +160,34 @@ pub fn config_dir() -> Option<PathBuf> {
 }
 
 /// Tokens in `<dir>/<server name>.json`, mode 0600 (see the module invariants).
+///
+/// Every request asks the store for the current token (another process may have refreshed
+/// it), so a load that finds the file unchanged (same inode, size and modification time) answers
+/// from memory instead of reading and parsing it again.
 #[derive(Debug, Clone)]
 pub struct FileTokenStore {
     path: PathBuf,
+    /// The last record read, with the identity of the file it came from.
+    cache: Arc<Mutex<Option<(FileStamp, StoredAuth)>>>,
+}
+
+/// What tells one version of the token file from another: a rename gives a new inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    inode: u64,
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl FileStamp {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        FileStamp {
+            inode: meta.ino(),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        }
+    }
 }
 
 impl FileTokenStore {
@@ -181,6 +206,7 @@ impl FileTokenStore {
     pub fn in_dir(dir: impl Into<PathBuf>, name: &str) -> Self {
         FileTokenStore {
             path: dir.into().join(format!("{name}.json")),
+            cache: Arc::default(),
         }
     }
 
@@ -242,16 +268,33 @@ impl FileTokenStore {
 #[async_trait]
 impl TokenStore for FileTokenStore {
     async fn load(&self) -> Result<Option<StoredAuth>, StoreError> {
-        let bytes = match tokio::fs::read(&self.path).await {
+        // A stat and a read of a small local file: done in place, not on the blocking pool,
+        // which would cost more than the calls themselves.
+        let stamp = match std::fs::metadata(&self.path) {
+            Ok(meta) => FileStamp::of(&meta),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(self.error(e)),
+        };
+        if let Ok(cache) = self.cache.lock()
+            && let Some((cached, record)) = cache.as_ref()
+            && *cached == stamp
+        {
+            return Ok(Some(record.clone()));
+        }
+        let bytes = match std::fs::read(&self.path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(self.error(e)),
         };
-        serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+        let record: StoredAuth = serde_json::from_slice(&bytes).map_err(|e| {
             self.error(format!(
                 "unreadable ({e}); `mcp-resilient logout` removes it"
             ))
-        })
+        })?;
+        if let Ok(mut cache) = self.cache.lock() {
+            *cache = Some((stamp, record.clone()));
+        }
+        Ok(Some(record))
     }
 
     async fn save(&self, auth: &StoredAuth) -> Result<(), StoreError> {
@@ -264,6 +307,9 @@ impl TokenStore for FileTokenStore {
     }
 
     async fn clear(&self) -> Result<(), StoreError> {
+        if let Ok(mut cache) = self.cache.lock() {
+            *cache = None;
+        }
         match tokio::fs::remove_file(&self.path).await {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
