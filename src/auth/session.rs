@@ -160,7 +160,7 @@ impl Authorizer {
                 _ => Err(self.deny(format!("the token variable `{env}` is not set"))),
             },
             Method::OAuth(oauth) => {
-                let Some(manager) = self.manager(oauth).await? else {
+                let Some(manager) = self.manager(oauth, false).await? else {
                     return Ok(None);
                 };
                 match manager.get_access_token().await {
@@ -173,8 +173,19 @@ impl Authorizer {
     }
 
     /// The current manager, restored from the store on first use. `Ok(None)`: nothing stored.
-    async fn manager(&self, oauth: &OAuth) -> Result<Option<Arc<AuthorizationManager>>, Denied> {
+    ///
+    /// With `recheck` (a renewal), a cached manager is first checked against the store: when the
+    /// store holds another client's tokens, it is built again. A request's token does not need
+    /// that (rmcp reads the token from the store itself), so it skips the extra read.
+    async fn manager(
+        &self,
+        oauth: &OAuth,
+        recheck: bool,
+    ) -> Result<Option<Arc<AuthorizationManager>>, Denied> {
         let mut slot = oauth.manager.lock().await;
+        if let (Some((manager, _)), false) = (slot.as_ref(), recheck) {
+            return Ok(Some(manager.clone()));
+        }
         let stored = oauth.bound.record().await.ok().flatten();
         if let Some((manager, client_id)) = slot.as_ref() {
             match &stored {
@@ -222,7 +233,7 @@ impl Authorizer {
         if let Some(token) = self.fresher_than(oauth, sent).await {
             return Ok(token);
         }
-        let manager = self.manager(oauth).await?;
+        let manager = self.manager(oauth, true).await?;
         let refreshed = match (&manager, sent) {
             (Some(manager), Some(_)) => Some(Bound::holding(manager.refresh_token()).await),
             _ => None,
