@@ -443,3 +443,67 @@ async fn a_file_store_sees_what_another_process_saved() {
     assert!(a.load().await.unwrap().is_none());
     mock.shutdown().await;
 }
+
+/// Client credentials (machine to machine, no person, no refresh token): a token is obtained
+/// before the first request and again whenever it expires, so no request ever goes out without
+/// one, and calls keep working across expiries in the same generation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_credentials_get_a_token_before_each_expiry_bites() {
+    for wire in WIRES {
+        // 4 s: rmcp renews when under min(30 s, lifetime / 2) is left, counted in whole
+        // seconds, so a 2 s token could be sent in its last instant and meet a 401.
+        let mock = mock(OAuthOptions {
+            access_ttl: Duration::from_secs(4),
+            clients: vec![("machine".to_owned(), Some("m2m-secret".to_owned()))],
+            ..OAuthOptions::default()
+        })
+        .await;
+        let mut oauth = OAuthConfig::default()
+            .store(MemoryTokenStore::new())
+            .client_id("machine")
+            .grant(mcp_resilient::auth::Grant::ClientCredentials);
+        oauth.client_secret = Some(mcp_resilient::auth::ClientSecret::new("m2m-secret"));
+        let registry = ToolRegistry::new();
+        let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
+            .await
+            .unwrap();
+        let first = ready(&server).await;
+        let deadline = Instant::now() + LIMIT;
+        while mock
+            .faults()
+            .oauth_stats()
+            .unwrap()
+            .issued
+            .client_credentials
+            < 2
+        {
+            assert!(
+                Instant::now() < deadline,
+                "{wire:?}: no new tokens within {LIMIT:?}"
+            );
+            echo(&registry, "m2m")
+                .await
+                .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        }
+        let stats = mock.faults().oauth_stats().unwrap();
+        // One 401: discovery's own unauthenticated probe for the server's challenge, once.
+        assert_eq!(
+            stats.unauthorized, 1,
+            "{wire:?}: a request went out without a valid token"
+        );
+        assert_eq!(generation_of(&server), Some(first), "{wire:?}");
+        assert!(!format!("{:?}", server_config_debug()).contains("m2m-secret"));
+        server.shutdown().await;
+        mock.shutdown().await;
+    }
+}
+
+/// The `Debug` of an OAuth configuration with a secret in it.
+fn server_config_debug() -> String {
+    let mut oauth = OAuthConfig::default();
+    oauth.client_secret = Some(mcp_resilient::auth::ClientSecret::new("m2m-secret"));
+    format!(
+        "{:?}",
+        ServerConfig::http("x", "http://127.0.0.1:1/mcp").auth(Auth::OAuth(oauth))
+    )
+}

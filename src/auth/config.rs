@@ -73,6 +73,12 @@ pub struct OAuthConfig {
     /// # Default
     /// none (a public client)
     pub client_secret_env: Option<String>,
+    /// That client's secret, handed over by a host that keeps it elsewhere (a keychain, a
+    /// vault); wins over `client_secret_env`. Rust only: a configuration file names a variable.
+    ///
+    /// # Default
+    /// none
+    pub client_secret: Option<ClientSecret>,
     /// The scopes to ask for.
     ///
     /// # Default
@@ -147,11 +153,34 @@ impl OAuthConfig {
     }
 }
 
+/// A client secret; its `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientSecret(String);
+
+impl ClientSecret {
+    /// Wraps `secret`.
+    pub fn new(secret: impl Into<String>) -> Self {
+        ClientSecret(secret.into())
+    }
+
+    /// The secret itself, for the token request.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ClientSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ClientSecret(<redacted>)")
+    }
+}
+
 impl fmt::Debug for OAuthConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OAuthConfig")
             .field("client_id", &self.client_id)
             .field("client_secret_env", &self.client_secret_env)
+            .field("client_secret", &self.client_secret)
             .field("scopes", &self.scopes)
             .field("callback_port", &self.callback_port)
             .field("grant", &self.grant)

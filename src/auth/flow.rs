@@ -8,9 +8,9 @@ use std::{sync::Arc, time::Duration};
 
 use async_trait::async_trait;
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
-    ClientCredentialsConfig, CredentialRefreshGuard, CredentialStore, OAuthClientConfig,
-    StoredCredentials,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, ClientCredentialsConfig, CredentialRefreshGuard, CredentialStore,
+    OAuthClientConfig, StoredCredentials,
 };
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
@@ -31,6 +31,8 @@ pub(crate) struct Bound {
     local: Arc<tokio::sync::Mutex<()>>,
     /// Whether "stored tokens belong to another URL" was said already (once is enough).
     warned: Arc<std::sync::atomic::AtomicBool>,
+    /// The authorization server's metadata as the client credentials grant last discovered it.
+    metadata: Arc<std::sync::Mutex<Option<AuthorizationMetadata>>>,
 }
 
 tokio::task_local! {
@@ -46,6 +48,7 @@ impl Bound {
             url: url.to_string(),
             local: Arc::default(),
             warned: Arc::default(),
+            metadata: Arc::default(),
         }
     }
 
@@ -107,8 +110,11 @@ pub(crate) async fn manager(url: &Url, bound: &Bound) -> Result<AuthorizationMan
     Ok(manager)
 }
 
-/// The client secret named by `client_secret_env`, if one is configured.
+/// The client secret: the one the host handed over, else the one `client_secret_env` names.
 pub(crate) fn client_secret(config: &OAuthConfig) -> Result<Option<String>, AuthError> {
+    if let Some(secret) = &config.client_secret {
+        return Ok(Some(secret.expose().to_owned()));
+    }
     let Some(env) = &config.client_secret_env else {
         return Ok(None);
     };
@@ -165,10 +171,26 @@ async fn client_credentials(ask: Ask<'_>) -> Result<AuthorizationManager, AuthEr
         ));
     };
     let mut manager = manager(ask.url, ask.bound).await?;
-    let resolution = manager
-        .resolve_metadata_from_challenge(ask.challenge)
-        .await?;
-    manager.set_metadata(resolution.metadata);
+    // Discovery (which also probes the server unauthenticated for its challenge) runs once: a
+    // token that merely expired is obtained again from the same token endpoint. A request the
+    // server refused (a challenge) discovers again: the server may have moved.
+    let known = match ask.challenge {
+        None => ask.bound.metadata.lock().ok().and_then(|m| m.clone()),
+        Some(_) => None,
+    };
+    let metadata = match known {
+        Some(metadata) => metadata,
+        None => {
+            let resolved = manager
+                .resolve_metadata_from_challenge(ask.challenge)
+                .await?;
+            if let Ok(mut slot) = ask.bound.metadata.lock() {
+                *slot = Some(resolved.metadata.clone());
+            }
+            resolved.metadata
+        }
+    };
+    manager.set_metadata(metadata);
     let credentials = ClientCredentialsConfig::ClientSecret {
         client_id: client_id.clone(),
         client_secret: secret,

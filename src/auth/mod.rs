@@ -34,7 +34,7 @@ mod store;
 
 use std::{sync::Arc, time::Duration};
 
-pub use config::{Auth, Grant, OAuthConfig};
+pub use config::{Auth, ClientSecret, Grant, OAuthConfig};
 pub use prompt::{Browser, Headless, PrintUrl, Prompt};
 pub use rmcp::transport::auth::AuthError;
 pub(crate) use session::Authorizer;

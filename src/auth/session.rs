@@ -160,14 +160,26 @@ impl Authorizer {
                 _ => Err(self.deny(format!("the token variable `{env}` is not set"))),
             },
             Method::OAuth(oauth) => {
-                let Some(manager) = self.manager(oauth, false).await? else {
-                    return Ok(None);
+                let token = match self.manager(oauth, false).await? {
+                    None => None,
+                    Some(manager) => match manager.get_access_token().await {
+                        Ok(token) => Some(token),
+                        Err(AuthError::AuthorizationRequired) => None,
+                        Err(e) => {
+                            return Err(self.deny(format!("could not refresh the token: {e}")));
+                        }
+                    },
                 };
-                match manager.get_access_token().await {
-                    Ok(token) => Ok(Some(token)),
-                    Err(AuthError::AuthorizationRequired) => Ok(None),
-                    Err(e) => Err(self.deny(format!("could not refresh the token: {e}"))),
+                if token.is_some() || oauth.config.grant != Grant::ClientCredentials {
+                    return Ok(token);
                 }
+                // Client credentials need no person: get a token now rather than send the
+                // request without one and wait for the 401.
+                let _one_at_a_time = oauth.renewing.lock().await;
+                if let Some(token) = self.fresher_than(oauth, None).await {
+                    return Ok(Some(token));
+                }
+                self.obtain(oauth, None, Vec::new()).await.map(Some)
             }
         }
     }
