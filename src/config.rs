@@ -37,7 +37,7 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
-pub use self::duration::{format_duration, parse_duration};
+pub use self::duration::{format_duration, human_duration, parse_duration};
 pub use self::json::{
     LoadedServers, SkippedServer, load_servers, load_servers_file, load_servers_with,
 };

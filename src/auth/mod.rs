@@ -37,7 +37,7 @@ use std::{sync::Arc, time::Duration};
 pub use config::{Auth, ClientSecret, Grant, OAuthConfig};
 pub use prompt::{Browser, Headless, PrintUrl, Prompt};
 pub use rmcp::transport::auth::AuthError;
-pub(crate) use session::Authorizer;
+pub(crate) use session::{Authorizer, Refusal};
 pub use store::{
     FileTokenStore, MemoryTokenStore, StoreError, StoreLock, StoredAuth, TokenStore, config_dir,
 };

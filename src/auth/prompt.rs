@@ -46,6 +46,7 @@ impl Prompt for Browser {
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
             .status();
         match tokio::time::timeout(Duration::from_secs(10), spawned).await {
             Ok(Ok(status)) if status.success() => {}

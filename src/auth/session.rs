@@ -19,6 +19,7 @@
 
 use std::{
     fmt,
+    future::Future,
     sync::{
         Arc, Mutex,
         atomic::{AtomicU32, Ordering},
@@ -38,8 +39,19 @@ use super::{
 /// Most step-ups in a row without a request getting through (invariant 3).
 pub(crate) const STEP_UPS: u32 = 2;
 
+/// The most a refresh (or a client credentials exchange) may take, lock wait included.
+const EXCHANGE_LIMIT: Duration = Duration::from_secs(30);
+
 /// How long a running supervisor waits for a person to finish an authorization it started.
 const PROMPT_WAIT: Duration = Duration::from_secs(300);
+
+/// An answer that refused the request for its token, with the server's `WWW-Authenticate`.
+pub(crate) enum Refusal {
+    /// HTTP 401: the token is missing, expired or revoked.
+    Unauthorized(String),
+    /// HTTP 403 `insufficient_scope`: the token lacks a scope.
+    InsufficientScope(String),
+}
 
 /// Why no token can be had. `detail` is safe to show (it never holds a secret).
 #[derive(Debug, Clone)]
@@ -146,14 +158,58 @@ impl Authorizer {
         Denied { detail }
     }
 
+    /// `work` (a token exchange: a few HTTP requests) within [`EXCHANGE_LIMIT`].
+    async fn within<T>(&self, work: impl Future<Output = T>) -> Result<T, Denied> {
+        tokio::time::timeout(EXCHANGE_LIMIT, work)
+            .await
+            .map_err(|_| {
+                self.deny(format!(
+                    "no answer from the authorization server within {EXCHANGE_LIMIT:?}"
+                ))
+            })
+    }
+
     /// A request got through with our token: the step-up count starts again.
-    pub(crate) fn accepted(&self) {
+    fn accepted(&self) {
         self.step_ups.store(0, Ordering::Relaxed);
+    }
+
+    /// Sends one request with the current token. When the answer is a refusal (`refusal` reads
+    /// it: a 401, or a 403 `insufficient_scope`, with its `WWW-Authenticate`), renews the token
+    /// (or steps up) and sends it once more: the refused request never ran. Any other answer is
+    /// returned as it is; the outer `Err` is why no token could be had. Both remote transports
+    /// send through here, each reading its own answer type.
+    pub(crate) async fn send<T, F, Fut>(
+        &self,
+        send: F,
+        refusal: impl Fn(&T) -> Option<Refusal>,
+    ) -> Result<T, Denied>
+    where
+        F: Fn(Option<String>) -> Fut,
+        Fut: Future<Output = T>,
+    {
+        let token = self.token().await?;
+        let answer = send(token.clone()).await;
+        let renewed = match refusal(&answer) {
+            None => {
+                self.accepted();
+                return Ok(answer);
+            }
+            Some(Refusal::Unauthorized(challenge)) => {
+                self.renew(token.as_deref(), &challenge).await?
+            }
+            Some(Refusal::InsufficientScope(challenge)) => self.step_up(&challenge).await?,
+        };
+        let answer = send(Some(renewed)).await;
+        if refusal(&answer).is_none() {
+            self.accepted();
+        }
+        Ok(answer)
     }
 
     /// The token to send now, if there is one. An OAuth token close to its expiry is refreshed
     /// first. `Ok(None)`: send without one (the server's 401 will say what it wants).
-    pub(crate) async fn token(&self) -> Result<Option<String>, Denied> {
+    async fn token(&self) -> Result<Option<String>, Denied> {
         match &self.method {
             Method::Bearer { env } => match std::env::var(env) {
                 Ok(token) if !token.is_empty() => Ok(Some(token)),
@@ -162,7 +218,8 @@ impl Authorizer {
             Method::OAuth(oauth) => {
                 let token = match self.manager(oauth, false).await? {
                     None => None,
-                    Some(manager) => match manager.get_access_token().await {
+                    // May refresh (the token is about to expire): an HTTP exchange, bounded.
+                    Some(manager) => match self.within(manager.get_access_token()).await? {
                         Ok(token) => Some(token),
                         Err(AuthError::AuthorizationRequired) => None,
                         Err(e) => {
@@ -223,11 +280,7 @@ impl Authorizer {
     }
 
     /// After a 401 to a request that carried `sent`: a token to send it again with.
-    pub(crate) async fn renew(
-        &self,
-        sent: Option<&str>,
-        challenge: &str,
-    ) -> Result<String, Denied> {
+    async fn renew(&self, sent: Option<&str>, challenge: &str) -> Result<String, Denied> {
         let oauth = match &self.method {
             Method::Bearer { env } => {
                 return Err(self.deny(format!("the server refused the token in `{env}`")));
@@ -247,7 +300,9 @@ impl Authorizer {
         }
         let manager = self.manager(oauth, true).await?;
         let refreshed = match (&manager, sent) {
-            (Some(manager), Some(_)) => Some(Bound::holding(manager.refresh_token()).await),
+            (Some(manager), Some(_)) => {
+                Some(self.within(Bound::holding(manager.refresh_token())).await?)
+            }
             _ => None,
         };
         // Not held across a new authorization, which may wait minutes for a person.
@@ -266,7 +321,7 @@ impl Authorizer {
     }
 
     /// After a 403 `insufficient_scope`: a token that also has the scopes `challenge` names.
-    pub(crate) async fn step_up(&self, challenge: &str) -> Result<String, Denied> {
+    async fn step_up(&self, challenge: &str) -> Result<String, Denied> {
         let oauth = match &self.method {
             Method::Bearer { env } => {
                 return Err(self.deny(format!(
@@ -322,7 +377,16 @@ impl Authorizer {
             challenge,
             scopes,
         };
-        let manager = match flow::obtain(ask, oauth.config.prompt.as_deref(), PROMPT_WAIT).await {
+        // The person's part is bounded by PROMPT_WAIT inside; discovery and the exchanges too.
+        let obtained = flow::obtain(ask, oauth.config.prompt.as_deref(), PROMPT_WAIT);
+        let obtained = tokio::time::timeout(PROMPT_WAIT + EXCHANGE_LIMIT, obtained)
+            .await
+            .unwrap_or_else(|_| {
+                Err(AuthError::AuthorizationFailed(
+                    "the authorization did not finish in time".to_owned(),
+                ))
+            });
+        let manager = match obtained {
             Ok(manager) => manager,
             Err(AuthError::AuthorizationRequired) => {
                 let last = self.last_denial.lock().ok().and_then(|l| l.clone());

@@ -58,6 +58,15 @@ impl StoredAuth {
         Some(received + token.expires_in()?.as_secs())
     }
 
+    /// How long the access token has left, if the server said when it expires (zero once
+    /// expired).
+    pub fn expires_in(&self) -> Option<std::time::Duration> {
+        let at = self.expires_at()?;
+        Some(std::time::Duration::from_secs(
+            at.saturating_sub(now_secs()),
+        ))
+    }
+
     /// True when a refresh token is stored.
     pub fn can_refresh(&self) -> bool {
         use oauth2::TokenResponse;
@@ -137,6 +146,11 @@ pub trait TokenStore: Send + Sync {
     /// Where the record lives, as a user would look for it (a path).
     fn location(&self) -> String;
 }
+
+/// The most a refresh waits for another process's refresh of the same server.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+/// Between two tries of the lock.
+const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Seconds since the Unix epoch.
 pub(crate) fn now_secs() -> u64 {
@@ -318,25 +332,37 @@ impl TokenStore for FileTokenStore {
     }
 
     async fn lock(&self) -> Result<Option<StoreLock>, StoreError> {
+        use nix::{
+            errno::Errno,
+            fcntl::{Flock, FlockArg},
+        };
         use std::os::unix::fs::OpenOptionsExt;
-        let store = self.clone();
-        let locked = tokio::task::spawn_blocking(move || {
-            store.create_dir()?;
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o600)
-                .open(store.lock_path())?;
-            // Blocks this blocking-pool thread until the other holder (maybe another process)
-            // is done with its refresh.
-            nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-                .map_err(|(_, errno)| std::io::Error::from(errno))
-        })
-        .await
-        .map_err(|e| self.error(e))?
-        .map_err(|e| self.error(format!("lock: {e}")))?;
-        Ok(Some(StoreLock::new(locked)))
+        self.create_dir().map_err(|e| self.error(e))?;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(self.lock_path())
+            .map_err(|e| self.error(format!("lock: {e}")))?;
+        // flock has no async form: try without blocking, and wait a little between tries, up
+        // to LOCK_WAIT (a holder that died released it; one that hangs must not hang us).
+        let deadline = tokio::time::Instant::now() + LOCK_WAIT;
+        loop {
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(locked) => return Ok(Some(StoreLock::new(locked))),
+                Err((again, Errno::EWOULDBLOCK)) if tokio::time::Instant::now() < deadline => {
+                    file = again;
+                    tokio::time::sleep(LOCK_POLL).await;
+                }
+                Err((_, Errno::EWOULDBLOCK)) => {
+                    return Err(self.error(format!(
+                        "lock: another process has held it for over {LOCK_WAIT:?}"
+                    )));
+                }
+                Err((_, errno)) => return Err(self.error(format!("lock: {errno}"))),
+            }
+        }
     }
 
     fn location(&self) -> String {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::{CallError, ConnectionState};
+use crate::{CallError, ConnectionState, config::human_duration as seconds};
 
 /// Where the upstream stands, as far as the sentence needs it.
 pub(super) struct Standing {
@@ -162,17 +162,6 @@ fn next_words(standing: &Standing) -> String {
             None => "The proxy starts it again shortly.".into(),
         },
         ConnectionState::Stopped => "The proxy is shutting down.".into(),
-    }
-}
-
-/// A duration the way a person says it: `800 ms`, `2.5 s`, `30 s`.
-fn seconds(duration: Duration) -> String {
-    if duration < Duration::from_secs(1) {
-        format!("{} ms", duration.as_millis())
-    } else if duration.subsec_millis() == 0 {
-        format!("{} s", duration.as_secs())
-    } else {
-        format!("{:.1} s", duration.as_secs_f64())
     }
 }
 

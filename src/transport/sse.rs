@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use super::DeathSlot;
 use crate::{
-    auth::Authorizer,
+    auth::{Authorizer, Refusal},
     config::RemoteConfig,
     state::{Cause, Death},
     verdict::Verdict,
@@ -175,16 +175,14 @@ pub(crate) async fn connect(
     };
     let response = match &auth {
         None => get(None).await?,
-        Some(auth) => authorized(auth, get)
+        Some(auth) => auth
+            .send(get, refusal)
             .await
-            .map_err(|refused| match refused {
-                Refused::Denied(detail) => ConnectError {
-                    status: Some(401),
-                    retry_after: None,
-                    detail,
-                },
-                Refused::Failed(e) => e,
-            })?,
+            .map_err(|denied| ConnectError {
+                status: Some(401),
+                retry_after: None,
+                detail: denied.detail,
+            })??,
     };
     progress.touch();
     let status = response.status();
@@ -287,15 +285,13 @@ impl Transport<RoleClient> for SseTransport {
             };
             let answer = match &auth {
                 None => post(None).await,
-                Some(auth) => authorized(auth, post)
+                Some(auth) => auth
+                    .send(post, refusal)
                     .await
-                    .map_err(|refused| match refused {
-                        Refused::Denied(_) => SendError::Status {
-                            status: 401,
-                            retry_after: None,
-                        },
-                        Refused::Failed(e) => e,
-                    }),
+                    .unwrap_or(Err(SendError::Status {
+                        status: 401,
+                        retry_after: None,
+                    })),
             };
             let result = match answer {
                 Ok(r) if r.status().is_success() => return Ok(()),
@@ -334,47 +330,23 @@ impl Transport<RoleClient> for SseTransport {
     }
 }
 
-/// Why an authorized request did not get an answer worth reading.
-enum Refused<E> {
-    /// No token could be had (the detail says why; it holds no secret).
-    Denied(String),
-    /// The request itself failed.
-    Failed(E),
-}
-
-/// Sends with the server's current token; after a 401, or a 403 `insufficient_scope`, renews
-/// the token and sends once more (the refused request never ran). Any other answer is returned
-/// as it is. The Streamable HTTP transport does the same with rmcp's error types
-/// (`transport::http::auth`).
-async fn authorized<E, F, Fut>(auth: &Authorizer, send: F) -> Result<reqwest::Response, Refused<E>>
-where
-    F: Fn(Option<String>) -> Fut,
-    Fut: Future<Output = Result<reqwest::Response, E>>,
-{
-    let token = auth.token().await.map_err(|d| Refused::Denied(d.detail))?;
-    let response = send(token.clone()).await.map_err(Refused::Failed)?;
+/// What a legacy SSE answer says about its token: a 401, or a 403 `insufficient_scope`, is a
+/// refusal for [`Authorizer::send`] to renew and resend.
+fn refusal<E>(answer: &Result<reqwest::Response, E>) -> Option<Refusal> {
+    let response = answer.as_ref().ok()?;
     let challenge = response
         .headers()
         .get(reqwest::header::WWW_AUTHENTICATE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
-    let renewed = match response.status().as_u16() {
-        401 => auth.renew(token.as_deref(), &challenge).await,
-        403 if challenge.contains("insufficient_scope") => auth.step_up(&challenge).await,
-        _ => {
-            if response.status().is_success() {
-                auth.accepted();
-            }
-            return Ok(response);
+    match response.status().as_u16() {
+        401 => Some(Refusal::Unauthorized(challenge)),
+        403 if challenge.contains("insufficient_scope") => {
+            Some(Refusal::InsufficientScope(challenge))
         }
-    };
-    let token = renewed.map_err(|d| Refused::Denied(d.detail))?;
-    let response = send(Some(token)).await.map_err(Refused::Failed)?;
-    if response.status().is_success() {
-        auth.accepted();
+        _ => None,
     }
-    Ok(response)
 }
 
 impl Drop for SseTransport {

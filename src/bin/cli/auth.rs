@@ -128,20 +128,10 @@ pub(crate) async fn status(json: bool) -> ExitCode {
 
 /// One line: who, where, what scopes, when it expires, whether it can be refreshed.
 fn describe(name: &str, record: &StoredAuth) -> String {
-    let expiry = match record.expires_at() {
+    let expiry = match record.expires_in() {
         None => "no expiry given".to_owned(),
-        Some(at) => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0);
-            match at.checked_sub(now) {
-                Some(left) if left > 0 => {
-                    format!("expires in {}", output::human(Duration::from_secs(left)))
-                }
-                _ => "expired".to_owned(),
-            }
-        }
+        Some(left) if left.is_zero() => "expired".to_owned(),
+        Some(left) => format!("expires in {}", output::human(left)),
     };
     let refresh = match record.can_refresh() {
         true => "refreshable",

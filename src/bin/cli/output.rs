@@ -156,14 +156,7 @@ pub(crate) fn event_text(event: &Event) -> String {
 }
 
 /// A duration as people write it: `0 ms`, `93 ms`, `1.5 s`, `30 s`.
-pub(crate) fn human(d: std::time::Duration) -> String {
-    let ms = d.as_millis();
-    match ms {
-        0..1000 => format!("{ms} ms"),
-        _ if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
-        _ => format!("{:.1} s", d.as_secs_f64()),
-    }
-}
+pub(crate) use mcp_resilient::config::human_duration as human;
 
 pub(crate) fn print_event(event: &Event, json: bool) {
     if json {

@@ -10,10 +10,12 @@ use std::future::Future;
 use rmcp::transport::streamable_http_client::{AuthRequiredError, StreamableHttpError};
 
 use super::{HttpClient, HttpError};
+use crate::auth::Refusal;
 
 impl HttpClient {
-    /// Runs `send` with the current token; after a 401 (or a 403 `insufficient_scope`), renews
-    /// the token and runs it once more. Without configured auth, `send(None)` as it is.
+    /// Runs `send` with the current token through [`crate::auth::Authorizer::send`] (one
+    /// renewal and resend after a 401 or a 403 `insufficient_scope`). Without configured auth,
+    /// `send(None)` as it is.
     pub(super) async fn authorized<T, F, Fut>(&self, send: F) -> Result<T, HttpError>
     where
         F: Fn(Option<String>) -> Fut,
@@ -22,27 +24,19 @@ impl HttpClient {
         let Some(auth) = &self.auth else {
             return send(None).await;
         };
-        let refused = |challenge: String| {
-            StreamableHttpError::AuthRequired(AuthRequiredError::new(challenge))
+        let refusal = |answer: &Result<T, HttpError>| match answer {
+            Err(StreamableHttpError::AuthRequired(challenge)) => Some(Refusal::Unauthorized(
+                challenge.www_authenticate_header.clone(),
+            )),
+            Err(StreamableHttpError::InsufficientScope(challenge)) => Some(
+                Refusal::InsufficientScope(challenge.www_authenticate_header.clone()),
+            ),
+            _ => None,
         };
-        let token = auth.token().await.map_err(|d| refused(d.detail))?;
-        let renewed = match send(token.clone()).await {
-            Err(StreamableHttpError::AuthRequired(challenge)) => {
-                let header = challenge.www_authenticate_header;
-                auth.renew(token.as_deref(), &header).await
-            }
-            Err(StreamableHttpError::InsufficientScope(challenge)) => {
-                auth.step_up(&challenge.www_authenticate_header).await
-            }
-            Ok(answer) => {
-                auth.accepted();
-                return Ok(answer);
-            }
-            Err(other) => return Err(other),
-        };
-        let token = renewed.map_err(|d| refused(d.detail))?;
-        let answer = send(Some(token)).await?;
-        auth.accepted();
-        Ok(answer)
+        auth.send(send, refusal).await.unwrap_or_else(|denied| {
+            Err(StreamableHttpError::AuthRequired(AuthRequiredError::new(
+                denied.detail,
+            )))
+        })
     }
 }
