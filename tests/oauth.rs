@@ -202,8 +202,16 @@ async fn a_revoked_refresh_token_fails_the_server_as_unauthorized_without_a_retr
         ready(&server).await;
         mock.faults().revoke_refresh_tokens();
         mock.faults().expire_access_tokens();
-        let refused = echo(&registry, "refused").await;
-        assert!(refused.is_err(), "{wire:?}: the call cannot be authorized");
+        // Three calls at once, each refused with the same token: one refresh between them.
+        let refused = tokio::join!(
+            echo(&registry, "refused 1"),
+            echo(&registry, "refused 2"),
+            echo(&registry, "refused 3"),
+        );
+        assert!(
+            refused.0.is_err() && refused.1.is_err() && refused.2.is_err(),
+            "{wire:?}: no call can be authorized: {refused:?}"
+        );
         let mut states = server.state_watch();
         let failed = wait_state(&mut states, |s| matches!(s, ConnectionState::Failed { .. })).await;
         let ConnectionState::Failed {
@@ -238,6 +246,12 @@ async fn a_revoked_refresh_token_fails_the_server_as_unauthorized_without_a_retr
         assert_eq!(
             stats.invalid_grant, 1,
             "{wire:?}: the refresh was tried once"
+        );
+        // The spent refresh token is gone from the store; the record (its client) stays.
+        let record = store.load().await.unwrap().expect("the record stays");
+        assert!(
+            !record.can_refresh(),
+            "{wire:?}: the refresh token was dropped"
         );
         server.shutdown().await;
         mock.shutdown().await;

@@ -95,6 +95,35 @@ impl CredentialStore for Bound {
         self.store.clear().await.map_err(store_error)
     }
 
+    /// The authorization server answered `invalid_grant`: the refresh token is spent. It is
+    /// dropped from the record (the client and the access token stay, for `auth status` and a
+    /// new login), so no other request, task or process presents it again. Called under the
+    /// refresh lock; a record replaced since (a new login) is left alone.
+    async fn on_refresh_token_rejected(
+        &self,
+        rejected: &StoredCredentials,
+    ) -> Result<(), AuthError> {
+        use oauth2::TokenResponse;
+        let refresh = |c: &StoredCredentials| {
+            c.token_response
+                .as_ref()
+                .and_then(|t| t.refresh_token().map(|r| r.secret().clone()))
+        };
+        let Some(spent) = refresh(rejected) else {
+            return Ok(());
+        };
+        let Some(mut record) = self.record().await? else {
+            return Ok(());
+        };
+        if refresh(&record.credentials).as_ref() != Some(&spent) {
+            return Ok(());
+        }
+        if let Some(token) = record.credentials.token_response.as_mut() {
+            token.set_refresh_token(None);
+        }
+        self.store.save(&record).await.map_err(store_error)
+    }
+
     async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
         if HOLDING.try_with(|_| ()).is_ok() {
             return Ok(None);
