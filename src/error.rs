@@ -87,6 +87,16 @@ pub enum CallError {
         /// What was observed.
         detail: String,
     },
+    /// No token could be had for the call: the authorization server did not answer (down, slow,
+    /// or a 5xx), while nothing says the grant is gone. The call was not sent. Transient: the
+    /// next call tries again.
+    #[error("server '{server}' could not be authorized for the call: {detail}")]
+    AuthUnavailable {
+        /// The server's name.
+        server: String,
+        /// What was observed (never a secret).
+        detail: String,
+    },
     /// The server needs an answer from the host to complete the call (an `input_required` round,
     /// 2026-07-28) that no configured handler gives: see [`crate::host::HostHandlers`]. The
     /// call did not complete. Permanent until a handler is configured.
@@ -137,6 +147,7 @@ impl CallError {
             CallError::ConnectionLost { .. }
             | CallError::Timeout { .. }
             | CallError::Overloaded { .. }
+            | CallError::AuthUnavailable { .. }
             | CallError::Http { .. } => true,
             CallError::ToolNotFound { .. }
             | CallError::Server(_)

@@ -9,7 +9,7 @@ use std::time::Duration;
 use common::{LIMIT, fast, wait_state};
 use mcp_mock_server::{MockOptions, MockServer, OAuthOptions};
 use mcp_resilient::{
-    Cause, ConnectionState, Generation, ServerConfig, Supervisor, ToolRegistry,
+    Cause, ConnectionState, Event, Generation, ServerConfig, Supervisor, ToolRegistry,
     auth::{self, Auth, FileTokenStore, Headless, MemoryTokenStore, OAuthConfig, TokenStore},
     config::ProtocolChoice,
 };
@@ -256,6 +256,112 @@ async fn a_revoked_refresh_token_fails_the_server_as_unauthorized_without_a_retr
         server.shutdown().await;
         mock.shutdown().await;
     }
+}
+
+/// The authorization server is down when a refresh is needed (the access token expired
+/// behind our back, the token endpoint answers 503): the calls made meanwhile fail as a
+/// transient fault, never `unauthorized`, the server never goes `failed`, no login is asked
+/// for, and the refresh token is kept. Once the endpoint answers, calls go through again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authorization_server_outage_during_a_refresh_is_transient() {
+    for wire in WIRES {
+        let mock = mock(OAuthOptions::default()).await;
+        let store = MemoryTokenStore::new();
+        logged_in(&mock, wire, store.clone()).await;
+        let registry = ToolRegistry::new();
+        let oauth = OAuthConfig::default().store(store.clone());
+        let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
+            .await
+            .unwrap();
+        ready(&server).await;
+        let mut events = server.events();
+        mock.faults().fail_token_requests(2);
+        mock.faults().expire_access_tokens();
+        let deadline = Instant::now() + LIMIT;
+        let mut refused = Vec::new();
+        while let Err(e) = echo(&registry, "during the outage").await {
+            assert!(
+                Instant::now() < deadline,
+                "{wire:?}: no call went through within {LIMIT:?}: {refused:?}"
+            );
+            refused.push(e);
+        }
+        assert!(!refused.is_empty(), "{wire:?}: the outage was seen");
+        for e in &refused {
+            assert!(
+                e.contains("could not be authorized for the call: the authorization server did not answer a refresh")
+                    && !e.contains("login"),
+                "{wire:?}: {e}"
+            );
+        }
+        let stats = mock.faults().oauth_stats().unwrap();
+        assert_eq!(stats.token_unavailable, 2, "{wire:?}");
+        assert_eq!(stats.invalid_grant, 0, "{wire:?}");
+        assert!(stats.refreshed >= 1, "{wire:?}: refreshed once it answered");
+        let record = store.load().await.unwrap().expect("still stored");
+        assert!(record.can_refresh(), "{wire:?}: the grant stands");
+        while let Ok(event) = events.try_recv() {
+            if let Event::State {
+                state: ConnectionState::Failed { death, .. },
+                ..
+            } = event
+            {
+                panic!("{wire:?}: failed during the outage: {death:?}");
+            }
+        }
+        server.shutdown().await;
+        mock.shutdown().await;
+    }
+}
+
+/// A token refreshed ahead of its expiry while the authorization server is down: the token
+/// has not expired yet, so it is sent, and the call goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_early_refresh_keeps_using_the_token_until_it_expires() {
+    // rmcp refreshes when fewer than min(30 s, lifetime / 2) remain: with 10 s, from 5 s before
+    // the end; we send the old token while more than 1 s remains.
+    let mock = mock(OAuthOptions {
+        access_ttl: Duration::from_secs(10),
+        ..OAuthOptions::default()
+    })
+    .await;
+    let wire = Wire::Http2026;
+    let store = MemoryTokenStore::new();
+    logged_in(&mock, wire, store.clone()).await;
+    let registry = ToolRegistry::new();
+    let oauth = OAuthConfig::default().store(store.clone());
+    let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
+        .await
+        .unwrap();
+    ready(&server).await;
+    let expires_at = store
+        .load()
+        .await
+        .unwrap()
+        .and_then(|r| r.expires_at())
+        .expect("an expiry");
+    // Wait (for the clock, not for an event) until the token is inside rmcp's refresh window.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let window = Duration::from_secs(expires_at - 4).saturating_sub(now);
+    assert!(window < LIMIT, "{window:?}");
+    // Down from now: the probes inside the window meet the outage too.
+    mock.faults().fail_token_requests(1000);
+    let before = mock.faults().oauth_stats().unwrap();
+    tokio::time::sleep(window).await;
+    echo(&registry, "with the old token")
+        .await
+        .expect("the unexpired token is used");
+    let after = mock.faults().oauth_stats().unwrap();
+    assert!(
+        after.token_unavailable > before.token_unavailable,
+        "an early refresh was tried"
+    );
+    assert_eq!(after.unauthorized, before.unauthorized, "and not needed");
+    mock.faults().fail_token_requests(0);
+    server.shutdown().await;
+    mock.shutdown().await;
 }
 
 /// The `max_delay` of [`fast`] policies.

@@ -81,9 +81,11 @@
 //!   token's scopes plus that one. Tokens are checked per request only: an access token that
 //!   expires never ends a session or stream.
 //!
-//! Controls: [`Faults::expire_access_tokens`], [`Faults::revoke_refresh_tokens`] and
+//! Controls: [`Faults::expire_access_tokens`], [`Faults::revoke_refresh_tokens`],
+//! [`Faults::fail_token_requests`] and
 //! [`Faults::oauth_stats`] ([`OAuthStats`]), also `POST /_mock/oauth/expire-access`,
-//! `POST /_mock/oauth/revoke-refresh` and `GET /_mock/oauth/stats`. Codes, tokens, secrets
+//! `POST /_mock/oauth/revoke-refresh`, `POST /_mock/oauth/token-outage` (`{"count": N}`) and
+//! `GET /_mock/oauth/stats`. Codes, tokens, secrets
 //! and client ids are never logged. The OAuth routes are not recorded (`/_mock/requests`) and
 //! no fault acts on them; the recorded MCP requests keep their `authorization` header.
 //!

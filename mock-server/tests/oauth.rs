@@ -14,8 +14,8 @@ use common::{sse_events, within};
 use futures::StreamExt;
 use mcp_mock_server::{IssuedTokens, MockTransport, OAuthOptions};
 use oauth_flow::{
-    REDIRECT, VERIFIER, admin_post, authorize, challenge, challenge_of, client, code, field,
-    get_json, login, mcp, public_client, refresh, register, start, token, token_with,
+    REDIRECT, VERIFIER, admin_post, admin_post_json, authorize, challenge, challenge_of, client,
+    code, field, get_json, login, mcp, public_client, refresh, register, start, token, token_with,
 };
 use raw::{INITIALIZED, call, first_message, header, initialize, request};
 use reqwest::StatusCode;
@@ -414,6 +414,40 @@ async fn revoked_refresh_tokens_are_invalid_grant() {
     within("shutdown", server.shutdown()).await;
 }
 
+/// `fail_token_requests`: the authorization server briefly down. The next N `/token` requests
+/// answer 503 `temporarily_unavailable` (the refresh token is not spent by them), then it
+/// answers again.
+#[tokio::test]
+async fn the_token_endpoint_fails_on_request_and_recovers() {
+    let server = start(MockTransport::Http, OAuthOptions::default()).await;
+    let (client_id, tokens) = login(&server, None).await;
+    let refresh_token = field(&tokens, "refresh_token");
+    assert_eq!(server.faults().fail_token_requests(2), 0);
+    for _ in 0..2 {
+        let (status, down) = refresh(&server, &client_id, refresh_token).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{down}");
+        assert_eq!(down["error"], json!("temporarily_unavailable"));
+    }
+    let (status, fresh) = refresh(&server, &client_id, refresh_token).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "the refresh token was not spent: {fresh}"
+    );
+    // The admin route does the same, and says how many were still to fail.
+    let body = json!({ "count": 3 });
+    assert_eq!(
+        admin_post_json(&server, "token-outage", &body).await["previous"],
+        json!(0)
+    );
+    assert_eq!(server.faults().fail_token_requests(0), 3);
+    let (status, _) = refresh(&server, &client_id, field(&fresh, "refresh_token")).await;
+    assert_eq!(status, StatusCode::OK);
+    let stats = server.faults().oauth_stats().expect("oauth mode");
+    assert_eq!((stats.token_unavailable, stats.refreshed), (2, 2));
+    within("shutdown", server.shutdown()).await;
+}
+
 #[tokio::test]
 async fn the_step_up_tool_needs_its_scope() {
     let opts = OAuthOptions {
@@ -613,6 +647,7 @@ async fn the_admin_routes_report_the_same_counters_as_the_handle() {
             "issued": {"authorization_code": 1, "refresh_token": 1, "client_credentials": 0},
             "refreshed": 1,
             "invalid_grant": 1,
+            "token_unavailable": 0,
             "unauthorized": 1,
             "forbidden": 0,
             "registered": 1,

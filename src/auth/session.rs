@@ -16,6 +16,10 @@
 //!    nothing is refreshed again.
 //! 3. A step-up is tried at most [`STEP_UPS`] times without a request getting through in
 //!    between, so a server that keeps asking for scopes it never accepts cannot loop us.
+//! 4. An authorization server that does not answer (network, 5xx, [`EXCHANGE_LIMIT`]) is a
+//!    transient fault ([`Denied::transient`]), never a refusal: an unexpired token is still
+//!    sent, the grant is kept, no login is asked for. Only an answer that says no (`invalid_grant`,
+//!    no refresh token, a refused client) denies.
 
 use std::{
     fmt,
@@ -57,6 +61,31 @@ pub(crate) enum Refusal {
 #[derive(Debug, Clone)]
 pub(crate) struct Denied {
     pub(crate) detail: String,
+    /// The authorization server could not be reached or did not answer (a network failure, a
+    /// 5xx, a timeout): nothing says the grant is gone, so this is a transient fault (the
+    /// request never ran), not `unauthorized`, and no login is asked for.
+    pub(crate) transient: bool,
+}
+
+/// Whether an rmcp auth error means "the authorization server did not answer", as opposed to
+/// "it answered no". rmcp documents `TokenRefreshFailed` as the retryable refresh failure (a
+/// definitive rejection is `TokenRefreshRejected`).
+fn unanswered(error: &AuthError) -> bool {
+    matches!(
+        error,
+        AuthError::TokenRefreshFailed(_)
+            | AuthError::HttpError(_)
+            | AuthError::DiscoveryRequestFailed { .. }
+    )
+}
+
+/// What an [`unanswered`] error says, without rmcp's prefix where it repeats ours.
+fn unanswered_detail(what: &str, error: &AuthError) -> String {
+    let why = match error {
+        AuthError::TokenRefreshFailed(why) => why.clone(),
+        other => other.to_string(),
+    };
+    format!("the authorization server did not answer {what}: {why}")
 }
 
 /// The authorization of one server (see the module docs).
@@ -155,7 +184,21 @@ impl Authorizer {
         if let Ok(mut last) = self.last_denial.lock() {
             *last = Some(detail.clone());
         }
-        Denied { detail }
+        Denied {
+            detail,
+            transient: false,
+        }
+    }
+
+    /// The authorization server did not answer: the request fails, the grant stands. Not kept
+    /// as the last denial (that one is the advice for a real refusal).
+    fn unavailable(&self, detail: impl Into<String>) -> Denied {
+        let detail = detail.into();
+        tracing::warn!(server = %self.name, "authorization server unavailable: {detail}");
+        Denied {
+            detail,
+            transient: true,
+        }
     }
 
     /// `work` (a token exchange: a few HTTP requests) within [`EXCHANGE_LIMIT`].
@@ -163,8 +206,8 @@ impl Authorizer {
         tokio::time::timeout(EXCHANGE_LIMIT, work)
             .await
             .map_err(|_| {
-                self.deny(format!(
-                    "no answer from the authorization server within {EXCHANGE_LIMIT:?}"
+                self.unavailable(format!(
+                    "the authorization server did not answer within {EXCHANGE_LIMIT:?}"
                 ))
             })
     }
@@ -219,10 +262,26 @@ impl Authorizer {
                 let token = match self.manager(oauth, false).await? {
                     None => None,
                     // May refresh (the token is about to expire): an HTTP exchange, bounded.
-                    Some(manager) => match self.within(manager.get_access_token()).await? {
-                        Ok(token) => Some(token),
-                        Err(AuthError::AuthorizationRequired) => None,
-                        Err(e) => {
+                    Some(manager) => match self.within(manager.get_access_token()).await {
+                        Ok(Ok(token)) => Some(token),
+                        Ok(Err(AuthError::AuthorizationRequired)) => None,
+                        // The early refresh found the authorization server down: while the
+                        // token has not expired it is still good, so send it.
+                        Ok(Err(e)) if unanswered(&e) => {
+                            match self.fresher_than(oauth, None).await {
+                                Some(token) => Some(token),
+                                None => {
+                                    return Err(
+                                        self.unavailable(unanswered_detail("a refresh", &e))
+                                    );
+                                }
+                            }
+                        }
+                        Err(timeout) => match self.fresher_than(oauth, None).await {
+                            Some(token) => Some(token),
+                            None => return Err(timeout),
+                        },
+                        Ok(Err(e)) => {
                             return Err(self.deny(format!("could not refresh the token: {e}")));
                         }
                     },
@@ -314,6 +373,9 @@ impl Authorizer {
                     self.deny("the refresh token was rejected");
                 }
                 Err(AuthError::AuthorizationRequired) => {}
+                Err(e) if unanswered(&e) => {
+                    return Err(self.unavailable(unanswered_detail("a refresh", &e)));
+                }
                 Err(e) => return Err(self.deny(format!("refresh failed: {e}"))),
             }
         }
@@ -393,6 +455,9 @@ impl Authorizer {
                 return Err(self.deny(
                     last.unwrap_or_else(|| "the server asks for an authorization".to_owned()),
                 ));
+            }
+            Err(e) if unanswered(&e) => {
+                return Err(self.unavailable(unanswered_detail("the authorization", &e)));
             }
             Err(e) => return Err(self.deny(format!("authorization failed: {e}"))),
         };

@@ -28,6 +28,12 @@ pub(super) fn explain(server: &str, error: &CallError, standing: &Standing) -> S
             ),
             Ran::No,
         ),
+        CallError::AuthUnavailable { detail, .. } => (
+            format!(
+                "The MCP server '{server}' could not be authorized for the call: its authorization server did not answer ({detail}). Nothing needs to change; trying again later can succeed."
+            ),
+            Ran::No,
+        ),
         CallError::ConnectionLost {
             detail,
             may_have_run,

@@ -68,6 +68,10 @@ impl Heartbeat {
                 }
                 // The server is working on a call inside its deadline: look again an interval later.
                 Verdict::Busy => {}
+                // No token to probe with: nothing learned about the server; an interval later.
+                Verdict::AuthUnavailable { detail } => {
+                    tracing::debug!(server = %live.server, generation = live.generation, "probe not sent: {detail}");
+                }
                 Verdict::Suspect { detail, .. } => {
                     not_before = Instant::now();
                     if self.missed(&live, sent, detail) {

@@ -94,6 +94,10 @@ pub(crate) enum SendError {
     /// The message could not be encoded.
     #[error("could not encode the message")]
     Encode(#[source] serde_json::Error),
+    /// No token could be had because the authorization server did not answer; the POST was
+    /// not sent.
+    #[error("{0}")]
+    AuthUnavailable(String),
 }
 
 impl SendError {
@@ -112,6 +116,9 @@ impl SendError {
             SendError::Request(e) if e.is_connect() || e.is_request() || e.is_timeout() => {
                 Verdict::transport(detail)
             }
+            SendError::AuthUnavailable(why) => Verdict::AuthUnavailable {
+                detail: why.clone(),
+            },
             SendError::Request(_) | SendError::Encode(_) => Verdict::Suspect {
                 status: None,
                 detail,
@@ -124,7 +131,7 @@ impl SendError {
     pub(crate) fn never_ran(&self) -> bool {
         match self {
             SendError::Request(e) => e.is_connect(),
-            SendError::SessionExpired(_) => true,
+            SendError::SessionExpired(_) | SendError::AuthUnavailable(_) => true,
             _ => false,
         }
     }
@@ -179,7 +186,9 @@ pub(crate) async fn connect(
             .send(get, refusal)
             .await
             .map_err(|denied| ConnectError {
-                status: Some(401),
+                // The authorization server did not answer: a failed connect, retried with
+                // backoff (no status), not a 401.
+                status: (!denied.transient).then_some(401),
                 retry_after: None,
                 detail: denied.detail,
             })??,
@@ -285,13 +294,15 @@ impl Transport<RoleClient> for SseTransport {
             };
             let answer = match &auth {
                 None => post(None).await,
-                Some(auth) => auth
-                    .send(post, refusal)
-                    .await
-                    .unwrap_or(Err(SendError::Status {
-                        status: 401,
-                        retry_after: None,
-                    })),
+                Some(auth) => auth.send(post, refusal).await.unwrap_or_else(|denied| {
+                    Err(match denied.transient {
+                        true => SendError::AuthUnavailable(denied.detail),
+                        false => SendError::Status {
+                            status: 401,
+                            retry_after: None,
+                        },
+                    })
+                }),
             };
             let result = match answer {
                 Ok(r) if r.status().is_success() => return Ok(()),

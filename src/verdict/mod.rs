@@ -15,6 +15,7 @@
 //! | HTTP 5xx without `Retry-After`, or a malformed HTTP answer | suspect: one miss |
 //! | any JSON-RPC response, error or not | alive |
 //! | HTTP 401 | unauthorized |
+//! | no token to send: the authorization server did not answer a refresh (network, 5xx, timeout) | auth unavailable: the request never left; not a miss |
 //! | 403; 404/405 at connect on every transport tried; `-32022` with no common version; a JSON-RPC error answering `initialize`; a redirect to another origin | rejected (permanent) |
 //!
 //! Each transport maps its own error types here by type ([`crate::transport::judge`]); this module
@@ -60,6 +61,13 @@ pub(crate) enum Verdict {
     Alive,
     /// HTTP 401: the credentials are missing or no longer accepted.
     Unauthorized {
+        /// What was observed.
+        detail: String,
+    },
+    /// No token could be had because the authorization server did not answer (it is down or
+    /// slow, not refusing): the request was never sent. Says nothing about the MCP server, so it
+    /// is not a miss; the grant stands, so it is not `Unauthorized`.
+    AuthUnavailable {
         /// What was observed.
         detail: String,
     },

@@ -43,7 +43,8 @@ fn oauth_off() -> (StatusCode, Json<Value>) {
     (StatusCode::BAD_REQUEST, Json(body))
 }
 
-/// `/_mock/oauth/*`: expire access tokens, revoke refresh tokens, read the counters.
+/// `/_mock/oauth/*`: expire access tokens, revoke refresh tokens, fail the token endpoint, read
+/// the counters.
 fn oauth_routes() -> Router<Arc<FaultState>> {
     Router::new()
         .route(
@@ -73,6 +74,19 @@ fn oauth_routes() -> Router<Arc<FaultState>> {
             }),
         )
         .route(
+            "/_mock/oauth/token-outage",
+            post(|s: Admin, Json(body): Json<Count>| async move {
+                if s.0.oauth.is_none() {
+                    return oauth_off();
+                }
+                let pending = faults(s).fail_token_requests(body.count);
+                (
+                    StatusCode::OK,
+                    Json(json!({"ok": true, "previous": pending})),
+                )
+            }),
+        )
+        .route(
             "/_mock/oauth/stats",
             get(|s: Admin| async move {
                 match faults(s).oauth_stats() {
@@ -81,6 +95,11 @@ fn oauth_routes() -> Router<Arc<FaultState>> {
                 }
             }),
         )
+}
+
+#[derive(Deserialize)]
+struct Count {
+    count: u64,
 }
 
 #[derive(Deserialize)]

@@ -220,8 +220,13 @@ pub fn challenge_of(response: &reqwest::Response) -> String {
 
 /// `POST /_mock/oauth/<route>`, which must answer 200.
 pub async fn admin_post(server: &MockServer, route: &str) -> Value {
+    admin_post_json(server, route, &serde_json::json!({})).await
+}
+
+/// `POST /_mock/oauth/<route>` with a JSON body, which must answer 200.
+pub async fn admin_post_json(server: &MockServer, route: &str, body: &Value) -> Value {
     let url = format!("{}/_mock/oauth/{route}", server.base_url());
-    let response = within(route, client().post(url).send())
+    let response = within(route, client().post(url).json(body).send())
         .await
         .expect("admin");
     assert_eq!(response.status(), StatusCode::OK);

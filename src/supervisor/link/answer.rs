@@ -192,6 +192,7 @@ impl Link {
                 self.rejected(Some(401), detail)
             }
             Verdict::Rejected { status, detail } => self.rejected(status, detail),
+            Verdict::AuthUnavailable { detail } => self.auth_unavailable(detail),
             Verdict::Alive | Verdict::Busy => CallError::Protocol {
                 detail: error.to_string(),
             },
@@ -222,6 +223,8 @@ impl Link {
                 live.misses.clear();
                 return;
             }
+            // The probe could not be sent: no judgement either way.
+            Verdict::AuthUnavailable { .. } => return,
             Verdict::Suspect { detail: probe, .. } => Death::new(
                 Cause::HeartbeatTimeout,
                 format!(
@@ -233,6 +236,14 @@ impl Link {
             Verdict::Unauthorized { detail } => Death::new(Cause::Unauthorized, detail),
         };
         live.report_unless_ended(death);
+    }
+
+    /// The call was not sent: no token could be had (see [`Verdict::AuthUnavailable`]).
+    pub(super) fn auth_unavailable(&self, detail: String) -> CallError {
+        CallError::AuthUnavailable {
+            server: self.server.to_string(),
+            detail,
+        }
     }
 
     pub(super) fn rejected(&self, status: Option<u16>, detail: String) -> CallError {

@@ -50,6 +50,8 @@ impl Link {
                 ));
                 Err(self.rejected(Some(401), detail))
             }
+            // No token for the probe, so none for the call: it is not sent. Not a miss.
+            Verdict::AuthUnavailable { detail } => Err(self.auth_unavailable(detail)),
         }
     }
 }

@@ -7,7 +7,10 @@
 
 use std::future::Future;
 
-use rmcp::transport::streamable_http_client::{AuthRequiredError, StreamableHttpError};
+use rmcp::transport::{
+    auth::AuthError,
+    streamable_http_client::{AuthRequiredError, StreamableHttpError},
+};
 
 use super::{HttpClient, HttpError};
 use crate::auth::Refusal;
@@ -34,9 +37,12 @@ impl HttpClient {
             _ => None,
         };
         auth.send(send, refusal).await.unwrap_or_else(|denied| {
-            Err(StreamableHttpError::AuthRequired(AuthRequiredError::new(
-                denied.detail,
-            )))
+            Err(match denied.transient {
+                // The authorization server did not answer: judged a suspect miss, not a 401
+                // (see `errors::verdict`).
+                true => StreamableHttpError::Auth(AuthError::TokenRefreshFailed(denied.detail)),
+                false => StreamableHttpError::AuthRequired(AuthRequiredError::new(denied.detail)),
+            })
         })
     }
 }

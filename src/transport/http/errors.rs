@@ -1,7 +1,8 @@
 //! What a Streamable HTTP error says: its status, its verdict, whether the request left.
 
 use rmcp::{
-    service::ClientInitializeError, transport::streamable_http_client::StreamableHttpError,
+    service::ClientInitializeError,
+    transport::{auth::AuthError, streamable_http_client::StreamableHttpError},
 };
 
 use crate::{
@@ -44,6 +45,12 @@ pub(crate) fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdic
             Verdict::of_status(status.status, status.retry_after.as_deref(), detail)
         }
         E::AuthRequired(_) => Verdict::Unauthorized { detail },
+        // Made by our auth layer only (`HttpClient::authorized`): no token could be had because
+        // the authorization server did not answer. The request was never sent; the grant stands.
+        E::Auth(AuthError::TokenRefreshFailed(why)) => Verdict::AuthUnavailable {
+            detail: why.clone(),
+        },
+        E::Auth(_) => Verdict::AuthUnavailable { detail },
         // A 403 with a challenge: a scope the token lacks (step-up is the auth layer's job).
         E::InsufficientScope(_) => Verdict::Rejected {
             status: Some(403),
@@ -80,6 +87,8 @@ pub(crate) fn never_ran(error: &HttpError) -> bool {
     match error {
         StreamableHttpError::Client(e) => e.is_connect(),
         StreamableHttpError::SessionExpired => true,
+        // No token could be had: the request was not sent.
+        StreamableHttpError::Auth(_) => true,
         _ => false,
     }
 }
@@ -92,6 +101,7 @@ pub(crate) fn describe(error: &HttpError) -> String {
             text.trim_end_matches([':', ' ']).to_string()
         }
         StreamableHttpError::AuthRequired(_) => "HTTP 401 Unauthorized".to_owned(),
+        StreamableHttpError::Auth(AuthError::TokenRefreshFailed(why)) => why.clone(),
         StreamableHttpError::InsufficientScope(_) => {
             "HTTP 403 Forbidden (insufficient scope)".to_owned()
         }
@@ -132,6 +142,30 @@ mod tests {
         );
         assert_eq!(status_of(&text("expect initialized, accepted")), None);
         assert_eq!(status_of(&StreamableHttpError::SessionExpired), Some(404));
+    }
+
+    #[test]
+    fn an_unanswered_token_refresh_is_auth_unavailable_and_never_ran() {
+        let error = StreamableHttpError::Auth(AuthError::TokenRefreshFailed(
+            "the authorization server did not answer a refresh: 503".to_owned(),
+        ));
+        for phase in [Phase::Connect, Phase::Session] {
+            assert_eq!(
+                verdict(&error, phase, "WorkerTransport: …".to_owned()),
+                Verdict::AuthUnavailable {
+                    detail: "the authorization server did not answer a refresh: 503".to_owned()
+                }
+            );
+        }
+        assert!(never_ran(&error));
+        assert_eq!(
+            verdict(&error, Phase::Connect, String::new()).permanent_cause(),
+            None
+        );
+        assert_eq!(
+            describe(&error),
+            "the authorization server did not answer a refresh: 503"
+        );
     }
 
     #[test]

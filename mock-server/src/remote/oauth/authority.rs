@@ -91,6 +91,12 @@ impl Authority {
         revoked
     }
 
+    /// The next `count` `/token` requests answer 503; returns how many were still to fail.
+    pub(crate) fn fail_token_requests(&self, count: u64) -> u64 {
+        tracing::info!(count, "oauth: the token endpoint fails on request");
+        self.ledger().fail_token_requests(count)
+    }
+
     pub(crate) fn stats(&self) -> OAuthStats {
         self.ledger().stats(Instant::now())
     }

@@ -16,6 +16,16 @@ impl Faults {
         self.state.oauth.as_ref().map_or(0, |a| a.revoke_refresh())
     }
 
+    /// OAuth mode: the next `count` requests to `/token` (any grant) answer 503 with
+    /// `temporarily_unavailable`, as an authorization server that is briefly down; 0 ends an
+    /// outage early. Returns how many were still to fail; 0 when OAuth mode is off.
+    pub fn fail_token_requests(&self, count: u64) -> u64 {
+        self.state
+            .oauth
+            .as_ref()
+            .map_or(0, |a| a.fail_token_requests(count))
+    }
+
     /// OAuth mode: the authorization server's counters; `None` when OAuth mode is off.
     pub fn oauth_stats(&self) -> Option<OAuthStats> {
         self.state.oauth.as_ref().map(|a| a.stats())

@@ -67,6 +67,8 @@ pub(super) struct Ledger {
     /// Grown by the grants, `/register` and the guard; its `valid_*` fields stay 0 (they are
     /// filled in by [`Ledger::stats`]).
     pub(super) counters: OAuthStats,
+    /// How many more `/token` requests answer 503 (set by `fail_token_requests`).
+    token_outage: u64,
 }
 
 impl Ledger {
@@ -83,7 +85,23 @@ impl Ledger {
             refresh: HashMap::new(),
             access_ttl: opts.access_ttl,
             counters: OAuthStats::default(),
+            token_outage: 0,
         }
+    }
+
+    /// The next `count` `/token` requests answer 503; returns how many were still to fail.
+    pub(super) fn fail_token_requests(&mut self, count: u64) -> u64 {
+        std::mem::replace(&mut self.token_outage, count)
+    }
+
+    /// Whether this `/token` request is one of the failing ones (and counts it).
+    pub(super) fn token_unavailable(&mut self) -> bool {
+        if self.token_outage == 0 {
+            return false;
+        }
+        self.token_outage -= 1;
+        self.counters.token_unavailable += 1;
+        true
     }
 
     pub(super) fn client(&self, id: &str) -> Option<&Client> {

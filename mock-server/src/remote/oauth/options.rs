@@ -116,6 +116,9 @@ pub struct OAuthStats {
     /// `/token` answers with `invalid_grant` (unknown, spent, revoked or expired code or
     /// refresh token, PKCE mismatch, redirect URI mismatch).
     pub invalid_grant: u64,
+    /// `/token` answers 503 on request ([`Faults::fail_token_requests`](crate::Faults::fail_token_requests)):
+    /// the authorization server briefly down.
+    pub token_unavailable: u64,
     /// MCP requests answered 401 for a missing, unknown or expired access token.
     pub unauthorized: u64,
     /// MCP requests answered 403 `insufficient_scope` (step-up).

@@ -78,6 +78,13 @@ async fn token_route(
     headers: HeaderMap,
     form: Result<Form<TokenForm>, FormRejection>,
 ) -> Response {
+    if authority.ledger().token_unavailable() {
+        let body = serde_json::json!({
+            "error": "temporarily_unavailable",
+            "error_description": "the token endpoint fails on request (fail_token_requests)",
+        });
+        return (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response();
+    }
     match form {
         Ok(Form(form)) => token(&authority, &headers, form).await,
         Err(rejection) => TokenError::invalid_request(rejection.body_text()).into_response(),
