@@ -112,6 +112,41 @@ fn paths(requests: &[RecordedRequest]) -> Vec<String> {
         .collect()
 }
 
+/// A session's standalone GET stream is open before the generation is called ready (here the
+/// server takes 300 ms to answer it), so what the server sends on it from then on is heard: a
+/// tool change announced at once reaches the registry.
+#[tokio::test]
+async fn the_standalone_stream_is_open_before_the_generation_is_ready() {
+    let mock = mock(MockTransport::Http).await;
+    mock.faults().set_slow_streams(Duration::from_millis(300));
+    let config = era_2025(fast(ServerConfig::http("standalone", mock.http_url())));
+    let (supervisor, registry) = start(config).await;
+    let generation = ready(&supervisor).await;
+    assert_eq!(mock.faults().state().await.streams, 1, "open when ready");
+    let mut events = supervisor.events();
+    let change = mcp_mock_server::SetTools {
+        add: vec!["fresh".to_owned()],
+        ..Default::default()
+    };
+    mock.faults().set_tools(change).await;
+    let changed = tokio::time::timeout(LIMIT, async {
+        loop {
+            match events.recv().await {
+                Ok(Event::Tools(change)) => return change,
+                Ok(_) => continue,
+                Err(e) => panic!("events: {e}"),
+            }
+        }
+    })
+    .await
+    .expect("the change is heard");
+    assert_eq!(changed.generation, generation);
+    assert_eq!(changed.added, vec!["fresh".to_owned()]);
+    assert!(registry.snapshot().get("mcp__standalone__fresh").is_some());
+    supervisor.shutdown().await;
+    mock.shutdown().await;
+}
+
 #[tokio::test]
 async fn sse_connects_and_calls_tools() {
     let server = mock(MockTransport::Sse).await;

@@ -178,6 +178,13 @@ pub(crate) fn routes() -> Router<Arc<FaultState>> {
             }),
         )
         .route(
+            "/_mock/slow-streams",
+            post(|s: Admin, Json(b): Json<Ms>| async move {
+                faults(s).set_slow_streams(Duration::from_millis(b.ms));
+                ok()
+            }),
+        )
+        .route(
             "/_mock/cross-origin",
             post(|s: Admin, Json(b): Json<Endpoint>| async move {
                 faults(s).set_cross_origin(b.endpoint);

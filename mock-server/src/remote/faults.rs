@@ -98,6 +98,8 @@ pub(crate) struct FaultState {
     pub(crate) shared: Arc<Shared>,
     /// Delay applied before each MCP request is handled; 0 = off.
     slow_ms: AtomicU64,
+    /// Delay applied before each GET (a stream) is handled, on top of `slow_ms`; 0 = off.
+    slow_streams_ms: AtomicU64,
     stale_400: AtomicBool,
     /// Absolute endpoint announced by new legacy streams instead of the relative one.
     cross_origin: Mutex<Option<String>>,
@@ -133,6 +135,7 @@ impl FaultState {
             stateless: AtomicBool::new(stateless),
             shared: shared.clone(),
             slow_ms: AtomicU64::new(0),
+            slow_streams_ms: AtomicU64::new(0),
             stale_400: AtomicBool::new(false),
             cross_origin: Mutex::new(None),
             oversized: watch::Sender::new(0),
@@ -150,6 +153,10 @@ impl FaultState {
 
     pub(crate) fn slow(&self) -> Duration {
         Duration::from_millis(self.slow_ms.load(Ordering::SeqCst))
+    }
+
+    pub(crate) fn slow_streams(&self) -> Duration {
+        Duration::from_millis(self.slow_streams_ms.load(Ordering::SeqCst))
     }
 
     pub(crate) fn stale_400(&self) -> bool {
@@ -221,6 +228,14 @@ impl Faults {
     pub fn set_slow(&self, delay: Duration) {
         let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
         self.state.slow_ms.store(ms, Ordering::SeqCst);
+    }
+
+    /// Delays every GET (the Streamable HTTP standalone stream, the legacy SSE stream) by
+    /// `delay` before the server sees it (zero turns it off): the stream opens late, and what
+    /// the server sends outside a request's own stream meanwhile has nowhere to go.
+    pub fn set_slow_streams(&self, delay: Duration) {
+        let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        self.state.slow_streams_ms.store(ms, Ordering::SeqCst);
     }
 
     /// New legacy SSE streams announce `endpoint` (absolute) instead of `/message?…`; `None` resets.

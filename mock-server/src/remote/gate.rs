@@ -55,7 +55,7 @@ async fn read_rpc(request: Request) -> Result<(Request, Rpc), Response> {
 /// Runs an MCP request through the faults.
 ///
 /// - every JSON-RPC request in a POST is counted by method on arrival;
-/// - slow: waits before handing the request on;
+/// - slow: waits before handing the request on (slow streams: a GET waits that much more);
 /// - redirect, status fault, modern-only: answered here, never handed on;
 /// - hang: reads the whole body, then holds the request until unhang;
 /// - OAuth mode: a request without a valid access token (or, for the step-up tool, without
@@ -88,6 +88,10 @@ pub(crate) async fn gate(
     let slow = faults.slow();
     if !slow.is_zero() {
         tokio::time::sleep(slow).await;
+    }
+    let slow_stream = faults.slow_streams();
+    if request.method() == axum::http::Method::GET && !slow_stream.is_zero() {
+        tokio::time::sleep(slow_stream).await;
     }
     let modern_only = faults.shared.modern_only();
     if let Some(answer) = inject::intercept(&faults.inject, modern_only, &request, &rpc) {

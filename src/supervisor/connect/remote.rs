@@ -1,6 +1,8 @@
 //! Opening one remote session: legacy SSE or Streamable HTTP, and what its failure means for
 //! `auto` (the other protocol, or a wrong URL) and for the outage (transient or permanent).
 
+use std::time::Duration;
+
 use rmcp::model::ProtocolVersion;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -16,6 +18,10 @@ use crate::{
     },
     verdict::Verdict,
 };
+
+/// The most a connect waits for the session's standalone `GET` stream to be answered before it
+/// lists the tools (see [`transport::http::Standalone`]). One round trip is the usual cost.
+const STANDALONE_WAIT: Duration = Duration::from_secs(1);
 
 /// Opens one remote session speaking `protocol`.
 pub(super) async fn open(
@@ -64,11 +70,17 @@ pub(super) async fn open(
             handshake(sse, handler, lifecycle, activity, &session_ct, ct, deadline).await
         }
         Protocol::Http => {
-            let http = transport::http::transport(&context.http, remote, context.auth.clone())
-                .map_err(|e| failed(e, None))?;
+            let standalone = transport::http::Standalone::default();
+            let http = transport::http::transport(
+                &context.http,
+                remote,
+                context.auth.clone(),
+                standalone.clone(),
+            )
+            .map_err(|e| failed(e, None))?;
             let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
             let lifecycle = era::lifecycle(config.protocol, &context.era, false);
-            handshake(
+            let served = handshake(
                 http,
                 handler,
                 lifecycle,
@@ -77,7 +89,13 @@ pub(super) async fn open(
                 ct,
                 deadline,
             )
-            .await
+            .await;
+            // Nothing the server sends on the standalone stream is lost to our first requests.
+            let until = deadline.min(Instant::now() + STANDALONE_WAIT);
+            if served.is_ok() && !standalone.settled(until).await {
+                tracing::debug!(server = %config.name, "the standalone GET stream was not answered within {STANDALONE_WAIT:?}; going on without waiting for it");
+            }
+            served
         }
     };
     match served {

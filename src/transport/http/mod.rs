@@ -18,7 +18,7 @@ use std::{collections::HashMap, sync::Arc, time::Duration};
 use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::{
-    model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage},
+    model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage},
     transport::{
         StreamableHttpClientTransport,
         common::client_side_sse::{BoxedSseResponse, ExponentialBackoff},
@@ -34,19 +34,24 @@ use crate::{auth::Authorizer, config::RemoteConfig};
 mod auth;
 mod errors;
 mod routing;
+mod standalone;
 
 pub(crate) use errors::{
     HttpError, describe, initialize_status, last_phase, never_ran, status_of, verdict,
 };
+pub(crate) use standalone::Standalone;
 
 /// Headers rmcp sets itself; configuring them would make every request fail.
 const RESERVED: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
 
 /// Builds the transport of one generation. Nothing is sent until rmcp sends `initialize`.
+/// `standalone` learns when the session's standalone `GET` stream is open (see
+/// [`Standalone`]).
 pub(crate) fn transport(
     http: &reqwest::Client,
     config: &RemoteConfig,
     auth: Option<Arc<Authorizer>>,
+    standalone: Standalone,
 ) -> Result<StreamableHttpClientTransport<HttpClient>, String> {
     let mut custom_headers = HashMap::new();
     for (name, value) in header_map(config)? {
@@ -73,6 +78,7 @@ pub(crate) fn transport(
         retry_min: config.sse_retry_min,
         retry_max: config.sse_retry_max,
         auth,
+        standalone,
     };
     Ok(StreamableHttpClientTransport::with_client(
         client,
@@ -102,6 +108,8 @@ pub(crate) struct HttpClient {
     retry_max: Duration,
     /// The server's authorization, if configured: it supplies every request's token.
     auth: Option<Arc<Authorizer>>,
+    /// Told when `initialize` got a session id and when the standalone `GET` was answered.
+    standalone: Standalone,
 }
 
 type SseStream = BoxedSseResponse;
@@ -180,6 +188,8 @@ impl StreamableHttpClient for HttpClient {
             ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
             _ => None,
         };
+        let initialize = matches!(&message, ClientJsonRpcMessage::Request(r)
+            if matches!(r.request, ClientRequest::InitializeRequest(_)));
         let mut custom_headers = custom_headers;
         routing::add_standard_headers(&message, &mut custom_headers);
         let result = self
@@ -198,6 +208,15 @@ impl StreamableHttpClient for HttpClient {
             true => Self::expire_on_400(request_id, result),
             false => result,
         };
+        if initialize
+            && matches!(
+                &result,
+                Ok(StreamableHttpPostResponse::Json(_, Some(_))
+                    | StreamableHttpPostResponse::Sse(_, Some(_)))
+            )
+        {
+            self.standalone.expect();
+        }
         match result {
             Ok(StreamableHttpPostResponse::Sse(stream, id)) => Ok(StreamableHttpPostResponse::Sse(
                 self.clamp_retry(stream),
@@ -243,8 +262,11 @@ impl StreamableHttpClient for HttpClient {
                     custom_headers.clone(),
                 )
             })
-            .await?;
-        Ok(self.clamp_retry(stream))
+            .await;
+        if last_event_id.is_none() {
+            self.standalone.answered();
+        }
+        Ok(self.clamp_retry(stream?))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -267,8 +289,11 @@ impl StreamableHttpClient for HttpClient {
                     max_sse_event_size,
                 )
             })
-            .await?;
-        Ok(self.clamp_retry(stream))
+            .await;
+        if last_event_id.is_none() {
+            self.standalone.answered();
+        }
+        Ok(self.clamp_retry(stream?))
     }
 }
 
