@@ -58,8 +58,14 @@ impl Standalone {
     /// `GET`'s headers back must not block it).
     pub(crate) async fn settled(&self, until: Instant) -> bool {
         let mut state = self.0.subscribe();
+        let started = Instant::now();
         let waited = tokio::time::timeout_at(until, state.wait_for(|s| *s != Stream::Expected));
-        matches!(waited.await, Ok(Ok(_)))
+        let settled = matches!(waited.await, Ok(Ok(_)));
+        if settled && *state.borrow() == Stream::Answered {
+            let waited_us = started.elapsed().as_micros() as u64;
+            tracing::debug!(waited_us, "standalone GET stream answered");
+        }
+        settled
     }
 }
 
