@@ -146,6 +146,14 @@ fn explain(error: &CallError) -> (ToolErrorKind, String, bool) {
             ),
             false,
         ),
+        CallError::AuthUnavailable { server, detail } => (
+            K::Network,
+            format!(
+                "No token could be had for the MCP server '{server}': its authorization server \
+                 did not answer ({detail}). The call was not sent; it can be tried again later."
+            ),
+            true,
+        ),
         CallError::InputRequired { server, asked } => (
             K::Other,
             format!(
@@ -222,6 +230,20 @@ mod tests {
         let error = tool_output(result).unwrap_err();
         assert_eq!(error.message(), "disk full");
         assert_eq!(error.model_feedback(), Some("disk full"));
+    }
+
+    #[test]
+    fn an_unanswered_authorization_says_the_call_was_not_sent() {
+        let error = call_error(&CallError::AuthUnavailable {
+            server: "linear".into(),
+            detail: "the authorization server did not answer a refresh: 503".into(),
+        });
+        let text = error.model_feedback().unwrap();
+        assert!(
+            text.contains("was not sent") && text.contains("503"),
+            "{text}"
+        );
+        assert_eq!(error.kind(), ToolErrorKind::Network);
     }
 
     #[test]
