@@ -126,6 +126,19 @@ async fn logged_in(mock: &MockServer, wire: Wire, store: impl TokenStore + Clone
         .expect("login");
 }
 
+/// Logged in (tokens in a memory store), then supervised without a prompt until ready.
+async fn running(mock: &MockServer, wire: Wire) -> (MemoryTokenStore, ToolRegistry, Supervisor) {
+    let store = MemoryTokenStore::new();
+    logged_in(mock, wire, store.clone()).await;
+    let registry = ToolRegistry::new();
+    let oauth = OAuthConfig::default().store(store.clone());
+    let server = Supervisor::start(config(mock, wire, oauth), registry.clone())
+        .await
+        .unwrap();
+    ready(&server).await;
+    (store, registry, server)
+}
+
 /// Tokens that expire during the session, both ahead of time (short lifetime: refreshed
 /// before expiry) and behind our back (the server expires them: a 401, one refresh, the request
 /// resent), cost no failed call and no generation.
@@ -192,14 +205,7 @@ async fn a_token_that_expires_mid_session_costs_no_call_and_no_generation() {
 async fn a_revoked_refresh_token_fails_the_server_as_unauthorized_without_a_retry_loop() {
     for wire in WIRES {
         let mock = mock(OAuthOptions::default()).await;
-        let store = MemoryTokenStore::new();
-        logged_in(&mock, wire, store.clone()).await;
-        let registry = ToolRegistry::new();
-        let oauth = OAuthConfig::default().store(store.clone());
-        let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
-            .await
-            .unwrap();
-        ready(&server).await;
+        let (store, registry, server) = running(&mock, wire).await;
         mock.faults().revoke_refresh_tokens();
         mock.faults().expire_access_tokens();
         // Three calls at once, each refused with the same token: one refresh between them.
@@ -266,14 +272,7 @@ async fn a_revoked_refresh_token_fails_the_server_as_unauthorized_without_a_retr
 async fn an_authorization_server_outage_during_a_refresh_is_transient() {
     for wire in WIRES {
         let mock = mock(OAuthOptions::default()).await;
-        let store = MemoryTokenStore::new();
-        logged_in(&mock, wire, store.clone()).await;
-        let registry = ToolRegistry::new();
-        let oauth = OAuthConfig::default().store(store.clone());
-        let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
-            .await
-            .unwrap();
-        ready(&server).await;
+        let (store, registry, server) = running(&mock, wire).await;
         let mut events = server.events();
         mock.faults().fail_token_requests(2);
         mock.faults().expire_access_tokens();
@@ -326,14 +325,7 @@ async fn a_failed_early_refresh_keeps_using_the_token_until_it_expires() {
     })
     .await;
     let wire = Wire::Http2026;
-    let store = MemoryTokenStore::new();
-    logged_in(&mock, wire, store.clone()).await;
-    let registry = ToolRegistry::new();
-    let oauth = OAuthConfig::default().store(store.clone());
-    let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
-        .await
-        .unwrap();
-    ready(&server).await;
+    let (store, registry, server) = running(&mock, wire).await;
     let expires_at = store
         .load()
         .await

@@ -262,29 +262,27 @@ impl Authorizer {
                 let token = match self.manager(oauth, false).await? {
                     None => None,
                     // May refresh (the token is about to expire): an HTTP exchange, bounded.
-                    Some(manager) => match self.within(manager.get_access_token()).await {
-                        Ok(Ok(token)) => Some(token),
-                        Ok(Err(AuthError::AuthorizationRequired)) => None,
-                        // The early refresh found the authorization server down: while the
-                        // token has not expired it is still good, so send it.
-                        Ok(Err(e)) if unanswered(&e) => {
-                            match self.fresher_than(oauth, None).await {
-                                Some(token) => Some(token),
-                                None => {
-                                    return Err(
-                                        self.unavailable(unanswered_detail("a refresh", &e))
-                                    );
-                                }
+                    Some(manager) => {
+                        let unavailable = match self.within(manager.get_access_token()).await {
+                            Ok(Ok(token)) => return Ok(Some(token)),
+                            Ok(Err(AuthError::AuthorizationRequired)) => None,
+                            Ok(Err(e)) if unanswered(&e) => {
+                                Some(self.unavailable(unanswered_detail("a refresh", &e)))
                             }
+                            Err(timeout) => Some(timeout),
+                            Ok(Err(e)) => {
+                                return Err(self.deny(format!("could not refresh the token: {e}")));
+                            }
+                        };
+                        match unavailable {
+                            // The early refresh found the authorization server down: while the
+                            // token has not expired it is still good, so send it.
+                            Some(unavailable) => {
+                                Some(self.fresher_than(oauth, None).await.ok_or(unavailable)?)
+                            }
+                            None => None,
                         }
-                        Err(timeout) => match self.fresher_than(oauth, None).await {
-                            Some(token) => Some(token),
-                            None => return Err(timeout),
-                        },
-                        Ok(Err(e)) => {
-                            return Err(self.deny(format!("could not refresh the token: {e}")));
-                        }
-                    },
+                    }
                 };
                 if token.is_some() || oauth.config.grant != Grant::ClientCredentials {
                     return Ok(token);

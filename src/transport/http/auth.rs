@@ -38,8 +38,8 @@ impl HttpClient {
         };
         auth.send(send, refusal).await.unwrap_or_else(|denied| {
             Err(match denied.transient {
-                // The authorization server did not answer: judged a suspect miss, not a 401
-                // (see `errors::verdict`).
+                // The authorization server did not answer: judged `AuthUnavailable` (the
+                // request was not sent), not a 401 (see `errors::verdict`).
                 true => StreamableHttpError::Auth(AuthError::TokenRefreshFailed(denied.detail)),
                 false => StreamableHttpError::AuthRequired(AuthRequiredError::new(denied.detail)),
             })
