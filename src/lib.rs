@@ -43,6 +43,7 @@ pub mod registry;
 pub mod rig;
 pub mod state;
 mod supervisor;
+pub mod text;
 mod transport;
 mod verdict;
 
