@@ -17,7 +17,7 @@
 //!
 //! 1. A config returned by [`ServerConfig::resolve`] (and so every config the JSON loaders
 //!    return in [`LoadedServers::servers`]) satisfies every documented bound: non-zero delays
-//!    and timeouts, `max_delay >= initial_delay`, heartbeat `timeout < interval`, at least one
+//!    and timeouts, none longer than [`MAX_DURATION`] (24 h), `max_delay >= initial_delay`, heartbeat `timeout < interval`, at least one
 //!    attempt, a valid server name, an `http`/`https` URL, well-formed headers.
 //! 2. Builders never panic. A mistake they cannot express in their return type (an unparsable URL,
 //!    `.arg()` on a remote server) is kept and reported by `resolve`.
@@ -37,7 +37,7 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
-pub use self::duration::{format_duration, human_duration, parse_duration};
+pub use self::duration::{MAX_DURATION, format_duration, human_duration, parse_duration};
 pub use self::json::{
     LoadedServers, SkippedServer, load_servers, load_servers_file, load_servers_with,
 };

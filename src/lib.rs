@@ -33,6 +33,7 @@
 
 pub mod auth;
 pub mod call;
+mod clock;
 pub mod config;
 mod error;
 pub mod host;

@@ -55,7 +55,8 @@ impl StoredAuth {
         use oauth2::TokenResponse;
         let token = self.credentials.token_response.as_ref()?;
         let received = self.credentials.token_received_at?;
-        Some(received + token.expires_in()?.as_secs())
+        // `expires_in` is the authorization server's number: saturate rather than overflow.
+        Some(received.saturating_add(token.expires_in()?.as_secs()))
     }
 
     /// How long the access token has left, if the server said when it expires (zero once

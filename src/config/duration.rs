@@ -2,6 +2,11 @@
 
 use std::time::Duration;
 
+/// The longest timeout, interval or delay a configuration may set: 24 hours. Longer is a mistake
+/// (a unit mixed up, `u64::MAX` meant as "forever"), refused by
+/// [`ServerConfig::resolve`](super::ServerConfig::resolve) with the field's path.
+pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// Nanoseconds per unit, longest suffix first so `ms` is not read as `m` + `s`.
 const UNITS: [(&str, u128); 8] = [
     ("ns", 1),

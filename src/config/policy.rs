@@ -24,12 +24,12 @@ pub struct Reconnect {
     /// Delay before the first retry of an outage. Must be greater than zero.
     ///
     /// # Default
-    /// 500 ms
+    /// 500 ms; at most 24 h
     pub initial_delay: Duration,
     /// Cap on the delay between attempts. Must be at least `initial_delay`.
     ///
     /// # Default
-    /// 30 s
+    /// 30 s; at most 24 h
     pub max_delay: Duration,
     /// Factor applied to the delay after each failed attempt. Must be finite and at least 1.0.
     ///
@@ -50,7 +50,7 @@ pub struct Reconnect {
     /// `max_delay` (see [`Reconnect::effective_stability_window`]). If set, must be greater than zero.
     ///
     /// # Default
-    /// `None` (= `max_delay`)
+    /// `None` (= `max_delay`); at most 24 h
     pub stability_window: Option<Duration>,
 }
 
@@ -99,13 +99,13 @@ pub struct Heartbeat {
     /// Silence after which a probe is sent. Must be greater than zero.
     ///
     /// # Default
-    /// 30 s
+    /// 30 s; at most 24 h
     pub interval: Duration,
     /// How long one probe may wait for its answer. Must be greater than zero and less than
     /// `interval`.
     ///
     /// # Default
-    /// 10 s
+    /// 10 s; at most 24 h
     pub timeout: Duration,
     /// Consecutive missed probes that mean the server is dead. Must be at least 1.
     ///

@@ -33,26 +33,26 @@ pub struct ServerConfig {
     /// Timeout of one `tools/call`. Must be greater than zero.
     ///
     /// # Default
-    /// 60 s
+    /// 60 s; at most 24 h
     pub call_timeout: Duration,
     /// Timeout of one connection attempt: transport, `initialize` and the first `tools/list`.
     /// Must be greater than zero.
     ///
     /// # Default
-    /// 30 s
+    /// 30 s; at most 24 h
     pub connect_timeout: Duration,
     /// Bound on confirming that a generation closed (stdio: the child was reaped) before the next
     /// one may start. Must be greater than zero.
     ///
     /// # Default
-    /// 10 s
+    /// 10 s; at most 24 h
     pub close_timeout: Duration,
     /// How long a call made while the server is connecting or reconnecting waits for it to be
     /// ready again before failing with `Unavailable`. `None`: fail at once. When set, must be
     /// greater than zero.
     ///
     /// # Default
-    /// `None`
+    /// `None`; at most 24 h
     pub call_wait: Option<Duration>,
     /// Most `tools/list` pages fetched in one tool sync. Must be at least 1.
     ///
@@ -113,12 +113,12 @@ pub struct StdioConfig {
     /// After closing the child's stdin, how long to wait for it to exit before `SIGTERM`.
     ///
     /// # Default
-    /// 3 s
+    /// 3 s; at most 24 h
     pub stdin_close_grace: Duration,
     /// After `SIGTERM`, how long to wait before `SIGKILL`.
     ///
     /// # Default
-    /// 2 s
+    /// 2 s; at most 24 h
     pub term_grace: Duration,
 }
 
@@ -255,7 +255,7 @@ pub struct RemoteConfig {
     /// Must be greater than zero.
     ///
     /// # Default
-    /// 10 s
+    /// 10 s; at most 24 h
     pub endpoint_timeout: Duration,
     /// Whether an HTTP 400 answer on a live session means the session expired (some servers say
     /// "no valid session" with 400 instead of 404).
@@ -266,12 +266,12 @@ pub struct RemoteConfig {
     /// Floor applied to a server's SSE `retry:` hint.
     ///
     /// # Default
-    /// 250 ms
+    /// 250 ms; at most 24 h
     pub sse_retry_min: Duration,
     /// Ceiling applied to a server's SSE `retry:` hint. Must be at least `sse_retry_min`.
     ///
     /// # Default
-    /// 30 s
+    /// 30 s; at most 24 h
     pub sse_retry_max: Duration,
     /// Streamable HTTP: how many times one SSE response stream may be resumed.
     ///

@@ -9,6 +9,7 @@ mod files;
 mod hosts_claude;
 mod hosts_editors;
 mod hosts_extensions;
+mod huge_durations;
 mod json;
 mod json_errors;
 mod jsonc_dotenv;

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use super::{
-    ConfigError, Heartbeat, ProtocolChoice, Reconnect, RemoteConfig, RemoteKind, ServerConfig,
-    StdioConfig, TransportConfig, format_duration,
+    ConfigError, Heartbeat, MAX_DURATION, ProtocolChoice, Reconnect, RemoteConfig, RemoteKind,
+    ServerConfig, StdioConfig, TransportConfig, format_duration,
 };
 
 type Check = Result<(), ConfigError>;
@@ -125,6 +125,8 @@ fn check_stdio(stdio: &StdioConfig) -> Check {
             "variable name must be non-empty, without `=` or NUL",
         );
     }
+    at_most("transport.stdin_close_grace", stdio.stdin_close_grace)?;
+    at_most("transport.term_grace", stdio.term_grace)?;
     Ok(())
 }
 
@@ -216,6 +218,8 @@ fn check_remote(remote: &RemoteConfig) -> Check {
         );
     }
     positive("transport.endpoint_timeout", remote.endpoint_timeout)?;
+    at_most("transport.sse_retry_min", remote.sse_retry_min)?;
+    at_most("transport.sse_retry_max", remote.sse_retry_max)?;
     if remote.sse_retry_min > remote.sse_retry_max {
         return fail(
             "transport.sse_retry_max",
@@ -249,6 +253,7 @@ fn check_reconnect(r: &Reconnect) -> Check {
             ),
         );
     }
+    at_most("reconnect.max_delay", r.max_delay)?;
     if !(r.multiplier.is_finite() && r.multiplier >= 1.0) {
         return fail(
             "reconnect.multiplier",
@@ -292,9 +297,26 @@ fn check_heartbeat(h: &Heartbeat) -> Check {
     Ok(())
 }
 
+/// Greater than zero and at most [`MAX_DURATION`].
 fn positive(path: &str, d: Duration) -> Check {
     if d.is_zero() {
         return fail(path, "must be greater than zero, got 0s");
+    }
+    at_most(path, d)
+}
+
+/// At most [`MAX_DURATION`]: beyond it a duration is a mistake (a unit mixed up, `u64::MAX`
+/// meant as "forever"), and clock arithmetic near the limit of `Instant` would overflow.
+fn at_most(path: &str, d: Duration) -> Check {
+    if d > MAX_DURATION {
+        return fail(
+            path,
+            format!(
+                "must be at most {}, got {}",
+                format_duration(MAX_DURATION),
+                format_duration(d)
+            ),
+        );
     }
     Ok(())
 }

@@ -117,7 +117,7 @@ impl Upstream {
                 self.resend_level(&stop).await;
             }
             if Self::reviving(&state) {
-                let at = Instant::now() + self.revive_after;
+                let at = crate::clock::deadline_in(self.revive_after);
                 self.set_revive_at(Some(at));
                 tracing::info!(
                     server = %self.name(),

@@ -54,7 +54,7 @@ impl Heartbeat {
                 _ = live.dead.cancelled() => return,
             };
             // After a miss the next probe goes out at once; after anything else, an interval later.
-            not_before = Instant::now() + interval;
+            not_before = crate::clock::deadline_in(interval);
             match verdict {
                 Verdict::Alive | Verdict::Rejected { .. } => {
                     live.misses.clear();
@@ -63,7 +63,7 @@ impl Heartbeat {
                 Verdict::Overload { status, .. } => {
                     live.misses.clear();
                     stretch.overloaded();
-                    not_before = Instant::now() + stretch.apply(self.interval);
+                    not_before = crate::clock::deadline_in(stretch.apply(self.interval));
                     tracing::debug!(server = %live.server, generation = live.generation, status, "probe answered overloaded; probing less often");
                 }
                 // The server is working on a call inside its deadline: look again an interval later.

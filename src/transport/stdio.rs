@@ -199,7 +199,7 @@ impl ChildGuard {
     /// Not cancel-safe in spirit: dropping the future part-way leaves the rest to
     /// `kill_on_drop`, which does not wait. The supervisor awaits it to the end.
     pub(crate) async fn dispose(mut self, stop: Stop, limit: Duration) -> Disposed {
-        let deadline = tokio::time::Instant::now() + limit;
+        let deadline = crate::clock::deadline_in(limit);
         let grace = match stop {
             Stop::Graceful => self.stdin_close_grace,
             Stop::Dead => self.stdin_close_grace.min(DEAD_GRACE),

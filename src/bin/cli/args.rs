@@ -5,7 +5,8 @@ use std::{path::PathBuf, time::Duration};
 use clap::{Args, Parser, Subcommand};
 use mcp_resilient::auth::{Auth, Grant, OAuthConfig};
 use mcp_resilient::config::{
-    ProtocolChoice, RemoteKind, ServerConfig, TransportConfig, load_servers_file, parse_duration,
+    MAX_DURATION, ProtocolChoice, RemoteKind, ServerConfig, TransportConfig, format_duration,
+    load_servers_file, parse_duration,
 };
 
 /// Keep MCP client connections alive: supervise a server, list and call its tools, watch it
@@ -58,7 +59,7 @@ pub(crate) enum Command {
         #[arg(long, hide = true)]
         headless: bool,
         /// How long to wait for the authorization to complete.
-        #[arg(long, value_parser = parse_duration, default_value = "5m")]
+        #[arg(long, value_parser = flag_duration, default_value = "5m")]
         wait: Duration,
     },
     /// Forget the stored tokens of a server.
@@ -126,11 +127,11 @@ pub(crate) struct ProxyArgs {
     pub(crate) aggregate: bool,
     /// How long the host's `initialize` waits for the upstreams before it is answered with what
     /// the proxy knows.
-    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    #[arg(long, value_parser = flag_duration, default_value = "10s")]
     pub(crate) startup_wait: Duration,
     /// How long a call made during an outage waits for the next generation (for servers whose
     /// configuration sets no `callWait`).
-    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    #[arg(long, value_parser = flag_duration, default_value = "10s")]
     pub(crate) call_wait: Duration,
 }
 
@@ -187,29 +188,29 @@ pub(crate) struct ServerArgs {
     #[arg(long)]
     client_credentials: bool,
     /// Heartbeat interval, e.g. 30s.
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = flag_duration)]
     heartbeat_interval: Option<Duration>,
     /// Heartbeat probe timeout (must be below the interval).
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = flag_duration)]
     heartbeat_timeout: Option<Duration>,
     /// Consecutive missed probes that mean death.
     #[arg(long)]
     heartbeat_failures: Option<u32>,
     /// First reconnect delay.
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = flag_duration)]
     reconnect_initial: Option<Duration>,
     /// Largest reconnect delay (also the stability window).
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = flag_duration)]
     reconnect_max: Option<Duration>,
     /// Consecutive failed attempts per outage before giving up.
     #[arg(long)]
     max_attempts: Option<u32>,
     /// Timeout of one tool call.
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = flag_duration)]
     call_timeout: Option<Duration>,
     /// Timeout of one connection attempt; `tools` and `call` also give up on transient
     /// failures (a refused port, say) after this long in all.
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = flag_duration)]
     connect_timeout: Option<Duration>,
     /// The child command and its arguments (with --stdio).
     #[arg(last = true, value_name = "COMMAND")]
@@ -407,6 +408,20 @@ impl ServerArgs {
             ServerConfig::stdio(name, command).args(args.iter().cloned()),
         ])
     }
+}
+
+/// A duration flag: [`parse_duration`], at most [`MAX_DURATION`] (24 h) like every duration of
+/// a configuration. Refused here, clap names the flag and exits 2.
+fn flag_duration(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d > MAX_DURATION {
+        return Err(format!(
+            "must be at most {}, got {}",
+            format_duration(MAX_DURATION),
+            format_duration(d)
+        ));
+    }
+    Ok(d)
 }
 
 fn set<T>(slot: &mut T, value: Option<T>) {

@@ -70,7 +70,7 @@ impl Actor {
     /// `close_timeout` in all; what is still running then is aborted (its child, if any, is
     /// killed on drop). True when everything finished in time.
     async fn await_lingering(&mut self) -> bool {
-        let deadline = tokio::time::Instant::now() + self.config.close_timeout;
+        let deadline = crate::clock::deadline_in(self.config.close_timeout);
         let mut finished = true;
         for mut task in std::mem::take(&mut self.lingering) {
             if tokio::time::timeout_at(deadline, &mut task).await.is_err() {

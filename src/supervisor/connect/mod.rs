@@ -139,7 +139,7 @@ impl Attempt {
 /// Runs one attempt.
 pub(crate) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailure> {
     let started = Instant::now();
-    let deadline = started + attempt.config.connect_timeout;
+    let deadline = crate::clock::after(started, attempt.config.connect_timeout);
     let (config, ct) = (attempt.config.clone(), attempt.ct.clone());
     let session = open(&attempt, deadline).await?;
     let protocol = negotiated(&session);

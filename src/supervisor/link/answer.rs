@@ -147,7 +147,7 @@ impl Link {
                 status,
                 retry_after: Some(asked),
             } if *overloads < OVERLOAD_RESENDS
-                && Instant::now() + overload_wait(asked, *overloads) < deadline =>
+                && crate::clock::deadline_in(overload_wait(asked, *overloads)) < deadline =>
             {
                 let wait = overload_wait(asked, *overloads);
                 *overloads += 1;

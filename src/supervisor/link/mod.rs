@@ -168,7 +168,7 @@ impl Link {
     ) -> Result<(Arc<Live>, Instant, Duration), CallError> {
         let live = self.current().await?;
         let limit = options.timeout.unwrap_or(self.call_timeout);
-        let deadline = Instant::now() + limit;
+        let deadline = crate::clock::deadline_in(limit);
         if let Some((interval, probe_timeout, failures)) = self.probe_first
             && live.activity.idle() > interval
         {
@@ -225,7 +225,7 @@ impl Link {
         let Some(wait) = self.call_wait else {
             return Err(self.unavailable());
         };
-        let deadline = tokio::time::Instant::now() + wait;
+        let deadline = crate::clock::deadline_in(wait);
         let (mut live, mut state) = (self.live.subscribe(), self.state.subscribe());
         loop {
             let current = live.borrow_and_update().clone();
