@@ -98,12 +98,15 @@ pub struct Death {
 }
 
 impl Death {
-    /// A death with a cause and a detail line.
+    /// A death with a cause and a detail line. URLs in the detail lose their credentials
+    /// ([`crate::text::redact`]): a detail reaches events, logs and error messages.
     pub fn new(cause: Cause, detail: impl Into<String>) -> Self {
-        Death {
-            cause,
-            detail: detail.into(),
-        }
+        let detail = detail.into();
+        let detail = match crate::text::redact(&detail) {
+            std::borrow::Cow::Borrowed(_) => detail,
+            std::borrow::Cow::Owned(redacted) => redacted,
+        };
+        Death { cause, detail }
     }
 }
 

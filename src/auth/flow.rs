@@ -19,6 +19,7 @@ use tokio::{
 use url::Url;
 
 use super::{Grant, OAuthConfig, Prompt, StoredAuth, TokenStore};
+use crate::text::redact;
 
 /// Our store seen as rmcp's `CredentialStore`, bound to one server URL: a record saved for
 /// another URL reads as nothing (its tokens must not be sent here). Clones share `local`.
@@ -57,7 +58,7 @@ impl Bound {
         Ok(record.filter(|r| {
             let same = r.server_url == self.url;
             if !same && !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                tracing::warn!(stored = %r.server_url, configured = %self.url, "stored tokens belong to another URL; ignoring them");
+                tracing::warn!(stored = %redact(&r.server_url), configured = %redact(&self.url), "stored tokens belong to another URL; ignoring them");
             }
             same
         }))

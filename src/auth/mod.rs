@@ -117,7 +117,7 @@ pub async fn status(server: &ServerConfig) -> Result<(Option<StoredAuth>, String
     if let Some(record) = &record
         && record.server_url != url.as_str()
     {
-        tracing::warn!(stored = %record.server_url, configured = %url, "stored tokens belong to another URL");
+        tracing::warn!(stored = %crate::text::redact(&record.server_url), configured = %crate::text::redact_url(&url), "stored tokens belong to another URL");
     }
     Ok((record, location))
 }

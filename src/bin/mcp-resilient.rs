@@ -12,6 +12,8 @@ mod demo;
 mod output;
 #[path = "cli/proxy.rs"]
 mod proxy;
+#[path = "cli/safe.rs"]
+mod safe;
 
 use std::process::ExitCode;
 
@@ -37,7 +39,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("mcp-resilient: cannot start the runtime: {e}");
+            safe::eprint("mcp-resilient", format!("cannot start the runtime: {e}"));
             return ExitCode::from(exit::USAGE);
         }
     };
@@ -46,7 +48,7 @@ fn main() -> ExitCode {
             Command::Demo(args) => match demo::run(&args.transport).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("mcp-resilient demo: {e}");
+                    safe::eprint("mcp-resilient demo", e);
                     ExitCode::FAILURE
                 }
             },
@@ -87,8 +89,11 @@ fn init_tracing(verbose: u8, quiet: bool) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // No colours: the writer escapes every control character left in a line, and a server's
+    // text (a child's stderr, an error's detail) must not colour, retitle or clear the terminal.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_writer(safe::Stderr)
         .init();
 }

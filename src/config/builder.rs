@@ -70,6 +70,7 @@ impl ServerConfig {
                     name,
                     TransportConfig::Remote(RemoteConfig::new(placeholder_url(), kind)),
                 );
+                let url = crate::text::redact(url);
                 config.defer("transport.url", format!("invalid url `{url}`: {err}"))
             }
         }

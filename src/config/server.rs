@@ -84,7 +84,9 @@ pub enum TransportConfig {
 }
 
 /// A server run as a child process.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Its `Debug` output shows the names of `env` only: values (an API key) are secrets.
+#[derive(Clone, PartialEq)]
 pub struct StdioConfig {
     /// Program to run, looked up in `PATH` when it has no slash. Must not be empty.
     ///
@@ -120,6 +122,25 @@ pub struct StdioConfig {
     /// # Default
     /// 2 s; at most 24 h
     pub term_grace: Duration,
+}
+
+impl fmt::Debug for StdioConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let env: Vec<String> = self
+            .env
+            .keys()
+            .map(|name| format!("{name}=<redacted>"))
+            .collect();
+        f.debug_struct("StdioConfig")
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &env)
+            .field("cwd", &self.cwd)
+            .field("env_allowlist", &self.env_allowlist)
+            .field("stdin_close_grace", &self.stdin_close_grace)
+            .field("term_grace", &self.term_grace)
+            .finish()
+    }
 }
 
 impl StdioConfig {
@@ -228,7 +249,8 @@ impl fmt::Display for RemoteKind {
 /// A server reached over HTTP.
 ///
 /// Its `Debug` output shows header names only: values (an `Authorization`, an API key) are
-/// secrets.
+/// secrets. The URL is shown without its userinfo and query values
+/// ([`redact_url`](crate::text::redact_url)).
 #[derive(Clone, PartialEq)]
 pub struct RemoteConfig {
     /// The SSE URL (legacy) or the MCP endpoint (Streamable HTTP). `http` or `https` only.
@@ -293,7 +315,7 @@ impl fmt::Debug for RemoteConfig {
             .map(|(name, _)| format!("{name}: <redacted>"))
             .collect();
         f.debug_struct("RemoteConfig")
-            .field("url", &self.url.as_str())
+            .field("url", &crate::text::redact_url(&self.url).as_str())
             .field("kind", &self.kind)
             .field("headers", &headers)
             .field("max_event_bytes", &self.max_event_bytes)

@@ -13,6 +13,7 @@ mod huge_durations;
 mod json;
 mod json_errors;
 mod jsonc_dotenv;
+mod redaction;
 mod skipping;
 
 use std::time::Duration;

@@ -169,7 +169,7 @@ fn check_close_timeout(transport: &TransportConfig, close_timeout: Duration) -> 
 }
 
 fn check_remote(remote: &RemoteConfig) -> Check {
-    let url = &remote.url;
+    let url = &crate::text::redact_url(&remote.url);
     if !matches!(url.scheme(), "http" | "https") {
         return fail(
             "transport.url",

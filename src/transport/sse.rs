@@ -36,6 +36,7 @@ use crate::{
     auth::{Authorizer, Refusal},
     config::RemoteConfig,
     state::{Cause, Death},
+    text::redact_url,
     verdict::Verdict,
 };
 
@@ -174,10 +175,11 @@ pub(crate) async fn connect(
             request = request.bearer_auth(token);
         }
         async move {
-            request
-                .send()
-                .await
-                .map_err(|e| ConnectError::new(format!("GET {} failed: {e}", config.url)))
+            request.send().await.map_err(|e| {
+                // reqwest's text would name the URL again, query and all: ours is redacted.
+                let why = super::innermost(&e.without_url());
+                ConnectError::new(format!("GET {} failed: {why}", redact_url(&config.url)))
+            })
         }
     };
     let response = match &auth {
@@ -196,7 +198,7 @@ pub(crate) async fn connect(
     progress.touch();
     let status = response.status();
     if !status.is_success() {
-        let detail = format!("GET {} answered HTTP {status}", config.url);
+        let detail = format!("GET {} answered HTTP {status}", redact_url(&config.url));
         return Err(ConnectError {
             status: Some(status.as_u16()),
             retry_after: retry_after(response.headers()),
@@ -209,7 +211,10 @@ pub(crate) async fn connect(
         return Err(ConnectError {
             status: Some(406),
             retry_after: None,
-            detail: format!("GET {} did not answer with an event stream", config.url),
+            detail: format!(
+                "GET {} did not answer with an event stream",
+                redact_url(&config.url)
+            ),
         });
     }
     let mut events = stream::events(response, config.max_event_bytes);

@@ -155,9 +155,12 @@ pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration
 }
 
 /// A detail safe to show a user: an HTML error page (a proxy's 404, say) is summarised instead of
-/// printed, and anything longer than a line is cut.
+/// printed, anything longer than a line is cut, and URLs lose their credentials
+/// ([`crate::text::redact`]).
 pub(crate) fn plain(detail: &str) -> String {
     const MAX: usize = 200;
+    let redacted = crate::text::redact(detail);
+    let detail = &*redacted;
     let lower = detail.to_ascii_lowercase();
     let cut = ["<!doctype", "<html"]
         .iter()

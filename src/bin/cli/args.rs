@@ -355,7 +355,7 @@ impl ServerArgs {
                 .map(|s| !self.servers.contains(&s.name));
             for (warning, other) in loaded.warnings().zip(others) {
                 if other {
-                    eprintln!("mcp-resilient: warning: {warning}");
+                    super::safe::eprint("mcp-resilient: warning", warning);
                 }
             }
             if self.servers.is_empty() {

@@ -9,8 +9,9 @@ use mcp_resilient::auth::{
 use super::{
     args::ServerArgs,
     commands::{exit, fail},
-    output,
+    output, safe,
 };
+use mcp_resilient::text::redact;
 
 /// `login NAME`: runs the authorization and stores the tokens under NAME.
 pub(crate) async fn login(
@@ -32,7 +33,7 @@ pub(crate) async fn login(
     };
     match auth::login(&config, prompt.as_ref(), wait).await {
         Ok(stored) => {
-            println!("{}", describe(name, &stored));
+            println!("{}", safe::line(&describe(name, &stored)));
             ExitCode::from(exit::OK)
         }
         Err(auth::LoginError::NotRemote(_)) => fail(
@@ -102,7 +103,7 @@ pub(crate) async fn status(json: bool) -> ExitCode {
             .map(|(name, record)| match record {
                 Ok(r) => serde_json::json!({
                     "server": name,
-                    "url": r.server_url,
+                    "url": redact(&r.server_url),
                     "client_id": r.credentials.client_id,
                     "scopes": r.credentials.granted_scopes,
                     "expires_at": r.expires_at(),
@@ -119,8 +120,8 @@ pub(crate) async fn status(json: bool) -> ExitCode {
     }
     for (name, record) in rows {
         match record {
-            Ok(record) => println!("{}", describe(&name, &record)),
-            Err(e) => println!("{name}: {e}"),
+            Ok(record) => println!("{}", safe::line(&describe(&name, &record))),
+            Err(e) => println!("{}", safe::text(&format!("{name}: {e}"))),
         }
     }
     ExitCode::from(exit::OK)
@@ -143,6 +144,7 @@ fn describe(name: &str, record: &StoredAuth) -> String {
     };
     format!(
         "{name}: {} (client {}; scopes {scopes}; {expiry}; {refresh})",
-        record.server_url, record.credentials.client_id
+        redact(&record.server_url),
+        record.credentials.client_id
     )
 }

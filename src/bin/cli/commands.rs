@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use mcp_resilient::{CallError, ConnectionState, Event, Supervisor, ToolRegistry};
 
-use super::{args::ServerArgs, output};
+use super::{args::ServerArgs, output, safe};
 
 /// Exit codes of the CLI contract.
 pub(crate) mod exit {
@@ -14,8 +14,9 @@ pub(crate) mod exit {
     pub(crate) const CONNECT: u8 = 3;
 }
 
+/// Says `message` on stderr (redacted and escaped) and returns `code`.
 pub(crate) fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("mcp-resilient: {message}");
+    safe::eprint("mcp-resilient", message);
     ExitCode::from(code)
 }
 
@@ -77,8 +78,8 @@ pub(crate) async fn tools(args: &ServerArgs, json: bool) -> ExitCode {
             let description = tool.definition.description.as_deref().unwrap_or("");
             println!(
                 "{:<40} {}",
-                tool.public_name,
-                description.lines().next().unwrap_or("")
+                safe::line(&tool.public_name),
+                safe::line(description.lines().next().unwrap_or(""))
             );
         }
     }
@@ -106,15 +107,15 @@ pub(crate) async fn call(args: &ServerArgs, tool: &str, args_json: &str) -> Exit
             }
         }
         Err(e @ CallError::ToolNotFound { .. }) => {
-            eprintln!("mcp-resilient: {e}");
+            safe::eprint("mcp-resilient", e);
             exit::USAGE
         }
         Err(e @ CallError::Server(_)) => {
-            eprintln!("mcp-resilient: {e}");
+            safe::eprint("mcp-resilient", e);
             exit::TOOL_ERROR
         }
         Err(e) => {
-            eprintln!("mcp-resilient: {e}");
+            safe::eprint("mcp-resilient", e);
             exit::CONNECT
         }
     };
@@ -152,7 +153,7 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool) -> ExitCode {
             event = events.recv() => match event {
                 Ok(event) if repeats_shown(&mut shown, &event) => {}
                 Ok(event) => output::print_event(&event, json),
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => eprintln!("mcp-resilient: {n} events dropped"),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => safe::eprint("mcp-resilient", format!("{n} events dropped")),
                 Err(_) => break,
             },
             _ = &mut interrupted => break,

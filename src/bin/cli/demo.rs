@@ -22,11 +22,13 @@ type DemoResult<T> = Result<T, String>;
 struct Clock(Instant);
 
 impl Clock {
+    /// Prints one line of the story. It quotes what servers said (a cause's detail, a reply), so
+    /// it is redacted and escaped like every human line.
     fn say(&self, message: impl AsRef<str>) {
         println!(
             "[{:>6.0} ms] {}",
             self.0.elapsed().as_secs_f64() * 1000.0,
-            message.as_ref()
+            super::safe::line(&mcp_resilient::text::redact(message.as_ref()))
         );
     }
 }

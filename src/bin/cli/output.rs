@@ -2,7 +2,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use mcp_resilient::{ConnectionState, Event, registry::RegisteredTool};
+use mcp_resilient::{ConnectionState, Event, registry::RegisteredTool, text::redact};
 use serde_json::{Value, json};
 
 /// A tool as JSON: its public name, server, the protocol version its server speaks, and the
@@ -158,10 +158,15 @@ pub(crate) fn event_text(event: &Event) -> String {
 /// A duration as people write it: `0 ms`, `93 ms`, `1.5 s`, `30 s`.
 pub(crate) use mcp_resilient::config::human_duration as human;
 
+/// Prints `event` as a JSON line or a human line. Both are redacted (a cause's detail may quote a
+/// URL; the library redacts its own, this is the last line of defence), the human line is also
+/// escaped: a detail can carry a server's text (an error message, a child's stderr).
 pub(crate) fn print_event(event: &Event, json: bool) {
     if json {
-        println!("{}", event_json(event));
+        // A URL inside a JSON string ends at its closing quote or a backslash, so redacting the
+        // serialized line keeps it valid JSON.
+        println!("{}", redact(&event_json(event).to_string()));
     } else {
-        println!("{}", event_text(event));
+        println!("{}", super::safe::line(&redact(&event_text(event))));
     }
 }

@@ -42,14 +42,14 @@ pub(crate) async fn run(args: &ProxyArgs) -> ExitCode {
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("mcp-resilient proxy: {e}");
+            super::safe::eprint("mcp-resilient proxy", e);
             ExitCode::from(exit::CONNECT)
         }
     }
 }
 
 fn usage(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("mcp-resilient proxy: {message}");
+    super::safe::eprint("mcp-resilient proxy", message);
     ExitCode::from(exit::USAGE)
 }
 

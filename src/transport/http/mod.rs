@@ -29,7 +29,7 @@ use rmcp::{
     },
 };
 
-use crate::{auth::Authorizer, config::RemoteConfig};
+use crate::{auth::Authorizer, config::RemoteConfig, text::redact_url};
 
 mod auth;
 mod errors;
@@ -204,6 +204,7 @@ impl StreamableHttpClient for HttpClient {
                 )
             })
             .await;
+        let result = redacted(result);
         let result = match expires {
             true => Self::expire_on_400(request_id, result),
             false => result,
@@ -233,15 +234,17 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), HttpError> {
-        self.authorized(|token| {
-            self.inner.delete_session(
-                uri.clone(),
-                session_id.clone(),
-                token.or_else(|| auth_header.clone()),
-                custom_headers.clone(),
-            )
-        })
-        .await
+        let deleted = self
+            .authorized(|token| {
+                self.inner.delete_session(
+                    uri.clone(),
+                    session_id.clone(),
+                    token.or_else(|| auth_header.clone()),
+                    custom_headers.clone(),
+                )
+            })
+            .await;
+        redacted(deleted)
     }
 
     async fn get_stream(
@@ -266,7 +269,7 @@ impl StreamableHttpClient for HttpClient {
         if last_event_id.is_none() {
             self.standalone.answered();
         }
-        Ok(self.clamp_retry(stream?))
+        Ok(self.clamp_retry(redacted(stream)?))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -293,8 +296,22 @@ impl StreamableHttpClient for HttpClient {
         if last_event_id.is_none() {
             self.standalone.answered();
         }
-        Ok(self.clamp_retry(stream?))
+        Ok(self.clamp_retry(redacted(stream)?))
     }
+}
+
+/// `result` with the URL in a reqwest error redacted ([`redact_url`]): rmcp logs these errors and
+/// we put their text in causes, and reqwest names the request's URL, query and all.
+fn redacted<T>(result: Result<T, HttpError>) -> Result<T, HttpError> {
+    result.map_err(|error| match error {
+        StreamableHttpError::Client(mut e) => {
+            if let Some(url) = e.url_mut() {
+                *url = redact_url(url);
+            }
+            StreamableHttpError::Client(e)
+        }
+        other => other,
+    })
 }
 
 #[cfg(test)]
