@@ -5,6 +5,7 @@
 mod common;
 
 mod durations;
+mod redaction;
 
 use common::{LIMIT, mock_binary};
 use tokio::process::Command;
