@@ -1,6 +1,6 @@
 //! Streamable HTTP (spec 2025-03-26 and later), through rmcp's `StreamableHttpClientTransport`.
 //!
-//! rmcp's transport is used as it is, with three changes of policy:
+//! rmcp's transport is used as it is, with four changes of policy:
 //!
 //! 1. `reinit_on_expired_session(false)`: an HTTP 404 on a live session surfaces as
 //!    `StreamableHttpError::SessionExpired` instead of a silent re-`initialize`, so the
@@ -9,7 +9,9 @@
 //!    request that carried a session id (some servers' "no valid session") becomes
 //!    `SessionExpired` too, and every server `retry:` hint is clamped to
 //!    `[sse_retry_min, sse_retry_max]`.
-//! 3. SSE resumption is bounded: at most `sse_max_retries` attempts, delays doubling from
+//! 3. A 2xx without a JSON-RPC message answering `server/discover` is the server saying it
+//!    does not speak 2026-07-28 (see [`discover`]), so `protocol: auto` falls back at once.
+//! 4. SSE resumption is bounded: at most `sse_max_retries` attempts, delays doubling from
 //!    `sse_retry_min` up to `sse_retry_max` (rmcp waits the longer of this and the clamped hint),
 //!    so an in-flight request cannot wait forever on a dead server.
 
@@ -32,6 +34,7 @@ use rmcp::{
 use crate::{auth::Authorizer, config::RemoteConfig};
 
 mod auth;
+mod discover;
 mod errors;
 mod routing;
 mod standalone;
@@ -208,6 +211,7 @@ impl StreamableHttpClient for HttpClient {
             true => Self::expire_on_400(request_id, result),
             false => result,
         };
+        let result = discover::read(&message, session_id.is_some(), result);
         if initialize
             && matches!(
                 &result,
