@@ -13,9 +13,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{LIMIT, mock_binary};
-use mcp_mock_server::{DiscoverRefusal, MockOptions, MockServer, MockTransport};
-use serde_json::Value;
+use common::{LIMIT, call, fast, mock_binary, ready_generation, stdio_mock};
+use mcp_mock_server::{DiscoverRefusal, MockOptions, MockServer, MockTransport, Whoami};
+use mcp_resilient::{Supervisor, ToolRegistry, config::ServerConfig};
+use serde_json::{Value, json};
 use tokio::process::Command;
 
 /// The bound on one whole CLI command (debug build, loaded 2-core machine): the old code took
@@ -150,6 +151,7 @@ shapes! { falls_back_over_http:
     http_discover_answered_an_empty_200 => "empty:200",
     http_discover_answered_an_empty_200_that_claims_json => "empty:200+json",
     http_discover_answered_an_empty_202 => "empty:202",
+    http_discover_answered_an_empty_event_stream => "empty:200+sse",
 }
 
 shapes! { falls_back_over_stdio:
@@ -193,4 +195,47 @@ async fn a_2026_only_server_still_negotiates_2026_07_28_over_stdio() {
     let tools: Value = serde_json::from_str(stdout.trim()).expect("one JSON document");
     let echo = tools.as_array().and_then(|t| t.iter().find(|t| t["name"] == "echo"));
     assert_eq!(echo.map(|t| &t["protocol"]), Some(&Value::from("2026-07-28")), "{tools}");
+}
+
+/// Starts a supervisor on `config` and waits until it is ready on 2025-11-25.
+async fn ready_on_2025(config: ServerConfig) -> (Supervisor, ToolRegistry) {
+    let registry = ToolRegistry::new();
+    let server = Supervisor::start(config, registry.clone())
+        .await
+        .expect("valid config");
+    server.wait_ready(LIMIT).await.expect("ready");
+    assert_eq!(server.protocol().as_deref(), Some("2025-11-25"));
+    (server, registry)
+}
+
+#[tokio::test]
+async fn after_a_fallback_the_next_generation_opens_with_initialize_at_once_over_http() {
+    let mock = http_mock(Some(DiscoverRefusal::EmptyResult)).await;
+    let (server, _registry) = ready_on_2025(fast(ServerConfig::http("old", mock.http_url()))).await;
+    let mut events = server.events();
+    mock.faults().expire_sessions().await;
+    ready_generation(&mut events).await;
+    let methods = mock.faults().state().await.methods;
+    let count = |m: &str| methods.get(m).copied().unwrap_or(0);
+    assert_eq!(
+        (count("server/discover"), count("initialize")),
+        (1, 2),
+        "the era was remembered: {methods:?}"
+    );
+    server.shutdown().await;
+    mock.shutdown().await;
+}
+
+#[tokio::test]
+async fn after_a_fallback_the_next_child_is_opened_with_initialize_at_once() {
+    let config = stdio_mock("old", &["--discover-refusal", "empty-result"]);
+    let (server, registry) = ready_on_2025(config).await;
+    let mut events = server.events();
+    call(&registry, "old", "crash", json!({})).await;
+    ready_generation(&mut events).await;
+    let result = call(&registry, "old", "whoami", json!({})).await;
+    let who = Whoami::from_result(&result).expect("a whoami result");
+    assert_eq!(who.methods.get("server/discover"), None, "{:?}", who.methods);
+    assert_eq!(who.methods.get("initialize"), Some(&1), "{:?}", who.methods);
+    server.shutdown().await;
 }

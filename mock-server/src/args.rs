@@ -15,7 +15,7 @@ pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|ht
   remote only: [--oauth [--oauth-access-ttl SECS] [--oauth-client ID[:SECRET]]... \
 [--oauth-step-up TOOL:SCOPE] [--oauth-refresh-delay-ms N]]
   hostile:     [--discover-refusal SHAPE] (empty-result, other-result, error:CODE, \
-legacy-versions; http only: status:N[+body], empty:N[+json])
+legacy-versions; http only: status:N[+body], empty:N[+json|+sse])
   --modern-only: a 2026-07-28-only server (initialize gets -32022); --stateless: Streamable \
 HTTP without sessions";
 

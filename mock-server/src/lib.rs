@@ -140,7 +140,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use hostile::discover::DiscoverRefusal;
+pub use hostile::discover::{DiscoverRefusal, EmptyKind};
 pub use process::spawn_process;
 pub use remote::faults::{Faults, MockState, RecordedRequest};
 pub use remote::oauth::{IssuedTokens, OAuthOptions, OAuthStats};

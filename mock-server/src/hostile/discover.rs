@@ -8,7 +8,7 @@
 //! | a JSON-RPC error (-32601, -32600, -32602, …) | `error:-32601` | yes | HTTP 200, JSON |
 //! | `-32022` naming initialize-era versions only | `legacy-versions` | yes | HTTP 400, JSON |
 //! | an HTTP status, with or without a JSON-RPC error body | `status:404`, `status:404+body` | — | yes |
-//! | a 2xx with an empty body (with a JSON content type) | `empty:202`, `empty:200+json` | — | yes |
+//! | a 2xx with an empty body (untyped, JSON, an event stream) | `empty:202`, `empty:200+json`, `empty:200+sse` | — | yes |
 //!
 //! # Invariants
 //!
@@ -21,7 +21,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::{Mutex, PoisonError};
 
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{
@@ -52,14 +52,35 @@ pub enum DiscoverRefusal {
         /// Whether the body is a JSON-RPC error.
         json_rpc_body: bool,
     },
-    /// Streamable HTTP only: this 2xx status with an empty body, with `Content-Type:
-    /// application/json` when `json`, else none.
+    /// Streamable HTTP only: this 2xx status with an empty body of the content type `kind`.
     EmptyBody {
         /// The HTTP status, e.g. 200 or 202.
         status: u16,
-        /// Whether the empty body claims to be JSON.
-        json: bool,
+        /// What the empty body claims to be.
+        kind: EmptyKind,
     },
+}
+
+/// The content type of an empty body ([`DiscoverRefusal::EmptyBody`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EmptyKind {
+    /// No `Content-Type` (spelled `empty:N`).
+    Untyped,
+    /// `application/json` (`empty:N+json`).
+    Json,
+    /// `text/event-stream`: a stream that ends before its first event (`empty:N+sse`).
+    EventStream,
+}
+
+impl EmptyKind {
+    fn suffix(self) -> &'static str {
+        match self {
+            Self::Untyped => "",
+            Self::Json => "+json",
+            Self::EventStream => "+sse",
+        }
+    }
 }
 
 impl DiscoverRefusal {
@@ -108,12 +129,18 @@ impl DiscoverRefusal {
                     (status, text, format!("mock: refused with {status}\n")).into_response()
                 }
             }
-            Self::EmptyBody { status, json: true } => {
-                (status_code(status), json, "").into_response()
-            }
-            Self::EmptyBody { status, json: false } => {
+            Self::EmptyBody { status, kind } => {
                 let mut response = status_code(status).into_response();
-                response.headers_mut().remove(CONTENT_TYPE);
+                let headers = response.headers_mut();
+                let kind = match kind {
+                    EmptyKind::Untyped => None,
+                    EmptyKind::Json => Some("application/json"),
+                    EmptyKind::EventStream => Some("text/event-stream"),
+                };
+                match kind {
+                    Some(kind) => headers.insert(CONTENT_TYPE, HeaderValue::from_static(kind)),
+                    None => headers.remove(CONTENT_TYPE),
+                };
                 response
             }
             // rmcp's Streamable HTTP server sends `-32022` with 400 (see `super::super::remote`).
@@ -175,9 +202,13 @@ impl FromStr for DiscoverRefusal {
                 status: status(value, 300..=599)?,
                 json_rpc_body: plus == "body",
             },
-            ("empty", "" | "json") => Self::EmptyBody {
+            ("empty", "" | "json" | "sse") => Self::EmptyBody {
                 status: status(value, 200..=299)?,
-                json: plus == "json",
+                kind: match plus {
+                    "json" => EmptyKind::Json,
+                    "sse" => EmptyKind::EventStream,
+                    _ => EmptyKind::Untyped,
+                },
             },
             _ => return Err(bad()),
         })
@@ -195,9 +226,7 @@ impl fmt::Display for DiscoverRefusal {
                 status,
                 json_rpc_body,
             } => write!(f, "status:{status}{}", if json_rpc_body { "+body" } else { "" }),
-            Self::EmptyBody { status, json } => {
-                write!(f, "empty:{status}{}", if json { "+json" } else { "" })
-            }
+            Self::EmptyBody { status, kind } => write!(f, "empty:{status}{}", kind.suffix()),
         }
     }
 }
@@ -246,11 +275,15 @@ mod tests {
             },
             DiscoverRefusal::EmptyBody {
                 status: 202,
-                json: false,
+                kind: EmptyKind::Untyped,
             },
             DiscoverRefusal::EmptyBody {
                 status: 200,
-                json: true,
+                kind: EmptyKind::Json,
+            },
+            DiscoverRefusal::EmptyBody {
+                status: 200,
+                kind: EmptyKind::EventStream,
             },
         ];
         for shape in shapes {
