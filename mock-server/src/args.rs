@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::{OAuthOptions, StatusFault};
+use crate::{DiscoverRefusal, OAuthOptions, StatusFault};
 
 pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|http] [--port N] \
 [--boot-id ID] [--lock-file PATH] [--extra-tools N] [--sse-retry-ms N] [--ignore-stdin-eof] \
@@ -14,6 +14,8 @@ pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|ht
   http only:   [--stateless]
   remote only: [--oauth [--oauth-access-ttl SECS] [--oauth-client ID[:SECRET]]... \
 [--oauth-step-up TOOL:SCOPE] [--oauth-refresh-delay-ms N]]
+  hostile:     [--discover-refusal SHAPE] (empty-result, other-result, error:CODE, \
+legacy-versions; http only: status:N[+body], empty:N[+json|+sse])
   --modern-only: a 2026-07-28-only server (initialize gets -32022); --stateless: Streamable \
 HTTP without sessions";
 
@@ -49,6 +51,8 @@ pub(crate) struct Args {
     pub(crate) redirect: Option<String>,
     /// Remote: `--oauth` and its knobs.
     pub(crate) oauth: Option<OAuthOptions>,
+    /// How `server/discover` is refused (hostile kind `discover`).
+    pub(crate) discover_refusal: Option<DiscoverRefusal>,
 }
 
 impl Default for Args {
@@ -68,6 +72,7 @@ impl Default for Args {
             stateless: false,
             redirect: None,
             oauth: None,
+            discover_refusal: None,
         }
     }
 }
@@ -166,6 +171,10 @@ impl Args {
                     fault.methods = methods.map(str::to_owned).collect();
                 }
                 "--redirect" if !value.is_empty() => parsed.redirect = Some(value),
+                "--discover-refusal" => {
+                    let shape = value.parse().map_err(|e| format!("{flag}: {e}"))?;
+                    parsed.discover_refusal = Some(shape);
+                }
                 _ => return Err(format!("unexpected argument {flag:?}")),
             }
         }
@@ -196,6 +205,11 @@ impl Args {
             }
             Mode::Stdio | Mode::Sse if self.stateless => {
                 Err("--stateless needs --transport http".into())
+            }
+            Mode::Stdio | Mode::Sse
+                if self.discover_refusal.is_some_and(DiscoverRefusal::http_only) =>
+            {
+                Err("--discover-refusal status:… and empty:… need --transport http".into())
             }
             _ => Ok(()),
         }
@@ -276,6 +290,12 @@ mod tests {
             ..Args::default()
         };
         assert_eq!(stateless, Ok(expected));
+        let refusal = parse(&["--discover-refusal", "error:-32601"]);
+        let expected = Args {
+            discover_refusal: Some(DiscoverRefusal::Error(-32601)),
+            ..Args::default()
+        };
+        assert_eq!(refusal, Ok(expected));
     }
 
     #[test]
@@ -375,6 +395,9 @@ mod tests {
                 "http",
             ],
             &["--oauth", "--oauth-nope", "1", "--transport", "http"],
+            &["--discover-refusal", "nope"],
+            &["--discover-refusal", "status:404"],
+            &["--discover-refusal", "empty:202", "--transport", "sse"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }

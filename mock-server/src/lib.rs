@@ -54,6 +54,12 @@
 //! `/_mock/*` routes): an injected HTTP status ([`StatusFault`]), a redirect, or a 2026-07-28-only
 //! server's `-32022` answer to `initialize`.
 //!
+//! # Hostile mode
+//!
+//! Kinds of a server that answers badly, each in its own file under `hostile/`: `discover`
+//! ([`DiscoverRefusal`], [`Faults::set_discover_refusal`], `--discover-refusal SHAPE`), a
+//! 2025-11-25 server that refuses `server/discover` in one of the ways real ones do.
+//!
 //! # OAuth mode
 //!
 //! With [`MockOptions::oauth`] ([`OAuthOptions`]; binary: `--oauth`, `--oauth-access-ttl
@@ -111,6 +117,7 @@ mod confirm;
 mod crash;
 mod era;
 mod handler;
+mod hostile;
 mod listen;
 mod lock;
 mod logging;
@@ -133,6 +140,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use hostile::discover::{DiscoverRefusal, EmptyKind};
 pub use process::spawn_process;
 pub use remote::faults::{Faults, MockState, RecordedRequest};
 pub use remote::oauth::{IssuedTokens, OAuthOptions, OAuthStats};
@@ -226,6 +234,7 @@ async fn run(args: Args) -> ExitCode {
             let shared = shared::Shared::new(boot_id, args.extra_tools, switch);
             let shared = Arc::new(shared.for_stdio(args.exit_after_list));
             shared.set_modern_only(args.modern_only);
+            shared.discover.set(args.discover_refusal);
             return stdio::run(shared, args.ignore_stdin_eof).await;
         }
         Mode::Sse => MockTransport::Sse,
@@ -275,6 +284,7 @@ fn apply_faults(args: &Args, faults: &Faults) -> Result<(), InvalidFault> {
     faults.set_status_fault(args.status_fault.clone())?;
     faults.set_redirect(args.redirect.clone())?;
     faults.set_modern_only(args.modern_only);
+    faults.set_discover_refusal(args.discover_refusal);
     Ok(())
 }
 

@@ -92,6 +92,8 @@ pub(crate) struct Shared {
     modern_only: AtomicBool,
     /// The `ttlMs` every `tools/list` page carries; 0: none.
     list_ttl_ms: AtomicU64,
+    /// How `server/discover` is refused (hostile kind `discover`); `None`: it is answered.
+    pub(crate) discover: crate::hostile::discover::Switch,
     /// Live `subscriptions/listen` subscriptions.
     pub(crate) listens: Listens,
     /// `requestState` nonces of `confirm` calls waiting for their retry.
@@ -123,6 +125,7 @@ impl Shared {
             methods: Mutex::new(BTreeMap::new()),
             modern_only: AtomicBool::new(false),
             list_ttl_ms: AtomicU64::new(0),
+            discover: Default::default(),
             listens: Listens::new(),
             confirms: Nonces::default(),
             tools: RwLock::new(ToolSet::with_extra(extra_tools)),

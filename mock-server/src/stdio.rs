@@ -11,14 +11,15 @@
 //! 4. Every request read is counted by method before anything else happens to it.
 //! 5. With `modern_only`, an `initialize` request never reaches rmcp: the transport answers it
 //!    with `-32022` itself (queued like any other message) and the session stays open for a
-//!    `server/discover`. (rmcp would end the session after a failed `initialize`.)
+//!    `server/discover`. (rmcp would end the session after a failed `initialize`.) Likewise a
+//!    discover refusal ([`crate::hostile::discover`]) answers `server/discover` itself.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    ClientRequest, ErrorData, JsonRpcMessage, ProtocolVersion, ServerJsonRpcMessage,
+    ClientRequest, ErrorData, JsonRpcMessage, ProtocolVersion, RequestId, ServerJsonRpcMessage,
 };
 use rmcp::service::{RxJsonRpcMessage, ServerInitializeError, TxJsonRpcMessage, serve_server};
 use rmcp::transport::Transport;
@@ -50,6 +51,25 @@ impl<T: Transport<RoleServer>> HangAware<T> {
             shared,
             ignore_eof,
             last_send,
+        }
+    }
+}
+
+impl<T> HangAware<T> {
+    /// The answer the transport gives to `request` itself, if any: a 2026-only server's `-32022`
+    /// to `initialize`, or a discover refusal ([`crate::hostile::discover`]).
+    fn answer_here(&self, request: &ClientRequest, id: &RequestId) -> Option<ServerJsonRpcMessage> {
+        match request {
+            ClientRequest::InitializeRequest(initialize) if self.shared.modern_only() => {
+                let requested = initialize.params.protocol_version.clone();
+                let supported = [ProtocolVersion::V_2026_07_28];
+                let error = ErrorData::unsupported_protocol_version(requested, &supported);
+                Some(ServerJsonRpcMessage::error(error, Some(id.clone())))
+            }
+            ClientRequest::DiscoverRequest(_) => {
+                self.shared.discover.get()?.stdio_answer(id.clone())
+            }
+            _ => None,
         }
     }
 }
@@ -102,17 +122,11 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for HangAware<T> {
             };
             if let JsonRpcMessage::Request(request) = &message {
                 self.shared.count_method(request.request.method());
-                if let ClientRequest::InitializeRequest(initialize) = &request.request
-                    && self.shared.modern_only()
-                {
-                    let requested = initialize.params.protocol_version.clone();
-                    let supported = [ProtocolVersion::V_2026_07_28];
-                    let error = ErrorData::unsupported_protocol_version(requested, &supported);
-                    let answer = ServerJsonRpcMessage::error(error, Some(request.id.clone()));
+                if let Some(answer) = self.answer_here(&request.request, &request.id) {
                     let send = self.send(answer);
                     tokio::spawn(async move {
                         if let Err(error) = send.await {
-                            tracing::debug!(%error, "the -32022 answer was not sent");
+                            tracing::debug!(%error, "an answer given in the server's place was not sent");
                         }
                     });
                     continue;

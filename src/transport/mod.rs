@@ -8,6 +8,7 @@
 pub(crate) mod detect;
 pub(crate) mod http;
 mod judge;
+pub(crate) mod refusal;
 pub(crate) mod sse;
 pub(crate) mod stdio;
 

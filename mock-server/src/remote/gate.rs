@@ -56,7 +56,7 @@ async fn read_rpc(request: Request) -> Result<(Request, Rpc), Response> {
 ///
 /// - every JSON-RPC request in a POST is counted by method on arrival;
 /// - slow: waits before handing the request on (slow streams: a GET waits that much more);
-/// - redirect, status fault, modern-only: answered here, never handed on;
+/// - redirect, status fault, modern-only, discover refusal: answered here, never handed on;
 /// - hang: reads the whole body, then holds the request until unhang;
 /// - OAuth mode: a request without a valid access token (or, for the step-up tool, without
 ///   its scope) gets 401 (403) instead of reaching the server; the faults below still apply;
@@ -94,7 +94,8 @@ pub(crate) async fn gate(
         tokio::time::sleep(slow_stream).await;
     }
     let modern_only = faults.shared.modern_only();
-    if let Some(answer) = inject::intercept(&faults.inject, modern_only, &request, &rpc) {
+    let refusal = faults.shared.discover.get();
+    if let Some(answer) = inject::intercept(&faults.inject, modern_only, refusal, &request, &rpc) {
         return answer;
     }
     // The body was read above (a GET has none), so nothing waits on the client here.

@@ -1,12 +1,13 @@
 //! Answers the gate gives instead of the server: a redirect, an injected status (see
-//! [`super::status`]) and a 2026-only server's rejection of `initialize`.
+//! [`super::status`]), a 2026-only server's rejection of `initialize`, and a 2025 server's
+//! refusal of `server/discover` ([`crate::hostile::discover`]).
 //!
 //! # Invariants
 //!
 //! 1. A request answered here never reaches the MCP handler (so it is not in `calls`), and
 //!    counts once in `faults_injected`.
 //! 2. A request not answered here is handed on with the same body bytes.
-//! 3. Precedence: redirect, then the status fault, then modern-only.
+//! 3. Precedence: redirect, then the status fault, then modern-only, then a discover refusal.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -19,6 +20,7 @@ use rmcp::model::{ErrorData, ProtocolVersion};
 use serde_json::{Value, json};
 
 use super::faults::Faults;
+use crate::hostile::discover::DiscoverRefusal;
 use super::status::{Armed, InvalidFault, StatusFault, header_value};
 
 /// The request-answering faults of one server.
@@ -54,6 +56,8 @@ pub(super) struct Rpc {
     pub(super) tools_called: Vec<String>,
     /// For a single `initialize` request: its `id` (verbatim) and requested version.
     initialize: Option<(Value, ProtocolVersion)>,
+    /// For a single `server/discover` request: its `id` (verbatim).
+    discover: Option<Value>,
 }
 
 impl Rpc {
@@ -84,11 +88,15 @@ impl Rpc {
                 Some((id, serde_json::from_value(version).ok()?))
             })
             .flatten();
+        let discover = (value.get("method") == Some(&json!("server/discover")))
+            .then(|| value.get("id").cloned())
+            .flatten();
         Self {
             methods,
             requests,
             tools_called,
             initialize,
+            discover,
         }
     }
 
@@ -99,11 +107,12 @@ impl Rpc {
 }
 
 /// The answer given here in the server's place, if `request` gets one; `None` hands it on
-/// unchanged. `rpc` is what its body holds (empty for a GET); `modern_only` is the server's
-/// switch.
+/// unchanged. `rpc` is what its body holds (empty for a GET); `modern_only` and `refusal` (how
+/// `server/discover` is refused, see [`crate::hostile::discover`]) are the server's switches.
 pub(super) fn intercept(
     faults: &Injections,
     modern_only: bool,
+    refusal: Option<DiscoverRefusal>,
     request: &Request,
     rpc: &Rpc,
 ) -> Option<Response> {
@@ -124,13 +133,14 @@ pub(super) fn intercept(
     if let Some(answer) = status {
         return Some(faults.count(answer));
     }
-    match &rpc.initialize {
-        Some((id, requested)) if modern => {
-            let answer = unsupported_version(id.clone(), requested.clone());
-            Some(faults.count(answer))
-        }
-        _ => None,
+    if let Some((id, requested)) = rpc.initialize.as_ref().filter(|_| modern) {
+        let answer = unsupported_version(id.clone(), requested.clone());
+        return Some(faults.count(answer));
     }
+    let streamable = post && request.uri().path().starts_with("/mcp");
+    let refusal = refusal.filter(|_| streamable);
+    let answer = refusal.zip(rpc.discover.clone());
+    answer.map(|(shape, id)| faults.count(shape.http_answer(id)))
 }
 
 /// A 2026-07-28-only server's answer to `initialize`. The error is rmcp 3.11's own

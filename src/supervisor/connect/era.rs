@@ -3,7 +3,9 @@
 //! 2025-11-25 and earlier open a session with `initialize`; 2026-07-28 servers answer
 //! `server/discover` and keep no session. With `protocol: auto` an attempt asks with
 //! `server/discover` and falls back to `initialize` when the server does not know it (rmcp's
-//! `Auto` lifecycle, on the same transport). What worked is remembered: a server known to be
+//! `Auto` lifecycle, on the same transport), whichever way the server says so: an error, a
+//! result that is not a discover result, an HTTP 4xx or an empty 2xx (see
+//! [`crate::transport::refusal`]). What worked is remembered: a server known to be
 //! legacy is not asked again, until it refuses `initialize` with `-32022` (it was upgraded); then
 //! the memory is dropped and the next attempt asks again. Legacy SSE is always 2024-11-05.
 

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     state::Cause,
     supervisor::handler::GenerationHandler,
-    transport::{self, Activity, Observed},
+    transport::{self, Activity, Observed, refusal::DiscoverRefusals},
     verdict::{Phase, Verdict},
 };
 
@@ -149,8 +149,8 @@ impl Handshake {
     }
 }
 
-/// Opens the session over `transport` (wrapped in [`Observed`]) the way `lifecycle` says
-/// (`initialize`, or `server/discover`), until `deadline` or until `ct` cancels the attempt; the
+/// Opens the session over `transport` (wrapped in [`Observed`], and under `auto` in
+/// [`DiscoverRefusals`]) the way `lifecycle` says (`initialize`, or `server/discover`), until `deadline` or until `ct` cancels the attempt; the
 /// session is cancelled through `session_ct` on every failure.
 pub(super) async fn handshake<T>(
     transport: T,
@@ -164,9 +164,11 @@ pub(super) async fn handshake<T>(
 where
     T: Transport<RoleClient> + 'static,
 {
-    let io = Observed::new(transport, activity.clone());
     let initialize_only = matches!(lifecycle, ClientLifecycleMode::Initialize);
     let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
+    // Under `auto`, every way a pre-2026 server refuses `server/discover` leads to `initialize`
+    // on this same transport (the same child, for stdio).
+    let io = DiscoverRefusals::new(Observed::new(transport, activity.clone()), auto);
     let open = serve_client_with_lifecycle_and_ct(handler, io, lifecycle, session_ct.child_token());
     let served = tokio::select! {
         served = tokio::time::timeout_at(deadline, open) => served,

@@ -1,6 +1,6 @@
 //! Streamable HTTP (spec 2025-03-26 and later), through rmcp's `StreamableHttpClientTransport`.
 //!
-//! rmcp's transport is used as it is, with three changes of policy:
+//! rmcp's transport is used as it is, with four changes of policy:
 //!
 //! 1. `reinit_on_expired_session(false)`: an HTTP 404 on a live session surfaces as
 //!    `StreamableHttpError::SessionExpired` instead of a silent re-`initialize`, so the
@@ -9,7 +9,10 @@
 //!    request that carried a session id (some servers' "no valid session") becomes
 //!    `SessionExpired` too, and every server `retry:` hint is clamped to
 //!    `[sse_retry_min, sse_retry_max]`.
-//! 3. SSE resumption is bounded: at most `sse_max_retries` attempts, delays doubling from
+//! 3. A 2xx without a JSON-RPC message answering the handshake's `server/discover` is the
+//!    server saying it does not speak 2026-07-28 (see [`discover`]), so `protocol: auto` falls
+//!    back at once.
+//! 4. SSE resumption is bounded: at most `sse_max_retries` attempts, delays doubling from
 //!    `sse_retry_min` up to `sse_retry_max` (rmcp waits the longer of this and the clamped hint),
 //!    so an in-flight request cannot wait forever on a dead server.
 
@@ -32,6 +35,7 @@ use rmcp::{
 use crate::{auth::Authorizer, config::RemoteConfig, text::redact_url};
 
 mod auth;
+mod discover;
 mod errors;
 mod routing;
 mod standalone;
@@ -79,6 +83,7 @@ pub(crate) fn transport(
         retry_max: config.sse_retry_max,
         auth,
         standalone,
+        opening: discover::Opening::default(),
     };
     Ok(StreamableHttpClientTransport::with_client(
         client,
@@ -110,6 +115,8 @@ pub(crate) struct HttpClient {
     auth: Option<Arc<Authorizer>>,
     /// Told when `initialize` got a session id and when the standalone `GET` was answered.
     standalone: Standalone,
+    /// Whether the handshake is over (see [`discover`]).
+    opening: discover::Opening,
 }
 
 type SseStream = BoxedSseResponse;
@@ -209,6 +216,7 @@ impl StreamableHttpClient for HttpClient {
             true => Self::expire_on_400(request_id, result),
             false => result,
         };
+        let result = self.opening.read(&message, session_id.is_some(), result);
         if initialize
             && matches!(
                 &result,
