@@ -12,7 +12,7 @@ pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|ht
   remote only: [--fail-status N [--fail-every K] [--fail-count N] [--retry-after S] \
 [--fail-methods a,b] [--www-authenticate V]] [--redirect URL]
   http only:   [--stateless]
-  sse only:    [--hostile invalid-utf8|newline-flood|endless-line|malformed-json \
+  sse only:    [--hostile invalid-utf8|newline-flood|endless-line|malformed-json|event-flood \
 [--hostile-bytes N] [--hostile-trigger list|call]]
   remote only: [--oauth [--oauth-access-ttl SECS] [--oauth-client ID[:SECRET]]... \
 [--oauth-step-up TOOL:SCOPE] [--oauth-refresh-delay-ms N]]

@@ -7,7 +7,7 @@
 //! stream carries its [`SseHostility`].
 //!
 //! Binary: `mcp-mock-server --transport sse --hostile invalid-utf8|newline-flood|endless-line|
-//! malformed-json [--hostile-bytes N] [--hostile-trigger list|call]`.
+//! malformed-json|event-flood [--hostile-bytes N] [--hostile-trigger list|call]`.
 //!
 //! # Invariants
 //!
@@ -49,17 +49,21 @@ pub enum SseHostility {
     EndlessLine,
     /// One `message` event whose data is not JSON; the session then goes on as before.
     MalformedJson,
+    /// [`HostileSseOptions::bytes`] of 64-byte `noise` events (legal, and not `message`: a
+    /// client parses and drops them), then the stream ends. The baseline for the floods.
+    EventFlood,
 }
 
 impl SseHostility {
     /// The kind named `name` on the command line (`invalid-utf8`, `newline-flood`,
-    /// `endless-line`, `malformed-json`).
+    /// `endless-line`, `malformed-json`, `event-flood`).
     pub fn from_name(name: &str) -> Option<SseHostility> {
         Some(match name {
             "invalid-utf8" => SseHostility::InvalidUtf8,
             "newline-flood" => SseHostility::NewlineFlood,
             "endless-line" => SseHostility::EndlessLine,
             "malformed-json" => SseHostility::MalformedJson,
+            "event-flood" => SseHostility::EventFlood,
             _ => return None,
         })
     }
@@ -85,7 +89,7 @@ pub struct HostileSseOptions {
     /// # Default
     /// 0.
     pub port: u16,
-    /// Size of a flood or an endless line.
+    /// Size of a flood or an endless line (at most `usize::MAX`; the burst stops after it).
     ///
     /// # Default
     /// 64 MiB.

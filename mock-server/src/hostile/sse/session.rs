@@ -99,6 +99,16 @@ impl Sessions {
                 left: self.opts.bytes,
                 ends_stream: true,
             },
+            SseHostility::EventFlood => {
+                let event = b"event: noise\ndata: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n\n";
+                let events = (self.opts.chunk / event.len()).max(1);
+                Burst {
+                    head: None,
+                    fill: Bytes::from(event.repeat(events)),
+                    left: self.opts.bytes,
+                    ends_stream: true,
+                }
+            }
             SseHostility::EndlessLine => Burst {
                 head: Some(Bytes::from_static(b"data: ")),
                 fill: fill(b'x'),
