@@ -4,13 +4,14 @@
 //! ```sh
 //! cargo bench --bench resilience -- --quick     # under 2 minutes on 2 cores
 //! cargo bench --bench resilience                # full mode: more repetitions, longer windows
-//! cargo bench --bench resilience -- --only calls,faults,idle,storm,verdicts,era,proxy,auth
+//! cargo bench --bench resilience -- --only calls,faults,idle,storm,verdicts,era,proxy,auth,hostile
 //! ```
 //!
 //! Sections 1-6 speak protocol 2025-11-25 (legacy SSE: 2024-11-05); `era` (section 8) measures
 //! calls, detection and recovery at 2026-07-28; `proxy` (section 9) the per-call cost of the
 //! `mcp-resilient proxy` binary over a direct supervised call; `auth` (section 10) what OAuth
-//! costs a call and how fast token renewals and refusals are handled.
+//! costs a call and how fast token renewals and refusals are handled; `hostile` (section 11) the
+//! client CPU that a hostile legacy SSE server's bytes cost (floods, an endless line).
 //!
 //! Prints a Markdown table and writes the same figures to `target/bench/results.json`. Every
 //! measured call is checked (no error, no `isError`, the echo came back); every recovery is
@@ -25,6 +26,8 @@ mod calls;
 mod era;
 #[path = "resilience/faults.rs"]
 mod faults;
+#[path = "resilience/hostile.rs"]
+mod hostile;
 #[path = "resilience/idle.rs"]
 mod idle;
 #[path = "resilience/mock.rs"]
@@ -76,7 +79,7 @@ fn main() {
     let mut rows: Vec<Row> = Vec::new();
     runtime.block_on(async {
         for (part, section) in [
-            "calls", "faults", "idle", "storm", "verdicts", "era", "proxy", "auth",
+            "calls", "faults", "idle", "storm", "verdicts", "era", "proxy", "auth", "hostile",
         ]
         .iter()
         .zip([
@@ -88,6 +91,7 @@ fn main() {
             "8. protocol 2026-07-28",
             "9. proxy overhead per call",
             "10. authorization",
+            "11. hostile input",
         ]) {
             if !wanted(part) {
                 continue;
@@ -102,6 +106,7 @@ fn main() {
                 "verdicts" => verdicts::run(mode, &mut rows).await,
                 "era" => era::run(mode, &mut rows).await,
                 "auth" => auth::run(mode, &mut rows).await,
+                "hostile" => hostile::run(mode, &mut rows).await,
                 _ => proxy::run(mode, &mut rows).await,
             };
             if let Err(e) = result {

@@ -36,6 +36,9 @@ pub mod call;
 mod clock;
 pub mod config;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod host;
 #[cfg(feature = "proxy")]
 pub mod proxy;

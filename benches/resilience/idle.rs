@@ -31,7 +31,7 @@ fn heartbeat() -> Heartbeat {
 }
 
 /// `(utime + stime)` of this process in clock ticks.
-fn cpu_ticks() -> u64 {
+pub fn cpu_ticks() -> u64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let rest = stat.rsplit(')').next().unwrap_or("");
     let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -54,7 +54,7 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-fn clk_tck() -> f64 {
+pub fn clk_tck() -> f64 {
     std::process::Command::new("getconf")
         .arg("CLK_TCK")
         .output()

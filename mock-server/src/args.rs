@@ -12,6 +12,8 @@ pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|ht
   remote only: [--fail-status N [--fail-every K] [--fail-count N] [--retry-after S] \
 [--fail-methods a,b] [--www-authenticate V]] [--redirect URL]
   http only:   [--stateless]
+  sse only:    [--hostile invalid-utf8|newline-flood|endless-line|malformed-json|event-flood \
+[--hostile-bytes N] [--hostile-trigger list|call]]
   remote only: [--oauth [--oauth-access-ttl SECS] [--oauth-client ID[:SECRET]]... \
 [--oauth-step-up TOOL:SCOPE] [--oauth-refresh-delay-ms N]]
   hostile:     [--discover-refusal SHAPE] (empty-result, other-result, error:CODE, \
@@ -53,6 +55,12 @@ pub(crate) struct Args {
     pub(crate) oauth: Option<OAuthOptions>,
     /// How `server/discover` is refused (hostile kind `discover`).
     pub(crate) discover_refusal: Option<DiscoverRefusal>,
+    /// `--hostile KIND`: a hostile server instead of the mock (see [`crate::hostile`]).
+    pub(crate) hostile: Option<String>,
+    /// `--hostile-bytes N`: the size of a flood or an endless line.
+    pub(crate) hostile_bytes: Option<usize>,
+    /// `--hostile-trigger list|call`: when a session turns hostile.
+    pub(crate) hostile_trigger: Option<String>,
 }
 
 impl Default for Args {
@@ -73,6 +81,9 @@ impl Default for Args {
             redirect: None,
             oauth: None,
             discover_refusal: None,
+            hostile: None,
+            hostile_bytes: None,
+            hostile_trigger: None,
         }
     }
 }
@@ -175,6 +186,9 @@ impl Args {
                     let shape = value.parse().map_err(|e| format!("{flag}: {e}"))?;
                     parsed.discover_refusal = Some(shape);
                 }
+                "--hostile" => parsed.hostile = Some(value),
+                "--hostile-bytes" => parsed.hostile_bytes = Some(number(&flag, &value)?),
+                "--hostile-trigger" => parsed.hostile_trigger = Some(value),
                 _ => return Err(format!("unexpected argument {flag:?}")),
             }
         }
@@ -189,6 +203,7 @@ impl Args {
             (false, false) => None,
         };
         parsed.check_mode()?;
+        parsed.check_hostile()?;
         Ok(parsed)
     }
 
@@ -213,6 +228,46 @@ impl Args {
             }
             _ => Ok(()),
         }
+    }
+}
+
+impl Args {
+    /// Rejects a hostile kind this mode has not, and knobs without `--hostile`.
+    fn check_hostile(&self) -> Result<(), String> {
+        let Some(kind) = &self.hostile else {
+            return match self.hostile_bytes.is_some() || self.hostile_trigger.is_some() {
+                true => Err("--hostile-bytes and --hostile-trigger need --hostile".into()),
+                false => Ok(()),
+            };
+        };
+        match (self.mode, crate::hostile::sse::SseHostility::from_name(kind)) {
+            (Mode::Sse, Some(_)) => {}
+            (_, Some(_)) => return Err(format!("--hostile {kind} needs --transport sse")),
+            (_, None) => return Err(format!("--hostile: unknown kind {kind:?}")),
+        }
+        match self.hostile_trigger.as_deref() {
+            None | Some("list" | "call") => Ok(()),
+            Some(other) => Err(format!("--hostile-trigger: expected list or call, got {other:?}")),
+        }
+    }
+
+    /// The hostile SSE server these flags ask for, if any.
+    pub(crate) fn hostile_sse(&self) -> Option<crate::hostile::sse::HostileSseOptions> {
+        use crate::hostile::sse::{HostileSseOptions, SseHostility, Trigger};
+        let kind = SseHostility::from_name(self.hostile.as_deref()?)?;
+        let mut opts = HostileSseOptions::new(kind);
+        opts.port = self.port;
+        if let Some(bytes) = self.hostile_bytes {
+            opts.bytes = bytes;
+        }
+        if kind == SseHostility::EndlessLine {
+            // A slow drip: every 8 KiB chunk reaches the client on its own.
+            opts.pace = std::time::Duration::from_millis(1);
+        }
+        if self.hostile_trigger.as_deref() == Some("call") {
+            opts.trigger = Trigger::Manual;
+        }
+        Some(opts)
     }
 }
 

@@ -117,7 +117,8 @@ mod confirm;
 mod crash;
 mod era;
 mod handler;
-mod hostile;
+
+pub mod hostile;
 mod listen;
 mod lock;
 mod logging;
@@ -240,6 +241,9 @@ async fn run(args: Args) -> ExitCode {
         Mode::Sse => MockTransport::Sse,
         Mode::Http => MockTransport::Http,
     };
+    if let Some(hostile) = args.hostile_sse() {
+        return hostile::sse::run(hostile).await;
+    }
     let opts = MockOptions {
         transport,
         port: args.port,

@@ -1,22 +1,33 @@
 //! Legacy HTTP+SSE (spec 2024-11-05): `GET` an event stream, `POST` to its `endpoint`.
 //!
-//! rmcp 3.11 has no legacy SSE client, so this is a plain [`Transport`] on `reqwest` and
-//! `eventsource-stream`.
+//! rmcp 3.11 has no legacy SSE client, so this is a plain [`Transport`] on `reqwest` and our
+//! own event stream parser (`parse`: linear in bytes, bounded, strict about UTF-8; it replaced
+//! eventsource-stream, which copied the rest of its buffer for every line and held bytes that
+//! were not UTF-8 forever).
 //!
 //! # Invariants
 //!
 //! 1. Nothing is ever sent to an origin other than the SSE URL's: an `endpoint` on another
 //!    scheme, host or port is refused before any request goes there (the configured headers,
 //!    `Authorization` included, must never leave for another host).
-//! 2. One event is at most `max_event_bytes`: bytes are counted since the last blank line
-//!    *before* they reach the parser, which only ever holds complete lines, so memory stays
-//!    bounded whatever the server sends.
-//! 3. The transport never reconnects. A new stream is a new session, which needs a fresh
+//! 2. One event is at most `max_event_bytes` and one line at most [`MAX_LINE_BYTES`]: the
+//!    first byte past either bound ends the stream before it is stored, so memory stays
+//!    bounded whatever the server sends, and parsing costs CPU linear in the bytes received.
+//! 3. Bytes that break the protocol end the stream at once, with a death that says what and
+//!    where: a byte that cannot be UTF-8, a `message` event that is not a JSON-RPC message.
+//! 4. The transport never reconnects. A new stream is a new session, which needs a fresh
 //!    `initialize`: when the stream ends, `receive` returns `None`, the session ends, and the
 //!    supervisor builds the next generation. Why it ended is in the [`DeathSlot`] first.
-//! 4. The reader task is owned by the transport: `close()` and `Drop` stop it.
+//! 5. The reader task is owned by the transport: `close()` and `Drop` stop it.
 
+mod parse;
 mod stream;
+mod utf8;
+
+#[cfg(feature = "fuzzing")]
+pub(crate) use parse::Parser;
+#[cfg(feature = "fuzzing")]
+pub(crate) use stream::resolve_endpoint;
 
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
 use rmcp::{
@@ -39,6 +50,14 @@ use crate::{
     text::redact_url,
     verdict::Verdict,
 };
+
+/// The longest line a legacy SSE stream may send, in bytes.
+///
+/// Servers write each message as one `data:` line (the TypeScript and Python SDKs both do),
+/// so a line must hold the largest message the event bound lets through: the default of
+/// `max_event_bytes`. Lines that carry no data (comments, other fields) are short in every
+/// server we know; this bound stops one that never ends.
+pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Server messages buffered between the reader task and `receive`. They travel boxed: tokio
 /// allocates channel slots 32 at a time, and 32 unboxed messages cost ~11 KiB per idle session.
@@ -217,7 +236,7 @@ pub(crate) async fn connect(
             ),
         });
     }
-    let mut events = stream::events(response, config.max_event_bytes);
+    let mut events = stream::events(response, config.max_event_bytes, MAX_LINE_BYTES);
     let endpoint = stream::endpoint(&mut events, &config.url);
     let endpoint = tokio::time::timeout(config.endpoint_timeout, endpoint)
         .await

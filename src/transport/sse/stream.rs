@@ -1,38 +1,82 @@
-//! The byte stream of a legacy SSE session: bounded framing, the `endpoint` event, and the
-//! reader task that feeds the transport's channel (see the parent module's invariants).
+//! The byte stream of a legacy SSE session: its events (through [`Parser`]), the `endpoint`
+//! event, and the reader task that feeds the transport's channel (see the parent module's
+//! invariants).
 
-use eventsource_stream::{Event, EventStreamError, Eventsource};
+use std::collections::VecDeque;
+
+use bytes::Bytes;
 use futures::{StreamExt, stream::BoxStream};
 use rmcp::model::ServerJsonRpcMessage;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
+use super::parse::{Event, Parser, SseError};
 use crate::{
     state::{Cause, Death},
     transport::DeathSlot,
 };
 
-/// The parsed events of one stream.
-pub(super) type Events = BoxStream<'static, Result<Event, EventStreamError<ReadError>>>;
-
-/// Why the byte stream stopped being read.
-#[derive(Debug, thiserror::Error)]
+/// Why the stream stopped being read.
+#[derive(Debug)]
 pub(super) enum ReadError {
-    #[error("{0}")]
+    /// The body failed.
     Http(reqwest::Error),
-    #[error("an SSE event exceeded max_event_bytes ({0} bytes)")]
-    TooLarge(usize),
+    /// The bytes broke the format or a bound.
+    Sse(SseError),
 }
 
-/// The events of `response`, bounded to `max` bytes each (invariant 2).
-pub(super) fn events(response: reqwest::Response, max: usize) -> Events {
-    let mut framer = Framer::new(max);
-    response
-        .bytes_stream()
-        .map(move |chunk| framer.push(&chunk.map_err(ReadError::Http)?))
-        .eventsource()
-        .boxed()
+/// The parsed events of one stream.
+pub(super) struct Events {
+    body: BoxStream<'static, reqwest::Result<Bytes>>,
+    parser: Parser,
+    /// Events parsed from the last chunk and not yet taken (at most one chunk's worth).
+    ready: VecDeque<Event>,
+    /// What ends the stream once `ready` is drained.
+    failed: Option<ReadError>,
+    ended: bool,
+}
+
+/// The events of `response`, bounded to `max_event` bytes each and lines to `max_line`.
+pub(super) fn events(response: reqwest::Response, max_event: usize, max_line: usize) -> Events {
+    Events {
+        body: response.bytes_stream().boxed(),
+        parser: Parser::new(max_event, max_line),
+        ready: VecDeque::new(),
+        failed: None,
+        ended: false,
+    }
+}
+
+impl Events {
+    /// The next event; `None` once the body has ended cleanly.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: it only awaits the body's next chunk, which is parsed in full before any
+    /// other await; an event is either returned or stays queued.
+    pub(super) async fn next(&mut self) -> Option<Result<Event, ReadError>> {
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Some(Ok(event));
+            }
+            if let Some(failed) = self.failed.take() {
+                self.ended = true;
+                return Some(Err(failed));
+            }
+            if self.ended {
+                return None;
+            }
+            self.failed = match self.body.next().await {
+                Some(Ok(chunk)) => self.parser.push(&chunk, &mut self.ready).err().map(ReadError::Sse),
+                Some(Err(e)) => Some(ReadError::Http(e)),
+                None => {
+                    self.ended = true;
+                    self.parser.finish().err().map(ReadError::Sse)
+                }
+            };
+        }
+    }
 }
 
 /// Reads until the `endpoint` event and resolves it against `base` (invariant 1).
@@ -40,8 +84,12 @@ pub(super) async fn endpoint(events: &mut Events, base: &Url) -> Result<Url, Str
     loop {
         let event = match events.next().await {
             Some(Ok(event)) => event,
-            Some(Err(e)) => {
-                return Err(format!("SSE stream failed before `endpoint`: {e}"));
+            Some(Err(ReadError::Http(e))) => {
+                let why = crate::transport::innermost(&e);
+                return Err(format!("SSE stream failed before `endpoint`: {why}"));
+            }
+            Some(Err(ReadError::Sse(e))) => {
+                return Err(format!("SSE stream closed before `endpoint`: {e}"));
             }
             None => return Err("SSE stream ended before `endpoint`".to_owned()),
         };
@@ -49,17 +97,23 @@ pub(super) async fn endpoint(events: &mut Events, base: &Url) -> Result<Url, Str
             tracing::warn!(event = %event.event, "legacy SSE: event before `endpoint` ignored");
             continue;
         }
-        let endpoint = base
-            .join(event.data.trim())
-            .map_err(|e| format!("invalid endpoint `{}`: {e}", event.data))?;
-        if endpoint.origin() != base.origin() {
-            return Err(format!(
-                "refused endpoint `{endpoint}`: not on the SSE URL's origin {}",
-                base.origin().ascii_serialization()
-            ));
-        }
-        return Ok(endpoint);
+        return resolve_endpoint(&event.data, base);
     }
+}
+
+/// The URL an `endpoint` event's data names, resolved against the SSE URL `base`; one on
+/// another origin is refused (invariant 1).
+pub(crate) fn resolve_endpoint(data: &str, base: &Url) -> Result<Url, String> {
+    let endpoint = base
+        .join(data.trim())
+        .map_err(|e| format!("invalid endpoint `{data}`: {e}"))?;
+    if endpoint.origin() != base.origin() {
+        return Err(format!(
+            "refused endpoint `{endpoint}`: not on the SSE URL's origin {}",
+            base.origin().ascii_serialization()
+        ));
+    }
+    Ok(endpoint)
 }
 
 /// The reader task: forwards `message` events until the stream ends, fails, or `stop`.
@@ -76,35 +130,26 @@ pub(super) async fn read(
         };
         let event = match event {
             Some(Ok(event)) => event,
-            Some(Err(EventStreamError::Transport(ReadError::TooLarge(max)))) => {
-                let detail = format!(
-                    "legacy SSE stream closed: an event exceeded max_event_bytes ({max} bytes)"
-                );
+            Some(Err(ReadError::Sse(e))) => {
+                let detail = format!("legacy SSE stream closed: {e}");
                 break Death::new(Cause::TransportError, detail);
             }
-            Some(Err(EventStreamError::Transport(ReadError::Http(e)))) => {
+            Some(Err(ReadError::Http(e))) => {
                 let why = crate::transport::innermost(&e);
-                break Death::new(
-                    Cause::StreamClosed,
-                    format!("legacy SSE stream broke: {why}"),
-                );
-            }
-            Some(Err(e)) => {
-                break Death::new(
-                    Cause::StreamClosed,
-                    format!("legacy SSE stream failed: {e}"),
-                );
+                let detail = format!("legacy SSE stream broke: {why}");
+                break Death::new(Cause::StreamClosed, detail);
             }
             None => break Death::new(Cause::StreamClosed, "legacy SSE stream ended"),
         };
-        if !matches!(event.event.as_str(), "" | "message") {
+        if event.event != "message" {
             continue;
         }
-        let message = match serde_json::from_str::<ServerJsonRpcMessage>(&event.data) {
-            Ok(message) => message,
-            Err(e) => {
-                tracing::warn!("legacy SSE: unparsable message skipped: {e}");
-                continue;
+        let message = match decode(&event.data) {
+            Ok(Some(message)) => message,
+            Ok(None) => continue,
+            Err(why) => {
+                let detail = format!("legacy SSE stream closed: {why}");
+                break Death::new(Cause::TransportError, detail);
             }
         };
         // A full channel must not keep `close()` waiting: stopping wins over sending.
@@ -116,59 +161,31 @@ pub(super) async fn read(
     let _ = slot.set(death);
 }
 
-/// Cuts the byte stream after its last line end (the parser then never rescans a partial
-/// line) and counts the bytes of the current event.
-struct Framer {
-    max: usize,
-    /// Bytes since the last blank line (line ends excluded).
-    event: usize,
-    line: usize,
-    after_cr: bool,
-    /// The incomplete last line (at most `max` bytes).
-    tail: Vec<u8>,
-}
-
-impl Framer {
-    fn new(max: usize) -> Self {
-        Framer {
-            max,
-            event: 0,
-            line: 0,
-            after_cr: false,
-            tail: Vec::new(),
-        }
+/// The JSON-RPC message of a `message` event. Blank data is skipped, as rmcp's Streamable
+/// HTTP client does. Bytes that are not JSON, or JSON that is not a JSON-RPC message, break the
+/// protocol: the stream ends (a lost response would otherwise leave its request waiting out
+/// its timeout). One exception, as in rmcp's stdio transport: a notification (no `id`) that
+/// does not decode is skipped, since nothing waits for it.
+pub(crate) fn decode(data: &str) -> Result<Option<ServerJsonRpcMessage>, String> {
+    if data.trim().is_empty() {
+        return Ok(None);
     }
-
-    /// The complete lines now available.
-    fn push(&mut self, chunk: &[u8]) -> Result<Vec<u8>, ReadError> {
-        for &byte in chunk {
-            let crlf = self.after_cr && byte == b'\n';
-            self.after_cr = byte == b'\r';
-            if crlf {
-                continue;
-            }
-            if matches!(byte, b'\n' | b'\r') {
-                if self.line == 0 {
-                    self.event = 0;
-                }
-                self.line = 0;
-            } else {
-                self.line += 1;
-                self.event += 1;
-                if self.event > self.max {
-                    return Err(ReadError::TooLarge(self.max));
-                }
-            }
-        }
-        self.tail.extend_from_slice(chunk);
-        match self.tail.iter().rposition(|b| matches!(b, b'\n' | b'\r')) {
-            Some(end) => {
-                let rest = self.tail.split_off(end + 1);
-                Ok(std::mem::replace(&mut self.tail, rest))
-            }
-            None => Ok(Vec::new()),
-        }
+    let error = match serde_json::from_str::<ServerJsonRpcMessage>(data) {
+        Ok(message) => return Ok(Some(message)),
+        Err(e) => e,
+    };
+    if !matches!(error.classify(), serde_json::error::Category::Data) {
+        return Err(format!("a `message` event is not JSON: {error}"));
     }
+    let value = serde_json::from_str::<serde_json::Value>(data).unwrap_or_default();
+    let notification = value.get("jsonrpc").is_some_and(|v| v == "2.0")
+        && value.get("method").is_some_and(serde_json::Value::is_string)
+        && value.get("id").is_none();
+    if notification {
+        tracing::warn!("legacy SSE: a notification that does not decode was skipped: {error}");
+        return Ok(None);
+    }
+    Err(format!("a `message` event is not a JSON-RPC message: {error}"))
 }
 
 #[cfg(test)]
@@ -176,27 +193,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_parser_only_gets_complete_lines() {
-        let mut framer = Framer::new(1024);
-        assert_eq!(
-            framer.push(b"event: message\ndata: {\"a\"").unwrap(),
-            b"event: message\n"
-        );
-        assert_eq!(
-            framer.push(b":1}\r\n\r\n").unwrap(),
-            b"data: {\"a\":1}\r\n\r\n"
-        );
-        assert!(framer.push(b"data: x").unwrap().is_empty());
+    fn a_message_that_breaks_the_protocol_is_an_error_and_a_strange_notification_is_not() {
+        let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        assert!(matches!(decode(ping), Ok(Some(_))));
+        assert!(matches!(decode(" \n "), Ok(None)));
+        let odd = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":7}"#;
+        assert!(matches!(decode(odd), Ok(None)));
+        for (data, why) in [
+            (r#"{"jsonrpc":"2.0","#, "is not JSON"),
+            ("hello", "is not JSON"),
+            ("{}", "is not a JSON-RPC message"),
+            ("[1, 2]", "is not a JSON-RPC message"),
+            (r#"{"jsonrpc":"2.0","id":1}"#, "is not a JSON-RPC message"),
+        ] {
+            let error = decode(data).expect_err(data);
+            assert!(error.contains(why), "{data}: {error}");
+        }
     }
 
     #[test]
-    fn one_event_is_bounded_across_its_lines_and_a_blank_line_resets_the_count() {
-        let mut framer = Framer::new(16);
-        assert!(framer.push(b"data: 0123456\n\n").is_ok());
-        assert!(framer.push(b"data: 0123456\r\n\r\ndata: 0123456\n").is_ok());
-        assert!(matches!(
-            framer.push(b"data: 0"),
-            Err(ReadError::TooLarge(16))
-        ));
+    fn an_endpoint_resolves_on_the_sse_origin_only() {
+        let base = Url::parse("http://127.0.0.1:8000/sse").unwrap();
+        let same = resolve_endpoint(" /message?sessionId=1\n", &base).unwrap();
+        assert_eq!(same.as_str(), "http://127.0.0.1:8000/message?sessionId=1");
+        for other in ["http://127.0.0.1:8001/m", "https://127.0.0.1:8000/m", "//evil/m"] {
+            let error = resolve_endpoint(other, &base).unwrap_err();
+            assert!(error.contains("not on the SSE URL's origin"), "{other}: {error}");
+        }
     }
 }

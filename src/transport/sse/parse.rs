@@ -1,0 +1,256 @@
+//! The SSE event stream format (the HTML standard's "event stream interpretation") in one
+//! pass, with bounded memory.
+//!
+//! Lines end with CR, LF or CRLF (a CRLF split across chunks included); a leading BOM is
+//! dropped; a line that starts with `:` is a comment; `name: value` drops one space after the
+//! colon, and a line without a colon is a field with an empty value. `data` appends its value
+//! and a LF, `event` names the event, a blank line dispatches it (nothing when no `data` came),
+//! and other fields, `id` and `retry` included, are ignored: they serve reconnection, and the
+//! transport never reconnects (its invariant 4).
+//!
+//! # Invariants
+//!
+//! 1. Linear: each byte is validated (twice: as it arrives, and as part of its line),
+//!    scanned for a line end once, and copied at most twice (into the line buffer when its
+//!    line spans chunks, into the event's data). Nothing is rescanned or shifted, whatever the
+//!    shape of the lines.
+//! 2. Bounded: the line buffer holds at most `max_line` bytes, the current event's lines
+//!    (line ends excluded, comments included) at most `max_event`. The first byte past either
+//!    bound is an error before it is stored.
+//! 3. Bad bytes are an error at once: the chunk that brings the first byte that cannot be
+//!    UTF-8 fails, after the events completed before that byte.
+//! 4. After an error the parser takes nothing more: every later call returns it again.
+
+use super::utf8::Utf8Check;
+
+/// A dispatched event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Event {
+    /// The event type (`message` when the event named none).
+    pub(crate) event: String,
+    pub(crate) data: String,
+}
+
+/// Why the stream can no longer be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SseError {
+    #[error(
+        "an SSE line exceeded max_line_bytes ({limit} bytes) at stream offset {offset} \
+         ({seen} bytes without a line end so far)"
+    )]
+    LineTooLong { limit: usize, seen: usize, offset: u64 },
+    #[error(
+        "an SSE event exceeded max_event_bytes ({limit} bytes) at stream offset {offset} \
+         ({seen} bytes since its start so far)"
+    )]
+    EventTooLarge { limit: usize, seen: usize, offset: u64 },
+    #[error("invalid UTF-8 at stream offset {offset}")]
+    InvalidUtf8 { offset: u64 },
+}
+
+/// A line buffer above this capacity is released once its line is done (a rare huge
+/// message must not keep its memory for the rest of the session).
+const KEEP: usize = 64 * 1024;
+
+const BOM: &[u8] = "\u{feff}".as_bytes();
+
+/// The parser's state between chunks.
+pub(crate) struct Parser {
+    max_event: usize,
+    max_line: usize,
+    utf8: Utf8Check,
+    /// Stream offset of the next byte the line layer takes.
+    pos: u64,
+    /// The start of a line that spans chunks (at most `max_line` bytes).
+    line: Vec<u8>,
+    /// The last line ended with CR: a LF that follows belongs to it.
+    after_cr: bool,
+    /// No line has ended yet (the first may begin with a BOM).
+    first: bool,
+    /// Bytes of the current event's lines so far.
+    event_bytes: usize,
+    name: String,
+    data: String,
+    failed: Option<SseError>,
+}
+
+impl Parser {
+    pub(crate) fn new(max_event: usize, max_line: usize) -> Self {
+        Parser {
+            max_event,
+            max_line,
+            utf8: Utf8Check::default(),
+            pos: 0,
+            line: Vec::new(),
+            after_cr: false,
+            first: true,
+            event_bytes: 0,
+            name: String::new(),
+            data: String::new(),
+            failed: None,
+        }
+    }
+
+    /// Takes the next chunk; the events it completes go to `out`, in order, also when it fails.
+    pub(crate) fn push(
+        &mut self,
+        chunk: &[u8],
+        out: &mut impl Extend<Event>,
+    ) -> Result<(), SseError> {
+        if let Some(failed) = &self.failed {
+            return Err(failed.clone());
+        }
+        let valid = self.utf8.push(chunk);
+        let mut result = self.lines(valid.head(), out);
+        result = result.and_then(|()| self.lines(valid.body, out));
+        if let (Ok(()), Some(offset)) = (&result, valid.invalid) {
+            result = Err(SseError::InvalidUtf8 { offset });
+        }
+        if let Err(e) = &result {
+            self.failed = Some(e.clone());
+        }
+        result
+    }
+
+    /// At the end of the stream: a character left incomplete is invalid UTF-8. An event
+    /// without its blank line is dropped, as the standard says.
+    pub(crate) fn finish(&mut self) -> Result<(), SseError> {
+        if let Some(failed) = &self.failed {
+            return Err(failed.clone());
+        }
+        match self.utf8.finish() {
+            Some(offset) => Err(SseError::InvalidUtf8 { offset }),
+            None => Ok(()),
+        }
+    }
+
+    /// Splits valid UTF-8 into lines (invariant 1).
+    fn lines(&mut self, mut bytes: &[u8], out: &mut impl Extend<Event>) -> Result<(), SseError> {
+        while let Some(&first) = bytes.first() {
+            if std::mem::take(&mut self.after_cr) && first == b'\n' {
+                bytes = &bytes[1..];
+                self.pos += 1;
+                continue;
+            }
+            if self.line.is_empty() && self.data.is_empty() && self.name.is_empty() {
+                // A run of blank lines with nothing pending dispatches nothing: skip it whole,
+                // so a flood of bare newlines costs a scan, not a dispatch per byte.
+                let run = bytes.iter().take_while(|b| is_end(**b)).count();
+                if run > 0 {
+                    self.after_cr = bytes[run - 1] == b'\r';
+                    (self.first, self.event_bytes) = (false, 0);
+                    self.pos += run as u64;
+                    bytes = &bytes[run..];
+                    continue;
+                }
+            }
+            let end = bytes.iter().position(|b| is_end(*b));
+            let piece = &bytes[..end.unwrap_or(bytes.len())];
+            self.bound(piece.len())?;
+            self.pos += piece.len() as u64;
+            let Some(end) = end else {
+                self.line.extend_from_slice(piece);
+                return Ok(());
+            };
+            self.after_cr = bytes[end] == b'\r';
+            self.pos += 1;
+            if self.line.is_empty() {
+                self.complete(piece, out)?;
+            } else {
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(piece);
+                let done = self.complete(&line, out);
+                line.clear();
+                if line.capacity() <= KEEP {
+                    self.line = line;
+                }
+                done?;
+            }
+            bytes = &bytes[end + 1..];
+        }
+        Ok(())
+    }
+
+    /// Checks that `more` bytes can join the current line (invariant 2).
+    fn bound(&self, more: usize) -> Result<(), SseError> {
+        let line = self.line.len() + more;
+        if line > self.max_line {
+            let start = self.pos - self.line.len() as u64;
+            return Err(SseError::LineTooLong {
+                limit: self.max_line,
+                seen: line,
+                offset: start + self.max_line as u64,
+            });
+        }
+        let event = self.event_bytes + line;
+        if event > self.max_event {
+            let room = self.max_event.saturating_sub(self.event_bytes + self.line.len());
+            return Err(SseError::EventTooLarge {
+                limit: self.max_event,
+                seen: event,
+                offset: self.pos + room as u64,
+            });
+        }
+        Ok(())
+    }
+
+    /// One complete line (its line end excluded).
+    fn complete(&mut self, raw: &[u8], out: &mut impl Extend<Event>) -> Result<(), SseError> {
+        let mut line = raw;
+        if std::mem::take(&mut self.first) {
+            line = line.strip_prefix(BOM).unwrap_or(line);
+        }
+        // Already validated as it arrived; checked again to have it as text.
+        let Ok(line) = std::str::from_utf8(line) else {
+            let start = self.pos.saturating_sub(1 + raw.len() as u64);
+            return Err(SseError::InvalidUtf8 { offset: start });
+        };
+        if line.is_empty() {
+            self.event_bytes = 0;
+            self.dispatch(out);
+            return Ok(());
+        }
+        self.event_bytes += raw.len();
+        if line.starts_with(':') {
+            return Ok(());
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (line, ""),
+        };
+        match field {
+            "data" => {
+                self.data.push_str(value);
+                self.data.push('\n');
+            }
+            "event" => {
+                self.name.clear();
+                self.name.push_str(value);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A blank line: the pending event, if it has data.
+    fn dispatch(&mut self, out: &mut impl Extend<Event>) {
+        let name = std::mem::take(&mut self.name);
+        if self.data.is_empty() {
+            return;
+        }
+        let mut data = std::mem::take(&mut self.data);
+        data.pop();
+        let event = match name.is_empty() {
+            true => "message".to_owned(),
+            false => name,
+        };
+        out.extend(Some(Event { event, data }));
+    }
+}
+
+fn is_end(byte: u8) -> bool {
+    byte == b'\n' || byte == b'\r'
+}
+
+#[cfg(test)]
+mod tests;
