@@ -15,7 +15,9 @@ pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|ht
   remote only: [--oauth [--oauth-access-ttl SECS] [--oauth-client ID[:SECRET]]... \
 [--oauth-step-up TOOL:SCOPE] [--oauth-refresh-delay-ms N]]
   --modern-only: a 2026-07-28-only server (initialize gets -32022); --stateless: Streamable \
-HTTP without sessions";
+HTTP without sessions
+  hostile:     [--hostile KIND] with KIND huge-pages [--page-bytes N] [--pages N], endless-pages, \
+stray-response, duplicate-response or malformed-json (stdio or http)";
 
 /// Which protocol the binary speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +51,12 @@ pub(crate) struct Args {
     pub(crate) redirect: Option<String>,
     /// Remote: `--oauth` and its knobs.
     pub(crate) oauth: Option<OAuthOptions>,
+    /// `--hostile KIND`: a hostile server instead of the mock (see `hostile`).
+    pub(crate) hostile: Option<String>,
+    /// `--hostile huge-pages`: bytes of JSON per `tools/list` page.
+    pub(crate) page_bytes: usize,
+    /// `--hostile huge-pages`: pages in the list.
+    pub(crate) pages: u32,
 }
 
 impl Default for Args {
@@ -68,6 +76,9 @@ impl Default for Args {
             stateless: false,
             redirect: None,
             oauth: None,
+            hostile: None,
+            page_bytes: 4 * 1024 * 1024,
+            pages: 100,
         }
     }
 }
@@ -166,6 +177,9 @@ impl Args {
                     fault.methods = methods.map(str::to_owned).collect();
                 }
                 "--redirect" if !value.is_empty() => parsed.redirect = Some(value),
+                "--hostile" if !value.is_empty() => parsed.hostile = Some(value),
+                "--page-bytes" => parsed.page_bytes = number(&flag, &value)?,
+                "--pages" => parsed.pages = number(&flag, &value)?,
                 _ => return Err(format!("unexpected argument {flag:?}")),
             }
         }

@@ -111,6 +111,7 @@ mod confirm;
 mod crash;
 mod era;
 mod handler;
+mod hostile;
 mod listen;
 mod lock;
 mod logging;
@@ -133,6 +134,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use hostile::replies::{HostileReplies, ReplyKind, ReplyOptions};
 pub use process::spawn_process;
 pub use remote::faults::{Faults, MockState, RecordedRequest};
 pub use remote::oauth::{IssuedTokens, OAuthOptions, OAuthStats};
@@ -219,6 +221,9 @@ fn init_tracing() {
 }
 
 async fn run(args: Args) -> ExitCode {
+    if let Some(kind) = &args.hostile {
+        return hostile::run(kind, &args).await;
+    }
     let boot_id = args.boot_id.clone().unwrap_or_else(|| random_hex(8));
     let transport = match args.mode {
         Mode::Stdio => {
