@@ -12,6 +12,7 @@ mod hosts_extensions;
 mod json;
 mod json_errors;
 mod jsonc_dotenv;
+mod limits;
 mod skipping;
 
 use std::time::Duration;

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use super::DeathSlot;
 use crate::{
     auth::{Authorizer, Refusal},
-    config::RemoteConfig,
+    config::{Limits, RemoteConfig},
     state::{Cause, Death},
     verdict::Verdict,
 };
@@ -156,10 +156,12 @@ pub(crate) struct SseTransport {
 
 /// Opens the stream, waits for its `endpoint` (at most `endpoint_timeout`) and starts reading.
 /// `progress` is stamped when the stream's headers and its `endpoint` arrive. With `auth`, the
-/// `GET` carries the server's token, renewed once if the server refuses it.
+/// `GET` carries the server's token, renewed once if the server refuses it. One event is bounded
+/// by `limits.max_sse_event_bytes`.
 pub(crate) async fn connect(
     http: &reqwest::Client,
     config: &RemoteConfig,
+    limits: &Limits,
     auth: Option<Arc<Authorizer>>,
     slot: DeathSlot,
     progress: &super::Activity,
@@ -212,7 +214,7 @@ pub(crate) async fn connect(
             detail: format!("GET {} did not answer with an event stream", config.url),
         });
     }
-    let mut events = stream::events(response, config.max_event_bytes);
+    let mut events = stream::events(response, limits.max_sse_event_bytes);
     let endpoint = stream::endpoint(&mut events, &config.url);
     let endpoint = tokio::time::timeout(config.endpoint_timeout, endpoint)
         .await

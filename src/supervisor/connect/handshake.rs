@@ -164,7 +164,8 @@ pub(super) async fn handshake<T>(
 where
     T: Transport<RoleClient> + 'static,
 {
-    let io = Observed::new(transport, activity.clone());
+    let (server, generation) = handler.label();
+    let io = Observed::new(transport, activity.clone(), server, generation);
     let initialize_only = matches!(lifecycle, ClientLifecycleMode::Initialize);
     let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
     let open = serve_client_with_lifecycle_and_ct(handler, io, lifecycle, session_ct.child_token());

@@ -29,7 +29,10 @@ use rmcp::{
     },
 };
 
-use crate::{auth::Authorizer, config::RemoteConfig};
+use crate::{
+    auth::Authorizer,
+    config::{Limits, RemoteConfig},
+};
 
 mod auth;
 mod errors;
@@ -46,10 +49,12 @@ const RESERVED: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
 
 /// Builds the transport of one generation. Nothing is sent until rmcp sends `initialize`.
 /// `standalone` learns when the session's standalone `GET` stream is open (see
-/// [`Standalone`]).
+/// [`Standalone`]). rmcp bounds each JSON body by `limits.max_message_bytes` and each SSE event
+/// by `limits.max_sse_event_bytes`, before it parses them.
 pub(crate) fn transport(
     http: &reqwest::Client,
     config: &RemoteConfig,
+    limits: &Limits,
     auth: Option<Arc<Authorizer>>,
     standalone: Standalone,
 ) -> Result<StreamableHttpClientTransport<HttpClient>, String> {
@@ -69,7 +74,8 @@ pub(crate) fn transport(
     retry.max_delay = Some(config.sse_retry_max);
     let mut transport_config = StreamableHttpClientTransportConfig::with_uri(config.url.as_str())
         .custom_headers(custom_headers)
-        .max_sse_event_size(config.max_event_bytes)
+        .max_sse_event_size(limits.max_sse_event_bytes)
+        .max_json_response_size(limits.max_message_bytes)
         .reinit_on_expired_session(false);
     transport_config.retry_config = Arc::new(retry);
     let client = HttpClient {
