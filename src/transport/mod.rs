@@ -172,17 +172,20 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     /// # Cancel safety
     ///
     /// As cancel-safe as the wrapped transport's `receive`: the stamp and the stray check
-    /// happen after a message has been taken, in the same poll. A stray response is still
-    /// handed on (rmcp drops it): it proves the server alive like any answer.
+    /// happen after a message has been taken, in the same poll. A stray response proves the
+    /// server alive like any answer, and is dropped here: rmcp would drop it too once the
+    /// session runs, but during the handshake it fails the attempt on it.
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await;
-        if let Some(message) = &message
-            && !is_local_error(message)
-        {
+        loop {
+            let message = self.inner.receive().await?;
+            if is_local_error(&message) {
+                return Some(message);
+            }
             self.activity.touch();
-            self.outstanding.received(message);
+            if !self.outstanding.received(&message) {
+                return Some(message);
+            }
         }
-        message
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {

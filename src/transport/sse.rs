@@ -8,7 +8,7 @@
 //! 1. Nothing is ever sent to an origin other than the SSE URL's: an `endpoint` on another
 //!    scheme, host or port is refused before any request goes there (the configured headers,
 //!    `Authorization` included, must never leave for another host).
-//! 2. One event is at most `max_event_bytes`: bytes are counted since the last blank line
+//! 2. One event is at most `limits.max_sse_event_bytes`: bytes are counted since the last blank line
 //!    *before* they reach the parser, which only ever holds complete lines, so memory stays
 //!    bounded whatever the server sends.
 //! 3. The transport never reconnects. A new stream is a new session, which needs a fresh

@@ -1,9 +1,11 @@
 //! Responses nobody asked for: a response to an id never sent, or a second response to one.
 //!
-//! rmcp drops such a response silently (no request waits for it). Its verdict is *alive*: the
-//! server answered something, and it still counts as activity. What this adds is that it is
-//! seen: the first one of a generation is logged at warn, the rest at debug with a running
-//! count, so a sloppy server is visible without flooding the log.
+//! rmcp drops such a response silently once a session runs (no request waits for it), but
+//! during the handshake it fails the attempt on it ("conflict initialized response id"). Its
+//! verdict is *alive*: the server answered something, and it still counts as activity; the
+//! transport drops it before rmcp sees it. And it is seen: the first one of a generation is
+//! logged at warn, the rest at debug with a running count, so a sloppy server is visible
+//! without flooding the log.
 //!
 //! # Invariants
 //!
@@ -11,6 +13,9 @@
 //!    forgotten (a response to it would then be counted as stray: a miscount, never a leak).
 //! 2. Only our own requests are tracked; the server's requests to us and their ids are not ours
 //!    to judge.
+//! 3. A response is stray only if no request sent and not yet answered has its id, matched as
+//!    rmcp matches ids; so nothing a waiting request needs is ever dropped (short of invariant
+//!    1's thousand unanswered requests).
 
 use std::{collections::VecDeque, sync::Arc};
 

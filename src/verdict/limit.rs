@@ -67,20 +67,42 @@ impl ListBudget {
         self.bytes = self.bytes.saturating_add(bytes);
         if self.bytes > self.max_bytes {
             return Err(exceeded(format!(
-                "{} exceeded limits.max_list_bytes ({}): {} in {} pages",
+                "{} exceeded limits.max_list_bytes ({}): {} in {}",
                 self.method,
                 Bytes(self.max_bytes),
-                Bytes(self.bytes),
-                self.pages
+                seen(self.max_bytes, self.bytes),
+                pages(self.pages)
             )));
         }
         if self.items > self.max_items {
             return Err(exceeded(format!(
-                "{} exceeded limits.max_list_items ({}): {} {} in {} pages",
-                self.method, self.max_items, self.items, self.items_word, self.pages
+                "{} exceeded limits.max_list_items ({}): {} {} in {}",
+                self.method,
+                self.max_items,
+                self.items,
+                self.items_word,
+                pages(self.pages)
             )));
         }
         Ok(())
+    }
+}
+
+/// `seen` bytes, in the unit people read, unless that would look like `max` itself (8.01 MiB
+/// printed as `8 MiB` past a bound of `8 MiB`): then exactly.
+fn seen(max: usize, seen: usize) -> String {
+    let (shown, bound) = (Bytes(seen).to_string(), Bytes(max).to_string());
+    match shown == bound {
+        true => format!("{seen} bytes"),
+        false => shown,
+    }
+}
+
+/// `1 page`, `3 pages`.
+fn pages(n: u32) -> String {
+    match n {
+        1 => "1 page".to_owned(),
+        n => format!("{n} pages"),
     }
 }
 
@@ -134,6 +156,9 @@ mod tests {
             death.detail,
             "tools/list exceeded limits.max_list_bytes (10 KiB): 12 KiB in 2 pages"
         );
+        let mut budget = ListBudget::new("tools/list", "tools", &limits(10 * 1024, 100, 5));
+        let death = budget.page(1, 10 * 1024 + 7).expect_err("just past");
+        assert!(death.detail.ends_with("(10 KiB): 10247 bytes in 1 page"), "{}", death.detail);
         let mut budget = ListBudget::new("prompts/list", "prompts", &limits(1 << 20, 15, 5));
         budget.page(10, 100).expect("under the bound");
         let death = budget.page(10, 100).expect_err("past the items");

@@ -1,16 +1,16 @@
 //! Hostile replies: a small hand-written JSON-RPC server (initialize era) whose answers are too
 //! big, never end, answer what was never asked, answer twice, or are not JSON.
 //!
-//! It answers `initialize`, `ping`, `tools/list` and `tools/call` (every tool echoes its `text`
-//! argument), refuses `server/discover` and every other method with `-32601` (so a client on
+//! It answers `initialize`, `ping`, `tools/list` (the tools `echo` and `broken`, or pages) and
+//! `tools/call` (every tool echoes its `text` argument), refuses `server/discover` and every other method with `-32601` (so a client on
 //! `protocol: auto` falls back to `initialize`), and ignores notifications. Per [`ReplyKind`]:
 //!
 //! | kind | what changes |
 //! |---|---|
 //! | `huge-pages` | `tools/list` pages of about `page_bytes` of JSON each (tools of ~1 KiB with 10-property schemas), with a next cursor until `pages` pages |
 //! | `endless-pages` | `tools/list` pages of one tool each, and always a next cursor (it stops after a million pages) |
-//! | `stray-response` | every answer after `initialize` follows a response to an id never sent |
-//! | `duplicate-response` | every answer after `initialize` is sent twice |
+//! | `stray-response` | every answer (`initialize` and `server/discover` too) follows a response to an id never sent |
+//! | `duplicate-response` | every answer (`initialize` and `server/discover` too) is sent twice |
 //! | `malformed-json` | every `tools/call` answer follows a line that is not JSON; the tool `broken` gets only that line |
 //!
 //! On stdio each message is one line. On Streamable HTTP (`POST /mcp`, no session) one message
@@ -21,7 +21,8 @@
 //!
 //! 1. Nothing is sent that was not asked for by a request: a page is built only when listed, so
 //!    the bytes a client receives are bounded by what it asks for.
-//! 2. The handshake (`initialize`) is answered like a real server's in every kind.
+//! 2. In the page and malformed kinds, the handshake is answered like a real server's; the
+//!    stray and duplicate kinds misbehave from the first answer on.
 
 mod pages;
 mod serve;
@@ -101,6 +102,11 @@ impl ReplyOptions {
 /// The most pages `endless-pages` serves before its list ends after all.
 const ENDLESS_CAP: u32 = 1_000_000;
 
+/// The tools every kind but the page kinds lists: both echo their `text` argument (`broken`
+/// answers only with [`MALFORMED`] under `malformed-json`).
+const ECHO: &str = r#"{"name":"echo","description":"Echoes text.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}"#;
+const BROKEN: &str = r#"{"name":"broken","description":"Echoes text, or breaks.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}"#;
+
 /// The text that is not JSON: a response cut off in the middle of a string.
 pub(crate) const MALFORMED: &str =
     r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"cut o"#;
@@ -129,7 +135,7 @@ impl Script {
         };
         let params = &message["params"];
         let answer = match method {
-            "initialize" => return vec![reply(id, &initialize(params).to_string())],
+            "initialize" => reply(id, &initialize(params).to_string()),
             "ping" => reply(id, "{}"),
             "tools/list" => reply(id, &self.page(params["cursor"].as_str())),
             "tools/call" => reply(id, &call(params).to_string()),
@@ -157,7 +163,7 @@ impl Script {
         let (bytes, last) = match self.options.kind {
             ReplyKind::HugePages => (self.options.page_bytes, self.options.pages.max(1)),
             ReplyKind::EndlessPages => (1, ENDLESS_CAP),
-            _ => (1, 1),
+            _ => return format!(r#"{{"tools":[{ECHO},{BROKEN}]}}"#),
         };
         let next = match index + 1 < last {
             true => format!(r#","nextCursor":"{}""#, index + 1),

@@ -12,6 +12,8 @@
 //! 3. SSE resumption is bounded: at most `sse_max_retries` attempts, delays doubling from
 //!    `sse_retry_min` up to `sse_retry_max` (rmcp waits the longer of this and the clamped hint),
 //!    so an in-flight request cannot wait forever on a dead server.
+//! 4. A POST's response stream keeps only that request's own answer: a response to another id
+//!    on it is dropped ([`own_answer`]), so a stray one cannot be taken for the handshake's.
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
@@ -36,6 +38,7 @@ use crate::{
 
 mod auth;
 mod errors;
+mod own_answer;
 mod routing;
 mod standalone;
 
@@ -211,7 +214,7 @@ impl StreamableHttpClient for HttpClient {
             })
             .await;
         let result = match expires {
-            true => Self::expire_on_400(request_id, result),
+            true => Self::expire_on_400(request_id.clone(), result),
             false => result,
         };
         if initialize
@@ -224,10 +227,13 @@ impl StreamableHttpClient for HttpClient {
             self.standalone.expect();
         }
         match result {
-            Ok(StreamableHttpPostResponse::Sse(stream, id)) => Ok(StreamableHttpPostResponse::Sse(
-                self.clamp_retry(stream),
-                id,
-            )),
+            Ok(StreamableHttpPostResponse::Sse(stream, id)) => {
+                let stream = match request_id {
+                    Some(request) => own_answer::only_own_answers(stream, request),
+                    None => stream,
+                };
+                Ok(StreamableHttpPostResponse::Sse(self.clamp_retry(stream), id))
+            }
             other => other,
         }
     }

@@ -21,7 +21,7 @@ pub(super) type Events = BoxStream<'static, Result<Event, EventStreamError<ReadE
 pub(super) enum ReadError {
     #[error("{0}")]
     Http(reqwest::Error),
-    #[error("an SSE event exceeded max_event_bytes ({0} bytes)")]
+    #[error("an SSE event exceeded limits.max_sse_event_bytes ({0} bytes)")]
     TooLarge(usize),
 }
 
@@ -78,9 +78,11 @@ pub(super) async fn read(
             Some(Ok(event)) => event,
             Some(Err(EventStreamError::Transport(ReadError::TooLarge(max)))) => {
                 let detail = format!(
-                    "legacy SSE stream closed: an event exceeded max_event_bytes ({max} bytes)"
+                    "legacy SSE stream closed: an event exceeded limits.max_sse_event_bytes \
+                     ({})",
+                    crate::config::Bytes(max)
                 );
-                break Death::new(Cause::TransportError, detail);
+                break crate::verdict::limit::exceeded(detail);
             }
             Some(Err(EventStreamError::Transport(ReadError::Http(e)))) => {
                 let why = crate::transport::innermost(&e);
