@@ -174,3 +174,40 @@ async fn a_message_over_the_bound_is_a_limit_on_stdio_and_on_http() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_resync_over_the_limits_ends_the_generation_as_a_refusal() {
+    use mcp_mock_server::{MockOptions, MockServer, MockTransport, SetTools};
+    use mcp_resilient::{Cause, ConnectionState, Reason, Supervisor, ToolRegistry};
+    let mock = MockServer::start(MockOptions {
+        transport: MockTransport::Http,
+        ..MockOptions::default()
+    })
+    .await
+    .expect("mock");
+    let mut config = common::era_2025(common::fast(mcp_resilient::config::ServerConfig::http(
+        "s",
+        mock.http_url(),
+    )));
+    config.limits.max_list_items = mcp_mock_server::BUILTINS.len() + 1;
+    let registry = ToolRegistry::new();
+    let supervisor = Supervisor::start(config, registry.clone()).await.expect("start");
+    let mut states = supervisor.state_watch();
+    common::wait_state(&mut states, ConnectionState::is_ready).await;
+    mock.faults().wait_streams(1).await;
+    let change = SetTools {
+        add: vec!["one".into(), "two".into(), "three".into()],
+        ..SetTools::default()
+    };
+    mock.faults().set_tools(change).await;
+    let state = common::wait_state(&mut states, |s| matches!(s, ConnectionState::Failed { .. })).await;
+    let ConnectionState::Failed { reason, death, retry_in, .. } = state else {
+        unreachable!()
+    };
+    assert_eq!((reason, death.cause), (Reason::ConnectionLost, Cause::LimitExceeded));
+    assert!(death.detail.contains("limits.max_list_items"), "{}", death.detail);
+    assert!(retry_in.is_some(), "tried again only at max_delay");
+    assert_eq!(registry.snapshot().tools().count(), 0, "unregistered, like a refusal");
+    supervisor.shutdown().await;
+    mock.shutdown().await;
+}

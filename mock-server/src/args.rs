@@ -283,6 +283,14 @@ mod tests {
             ..Args::default()
         };
         assert_eq!(stdio, Ok(expected));
+        let hostile = parse(&["--hostile", "huge-pages", "--page-bytes=1024", "--pages", "3"]);
+        let expected = Args {
+            hostile: Some("huge-pages".into()),
+            page_bytes: 1024,
+            pages: 3,
+            ..Args::default()
+        };
+        assert_eq!(hostile, Ok(expected));
         let stateless = parse(&["--stateless", "--transport", "http"]);
         let expected = Args {
             mode: Mode::Http,
@@ -374,6 +382,8 @@ mod tests {
             &["--fail-status", "503"],
             &["--redirect", "http://127.0.0.1:1/"],
             &["--redirect", "", "--transport", "http"],
+            &["--hostile", ""],
+            &["--hostile", "huge-pages", "--pages", "many"],
             &["--exit-after-list", "--transport", "http"],
             &["--oauth"],
             &["--oauth=1", "--transport", "http"],

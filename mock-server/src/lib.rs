@@ -89,6 +89,16 @@
 //! and client ids are never logged. The OAuth routes are not recorded (`/_mock/requests`) and
 //! no fault acts on them; the recorded MCP requests keep their `authorization` header.
 //!
+//! # Hostile mode
+//!
+//! `--hostile KIND` runs, instead of the mock, a small hand-written server that answers badly
+//! (see `hostile`); in-process, [`HostileReplies`] serves the reply kinds on Streamable HTTP.
+//! Reply kinds ([`ReplyKind`], stdio or `--transport http`): `huge-pages` (`tools/list` pages of
+//! `--page-bytes N`, 4 MiB by default, for `--pages N`, 100 by default), `endless-pages` (one-tool
+//! pages whose cursor never ends), `stray-response` (a response to an id never sent before every
+//! answer), `duplicate-response` (every answer twice) and `malformed-json` (a line or event that
+//! is not JSON before every `tools/call` answer; instead of it for the tool `broken`).
+//!
 //! # Invariants
 //!
 //! 1. `crash` exits (in-process: kills the server) only after its reply has been flushed to the
