@@ -6,8 +6,8 @@
 //!   `ServerConfig::http(..)`, `ServerConfig::remote(..)`, followed by policy setters;
 //! - the config files MCP hosts already have ([`load_servers`], [`load_servers_file`],
 //!   [`load_servers_with`]): Claude Desktop, Claude Code, Cursor, Cline, Windsurf and VS Code,
-//!   their variables and host-specific keys, plus our optional `reconnect` and `heartbeat`
-//!   blocks. A bad entry is skipped and reported ([`LoadedServers`]), not fatal to the file.
+//!   their variables and host-specific keys, plus our optional `reconnect`, `heartbeat` and
+//!   `limits` blocks. A bad entry is skipped and reported ([`LoadedServers`]), not fatal to the file.
 //!
 //! Either way, [`ServerConfig::resolve`] is the one validation step. Bad configuration fails loud,
 //! at load, with the dotted path of the offending field ([`ConfigError`]), instead of surfacing
@@ -17,8 +17,10 @@
 //!
 //! 1. A config returned by [`ServerConfig::resolve`] (and so every config the JSON loaders
 //!    return in [`LoadedServers::servers`]) satisfies every documented bound: non-zero delays
-//!    and timeouts, none longer than [`MAX_DURATION`] (24 h), `max_delay >= initial_delay`, heartbeat `timeout < interval`, at least one
-//!    attempt, a valid server name, an `http`/`https` URL, well-formed headers.
+//!    and timeouts, none longer than [`MAX_DURATION`] (24 h), `max_delay >= initial_delay`,
+//!    heartbeat `timeout < interval`, at least one attempt, a valid server name, an
+//!    `http`/`https` URL, well-formed headers, and [`Limits`] of at least 1 (counts) or 1024
+//!    (bytes).
 //! 2. Builders never panic. A mistake they cannot express in their return type (an unparsable URL,
 //!    `.arg()` on a remote server) is kept and reported by `resolve`.
 //! 3. Reconnect and heartbeat bounds are checked only when the policy is `enabled`; a disabled
@@ -30,6 +32,7 @@
 mod builder;
 mod duration;
 mod json;
+mod limits;
 mod policy;
 mod server;
 mod validate;
@@ -41,6 +44,8 @@ pub use self::duration::{MAX_DURATION, format_duration, human_duration, parse_du
 pub use self::json::{
     LoadedServers, SkippedServer, load_servers, load_servers_file, load_servers_with,
 };
+pub use self::limits::Limits;
+pub(crate) use self::limits::{Bytes, parse_bytes};
 pub use self::policy::{Heartbeat, Reconnect};
 pub use self::server::{
     ProtocolChoice, RemoteConfig, RemoteKind, ServerConfig, StdioConfig, TransportConfig,

@@ -33,6 +33,10 @@ pub enum Cause {
     /// every transport tried), no protocol version in common, a JSON-RPC error answering
     /// `initialize`. Permanent: the server is `failed` and retried only slowly.
     Rejected,
+    /// The server sent more than a [`Limits`](crate::config::Limits) bound allows: a tool list
+    /// too big or too long, a message or an SSE event too large. The detail names the limit and
+    /// the value seen. Permanent, like a refusal: the server is `failed` and retried only slowly.
+    LimitExceeded,
 }
 
 impl Cause {
@@ -47,13 +51,18 @@ impl Cause {
             Cause::ConnectFailed => "connect_failed",
             Cause::Unauthorized => "unauthorized",
             Cause::Rejected => "rejected",
+            Cause::LimitExceeded => "limit_exceeded",
         }
     }
 
     /// True for the causes that retrying the same request cannot fix (`unauthorized`,
-    /// `rejected`): the supervisor goes `failed` at once instead of spending its budget.
+    /// `rejected`, `limit_exceeded`): the supervisor goes `failed` at once instead of spending
+    /// its budget.
     pub fn is_permanent(self) -> bool {
-        matches!(self, Cause::Unauthorized | Cause::Rejected)
+        matches!(
+            self,
+            Cause::Unauthorized | Cause::Rejected | Cause::LimitExceeded
+        )
     }
 }
 
@@ -140,7 +149,7 @@ pub enum ConnectionState {
     },
     /// No further attempts at the normal pace: the budget is spent, reconnect is disabled, a
     /// close could not be confirmed, or the server refused us permanently (cause `unauthorized`
-    /// or `rejected`). `restart()` starts again.
+    /// or `rejected`) or exceeded a limit (`limit_exceeded`). `restart()` starts again.
     Failed {
         /// Failed attempt or lost connection.
         reason: Reason,

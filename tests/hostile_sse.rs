@@ -183,7 +183,7 @@ async fn an_endless_line_is_cut_at_the_line_bound_with_linear_cpu_and_bounded_me
     let (lost, cpu, rss) = watch_burst(&server).await;
     assert_eq!(lost["cause"], "transport_error", "{lost}");
     let detail = lost["detail"].as_str().unwrap_or_default();
-    assert!(detail.contains("max_line_bytes (16777216 bytes)"), "{detail}");
+    assert!(detail.contains("limits.max_sse_line_bytes (16777216 bytes)"), "{detail}");
     assert!(server.hostile_bytes() < LINE as u64, "the client hung up before the line's end");
     // Measured 0.64 s for the whole debug-build client. Before: the framer rescanned the partial line on every
     // chunk (12.4 s of CPU in release for a 16 MiB line).

@@ -6,7 +6,7 @@ use std::time::Duration;
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, RecordedRequest};
 use mcp_resilient::{
     Cause, ConnectionState, Event, Reason, Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig, TransportConfig},
+    config::{Heartbeat, Reconnect, ServerConfig},
 };
 use serde_json::json;
 use tokio::sync::broadcast;
@@ -94,9 +94,7 @@ fn lost_with(cause: Cause) -> impl FnMut(&ConnectionState) -> bool {
 }
 
 fn set_max_event_bytes(mut config: ServerConfig, bytes: usize) -> ServerConfig {
-    if let TransportConfig::Remote(remote) = &mut config.transport {
-        remote.max_event_bytes = bytes;
-    }
+    config.limits.max_sse_event_bytes = bytes;
     config
 }
 
@@ -234,12 +232,17 @@ async fn an_oversized_sse_event_ends_the_generation_with_a_clear_detail() {
     ready(&supervisor).await;
     let mut events = supervisor.events();
     server.faults().set_oversized(64 * 1024);
-    let state = next_state(&mut events, lost_with(Cause::TransportError)).await;
-    let ConnectionState::Reconnecting { death, .. } = state else {
+    // A limit exceeded is a verdict like a refusal: failed, tried again only at max_delay.
+    let state = next_state(&mut events, |state| {
+        matches!(state, ConnectionState::Failed { reason: Reason::ConnectionLost, death, retry_in: Some(_), .. }
+            if death.cause == Cause::LimitExceeded)
+    })
+    .await;
+    let ConnectionState::Failed { death, .. } = state else {
         unreachable!()
     };
     assert!(
-        death.detail.contains("max_event_bytes (4096 bytes)"),
+        death.detail.contains("limits.max_sse_event_bytes (4 KiB)"),
         "detail: {}",
         death.detail
     );

@@ -8,7 +8,7 @@
 //!
 //! - 64 MiB of bare newlines: legal blank lines, then the stream ends (`stream_closed`);
 //! - a 16 MiB line without a line end, one 8 KiB chunk per millisecond: cut at the line bound
-//!   (`transport_error` naming `max_line_bytes`);
+//!   (`limit_exceeded` naming `max_sse_line_bytes`);
 //! - 64 MiB of 64-byte events (`noise`: parsed, then dropped), the baseline.
 //!
 //! CPU is counted in clock ticks (10 ms each on Linux). A repetition that reaches no verdict
@@ -59,8 +59,8 @@ const CASES: [Case; 3] = [
         name: "16 MiB line without a line end, 8 KiB chunks",
         kind: "endless-line",
         bytes: 16 * MIB + 64 * 1024,
-        cause: Cause::TransportError,
-        detail: "max_line_bytes",
+        cause: Cause::LimitExceeded,
+        detail: "max_sse_line_bytes",
         target: Some(("< 100 ms", 100.0)),
     },
     Case {

@@ -19,7 +19,9 @@ pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|ht
   hostile:     [--discover-refusal SHAPE] (empty-result, other-result, error:CODE, \
 legacy-versions; http only: status:N[+body], empty:N[+json|+sse])
   --modern-only: a 2026-07-28-only server (initialize gets -32022); --stateless: Streamable \
-HTTP without sessions";
+HTTP without sessions
+  hostile:     [--hostile KIND] with KIND huge-pages [--page-bytes N] [--pages N], endless-pages, \
+stray-response, duplicate-response or malformed-json (stdio or http)";
 
 /// Which protocol the binary speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +63,10 @@ pub(crate) struct Args {
     pub(crate) hostile_bytes: Option<usize>,
     /// `--hostile-trigger list|call`: when a session turns hostile.
     pub(crate) hostile_trigger: Option<String>,
+    /// `--hostile huge-pages`: bytes of JSON per `tools/list` page.
+    pub(crate) page_bytes: usize,
+    /// `--hostile huge-pages`: pages in the list.
+    pub(crate) pages: u32,
 }
 
 impl Default for Args {
@@ -84,6 +90,8 @@ impl Default for Args {
             hostile: None,
             hostile_bytes: None,
             hostile_trigger: None,
+            page_bytes: 4 * 1024 * 1024,
+            pages: 100,
         }
     }
 }
@@ -189,6 +197,8 @@ impl Args {
                 "--hostile" => parsed.hostile = Some(value),
                 "--hostile-bytes" => parsed.hostile_bytes = Some(number(&flag, &value)?),
                 "--hostile-trigger" => parsed.hostile_trigger = Some(value),
+                "--page-bytes" => parsed.page_bytes = number(&flag, &value)?,
+                "--pages" => parsed.pages = number(&flag, &value)?,
                 _ => return Err(format!("unexpected argument {flag:?}")),
             }
         }
@@ -338,6 +348,14 @@ mod tests {
             ..Args::default()
         };
         assert_eq!(stdio, Ok(expected));
+        let hostile = parse(&["--hostile", "huge-pages", "--page-bytes=1024", "--pages", "3"]);
+        let expected = Args {
+            hostile: Some("huge-pages".into()),
+            page_bytes: 1024,
+            pages: 3,
+            ..Args::default()
+        };
+        assert_eq!(hostile, Ok(expected));
         let stateless = parse(&["--stateless", "--transport", "http"]);
         let expected = Args {
             mode: Mode::Http,
@@ -435,6 +453,8 @@ mod tests {
             &["--fail-status", "503"],
             &["--redirect", "http://127.0.0.1:1/"],
             &["--redirect", "", "--transport", "http"],
+            &["--hostile", ""],
+            &["--hostile", "huge-pages", "--pages", "many"],
             &["--exit-after-list", "--transport", "http"],
             &["--oauth"],
             &["--oauth=1", "--transport", "http"],

@@ -95,6 +95,16 @@
 //! and client ids are never logged. The OAuth routes are not recorded (`/_mock/requests`) and
 //! no fault acts on them; the recorded MCP requests keep their `authorization` header.
 //!
+//! # Hostile mode
+//!
+//! `--hostile KIND` runs, instead of the mock, a small hand-written server that answers badly
+//! (see `hostile`); in-process, [`HostileReplies`] serves the reply kinds on Streamable HTTP.
+//! Reply kinds ([`ReplyKind`], stdio or `--transport http`): `huge-pages` (`tools/list` pages of
+//! `--page-bytes N`, 4 MiB by default, for `--pages N`, 100 by default), `endless-pages` (one-tool
+//! pages whose cursor never ends), `stray-response` (a response to an id never sent before every
+//! answer), `duplicate-response` (every answer twice) and `malformed-json` (a line or event that
+//! is not JSON before every `tools/call` answer; instead of it for the tool `broken`).
+//!
 //! # Invariants
 //!
 //! 1. `crash` exits (in-process: kills the server) only after its reply has been flushed to the
@@ -117,7 +127,6 @@ mod confirm;
 mod crash;
 mod era;
 mod handler;
-
 pub mod hostile;
 mod listen;
 mod lock;
@@ -142,6 +151,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use hostile::discover::{DiscoverRefusal, EmptyKind};
+pub use hostile::replies::{HostileReplies, ReplyKind, ReplyOptions};
 pub use process::spawn_process;
 pub use remote::faults::{Faults, MockState, RecordedRequest};
 pub use remote::oauth::{IssuedTokens, OAuthOptions, OAuthStats};
@@ -228,6 +238,14 @@ fn init_tracing() {
 }
 
 async fn run(args: Args) -> ExitCode {
+    // Legacy SSE has its own hostile kinds (`hostile::sse`); every other `--hostile` kind is
+    // dispatched by `hostile::run`.
+    if let (Mode::Sse, Some(hostile)) = (&args.mode, args.hostile_sse()) {
+        return hostile::sse::run(hostile).await;
+    }
+    if let Some(kind) = &args.hostile {
+        return hostile::run(kind, &args).await;
+    }
     let boot_id = args.boot_id.clone().unwrap_or_else(|| random_hex(8));
     let transport = match args.mode {
         Mode::Stdio => {
@@ -241,9 +259,6 @@ async fn run(args: Args) -> ExitCode {
         Mode::Sse => MockTransport::Sse,
         Mode::Http => MockTransport::Http,
     };
-    if let Some(hostile) = args.hostile_sse() {
-        return hostile::sse::run(hostile).await;
-    }
     let opts = MockOptions {
         transport,
         port: args.port,

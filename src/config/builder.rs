@@ -3,8 +3,8 @@
 use std::{path::PathBuf, time::Duration};
 
 use super::{
-    ConfigError, Heartbeat, ProtocolChoice, Reconnect, RemoteConfig, RemoteKind, ServerConfig,
-    StdioConfig, TransportConfig,
+    ConfigError, Heartbeat, Limits, ProtocolChoice, Reconnect, RemoteConfig, RemoteKind,
+    ServerConfig, StdioConfig, TransportConfig,
 };
 
 impl ServerConfig {
@@ -19,7 +19,7 @@ impl ServerConfig {
             connect_timeout: Duration::from_secs(30),
             close_timeout: Duration::from_secs(10),
             call_wait: None,
-            max_tool_pages: 100,
+            limits: Limits::default(),
             protocol: ProtocolChoice::Auto,
             handlers: crate::host::HostHandlers::default(),
             pending: None,
@@ -174,9 +174,16 @@ impl ServerConfig {
         self
     }
 
-    /// Sets the most `tools/list` pages fetched in one tool sync.
+    /// Sets the bounds on what the server may send.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Sets the most `tools/list` pages fetched in one tool sync: the same as
+    /// [`Limits::max_list_pages`], kept from before there were [`Limits`].
     pub fn max_tool_pages(mut self, pages: u32) -> Self {
-        self.max_tool_pages = pages;
+        self.limits.max_list_pages = pages;
         self
     }
 

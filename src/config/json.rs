@@ -17,7 +17,7 @@
 //! - **honoured**: `command`, `args`, `env` (VS Code's numbers and `null` too), `envFile`, `cwd`,
 //!   `url`/`serverUrl`, `headers`, `type`/`transport`/`transportType`, `disabled` (the entry is
 //!   not loaded), `timeout` (seconds: `callTimeout`), and our own `reconnect`, `heartbeat`,
-//!   `callTimeout`, … blocks;
+//!   `limits`, `callTimeout`, … keys;
 //! - **accepted and ignored** (they have no counterpart here): `autoApprove`, `alwaysAllow`,
 //!   `disabledTools`, `oauth`, `auth`, `dev`, `gallery`, `version`;
 //! - **refused**: `headersHelper` (a command Claude Code runs for headers: we do not run it), and
@@ -45,6 +45,7 @@ mod entry;
 mod expand;
 mod jsonc;
 mod keys;
+mod limits;
 mod paths;
 
 use std::{

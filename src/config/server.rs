@@ -2,7 +2,7 @@
 
 use std::{collections::BTreeMap, fmt, path::PathBuf, str::FromStr, time::Duration};
 
-use super::{ConfigError, Heartbeat, Reconnect};
+use super::{ConfigError, Heartbeat, Limits, Reconnect};
 
 /// One configured MCP server: its name, its transport and the policies its supervisor follows.
 ///
@@ -54,11 +54,12 @@ pub struct ServerConfig {
     /// # Default
     /// `None`; at most 24 h
     pub call_wait: Option<Duration>,
-    /// Most `tools/list` pages fetched in one tool sync. Must be at least 1.
+    /// Bounds on what the server may send: list sizes, message and SSE event sizes, buffered
+    /// notifications. A bound exceeded ends the generation with cause `limit_exceeded`.
     ///
     /// # Default
-    /// 100
-    pub max_tool_pages: u32,
+    /// [`Limits::default()`]
+    pub limits: Limits,
     /// Which revision of MCP to speak.
     ///
     /// # Default
@@ -267,11 +268,6 @@ pub struct RemoteConfig {
     /// # Default
     /// empty
     pub headers: Vec<(String, String)>,
-    /// Largest single SSE event accepted, in bytes. Must be at least 1024.
-    ///
-    /// # Default
-    /// 16 MiB
-    pub max_event_bytes: usize,
     /// Legacy SSE: how long to wait for the `endpoint` event, and for each POST to the endpoint
     /// to be accepted (a server answers it with 202 at once; the reply comes on the stream).
     /// Must be greater than zero.
@@ -318,7 +314,6 @@ impl fmt::Debug for RemoteConfig {
             .field("url", &crate::text::redact_url(&self.url).as_str())
             .field("kind", &self.kind)
             .field("headers", &headers)
-            .field("max_event_bytes", &self.max_event_bytes)
             .field("endpoint_timeout", &self.endpoint_timeout)
             .field("treat_400_as_expired", &self.treat_400_as_expired)
             .field("sse_retry_min", &self.sse_retry_min)
@@ -336,7 +331,6 @@ impl RemoteConfig {
             url,
             kind,
             headers: Vec::new(),
-            max_event_bytes: 16 * 1024 * 1024,
             endpoint_timeout: Duration::from_secs(10),
             treat_400_as_expired: true,
             sse_retry_min: Duration::from_millis(250),

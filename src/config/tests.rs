@@ -14,6 +14,7 @@ mod json;
 mod json_errors;
 mod jsonc_dotenv;
 mod redaction;
+mod limits;
 mod skipping;
 
 use std::time::Duration;

@@ -47,9 +47,7 @@ impl ServerConfig {
         if let Some(wait) = self.call_wait {
             positive("call_wait", wait)?;
         }
-        if self.max_tool_pages == 0 {
-            fail("max_tool_pages", "must be at least 1, got 0")?;
-        }
+        self.limits.check()?;
         Ok(self)
     }
 }
@@ -209,12 +207,6 @@ fn check_remote(remote: &RemoteConfig) -> Check {
                 "auth `{}` sets the Authorization header itself; remove one of the two",
                 remote.auth.kind()
             ),
-        );
-    }
-    if remote.max_event_bytes < 1024 {
-        return fail(
-            "transport.max_event_bytes",
-            format!("must be at least 1024, got {}", remote.max_event_bytes),
         );
     }
     positive("transport.endpoint_timeout", remote.endpoint_timeout)?;

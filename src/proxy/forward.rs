@@ -18,11 +18,10 @@ use super::{
     outage::{self, Standing},
     upstream::Upstream,
 };
-use crate::{CallError, CallOptions};
-
-/// The most pages the aggregated mode reads of one upstream's list (a guard against a server
-/// whose cursor never ends).
-const MAX_PAGES: usize = 20;
+use crate::{
+    CallError, CallOptions,
+    verdict::limit::{self, ListBudget},
+};
 
 /// Sends `request` to `upstream` and reads the answer as `T`.
 pub(super) async fn ask<T: DeserializeOwned>(
@@ -101,37 +100,47 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Every page of one list, up to [`MAX_PAGES`].
+/// Every page of one list, within the upstream's limits (pages, items, bytes): a list that
+/// passes one is left out whole, with the limit named, rather than kept in part or in full.
 async fn all_pages<T: DeserializeOwned + Paged>(
     upstream: &Upstream,
     make: impl Fn(Option<PaginatedRequestParams>) -> ClientRequest,
 ) -> Result<Vec<T::Item>, ErrorData> {
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
-    for _ in 0..MAX_PAGES {
+    let mut budget = ListBudget::new(T::METHOD, T::ITEMS, upstream.supervisor.limits());
+    let over = |death: crate::Death| ErrorData::internal_error(death.detail, None);
+    loop {
+        budget.next_page().map_err(over)?;
         let params = cursor
             .take()
             .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
         let page: T = ask(upstream, make(params)).await?;
         let (page_items, next) = page.split();
+        let bytes = limit::json_len(&page_items) + next.as_ref().map_or(0, String::len);
+        budget.page(page_items.len(), bytes).map_err(over)?;
         items.extend(page_items);
         match next {
             Some(next) => cursor = Some(next),
             None => return Ok(items),
         }
     }
-    tracing::warn!(server = %upstream.name(), "list still had more pages after {MAX_PAGES}; the rest is left out");
-    Ok(items)
 }
 
 /// A paginated list result.
 trait Paged {
-    type Item;
+    type Item: serde::Serialize;
+    /// The method, for a limit's detail: `resources/list`.
+    const METHOD: &'static str;
+    /// What its items are called: `resources`.
+    const ITEMS: &'static str;
     fn split(self) -> (Vec<Self::Item>, Option<String>);
 }
 
 impl Paged for ListResourcesResult {
     type Item = Resource;
+    const METHOD: &'static str = "resources/list";
+    const ITEMS: &'static str = "resources";
     fn split(self) -> (Vec<Resource>, Option<String>) {
         (self.resources, self.next_cursor)
     }
@@ -139,6 +148,8 @@ impl Paged for ListResourcesResult {
 
 impl Paged for rmcp::model::ListResourceTemplatesResult {
     type Item = ResourceTemplate;
+    const METHOD: &'static str = "resources/templates/list";
+    const ITEMS: &'static str = "resource templates";
     fn split(self) -> (Vec<ResourceTemplate>, Option<String>) {
         (self.resource_templates, self.next_cursor)
     }
@@ -146,6 +157,8 @@ impl Paged for rmcp::model::ListResourceTemplatesResult {
 
 impl Paged for rmcp::model::ListPromptsResult {
     type Item = Prompt;
+    const METHOD: &'static str = "prompts/list";
+    const ITEMS: &'static str = "prompts";
     fn split(self) -> (Vec<Prompt>, Option<String>) {
         (self.prompts, self.next_cursor)
     }

@@ -38,6 +38,11 @@ pub(crate) struct GenerationHandler {
 }
 
 impl GenerationHandler {
+    /// The server and generation this handler belongs to.
+    pub(crate) fn label(&self) -> (Arc<str>, Generation) {
+        (self.server.clone(), self.generation)
+    }
+
     pub(crate) fn new(
         generation: Generation,
         server: Arc<str>,

@@ -127,6 +127,11 @@ impl Supervisor {
         &self.link.server
     }
 
+    /// The bounds on what the server may send (its config's [`Limits`](crate::config::Limits)).
+    pub fn limits(&self) -> &crate::config::Limits {
+        &self.link.limits
+    }
+
     /// The registry this server publishes into.
     pub fn registry(&self) -> &ToolRegistry {
         &self.registry

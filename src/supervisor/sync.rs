@@ -3,8 +3,16 @@
 use std::{collections::HashSet, time::Duration};
 
 use rmcp::{
-    Peer, RoleClient,
+    Peer, RoleClient, ServiceError,
     model::{PaginatedRequestParams, Tool},
+    transport::streamable_http_client::StreamableHttpError,
+};
+
+use crate::{
+    config::{Bytes, Limits},
+    state::{Cause, Death},
+    transport::http::HttpError,
+    verdict::limit::{self, ListBudget},
 };
 
 /// One complete tool listing.
@@ -16,23 +24,29 @@ pub(crate) struct Listing {
     pub(crate) ttl: Option<Duration>,
 }
 
-/// Lists every tool, following cursors for at most `max_pages` pages. Fails on a repeated
-/// cursor (a server that loops) or when the cap is reached; the caller keeps its previous set.
+/// Lists every tool, following cursors within `limits` (pages, items, bytes: see
+/// [`ListBudget`]). Fails on a repeated cursor (a server that loops: `connect_failed`), or with
+/// cause `limit_exceeded` as soon as a page passes a bound — that page is not kept, and no further
+/// page is asked for. The caller keeps its previous set.
 pub(crate) async fn list_all_tools(
     peer: &Peer<RoleClient>,
-    max_pages: u32,
-) -> Result<Listing, String> {
+    limits: &Limits,
+) -> Result<Listing, Death> {
     let mut listing = Listing::default();
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
-    for _ in 0..max_pages {
+    let mut budget = ListBudget::new("tools/list", "tools", limits);
+    loop {
+        budget.next_page()?;
         let params = cursor
             .clone()
             .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
         let page = peer
             .list_tools(params)
             .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+            .map_err(|e| failed(&e, limits))?;
+        let cursor_bytes = page.next_cursor.as_ref().map_or(0, String::len);
+        budget.page(page.tools.len(), limit::json_len(&page.tools) + cursor_bytes)?;
         listing.tools.extend(page.tools);
         // 0 means "do not cache", not "refresh at once".
         if let Some(ttl) = page.ttl_ms.filter(|ms| *ms > 0).map(Duration::from_millis) {
@@ -41,10 +55,27 @@ pub(crate) async fn list_all_tools(
         match page.next_cursor {
             None => return Ok(listing),
             Some(next) if !seen.insert(next.clone()) => {
-                return Err(format!("tools/list repeated cursor {next:?}"));
+                return Err(Death::new(
+                    Cause::ConnectFailed,
+                    format!("tools/list repeated cursor {next:?}"),
+                ));
             }
             Some(next) => cursor = Some(next),
         }
     }
-    Err(format!("tools/list needed more than {max_pages} pages"))
+}
+
+/// A failed `tools/list` request: a body over the message bound (Streamable HTTP refuses it
+/// before parsing) is a limit exceeded; anything else an ordinary failure.
+fn failed(error: &ServiceError, limits: &Limits) -> Death {
+    if let ServiceError::TransportSend(e) = error
+        && let Some(StreamableHttpError::ResponseBodyTooLarge { .. }) =
+            e.error.downcast_ref::<HttpError>()
+    {
+        return limit::exceeded(format!(
+            "a tools/list page exceeded limits.max_message_bytes ({})",
+            Bytes(limits.max_message_bytes)
+        ));
+    }
+    Death::new(Cause::ConnectFailed, format!("tools/list failed: {error}"))
 }

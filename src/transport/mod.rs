@@ -11,6 +11,7 @@ mod judge;
 pub(crate) mod refusal;
 pub(crate) mod sse;
 pub(crate) mod stdio;
+mod stray;
 
 use std::{
     sync::{
@@ -119,15 +120,27 @@ impl Activity {
 /// The first fatal condition a transport observed; later ones are ignored.
 pub(crate) type DeathSlot = Arc<OnceLock<Death>>;
 
-/// A transport that stamps [`Activity`] on every received message.
+/// A transport that stamps [`Activity`] on every received message, and sees responses nobody
+/// asked for ([`stray`]).
 pub(crate) struct Observed<T> {
     inner: T,
     activity: Arc<Activity>,
+    outstanding: stray::Outstanding,
 }
 
 impl<T> Observed<T> {
-    pub(crate) fn new(inner: T, activity: Arc<Activity>) -> Self {
-        Observed { inner, activity }
+    /// Observes `inner`, the transport of `server`'s `generation`.
+    pub(crate) fn new(
+        inner: T,
+        activity: Arc<Activity>,
+        server: Arc<str>,
+        generation: crate::state::Generation,
+    ) -> Self {
+        Observed {
+            inner,
+            activity,
+            outstanding: stray::Outstanding::new(server, generation),
+        }
     }
 }
 
@@ -147,6 +160,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.outstanding.sent(&item);
         let send = self.inner.send(item);
         let pending = PendingSend::new(self.activity.clone());
         async move {
@@ -158,14 +172,21 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
 
     /// # Cancel safety
     ///
-    /// As cancel-safe as the wrapped transport's `receive`: the stamp happens after a message
-    /// has been taken, in the same poll.
+    /// As cancel-safe as the wrapped transport's `receive`: the stamp and the stray check
+    /// happen after a message has been taken, in the same poll. A stray response proves the
+    /// server alive like any answer, and is dropped here: rmcp would drop it too once the
+    /// session runs, but during the handshake it fails the attempt on it.
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await;
-        if message.as_ref().is_some_and(|m| !is_local_error(m)) {
+        loop {
+            let message = self.inner.receive().await?;
+            if is_local_error(&message) {
+                return Some(message);
+            }
             self.activity.touch();
+            if !self.outstanding.received(&message) {
+                return Some(message);
+            }
         }
-        message
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {

@@ -10,7 +10,8 @@
 //! 1. Nothing is ever sent to an origin other than the SSE URL's: an `endpoint` on another
 //!    scheme, host or port is refused before any request goes there (the configured headers,
 //!    `Authorization` included, must never leave for another host).
-//! 2. One event is at most `max_event_bytes` and one line at most [`MAX_LINE_BYTES`]: the
+//! 2. One event is at most `limits.max_sse_event_bytes` and one line at most
+//!    `limits.max_sse_line_bytes`: the
 //!    first byte past either bound ends the stream before it is stored, so memory stays
 //!    bounded whatever the server sends, and parsing costs CPU linear in the bytes received.
 //! 3. Bytes that break the protocol end the stream at once, with a death that says what and
@@ -45,19 +46,11 @@ use std::sync::Arc;
 use super::DeathSlot;
 use crate::{
     auth::{Authorizer, Refusal},
-    config::RemoteConfig,
+    config::{Limits, RemoteConfig},
     state::{Cause, Death},
     text::redact_url,
     verdict::Verdict,
 };
-
-/// The longest line a legacy SSE stream may send, in bytes.
-///
-/// Servers write each message as one `data:` line (the TypeScript and Python SDKs both do),
-/// so a line must hold the largest message the event bound lets through: the default of
-/// `max_event_bytes`. Lines that carry no data (comments, other fields) are short in every
-/// server we know; this bound stops one that never ends.
-pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Server messages buffered between the reader task and `receive`. They travel boxed: tokio
 /// allocates channel slots 32 at a time, and 32 unboxed messages cost ~11 KiB per idle session.
@@ -176,10 +169,12 @@ pub(crate) struct SseTransport {
 
 /// Opens the stream, waits for its `endpoint` (at most `endpoint_timeout`) and starts reading.
 /// `progress` is stamped when the stream's headers and its `endpoint` arrive. With `auth`, the
-/// `GET` carries the server's token, renewed once if the server refuses it.
+/// `GET` carries the server's token, renewed once if the server refuses it. One event is bounded
+/// by `limits.max_sse_event_bytes`.
 pub(crate) async fn connect(
     http: &reqwest::Client,
     config: &RemoteConfig,
+    limits: &Limits,
     auth: Option<Arc<Authorizer>>,
     slot: DeathSlot,
     progress: &super::Activity,
@@ -236,7 +231,8 @@ pub(crate) async fn connect(
             ),
         });
     }
-    let mut events = stream::events(response, config.max_event_bytes, MAX_LINE_BYTES);
+    let (max_event, max_line) = (limits.max_sse_event_bytes, limits.max_sse_line_bytes);
+    let mut events = stream::events(response, max_event, max_line);
     let endpoint = stream::endpoint(&mut events, &config.url);
     let endpoint = tokio::time::timeout(config.endpoint_timeout, endpoint)
         .await

@@ -16,6 +16,8 @@
 //!    server are never alive at once.
 //! 4. stderr is drained line by line (lines over 8 KiB are dropped) into `tracing`, so a chatty
 //!    child can never block on a full pipe and memory stays bounded.
+//! 5. stdout is read through [`BoundedLines`]: a line over `limits.max_message_bytes` ends the
+//!    generation (cause `limit_exceeded`) instead of growing a buffer.
 
 use std::{collections::VecDeque, process::Stdio, sync::Arc, time::Duration};
 
@@ -30,8 +32,10 @@ use tokio_util::codec::{FramedRead, LinesCodec};
 use super::Stop;
 use crate::{config::StdioConfig, state::Generation};
 
+mod bounded;
 mod exit;
 
+pub(crate) use bounded::BoundedLines;
 use exit::{Exit, ExitWatch};
 
 /// The grace a child judged dead gets before SIGTERM.

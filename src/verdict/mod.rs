@@ -17,6 +17,9 @@
 //! | HTTP 401 | unauthorized |
 //! | no token to send: the authorization server did not answer a refresh (network, 5xx, timeout) | auth unavailable: the request never left; not a miss |
 //! | 403; 404/405 at connect on every transport tried; `-32022` with no common version; a JSON-RPC error answering `initialize`; a redirect to another origin | rejected (permanent) |
+//! | a tool list over `limits` (bytes, items, pages); a stdio line or legacy SSE event over its bound; a tools/list body over `max_message_bytes` at connect | death, cause `limit_exceeded` (permanent, like a refusal; see [`limit`]) |
+//! | a response to an id never sent, or a second response to one | alive: ignored, counted, said once per generation |
+//! | a stdio line that is not JSON | alive: ignored (the next line is framed as usual), counted, said once per generation |
 //!
 //! Each transport maps its own error types here by type ([`crate::transport::judge`]); this module
 //! holds the rules that do not depend on a transport: HTTP statuses, `Retry-After`, and (in
@@ -30,6 +33,7 @@
 //!    (a 401 also fails the server: every further request would be refused the same way).
 //! 3. `Overload` means the server did not run the request, so resending it is safe.
 
+pub(crate) mod limit;
 pub(crate) mod probe;
 
 use std::time::{Duration, SystemTime};

@@ -38,6 +38,7 @@ pub(super) struct Entry {
     stdin_close_grace: Option<JsonDuration>,
     term_grace: Option<JsonDuration>,
     headers: Option<BTreeMap<String, String>>,
+    /// Older name of `limits.maxSseEventBytes` (remote servers only).
     max_event_bytes: Option<usize>,
     endpoint_timeout: Option<JsonDuration>,
     #[serde(rename = "treat400AsExpired")]
@@ -53,7 +54,9 @@ pub(super) struct Entry {
     connect_timeout: Option<JsonDuration>,
     close_timeout: Option<JsonDuration>,
     call_wait: Option<JsonDuration>,
+    /// Older name of `limits.maxListPages`.
     max_tool_pages: Option<u32>,
+    limits: Option<super::limits::LimitsJson>,
     protocol: Option<String>,
     /// Read by the loader before the entry is parsed: `true` means the entry is not loaded.
     #[serde(rename = "disabled")]
@@ -213,7 +216,8 @@ impl Entry {
         if let Some(wait) = self.call_wait {
             config.call_wait = Some(wait.into());
         }
-        set!(config.max_tool_pages, self.max_tool_pages);
+        let limits = self.limits.take().unwrap_or_default();
+        config.limits = limits.into_limits(self.max_tool_pages, self.max_event_bytes, renames)?;
         if let Some(protocol) = self.protocol.take() {
             config.protocol = protocol
                 .parse()

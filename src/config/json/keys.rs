@@ -11,16 +11,20 @@ use serde::{
 };
 use serde_json::{Map, Value};
 
-use super::entry::{Entry, HeartbeatJson, ReconnectJson};
+use super::{
+    entry::{Entry, HeartbeatJson, ReconnectJson},
+    limits::LimitsJson,
+};
 use crate::config::ConfigError;
 
-/// Checks the keys of an entry and of its `reconnect` and `heartbeat` blocks; the error's path is
-/// the unknown key, relative to the entry.
+/// Checks the keys of an entry and of its `reconnect`, `heartbeat` and `limits` blocks; the
+/// error's path is the unknown key, relative to the entry.
 pub(super) fn check_entry_keys(entry: &Map<String, Value>) -> Result<(), ConfigError> {
     check(entry, fields_of::<Entry>(), "")?;
     let blocks = [
         ("reconnect", fields_of::<ReconnectJson>()),
         ("heartbeat", fields_of::<HeartbeatJson>()),
+        ("limits", fields_of::<LimitsJson>()),
     ];
     for (block, known) in blocks {
         if let Some(Value::Object(inner)) = entry.get(block) {

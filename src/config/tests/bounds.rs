@@ -48,11 +48,6 @@ fn remote_bounds_are_checked() {
         rejected(config)
     };
     assert_error(
-        &remote(|r| r.max_event_bytes = 1023),
-        "transport.max_event_bytes",
-        "1024",
-    );
-    assert_error(
         &remote(|r| r.endpoint_timeout = ms(0)),
         "transport.endpoint_timeout",
         "zero",
@@ -168,7 +163,7 @@ fn zero_timeouts_and_pages_are_rejected() {
     );
     assert_error(
         &rejected(ok().max_tool_pages(0)),
-        "max_tool_pages",
+        "limits.max_list_pages",
         "at least 1",
     );
 }

@@ -12,7 +12,8 @@ fn defaults_match_the_design() {
     assert_eq!(config.call_timeout, Duration::from_secs(60));
     assert_eq!(config.connect_timeout, Duration::from_secs(30));
     assert_eq!(config.close_timeout, Duration::from_secs(10));
-    assert_eq!(config.max_tool_pages, 100);
+    assert_eq!(config.limits.max_list_pages, 100);
+    assert_eq!(config.limits, crate::config::Limits::default());
     let r = &config.reconnect;
     assert!(r.enabled);
     assert_eq!(
@@ -65,7 +66,6 @@ fn remote_builders_set_kind_and_remote_defaults() {
             remote.headers,
             [("Authorization".to_owned(), "Bearer x".to_owned())]
         );
-        assert_eq!(remote.max_event_bytes, 16 << 20);
         assert_eq!(remote.endpoint_timeout, Duration::from_secs(10));
         assert!(remote.treat_400_as_expired);
         assert_eq!(
@@ -176,7 +176,7 @@ fn zero_timeouts_and_pages_are_rejected() {
     );
     assert_error(
         &rejected(ok().max_tool_pages(0)),
-        "max_tool_pages",
+        "limits.max_list_pages",
         "at least 1",
     );
 }

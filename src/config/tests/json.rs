@@ -119,7 +119,10 @@ fn our_blocks_accept_strings_and_integer_milliseconds() {
         (config.call_timeout, config.connect_timeout),
         (ms(120_000), ms(2500))
     );
-    assert_eq!((config.close_timeout, config.max_tool_pages), (ms(1250), 7));
+    assert_eq!(
+        (config.close_timeout, config.limits.max_list_pages),
+        (ms(1250), 7)
+    );
     let TransportConfig::Stdio(stdio) = &config.transport else {
         panic!("stdio")
     };
@@ -132,13 +135,12 @@ fn remote_knobs_are_read() {
     let json = r#"{"mcpServers": {"w": {"url": "http://h/mcp", "maxEventBytes": 2048,
       "treat400AsExpired": false, "endpointTimeout": "3s", "sseRetryMin": 10,
       "sseRetryMax": "1s", "sseMaxRetries": 0}}}"#;
-    let TransportConfig::Remote(remote) = load(json).remove(0).transport else {
+    let config = load(json).remove(0);
+    assert_eq!(config.limits.max_sse_event_bytes, 2048);
+    let TransportConfig::Remote(remote) = config.transport else {
         panic!("remote")
     };
-    assert_eq!(
-        (remote.max_event_bytes, remote.treat_400_as_expired),
-        (2048, false)
-    );
+    assert!(!remote.treat_400_as_expired);
     assert_eq!(
         (remote.endpoint_timeout, remote.sse_retry_min),
         (ms(3000), ms(10))

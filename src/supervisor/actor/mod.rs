@@ -61,7 +61,7 @@ pub(crate) enum Msg {
 enum Step {
     Msg(Msg),
     AttemptDone(attempt::Done),
-    SyncDone(Generation, Result<Listing, String>),
+    SyncDone(Generation, Result<Listing, crate::state::Death>),
     Refresh,
     BackoffElapsed,
     Hedge,

@@ -120,9 +120,10 @@ impl Actor {
         self.backoff = Some(Box::pin(tokio::time::sleep(delay)));
     }
 
-    /// A permanent refusal (`unauthorized`, `rejected`): `failed` at once, the tools
-    /// unregistered, and one more try only after `max_delay` (the server or its configuration
-    /// may be fixed meanwhile) — never the normal pace, never the budget.
+    /// A permanent refusal (`unauthorized`, `rejected`) or a limit exceeded (`limit_exceeded`):
+    /// `failed` at once, the tools unregistered, and one more try only after `max_delay` (the
+    /// server or its configuration may be fixed meanwhile) — never the normal pace, never the
+    /// budget.
     pub(super) fn on_refused(&mut self, reason: Reason, mut death: Death, generation: Generation) {
         if death.cause == Cause::Unauthorized {
             // Say what would authorize it: a login, a token, other client credentials.
@@ -145,14 +146,18 @@ impl Actor {
             .reconnect
             .enabled
             .then_some(self.config.reconnect.max_delay);
+        let what = match death.cause {
+            Cause::LimitExceeded => "the server exceeded a limit",
+            _ => "refused by the server",
+        };
         match retry_in {
             Some(wait) => tracing::error!(
                 server = %self.server(), generation, cause = %death.cause,
-                "refused by the server; trying again only in {wait:?}: {}", death.detail
+                "{what}; trying again only in {wait:?}: {}", death.detail
             ),
             None => tracing::error!(
                 server = %self.server(), generation, cause = %death.cause,
-                "refused by the server; reconnect is disabled: {}", death.detail
+                "{what}; reconnect is disabled: {}", death.detail
             ),
         }
         self.backoff = retry_in.map(|wait| Box::pin(tokio::time::sleep(wait)));

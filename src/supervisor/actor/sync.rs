@@ -6,7 +6,7 @@ use tokio::task::JoinHandle;
 
 use super::Actor;
 use crate::{
-    state::{Event, Generation},
+    state::{Cause, Death, Event, Generation},
     supervisor::sync::{Listing, list_all_tools},
 };
 
@@ -30,7 +30,7 @@ struct SyncTask {
     /// Kept beside the task, so that even a sync that panicked is answered for its generation
     /// (and a pending `again` is not lost).
     generation: Generation,
-    task: JoinHandle<Result<Listing, String>>,
+    task: JoinHandle<Result<Listing, Death>>,
 }
 
 impl SyncState {
@@ -47,14 +47,19 @@ impl SyncState {
     /// # Cancel safety
     ///
     /// Cancel-safe: the task is taken out of its slot only in the poll that returns it.
-    pub(super) async fn done(&mut self) -> (Generation, Result<Listing, String>) {
+    pub(super) async fn done(&mut self) -> (Generation, Result<Listing, Death>) {
         let Some(sync) = &mut self.task else {
             return std::future::pending().await;
         };
         let joined = (&mut sync.task).await;
         let generation = sync.generation;
         self.task = None;
-        let result = joined.unwrap_or_else(|e| Err(format!("sync task failed: {e}")));
+        let result = joined.unwrap_or_else(|e| {
+            Err(Death::new(
+                Cause::ConnectFailed,
+                format!("sync task failed: {e}"),
+            ))
+        });
         (generation, result)
     }
 }
@@ -84,18 +89,31 @@ impl Actor {
             return;
         }
         let peer = running.live.peer.clone();
-        let pages = self.config.max_tool_pages;
+        let config = self.config.clone();
         let timeout = self.config.call_timeout;
         let task = tokio::spawn(async move {
-            tokio::time::timeout(timeout, list_all_tools(&peer, pages))
+            tokio::time::timeout(timeout, list_all_tools(&peer, &config.limits))
                 .await
-                .unwrap_or_else(|_| Err(format!("tools/list timed out after {timeout:?}")))
+                .unwrap_or_else(|_| {
+                    Err(Death::new(
+                        Cause::ConnectFailed,
+                        format!("tools/list timed out after {timeout:?}"),
+                    ))
+                })
         });
         self.sync.task = Some(SyncTask { generation, task });
     }
 
-    pub(super) fn on_sync_done(&mut self, generation: Generation, result: Result<Listing, String>) {
-        if self.running.as_ref().map(|r| r.live.generation) != Some(generation) {
+    pub(super) fn on_sync_done(&mut self, generation: Generation, result: Result<Listing, Death>) {
+        let Some(running) = self.running.as_ref().filter(|r| r.live.generation == generation)
+        else {
+            return;
+        };
+        if let Err(death) = &result
+            && death.cause == Cause::LimitExceeded
+        {
+            // A list over the limits is a verdict on the generation, not a sync to retry.
+            running.live.report_death(death.clone());
             return;
         }
         if let Ok(listing) = &result {
@@ -111,8 +129,8 @@ impl Actor {
             Ok(Err(e)) => {
                 tracing::warn!(server = %self.server(), generation, "tool list rejected, keeping the previous set: {e}")
             }
-            Err(e) => {
-                tracing::warn!(server = %self.server(), generation, "tool sync failed, keeping the previous set: {e}")
+            Err(death) => {
+                tracing::warn!(server = %self.server(), generation, "tool sync failed, keeping the previous set: {}", death.detail)
             }
         }
         if std::mem::take(&mut self.sync.again) {

@@ -164,11 +164,13 @@ pub(super) async fn handshake<T>(
 where
     T: Transport<RoleClient> + 'static,
 {
+    let (server, generation) = handler.label();
     let initialize_only = matches!(lifecycle, ClientLifecycleMode::Initialize);
     let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
     // Under `auto`, every way a pre-2026 server refuses `server/discover` leads to `initialize`
     // on this same transport (the same child, for stdio).
-    let io = DiscoverRefusals::new(Observed::new(transport, activity.clone()), auto);
+    let observed = Observed::new(transport, activity.clone(), server, generation);
+    let io = DiscoverRefusals::new(observed, auto);
     let open = serve_client_with_lifecycle_and_ct(handler, io, lifecycle, session_ct.child_token());
     let served = tokio::select! {
         served = tokio::time::timeout_at(deadline, open) => served,

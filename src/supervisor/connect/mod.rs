@@ -159,10 +159,10 @@ pub(crate) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailur
         }
     };
     let listed = tokio::select! {
-        listed = tokio::time::timeout_at(deadline, list_all_tools(session.running.peer(), config.max_tool_pages)) => {
-            listed.unwrap_or_else(|_| Err(format!("tools/list timed out (connect timeout {:?})", config.connect_timeout)))
+        listed = tokio::time::timeout_at(deadline, list_all_tools(session.running.peer(), &config.limits)) => {
+            listed.unwrap_or_else(|_| Err(Death::new(Cause::ConnectFailed, format!("tools/list timed out (connect timeout {:?})", config.connect_timeout))))
         }
-        _ = ct.cancelled() => Err("attempt cancelled".to_owned()),
+        _ = ct.cancelled() => Err(Death::new(Cause::ConnectFailed, "attempt cancelled")),
     };
     match listed {
         Ok(listing) => Ok(Connected {
@@ -174,9 +174,12 @@ pub(crate) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailur
             protocol,
             elapsed: started.elapsed(),
         }),
-        Err(detail) => {
+        Err(death) => {
+            // What the transport saw (a stdio line over the message bound) says more than the
+            // closed session it caused.
+            let death = session.slot.get().cloned().unwrap_or(death);
             discard(session, config.close_timeout).await;
-            Err(Death::new(Cause::ConnectFailed, detail).into())
+            Err(death.into())
         }
     }
 }
@@ -249,7 +252,12 @@ async fn open(attempt: &Attempt, deadline: Instant) -> Result<Session, AttemptFa
             let mut guard = Guard::Stdio(Box::new(child));
             let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
             let (slot, session_ct) = (DeathSlot::default(), CancellationToken::new());
-            let io = AsyncRwTransport::new_client(stdout, stdin);
+            let max = config.limits.max_message_bytes;
+            let stdout = transport::stdio::BoundedLines::new(stdout, max, slot.clone());
+            // Ours ends the stream at the bound; rmcp's (which would drop the line and read on)
+            // is set past it, as a second fence.
+            let io = AsyncRwTransport::new_client(stdout, stdin)
+                .with_max_line_length(max.saturating_add(2));
             let lifecycle = era::lifecycle(config.protocol, &context.era, false);
             let opened = handshake(io, handler, lifecycle, activity, &session_ct, ct, deadline);
             let running = match opened.await {
@@ -264,6 +272,9 @@ async fn open(attempt: &Attempt, deadline: Instant) -> Result<Session, AttemptFa
                         .await
                         .finish()
                         .await;
+                    if let Some(death) = slot.get() {
+                        return Err(death.clone().into());
+                    }
                     let (cause, _) = judge_refusal(&failed, config, context);
                     let mut detail = failed.detail(config.connect_timeout);
                     if let Some(exit) = exit {

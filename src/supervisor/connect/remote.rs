@@ -46,7 +46,7 @@ pub(super) async fn open(
     let served = match protocol {
         Protocol::Sse => {
             let opened = tokio::select! {
-                opened = tokio::time::timeout_at(deadline, transport::sse::connect(&context.http, remote, context.auth.clone(), slot.clone(), activity)) => opened,
+                opened = tokio::time::timeout_at(deadline, transport::sse::connect(&context.http, remote, &config.limits, context.auth.clone(), slot.clone(), activity)) => opened,
                 _ = ct.cancelled() => return Err(failed("attempt cancelled".to_owned(), None)),
             };
             let sse = match opened {
@@ -74,6 +74,7 @@ pub(super) async fn open(
             let http = transport::http::transport(
                 &context.http,
                 remote,
+                &config.limits,
                 context.auth.clone(),
                 standalone.clone(),
             )

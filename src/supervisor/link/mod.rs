@@ -44,6 +44,8 @@ pub(crate) struct Link {
     /// `(interval, timeout, failures)` when the heartbeat is on: a call after a silence longer
     /// than `interval` probes first.
     probe_first: Option<(Duration, Duration, u32)>,
+    /// The server's limits, for what callers list through it (the proxy's prompts, resources).
+    pub(crate) limits: crate::config::Limits,
 }
 
 impl Link {
@@ -67,6 +69,7 @@ impl Link {
             call_wait: config.call_wait,
             handlers: config.handlers.clone(),
             probe_first: hb.enabled.then_some((hb.interval, hb.timeout, hb.failures)),
+            limits: config.limits.clone(),
         }
     }
 

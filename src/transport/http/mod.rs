@@ -15,6 +15,8 @@
 //! 4. SSE resumption is bounded: at most `sse_max_retries` attempts, delays doubling from
 //!    `sse_retry_min` up to `sse_retry_max` (rmcp waits the longer of this and the clamped hint),
 //!    so an in-flight request cannot wait forever on a dead server.
+//! 4. A POST's response stream keeps only that request's own answer: a response to another id
+//!    on it is dropped ([`own_answer`]), so a stray one cannot be taken for the handshake's.
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
@@ -32,11 +34,16 @@ use rmcp::{
     },
 };
 
-use crate::{auth::Authorizer, config::RemoteConfig, text::redact_url};
+use crate::{
+    auth::Authorizer,
+    config::{Limits, RemoteConfig},
+    text::redact_url,
+};
 
 mod auth;
 mod discover;
 mod errors;
+mod own_answer;
 mod routing;
 mod standalone;
 
@@ -50,10 +57,12 @@ const RESERVED: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
 
 /// Builds the transport of one generation. Nothing is sent until rmcp sends `initialize`.
 /// `standalone` learns when the session's standalone `GET` stream is open (see
-/// [`Standalone`]).
+/// [`Standalone`]). rmcp bounds each JSON body by `limits.max_message_bytes` and each SSE event
+/// by `limits.max_sse_event_bytes`, before it parses them.
 pub(crate) fn transport(
     http: &reqwest::Client,
     config: &RemoteConfig,
+    limits: &Limits,
     auth: Option<Arc<Authorizer>>,
     standalone: Standalone,
 ) -> Result<StreamableHttpClientTransport<HttpClient>, String> {
@@ -73,7 +82,8 @@ pub(crate) fn transport(
     retry.max_delay = Some(config.sse_retry_max);
     let mut transport_config = StreamableHttpClientTransportConfig::with_uri(config.url.as_str())
         .custom_headers(custom_headers)
-        .max_sse_event_size(config.max_event_bytes)
+        .max_sse_event_size(limits.max_sse_event_bytes)
+        .max_json_response_size(limits.max_message_bytes)
         .reinit_on_expired_session(false);
     transport_config.retry_config = Arc::new(retry);
     let client = HttpClient {
@@ -213,7 +223,7 @@ impl StreamableHttpClient for HttpClient {
             .await;
         let result = redacted(result);
         let result = match expires {
-            true => Self::expire_on_400(request_id, result),
+            true => Self::expire_on_400(request_id.clone(), result),
             false => result,
         };
         let result = self.opening.read(&message, session_id.is_some(), result);
@@ -227,10 +237,13 @@ impl StreamableHttpClient for HttpClient {
             self.standalone.expect();
         }
         match result {
-            Ok(StreamableHttpPostResponse::Sse(stream, id)) => Ok(StreamableHttpPostResponse::Sse(
-                self.clamp_retry(stream),
-                id,
-            )),
+            Ok(StreamableHttpPostResponse::Sse(stream, id)) => {
+                let stream = match request_id {
+                    Some(request) => own_answer::only_own_answers(stream, request),
+                    None => stream,
+                };
+                Ok(StreamableHttpPostResponse::Sse(self.clamp_retry(stream), id))
+            }
             other => other,
         }
     }

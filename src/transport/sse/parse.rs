@@ -35,12 +35,12 @@ pub(crate) struct Event {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum SseError {
     #[error(
-        "an SSE line exceeded max_line_bytes ({limit} bytes) at stream offset {offset} \
+        "an SSE line exceeded limits.max_sse_line_bytes ({limit} bytes) at stream offset {offset} \
          ({seen} bytes without a line end so far)"
     )]
     LineTooLong { limit: usize, seen: usize, offset: u64 },
     #[error(
-        "an SSE event exceeded max_event_bytes ({limit} bytes) at stream offset {offset} \
+        "an SSE event exceeded limits.max_sse_event_bytes ({limit} bytes) at stream offset {offset} \
          ({seen} bytes since its start so far)"
     )]
     EventTooLarge { limit: usize, seen: usize, offset: u64 },

@@ -132,7 +132,14 @@ pub(super) async fn read(
             Some(Ok(event)) => event,
             Some(Err(ReadError::Sse(e))) => {
                 let detail = format!("legacy SSE stream closed: {e}");
-                break Death::new(Cause::TransportError, detail);
+                // A bound passed is a limit verdict; bytes that break the format are a
+                // transport fault.
+                break match e {
+                    SseError::InvalidUtf8 { .. } => Death::new(Cause::TransportError, detail),
+                    SseError::LineTooLong { .. } | SseError::EventTooLarge { .. } => {
+                        crate::verdict::limit::exceeded(detail)
+                    }
+                };
             }
             Some(Err(ReadError::Http(e))) => {
                 let why = crate::transport::innermost(&e);

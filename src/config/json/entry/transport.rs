@@ -70,7 +70,6 @@ impl Entry {
                     .unwrap_or_default()
                     .into_iter()
                     .collect();
-                set!(remote.max_event_bytes, self.max_event_bytes);
                 set!(remote.endpoint_timeout, self.endpoint_timeout);
                 set!(remote.treat_400_as_expired, self.treat_400_as_expired);
                 set!(remote.sse_retry_min, self.sse_retry_min);

@@ -207,7 +207,7 @@ fn a_line_is_bounded_and_the_error_names_the_limit_and_where_it_was_crossed() {
     let error = parser.push(b"Xtoo long", &mut out).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "an SSE line exceeded max_line_bytes (16 bytes) at stream offset 33 \
+        "an SSE line exceeded limits.max_sse_line_bytes (16 bytes) at stream offset 33 \
          (25 bytes without a line end so far)"
     );
 }
@@ -223,7 +223,7 @@ fn one_event_is_bounded_across_its_lines_and_a_blank_line_resets_the_count() {
         error,
         SseError::EventTooLarge { limit: 16, seen: 20, offset: 49 }
     ));
-    assert!(error.to_string().contains("max_event_bytes (16 bytes)"));
+    assert!(error.to_string().contains("limits.max_sse_event_bytes (16 bytes)"));
 }
 
 #[test]
