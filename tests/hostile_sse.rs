@@ -146,12 +146,17 @@ fn peak_rss_mib(pid: u32) -> f64 {
 /// Runs `watch` until ready, triggers the server, waits for the loss; returns the loss line and
 /// the client's CPU seconds and peak memory growth (MiB) across the burst.
 async fn watch_burst(server: &HostileSseServer) -> (Value, f64, f64) {
+    watch_until(server, "reconnecting").await
+}
+
+/// As [`watch_burst`], until the state `end` (`failed` for a bound passed: a limit verdict).
+async fn watch_until(server: &HostileSseServer, end: &str) -> (Value, f64, f64) {
     let (mut child, mut lines) = watch(&server.sse_url());
     let pid = child.id().expect("a pid");
     next_state(&mut lines, "ready").await;
     let (cpu, rss) = (cpu_seconds(pid), peak_rss_mib(pid));
     assert_eq!(server.trigger(), 1, "one open session");
-    let lost = next_state(&mut lines, "reconnecting").await;
+    let lost = next_state(&mut lines, end).await;
     let (cpu, rss) = (cpu_seconds(pid) - cpu, peak_rss_mib(pid) - rss);
     eprintln!("client: {cpu:.2} s of CPU, peak RSS +{rss:.1} MiB; {lost}");
     let _ = child.start_kill();
@@ -180,8 +185,8 @@ async fn an_endless_line_is_cut_at_the_line_bound_with_linear_cpu_and_bounded_me
     const BOUND_MIB: f64 = 16.0;
     // 8 KiB chunks, one per millisecond: every chunk reaches the client on its own.
     let server = hostile(SseHostility::EndlessLine, LINE, Duration::from_millis(1)).await;
-    let (lost, cpu, rss) = watch_burst(&server).await;
-    assert_eq!(lost["cause"], "transport_error", "{lost}");
+    let (lost, cpu, rss) = watch_until(&server, "failed").await;
+    assert_eq!(lost["cause"], "limit_exceeded", "{lost}");
     let detail = lost["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("limits.max_sse_line_bytes (16777216 bytes)"), "{detail}");
     assert!(server.hostile_bytes() < LINE as u64, "the client hung up before the line's end");
