@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::{OAuthOptions, StatusFault};
+use crate::{OAuthOptions, StatusFault, hostile::Hostile};
 
 pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|http] [--port N] \
 [--boot-id ID] [--lock-file PATH] [--extra-tools N] [--sse-retry-ms N] [--ignore-stdin-eof] \
@@ -14,6 +14,7 @@ pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|ht
   http only:   [--stateless]
   remote only: [--oauth [--oauth-access-ttl SECS] [--oauth-client ID[:SECRET]]... \
 [--oauth-step-up TOOL:SCOPE] [--oauth-refresh-delay-ms N]]
+  hostile:     [--hostile escapes] (stdio only: [--hostile escapes-exit])
   --modern-only: a 2026-07-28-only server (initialize gets -32022); --stateless: Streamable \
 HTTP without sessions";
 
@@ -49,6 +50,8 @@ pub(crate) struct Args {
     pub(crate) redirect: Option<String>,
     /// Remote: `--oauth` and its knobs.
     pub(crate) oauth: Option<OAuthOptions>,
+    /// `--hostile KIND`, repeatable (see [`crate::hostile`]).
+    pub(crate) hostile: Hostile,
 }
 
 impl Default for Args {
@@ -68,6 +71,7 @@ impl Default for Args {
             stateless: false,
             redirect: None,
             oauth: None,
+            hostile: Hostile::default(),
         }
     }
 }
@@ -166,6 +170,7 @@ impl Args {
                     fault.methods = methods.map(str::to_owned).collect();
                 }
                 "--redirect" if !value.is_empty() => parsed.redirect = Some(value),
+                "--hostile" => parsed.hostile.enable(&value)?,
                 _ => return Err(format!("unexpected argument {flag:?}")),
             }
         }
@@ -196,6 +201,9 @@ impl Args {
             }
             Mode::Stdio | Mode::Sse if self.stateless => {
                 Err("--stateless needs --transport http".into())
+            }
+            Mode::Sse | Mode::Http if self.hostile.escapes_exit => {
+                Err("--hostile escapes-exit needs --transport stdio".into())
             }
             _ => Ok(()),
         }

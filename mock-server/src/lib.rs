@@ -111,6 +111,7 @@ mod confirm;
 mod crash;
 mod era;
 mod handler;
+pub mod hostile;
 mod listen;
 mod lock;
 mod logging;
@@ -226,6 +227,13 @@ async fn run(args: Args) -> ExitCode {
             let shared = shared::Shared::new(boot_id, args.extra_tools, switch);
             let shared = Arc::new(shared.for_stdio(args.exit_after_list));
             shared.set_modern_only(args.modern_only);
+            if args.hostile.escapes || args.hostile.escapes_exit {
+                hostile::escapes::write_stderr();
+            }
+            if args.hostile.escapes_exit {
+                return ExitCode::from(hostile::escapes::EXIT_CODE);
+            }
+            shared.set_escapes(args.hostile.escapes);
             return stdio::run(shared, args.ignore_stdin_eof).await;
         }
         Mode::Sse => MockTransport::Sse,
@@ -275,6 +283,7 @@ fn apply_faults(args: &Args, faults: &Faults) -> Result<(), InvalidFault> {
     faults.set_status_fault(args.status_fault.clone())?;
     faults.set_redirect(args.redirect.clone())?;
     faults.set_modern_only(args.modern_only);
+    faults.set_escapes(args.hostile.escapes);
     Ok(())
 }
 

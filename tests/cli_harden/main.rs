@@ -5,6 +5,7 @@
 mod common;
 
 mod durations;
+mod escapes;
 mod redaction;
 
 use common::{LIMIT, mock_binary};
