@@ -84,7 +84,7 @@ impl serde_json::ser::Formatter for TerminalJson {
     ) -> std::io::Result<()> {
         let mut rest = fragment;
         while let Some(at) = rest.find(is_terminal_control) {
-            writer.write_all(rest[..at].as_bytes())?;
+            writer.write_all(&rest.as_bytes()[..at])?;
             let c = rest[at..].chars().next().unwrap_or(' ');
             write!(writer, "\\u{:04x}", u32::from(c))?;
             rest = &rest[at + c.len_utf8()..];

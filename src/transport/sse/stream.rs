@@ -49,12 +49,14 @@ pub(super) async fn endpoint(events: &mut Events, base: &Url) -> Result<Url, Str
             tracing::warn!(event = %event.event, "legacy SSE: event before `endpoint` ignored");
             continue;
         }
-        let endpoint = base
-            .join(event.data.trim())
-            .map_err(|e| format!("invalid endpoint `{}`: {e}", event.data))?;
+        let endpoint = base.join(event.data.trim()).map_err(|e| {
+            let data = crate::text::redact(&event.data);
+            format!("invalid endpoint `{data}`: {e}")
+        })?;
         if endpoint.origin() != base.origin() {
             return Err(format!(
-                "refused endpoint `{endpoint}`: not on the SSE URL's origin {}",
+                "refused endpoint `{}`: not on the SSE URL's origin {}",
+                crate::text::redact_url(&endpoint),
                 base.origin().ascii_serialization()
             ));
         }
