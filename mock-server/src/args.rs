@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::{DiscoverRefusal, OAuthOptions, StatusFault};
+use crate::{DiscoverRefusal, OAuthOptions, StatusFault, hostile::Hostile};
 
 pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|http] [--port N] \
 [--boot-id ID] [--lock-file PATH] [--extra-tools N] [--sse-retry-ms N] [--ignore-stdin-eof] \
@@ -18,6 +18,7 @@ pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|ht
 [--oauth-step-up TOOL:SCOPE] [--oauth-refresh-delay-ms N]]
   hostile:     [--discover-refusal SHAPE] (empty-result, other-result, error:CODE, \
 legacy-versions; http only: status:N[+body], empty:N[+json|+sse])
+  hostile:     [--hostile escapes] (stdio only: [--hostile escapes-exit])
   --modern-only: a 2026-07-28-only server (initialize gets -32022); --stateless: Streamable \
 HTTP without sessions
   hostile:     [--hostile KIND] with KIND huge-pages [--page-bytes N] [--pages N], endless-pages, \
@@ -67,6 +68,8 @@ pub(crate) struct Args {
     pub(crate) page_bytes: usize,
     /// `--hostile huge-pages`: pages in the list.
     pub(crate) pages: u32,
+    /// `--hostile escapes|escapes-exit` (repeatable): kinds that change the mock itself.
+    pub(crate) mods: Hostile,
 }
 
 impl Default for Args {
@@ -92,6 +95,7 @@ impl Default for Args {
             hostile_trigger: None,
             page_bytes: 4 * 1024 * 1024,
             pages: 100,
+            mods: Hostile::default(),
         }
     }
 }
@@ -194,7 +198,9 @@ impl Args {
                     let shape = value.parse().map_err(|e| format!("{flag}: {e}"))?;
                     parsed.discover_refusal = Some(shape);
                 }
-                "--hostile" => parsed.hostile = Some(value),
+                "--hostile" if Hostile::modifies(&value) => parsed.mods.enable(&value)?,
+                "--hostile" if crate::hostile::is_kind(&value) => parsed.hostile = Some(value),
+                "--hostile" => return Err(format!("--hostile: unknown kind {value:?}")),
                 "--hostile-bytes" => parsed.hostile_bytes = Some(number(&flag, &value)?),
                 "--hostile-trigger" => parsed.hostile_trigger = Some(value),
                 "--page-bytes" => parsed.page_bytes = number(&flag, &value)?,
@@ -236,6 +242,9 @@ impl Args {
             {
                 Err("--discover-refusal status:… and empty:… need --transport http".into())
             }
+            Mode::Sse | Mode::Http if self.mods.escapes_exit => {
+                Err("--hostile escapes-exit needs --transport stdio".into())
+            }
             _ => Ok(()),
         }
     }
@@ -250,10 +259,14 @@ impl Args {
                 false => Ok(()),
             };
         };
-        match (self.mode, crate::hostile::sse::SseHostility::from_name(kind)) {
-            (Mode::Sse, Some(_)) => {}
-            (_, Some(_)) => return Err(format!("--hostile {kind} needs --transport sse")),
-            (_, None) => return Err(format!("--hostile: unknown kind {kind:?}")),
+        let sse = crate::hostile::sse::SseHostility::from_name(kind).is_some();
+        let replies = crate::hostile::replies::ReplyKind::parse(kind).is_some();
+        match self.mode {
+            Mode::Sse if sse => {}
+            Mode::Stdio | Mode::Http if replies => {}
+            _ if sse => return Err(format!("--hostile {kind} needs --transport sse")),
+            _ if replies => return Err(format!("--hostile {kind} needs --transport stdio|http")),
+            _ => return Err(format!("--hostile: unknown kind {kind:?}")),
         }
         match self.hostile_trigger.as_deref() {
             None | Some("list" | "call") => Ok(()),

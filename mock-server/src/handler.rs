@@ -24,7 +24,7 @@ use crate::crash::{self, AfterFlush};
 use crate::listen::{self, PendingMarks};
 use crate::shared::Shared;
 use crate::tools::ToolKind;
-use crate::{complete, prompts, resources};
+use crate::{complete, hostile, prompts, resources};
 use builtins::{Echo, parse, text};
 
 /// `tools/list` and `resources/list` page size.
@@ -66,10 +66,14 @@ impl ServerHandler for MockHandler {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
-        ServerConfig::new(capabilities).with_server_info(Implementation::new(
+        let config = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             "mcp-mock-server",
             env!("CARGO_PKG_VERSION"),
-        ))
+        ));
+        match self.shared.escapes() {
+            true => config.with_instructions(hostile::escapes::ESCAPES),
+            false => config,
+        }
     }
 
     async fn list_tools(
@@ -81,7 +85,10 @@ impl ServerHandler for MockHandler {
             let exit = AfterFlush::Exit(0);
             self.shared.crash.arm_after(crash::LIST_MARKER, exit);
         }
-        let tools = self.shared.tools().list();
+        let mut tools = self.shared.tools().list();
+        if self.shared.escapes() {
+            tools.extend(hostile::escapes::tools());
+        }
         let (tools, next_cursor) = page(&tools, request)?;
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next_cursor;
@@ -96,6 +103,11 @@ impl ServerHandler for MockHandler {
     ) -> Result<CallToolResponse, ErrorData> {
         self.shared.count_call();
         let args = request.arguments.unwrap_or_default();
+        if self.shared.escapes()
+            && let Some(answer) = hostile::escapes::call(&self.shared, &request.name)
+        {
+            return answer.map(Into::into);
+        }
         let result = match self.shared.tools().lookup(&request.name) {
             None => {
                 let message = format!("tool not found: {}", request.name);

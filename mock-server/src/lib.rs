@@ -254,6 +254,13 @@ async fn run(args: Args) -> ExitCode {
             let shared = Arc::new(shared.for_stdio(args.exit_after_list));
             shared.set_modern_only(args.modern_only);
             shared.discover.set(args.discover_refusal);
+            if args.mods.escapes || args.mods.escapes_exit {
+                hostile::escapes::write_stderr();
+            }
+            if args.mods.escapes_exit {
+                return ExitCode::from(hostile::escapes::EXIT_CODE);
+            }
+            shared.set_escapes(args.mods.escapes);
             return stdio::run(shared, args.ignore_stdin_eof).await;
         }
         Mode::Sse => MockTransport::Sse,
@@ -304,6 +311,7 @@ fn apply_faults(args: &Args, faults: &Faults) -> Result<(), InvalidFault> {
     faults.set_redirect(args.redirect.clone())?;
     faults.set_modern_only(args.modern_only);
     faults.set_discover_refusal(args.discover_refusal);
+    faults.set_escapes(args.mods.escapes);
     Ok(())
 }
 

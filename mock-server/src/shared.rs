@@ -109,6 +109,8 @@ pub(crate) struct Shared {
     pub(crate) stdio: bool,
     /// `--exit-after-list` not yet used; taken by the first `tools/list`.
     exit_after_list: AtomicBool,
+    /// The hostile kind `escapes` is on (see [`crate::hostile::escapes`]); set by its switch.
+    pub(crate) escapes: AtomicBool,
 }
 
 impl Shared {
@@ -135,6 +137,7 @@ impl Shared {
             crash,
             stdio: false,
             exit_after_list: AtomicBool::new(false),
+            escapes: AtomicBool::new(false),
         }
     }
 

@@ -7,17 +7,27 @@
 //!    the same directory (mode 0600 from its creation), is synced, and is renamed over the old
 //!    one. A reader sees the old file or the new one, never a mix.
 //! 2. The directory holding token files is created with mode 0700; a token file is never
-//!    readable by other users, not even for the instant between create and rename.
+//!    readable by other users, not even for the instant between create and rename. A directory
+//!    or file found open to group or others is made private again, with a warning, or refused
+//!    when that fails ([`private`]).
 //! 3. A refresh is a read-modify-write of one file shared by every process using that server
 //!    (the CLI, a proxy, a host). It runs under [`TokenStore::lock`], an exclusive `flock` on a
 //!    lock file next to the token file, so two processes never spend the same rotating refresh
 //!    token: the second one waits, then refreshes from what the first one saved.
+//! 4. A token file and the lock file are opened with `O_NOFOLLOW | O_CLOEXEC`: a symbolic link
+//!    planted in their place is refused, never followed (a refresh never creates, truncates or
+//!    reads a file elsewhere).
+
+mod private;
 
 use std::{
     fmt,
-    io::Write,
+    io::{Read, Write},
     path::{Path, PathBuf},
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
     time::{SystemTime, UNIX_EPOCH},
 };
 
@@ -148,6 +158,9 @@ pub trait TokenStore: Send + Sync {
     fn location(&self) -> String;
 }
 
+/// The largest token file read: a record is a few KiB.
+const MAX_FILE: u64 = 1024 * 1024;
+
 /// The most a refresh waits for another process's refresh of the same server.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// Between two tries of the lock.
@@ -184,6 +197,8 @@ pub struct FileTokenStore {
     path: PathBuf,
     /// The last record read, with the identity of the file it came from.
     cache: Arc<Mutex<Option<(FileStamp, StoredAuth)>>>,
+    /// Set once the directory was found (or made) private; checked again only by a new store.
+    dir_private: Arc<AtomicBool>,
 }
 
 /// What tells one version of the token file from another: a rename gives a new inode.
@@ -222,6 +237,7 @@ impl FileTokenStore {
         FileTokenStore {
             path: dir.into().join(format!("{name}.json")),
             cache: Arc::default(),
+            dir_private: Arc::default(),
         }
     }
 
@@ -242,18 +258,74 @@ impl FileTokenStore {
         self.path.parent().unwrap_or(Path::new("."))
     }
 
-    fn create_dir(&self) -> std::io::Result<()> {
+    /// Creates the directory (mode 0700) if needed and makes sure it is private.
+    fn create_dir(&self) -> Result<(), StoreError> {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
             .recursive(true)
-            .mode(0o700)
+            .mode(private::DIR_MODE)
             .create(self.dir())
+            .map_err(|e| self.dir_error(e))?;
+        self.check_dir()
+    }
+
+    /// Makes sure the existing directory is private, once per store.
+    fn check_dir(&self) -> Result<(), StoreError> {
+        if self.dir_private.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        private::make_dir_private(self.dir()).map_err(|e| self.dir_error(e))?;
+        self.dir_private.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn dir_error(&self, detail: impl fmt::Display) -> StoreError {
+        StoreError::new(format!("directory {}", self.dir().display()), detail)
+    }
+
+    /// The record of the current file stamped `stamp`, if that is the one read last.
+    fn cached(&self, stamp: FileStamp) -> Option<StoredAuth> {
+        let cache = self.cache.lock().ok()?;
+        let (cached, record) = cache.as_ref()?;
+        (*cached == stamp).then(|| record.clone())
+    }
+
+    /// Opens the token file without following a link, makes it private if it is not, reads and
+    /// parses it, and remembers the record with the file's stamp.
+    fn read(&self) -> Result<Option<StoredAuth>, StoreError> {
+        let mut options = std::fs::OpenOptions::new();
+        let file = match private::no_follow(options.read(true)).open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(self.error(private::open_error(&e))),
+        };
+        let meta = private::make_file_private(&file, &self.path).map_err(|e| self.error(e))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_FILE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.error(e))?;
+        if bytes.len() as u64 > MAX_FILE {
+            return Err(self.error(format!("larger than {MAX_FILE} bytes; not a token file")));
+        }
+        let record: StoredAuth = serde_json::from_slice(&bytes).map_err(|e| {
+            self.error(format!(
+                "unreadable ({e}); `mcp-resilient logout` removes it"
+            ))
+        })?;
+        if let Ok(mut cache) = self.cache.lock() {
+            *cache = Some((FileStamp::of(&meta), record.clone()));
+        }
+        Ok(Some(record))
     }
 
     /// Writes `bytes` to a fresh 0600 temporary file beside the token file and renames it over.
-    fn write_atomically(&self, bytes: &[u8]) -> std::io::Result<()> {
-        use std::os::unix::fs::OpenOptionsExt;
+    fn write_atomically(&self, bytes: &[u8]) -> Result<(), StoreError> {
         self.create_dir()?;
+        self.write_new(bytes).map_err(|e| self.error(e))
+    }
+
+    fn write_new(&self, bytes: &[u8]) -> std::io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
         let tmp = self.dir().join(format!(
             ".{}.{}.{:08x}.tmp",
             self.path
@@ -264,11 +336,12 @@ impl FileTokenStore {
             rand::random::<u32>()
         ));
         let written = (|| {
-            let mut file = std::fs::OpenOptions::new()
+            let mut options = std::fs::OpenOptions::new();
+            options
                 .write(true)
                 .create_new(true)
-                .mode(0o600)
-                .open(&tmp)?;
+                .mode(private::FILE_MODE);
+            let mut file = private::no_follow(&mut options).open(&tmp)?;
             file.write_all(bytes)?;
             file.sync_all()?;
             std::fs::rename(&tmp, &self.path)
@@ -284,32 +357,20 @@ impl FileTokenStore {
 impl TokenStore for FileTokenStore {
     async fn load(&self) -> Result<Option<StoredAuth>, StoreError> {
         // A stat and a read of a small local file: done in place, not on the blocking pool,
-        // which would cost more than the calls themselves.
-        let stamp = match std::fs::metadata(&self.path) {
-            Ok(meta) => FileStamp::of(&meta),
+        // which would cost more than the calls themselves. The stat does not follow a link, so
+        // a link is never answered from the cache: `read` refuses it.
+        let meta = match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) => meta,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(self.error(e)),
         };
-        if let Ok(cache) = self.cache.lock()
-            && let Some((cached, record)) = cache.as_ref()
-            && *cached == stamp
+        self.check_dir()?;
+        if private::is_private_file(&meta)
+            && let Some(record) = self.cached(FileStamp::of(&meta))
         {
-            return Ok(Some(record.clone()));
+            return Ok(Some(record));
         }
-        let bytes = match std::fs::read(&self.path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(self.error(e)),
-        };
-        let record: StoredAuth = serde_json::from_slice(&bytes).map_err(|e| {
-            self.error(format!(
-                "unreadable ({e}); `mcp-resilient logout` removes it"
-            ))
-        })?;
-        if let Ok(mut cache) = self.cache.lock() {
-            *cache = Some((stamp, record.clone()));
-        }
-        Ok(Some(record))
+        self.read()
     }
 
     async fn save(&self, auth: &StoredAuth) -> Result<(), StoreError> {
@@ -318,7 +379,6 @@ impl TokenStore for FileTokenStore {
         tokio::task::spawn_blocking(move || store.write_atomically(&bytes))
             .await
             .map_err(|e| self.error(e))?
-            .map_err(|e| self.error(e))
     }
 
     async fn clear(&self) -> Result<(), StoreError> {
@@ -338,14 +398,19 @@ impl TokenStore for FileTokenStore {
             fcntl::{Flock, FlockArg},
         };
         use std::os::unix::fs::OpenOptionsExt;
-        self.create_dir().map_err(|e| self.error(e))?;
-        let mut file = std::fs::OpenOptions::new()
+        self.create_dir()?;
+        let lock_path = self.lock_path();
+        let lock_error = |detail: String| StoreError::new(lock_path.display().to_string(), detail);
+        let mut options = std::fs::OpenOptions::new();
+        options
             .write(true)
             .create(true)
             .truncate(false)
-            .mode(0o600)
-            .open(self.lock_path())
-            .map_err(|e| self.error(format!("lock: {e}")))?;
+            .mode(private::FILE_MODE);
+        let mut file = private::no_follow(&mut options)
+            .open(&lock_path)
+            .map_err(|e| lock_error(private::open_error(&e)))?;
+        private::make_file_private(&file, &lock_path).map_err(lock_error)?;
         // flock has no async form: try without blocking, and wait a little between tries, up
         // to LOCK_WAIT (a holder that died released it; one that hangs must not hang us).
         let deadline = tokio::time::Instant::now() + LOCK_WAIT;
@@ -415,3 +480,6 @@ impl TokenStore for MemoryTokenStore {
 fn poisoned() -> StoreError {
     StoreError::new("memory", "poisoned by a panic")
 }
+
+#[cfg(test)]
+mod tests;

@@ -24,6 +24,13 @@ pub fn for_terminal_line(text: &str) -> Cow<'_, str> {
     escape(text, false)
 }
 
+/// Whether a terminal may obey `c` rather than show it: what [`for_terminal_line`] escapes (C0
+/// controls but `\t`, DEL, C1 controls, bidi overrides and isolates). For writers of other
+/// formats (a JSON string: serde escapes C0 controls, not DEL, C1 or bidi).
+pub fn is_terminal_control(c: char) -> bool {
+    is_unsafe(c, false)
+}
+
 fn escape(text: &str, keep_newlines: bool) -> Cow<'_, str> {
     let unsafe_char = |c: char| is_unsafe(c, keep_newlines);
     let Some(first) = text.find(unsafe_char) else {

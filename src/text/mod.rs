@@ -11,7 +11,8 @@
 //! - A server controls the text of its tool names, descriptions, errors and its stderr. Printed
 //!   raw, `ESC ]0;…BEL` retitles the terminal, `ESC [2J` clears it and OSC 52 writes the
 //!   clipboard. [`for_terminal`] and [`for_terminal_line`] escape every control character so
-//!   that it is shown, not obeyed. JSON output needs neither: serde escapes controls itself.
+//!   that it is shown, not obeyed. [`is_terminal_control`] says which characters those are, for
+//!   writers of JSON (serde escapes C0 controls itself, but not DEL, C1 or bidi controls).
 //!
 //! # Invariants
 //!
@@ -24,5 +25,5 @@
 mod escape;
 mod redact;
 
-pub use escape::{for_terminal, for_terminal_line};
+pub use escape::{for_terminal, for_terminal_line, is_terminal_control};
 pub use redact::{REDACTED, redact, redact_url};

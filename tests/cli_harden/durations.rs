@@ -94,3 +94,35 @@ async fn twenty_four_hours_is_accepted_by_every_flag() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("ok"), "{stdout}");
 }
+
+/// A library host's own numbers are not checked by `resolve()`: a per-call timeout of
+/// `Duration::MAX` means "no deadline" (the deadline saturates), not a panic. Before, the call
+/// computed `Instant::now() + timeout` and panicked.
+#[tokio::test]
+async fn a_per_call_timeout_of_duration_max_is_no_deadline_not_a_panic() {
+    use mcp_resilient::{Supervisor, ToolRegistry};
+    let registry = ToolRegistry::new();
+    let config = super::common::stdio_mock("big", &[]).call_wait(std::time::Duration::MAX);
+    assert!(
+        Supervisor::start(config, registry.clone()).await.is_err(),
+        "a config's call_wait is bounded at resolve"
+    );
+    let server = Supervisor::start(super::common::stdio_mock("big", &[]), registry.clone())
+        .await
+        .expect("starts");
+    server
+        .wait_ready(super::common::LIMIT)
+        .await
+        .expect("ready");
+    let echo = registry.handle("mcp__big__echo").expect("a handle");
+    let args = serde_json::json!({"text": "forever"});
+    let result = echo
+        .call_with_timeout(args, Some(std::time::Duration::MAX))
+        .await
+        .expect("answered");
+    assert_eq!(
+        result.content[0].as_text().map(|t| t.text.as_str()),
+        Some("forever")
+    );
+    server.shutdown().await;
+}

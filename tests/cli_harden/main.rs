@@ -5,7 +5,9 @@
 mod common;
 
 mod durations;
+mod escapes;
 mod redaction;
+mod token_store;
 
 use common::{LIMIT, mock_binary};
 use tokio::process::Command;

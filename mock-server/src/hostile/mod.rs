@@ -9,6 +9,8 @@
 //! time and stops by itself.
 //!
 //! - [`discover`]: the ways a pre-2026 server refuses `server/discover`.
+//! - [`escapes`]: terminal escape sequences in tool names, descriptions, errors, instructions
+//!   and stderr (`--hostile escapes`, `escapes-exit`: a change of the mock itself, [`Hostile`]).
 //! - [`replies`]: bad replies on stdio and Streamable HTTP (huge and endless tool pages, stray
 //!   and duplicate responses, malformed JSON).
 //! - [`sse`]: legacy HTTP+SSE (invalid UTF-8, a newline flood, an endless line, malformed
@@ -17,12 +19,18 @@
 //! [`Faults`]: crate::Faults
 
 pub(crate) mod discover;
+pub mod escapes;
 pub(crate) mod replies;
 pub mod sse;
 
 use std::process::ExitCode;
 
 use crate::args::Args;
+
+/// True for a `--hostile` kind that [`run`] serves instead of the mock.
+pub(crate) fn is_kind(kind: &str) -> bool {
+    replies::ReplyKind::parse(kind).is_some() || sse::SseHostility::from_name(kind).is_some()
+}
 
 /// Runs the hostile kind named by `--hostile`, in the transport of `--transport`.
 pub(crate) async fn run(kind: &str, args: &Args) -> ExitCode {
@@ -31,4 +39,61 @@ pub(crate) async fn run(kind: &str, args: &Args) -> ExitCode {
     }
     eprintln!("mcp-mock-server: unknown hostile kind {kind:?}");
     ExitCode::from(2)
+}
+
+/// The hostile kinds turned on for one server.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hostile {
+    /// Tool names, titles, descriptions, results, errors, instructions and stderr carry terminal
+    /// escape sequences ([`escapes`]).
+    ///
+    /// # Default
+    /// `false`
+    pub escapes: bool,
+    /// stdio: write escape sequences to stderr at start, then exit 3 before serving.
+    ///
+    /// # Default
+    /// `false`
+    pub escapes_exit: bool,
+}
+
+impl Hostile {
+    /// True for a kind that changes the mock itself rather than replacing it.
+    pub(crate) fn modifies(kind: &str) -> bool {
+        matches!(kind, "escapes" | "escapes-exit")
+    }
+
+    /// Turns on `kind` (the value of one `--hostile`).
+    pub(crate) fn enable(&mut self, kind: &str) -> Result<(), String> {
+        match kind {
+            "escapes" => self.escapes = true,
+            "escapes-exit" => self.escapes_exit = true,
+            other => return Err(format!("--hostile: unknown kind {other:?}")),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::args::Args;
+
+    fn parse(args: &[&str]) -> Result<Args, String> {
+        Args::parse(args.iter().map(|s| s.to_string()))
+    }
+
+    #[test]
+    fn hostile_kinds_are_parsed_and_checked_against_the_mode() {
+        let args = parse(&["--hostile", "escapes", "--hostile=escapes-exit"]).expect("valid");
+        assert!(args.mods.escapes && args.mods.escapes_exit);
+        let remote = parse(&["--hostile", "escapes", "--transport", "http"]).expect("valid");
+        assert!(remote.mods.escapes);
+        for bad in [
+            &["--hostile", "nope"][..],
+            &["--hostile"],
+            &["--hostile", "escapes-exit", "--transport", "sse"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -112,7 +112,7 @@ pub(crate) async fn status(json: bool) -> ExitCode {
                 Err(e) => serde_json::json!({ "server": name, "error": e }),
             })
             .collect();
-        println!("{}", serde_json::Value::Array(list));
+        println!("{}", safe::json(&list));
         return ExitCode::from(exit::OK);
     }
     if rows.is_empty() {

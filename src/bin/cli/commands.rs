@@ -72,7 +72,7 @@ pub(crate) async fn tools(args: &ServerArgs, json: bool) -> ExitCode {
             .tools()
             .map(|tool| output::tool_json(tool, protocol.as_deref()))
             .collect();
-        println!("{}", serde_json::Value::Array(tools));
+        println!("{}", safe::json(&tools));
     } else {
         for tool in snapshot.tools() {
             let description = tool.definition.description.as_deref().unwrap_or("");
@@ -99,7 +99,7 @@ pub(crate) async fn call(args: &ServerArgs, tool: &str, args_json: &str) -> Exit
     };
     let code = match server.call_tool(tool, arguments).await {
         Ok(result) => {
-            println!("{}", serde_json::to_string(&result).unwrap_or_default());
+            println!("{}", safe::json(&result));
             if result.is_error == Some(true) {
                 exit::TOOL_ERROR
             } else {

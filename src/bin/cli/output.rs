@@ -165,7 +165,7 @@ pub(crate) fn print_event(event: &Event, json: bool) {
     if json {
         // A URL inside a JSON string ends at its closing quote or a backslash, so redacting the
         // serialized line keeps it valid JSON.
-        println!("{}", redact(&event_json(event).to_string()));
+        println!("{}", redact(&super::safe::json(&event_json(event))));
     } else {
         println!("{}", super::safe::line(&redact(&event_text(event))));
     }

@@ -104,12 +104,14 @@ pub(super) async fn endpoint(events: &mut Events, base: &Url) -> Result<Url, Str
 /// The URL an `endpoint` event's data names, resolved against the SSE URL `base`; one on
 /// another origin is refused (invariant 1).
 pub(crate) fn resolve_endpoint(data: &str, base: &Url) -> Result<Url, String> {
-    let endpoint = base
-        .join(data.trim())
-        .map_err(|e| format!("invalid endpoint `{data}`: {e}"))?;
+    let endpoint = base.join(data.trim()).map_err(|e| {
+        let data = crate::text::redact(data);
+        format!("invalid endpoint `{data}`: {e}")
+    })?;
     if endpoint.origin() != base.origin() {
         return Err(format!(
-            "refused endpoint `{endpoint}`: not on the SSE URL's origin {}",
+            "refused endpoint `{}`: not on the SSE URL's origin {}",
+            crate::text::redact_url(&endpoint),
             base.origin().ascii_serialization()
         ));
     }
