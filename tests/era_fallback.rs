@@ -239,3 +239,17 @@ async fn after_a_fallback_the_next_child_is_opened_with_initialize_at_once() {
     assert_eq!(who.methods.get("initialize"), Some(&1), "{:?}", who.methods);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn pinned_to_2026_07_28_a_server_that_answers_discover_with_an_empty_result_is_rejected() {
+    // The old code called this a transient failure and retried until its 30 s connect timeout.
+    let server = http_mock(Some(DiscoverRefusal::EmptyResult)).await;
+    let url = server.http_url();
+    let args = ["tools", "--url", &url, "--protocol", "2026-07-28"];
+    let (code, _, stderr, took) = cli(&args).await;
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("rejected"), "{stderr}");
+    assert!(stderr.contains("not a discover result"), "{stderr}");
+    assert!(took < COMMAND_BOUND, "tools took {took:?}: {stderr}");
+    server.shutdown().await;
+}
