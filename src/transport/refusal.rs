@@ -149,7 +149,8 @@ fn judge(probe: &RequestId, message: ServerJsonRpcMessage) -> Judged {
                 }
                 other => {
                     let said = serde_json::to_string(other).unwrap_or_default();
-                    let said = format!("answered with a result that is not a discover result: {said}");
+                    let said =
+                        format!("answered with a result that is not a discover result: {said}");
                     Judged::Answer(not_modern(probe.clone(), &said))
                 }
             }
@@ -227,19 +228,30 @@ mod tests {
 
     fn discover(id: i64) -> TxJsonRpcMessage<RoleClient> {
         let request = DiscoverRequest::new(DiscoverRequestParams {});
-        TxJsonRpcMessage::<RoleClient>::request(ClientRequest::DiscoverRequest(request), RequestId::Number(id))
+        TxJsonRpcMessage::<RoleClient>::request(
+            ClientRequest::DiscoverRequest(request),
+            RequestId::Number(id),
+        )
     }
 
     #[tokio::test]
     async fn only_the_handshakes_discover_is_read_and_a_later_probe_is_answered_as_is() {
-        let empty = |id| ServerJsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(id));
+        let empty =
+            |id| ServerJsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(id));
         let script = VecDeque::from([empty(1), empty(3)]);
         let mut io = DiscoverRefusals::new(Scripted(script), true);
         io.send(discover(1)).await.expect("sent");
         let answer = io.receive().await.expect("an answer");
-        assert!(matches!(&answer, JsonRpcMessage::Error(e) if e.error.code == ErrorCode::METHOD_NOT_FOUND));
+        assert!(
+            matches!(&answer, JsonRpcMessage::Error(e) if e.error.code == ErrorCode::METHOD_NOT_FOUND)
+        );
         let list = ClientRequest::ListToolsRequest(ListToolsRequest::default());
-        io.send(TxJsonRpcMessage::<RoleClient>::request(list, RequestId::Number(2))).await.expect("sent");
+        io.send(TxJsonRpcMessage::<RoleClient>::request(
+            list,
+            RequestId::Number(2),
+        ))
+        .await
+        .expect("sent");
         io.send(discover(3)).await.expect("sent");
         let probe = io.receive().await.expect("an answer");
         assert!(matches!(probe, JsonRpcMessage::Response(_)), "{probe:?}");
@@ -251,7 +263,9 @@ mod tests {
 
     fn refused(judged: Judged) -> Option<String> {
         match judged {
-            Judged::Answer(JsonRpcMessage::Error(e)) if e.error.code == ErrorCode::METHOD_NOT_FOUND => {
+            Judged::Answer(JsonRpcMessage::Error(e))
+                if e.error.code == ErrorCode::METHOD_NOT_FOUND =>
+            {
                 assert_eq!(e.id, Some(probe()));
                 Some(e.error.message.to_string())
             }
@@ -274,10 +288,8 @@ mod tests {
     #[test]
     fn a_version_refusal_is_a_refusal_only_when_it_names_initialize_era_versions_alone() {
         let refusal = |supported: &[ProtocolVersion]| {
-            let error = ErrorData::unsupported_protocol_version(
-                ProtocolVersion::V_2026_07_28,
-                supported,
-            );
+            let error =
+                ErrorData::unsupported_protocol_version(ProtocolVersion::V_2026_07_28, supported);
             judge(&probe(), ServerJsonRpcMessage::error(error, Some(probe())))
         };
         let said = refused(refusal(&[ProtocolVersion::V_2025_11_25])).expect("a refusal");
@@ -291,11 +303,14 @@ mod tests {
     #[test]
     fn an_error_for_an_id_never_sent_answers_the_probe_and_others_pass() {
         let stray = ErrorData::invalid_request("bad", None);
-        let stray = ServerJsonRpcMessage::error(stray, Some(RequestId::String("server-error".into())));
+        let stray =
+            ServerJsonRpcMessage::error(stray, Some(RequestId::String("server-error".into())));
         assert!(refused(judge(&probe(), stray)).is_some());
         let plain = ServerJsonRpcMessage::error(ErrorData::invalid_params("x", None), None);
-        assert!(matches!(judge(&probe(), plain), Judged::Answer(JsonRpcMessage::Error(e))
-            if e.error.code == ErrorCode::INVALID_PARAMS));
+        assert!(
+            matches!(judge(&probe(), plain), Judged::Answer(JsonRpcMessage::Error(e))
+            if e.error.code == ErrorCode::INVALID_PARAMS)
+        );
         let late = ServerJsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(9));
         assert!(matches!(judge(&probe(), late), Judged::Other(_)));
     }

@@ -165,7 +165,10 @@ mod tests {
         assert!(!refused(&opening, Err(status)));
         assert!(!refused(&opening, Err(StreamableHttpError::SessionExpired)));
         let on_session = opening.read(&discover(), true, Ok(StreamableHttpPostResponse::Accepted));
-        assert!(matches!(on_session, Ok(StreamableHttpPostResponse::Accepted)));
+        assert!(matches!(
+            on_session,
+            Ok(StreamableHttpPostResponse::Accepted)
+        ));
         let list = ClientJsonRpcMessage::request(
             ClientRequest::ListToolsRequest(Default::default()),
             RequestId::Number(4),
