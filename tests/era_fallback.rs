@@ -65,7 +65,10 @@ async fn tools_over_http(server: &MockServer, shape: &str) -> Vec<(String, Strin
     let url = server.http_url();
     let (code, stdout, stderr, took) = cli(&["tools", "--json", "--url", &url]).await;
     assert_eq!(code, 0, "{shape}: {stderr}");
-    assert!(took < COMMAND_BOUND, "{shape}: tools took {took:?}: {stderr}");
+    assert!(
+        took < COMMAND_BOUND,
+        "{shape}: tools took {took:?}: {stderr}"
+    );
     let tools: Value = serde_json::from_str(stdout.trim()).expect("one JSON document");
     let tools = tools.as_array().cloned().unwrap_or_default();
     let field = |tool: &Value, key: &str| tool[key].as_str().unwrap_or_default().to_owned();
@@ -114,7 +117,10 @@ async fn falls_back_over_stdio(spelling: &str) {
     ];
     let (code, stdout, stderr, took) = cli(&args).await;
     assert_eq!(code, 0, "{spelling}: {stderr}");
-    assert!(took < COMMAND_BOUND, "{spelling}: call took {took:?}: {stderr}");
+    assert!(
+        took < COMMAND_BOUND,
+        "{spelling}: call took {took:?}: {stderr}"
+    );
     let result: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
     let methods = &result["structuredContent"]["methods"];
     assert_eq!(
@@ -193,8 +199,14 @@ async fn a_2026_only_server_still_negotiates_2026_07_28_over_stdio() {
     assert_eq!(code, 0, "{stderr}");
     assert!(took < COMMAND_BOUND, "tools took {took:?}: {stderr}");
     let tools: Value = serde_json::from_str(stdout.trim()).expect("one JSON document");
-    let echo = tools.as_array().and_then(|t| t.iter().find(|t| t["name"] == "echo"));
-    assert_eq!(echo.map(|t| &t["protocol"]), Some(&Value::from("2026-07-28")), "{tools}");
+    let echo = tools
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "echo"));
+    assert_eq!(
+        echo.map(|t| &t["protocol"]),
+        Some(&Value::from("2026-07-28")),
+        "{tools}"
+    );
 }
 
 /// Starts a supervisor on `config` and waits until it is ready on 2025-11-25.
@@ -235,7 +247,26 @@ async fn after_a_fallback_the_next_child_is_opened_with_initialize_at_once() {
     ready_generation(&mut events).await;
     let result = call(&registry, "old", "whoami", json!({})).await;
     let who = Whoami::from_result(&result).expect("a whoami result");
-    assert_eq!(who.methods.get("server/discover"), None, "{:?}", who.methods);
+    assert_eq!(
+        who.methods.get("server/discover"),
+        None,
+        "{:?}",
+        who.methods
+    );
     assert_eq!(who.methods.get("initialize"), Some(&1), "{:?}", who.methods);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn pinned_to_2026_07_28_a_server_that_answers_discover_with_an_empty_result_is_rejected() {
+    // The old code called this a transient failure and retried until its 30 s connect timeout.
+    let server = http_mock(Some(DiscoverRefusal::EmptyResult)).await;
+    let url = server.http_url();
+    let args = ["tools", "--url", &url, "--protocol", "2026-07-28"];
+    let (code, _, stderr, took) = cli(&args).await;
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("rejected"), "{stderr}");
+    assert!(stderr.contains("not a discover result"), "{stderr}");
+    assert!(took < COMMAND_BOUND, "tools took {took:?}: {stderr}");
     server.shutdown().await;
 }

@@ -238,7 +238,9 @@ impl Args {
                 Err("--stateless needs --transport http".into())
             }
             Mode::Stdio | Mode::Sse
-                if self.discover_refusal.is_some_and(DiscoverRefusal::http_only) =>
+                if self
+                    .discover_refusal
+                    .is_some_and(DiscoverRefusal::http_only) =>
             {
                 Err("--discover-refusal status:… and empty:… need --transport http".into())
             }

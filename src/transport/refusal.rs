@@ -14,6 +14,9 @@
 //! 3. an error whose id answers no request we sent (`"server-error"`): the only request
 //!    outstanding is `server/discover`.
 //!
+//! With `protocol: 2026-07-28`, which never falls back, the same reading makes each of these a
+//! rejection (a JSON-RPC error answering `server/discover`) instead of a transient failure.
+//!
 //! The HTTP shapes (a 4xx, an empty 2xx body) are read where the status is known, in
 //! [`super::http`], into the same answer. A discover result, any other error (a 2026-era
 //! rejection such as `-32022` listing 2026-07-28 keeps its meaning) and everything after the
@@ -61,9 +64,11 @@ pub(crate) fn is_discover(message: &TxJsonRpcMessage<RoleClient>) -> Option<&Req
 }
 
 /// A handshake transport that reads every pre-2026 answer to `server/discover` as `-32601` (see
-/// the module docs). Off (`enabled: false`) it passes everything unchanged.
+/// the module docs). Off (`enabled: false`) it passes everything unchanged; it turns itself off
+/// when the handshake is over (something other than `server/discover` or `initialize` is sent).
 pub(crate) struct DiscoverRefusals<T> {
     inner: T,
+    /// Cleared (never set again) by the first send of anything but a handshake request.
     enabled: bool,
     /// The id of the `server/discover` request awaiting its answer: set by `send`, cleared when
     /// an answer arrives or an `initialize` is sent.
@@ -92,12 +97,13 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for DiscoverRefusals<T> {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         if self.enabled {
-            if let Some(id) = is_discover(&item) {
-                self.probe = Some(id.clone());
-            } else if let JsonRpcMessage::Request(r) = &item
-                && matches!(r.request, ClientRequest::InitializeRequest(_))
-            {
-                self.probe = None;
+            let initialize = matches!(&item, JsonRpcMessage::Request(r)
+                if matches!(r.request, ClientRequest::InitializeRequest(_)));
+            match is_discover(&item) {
+                Some(id) => self.probe = Some(id.clone()),
+                None if initialize => self.probe = None,
+                // The handshake is over: a later `server/discover` is a probe, judged as is.
+                None => (self.enabled, self.probe) = (false, None),
             }
         }
         self.inner.send(item)
@@ -143,7 +149,8 @@ fn judge(probe: &RequestId, message: ServerJsonRpcMessage) -> Judged {
                 }
                 other => {
                     let said = serde_json::to_string(other).unwrap_or_default();
-                    let said = format!("answered with a result that is not a discover result: {said}");
+                    let said =
+                        format!("answered with a result that is not a discover result: {said}");
                     Judged::Answer(not_modern(probe.clone(), &said))
                 }
             }
@@ -189,9 +196,66 @@ fn legacy_versions(error: &ErrorData) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
+
     use super::*;
-    use rmcp::model::{CustomResult, EmptyResult};
+    use rmcp::model::{
+        CustomResult, DiscoverRequest, DiscoverRequestParams, EmptyResult, ListToolsRequest,
+    };
     use serde_json::json;
+
+    /// A transport that answers from a script.
+    struct Scripted(VecDeque<ServerJsonRpcMessage>);
+
+    impl Transport<RoleClient> for Scripted {
+        type Error = std::io::Error;
+
+        fn send(
+            &mut self,
+            _: TxJsonRpcMessage<RoleClient>,
+        ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+            std::future::ready(Ok(()))
+        }
+
+        async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+            self.0.pop_front()
+        }
+
+        async fn close(&mut self) -> Result<(), Self::Error> {
+            Ok(())
+        }
+    }
+
+    fn discover(id: i64) -> TxJsonRpcMessage<RoleClient> {
+        let request = DiscoverRequest::new(DiscoverRequestParams {});
+        TxJsonRpcMessage::<RoleClient>::request(
+            ClientRequest::DiscoverRequest(request),
+            RequestId::Number(id),
+        )
+    }
+
+    #[tokio::test]
+    async fn only_the_handshakes_discover_is_read_and_a_later_probe_is_answered_as_is() {
+        let empty =
+            |id| ServerJsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(id));
+        let script = VecDeque::from([empty(1), empty(3)]);
+        let mut io = DiscoverRefusals::new(Scripted(script), true);
+        io.send(discover(1)).await.expect("sent");
+        let answer = io.receive().await.expect("an answer");
+        assert!(
+            matches!(&answer, JsonRpcMessage::Error(e) if e.error.code == ErrorCode::METHOD_NOT_FOUND)
+        );
+        let list = ClientRequest::ListToolsRequest(ListToolsRequest::default());
+        io.send(TxJsonRpcMessage::<RoleClient>::request(
+            list,
+            RequestId::Number(2),
+        ))
+        .await
+        .expect("sent");
+        io.send(discover(3)).await.expect("sent");
+        let probe = io.receive().await.expect("an answer");
+        assert!(matches!(probe, JsonRpcMessage::Response(_)), "{probe:?}");
+    }
 
     fn probe() -> RequestId {
         RequestId::Number(1)
@@ -199,7 +263,9 @@ mod tests {
 
     fn refused(judged: Judged) -> Option<String> {
         match judged {
-            Judged::Answer(JsonRpcMessage::Error(e)) if e.error.code == ErrorCode::METHOD_NOT_FOUND => {
+            Judged::Answer(JsonRpcMessage::Error(e))
+                if e.error.code == ErrorCode::METHOD_NOT_FOUND =>
+            {
                 assert_eq!(e.id, Some(probe()));
                 Some(e.error.message.to_string())
             }
@@ -222,10 +288,8 @@ mod tests {
     #[test]
     fn a_version_refusal_is_a_refusal_only_when_it_names_initialize_era_versions_alone() {
         let refusal = |supported: &[ProtocolVersion]| {
-            let error = ErrorData::unsupported_protocol_version(
-                ProtocolVersion::V_2026_07_28,
-                supported,
-            );
+            let error =
+                ErrorData::unsupported_protocol_version(ProtocolVersion::V_2026_07_28, supported);
             judge(&probe(), ServerJsonRpcMessage::error(error, Some(probe())))
         };
         let said = refused(refusal(&[ProtocolVersion::V_2025_11_25])).expect("a refusal");
@@ -239,11 +303,14 @@ mod tests {
     #[test]
     fn an_error_for_an_id_never_sent_answers_the_probe_and_others_pass() {
         let stray = ErrorData::invalid_request("bad", None);
-        let stray = ServerJsonRpcMessage::error(stray, Some(RequestId::String("server-error".into())));
+        let stray =
+            ServerJsonRpcMessage::error(stray, Some(RequestId::String("server-error".into())));
         assert!(refused(judge(&probe(), stray)).is_some());
         let plain = ServerJsonRpcMessage::error(ErrorData::invalid_params("x", None), None);
-        assert!(matches!(judge(&probe(), plain), Judged::Answer(JsonRpcMessage::Error(e))
-            if e.error.code == ErrorCode::INVALID_PARAMS));
+        assert!(
+            matches!(judge(&probe(), plain), Judged::Answer(JsonRpcMessage::Error(e))
+            if e.error.code == ErrorCode::INVALID_PARAMS)
+        );
         let late = ServerJsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(9));
         assert!(matches!(judge(&probe(), late), Judged::Other(_)));
     }

@@ -21,8 +21,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::{Mutex, PoisonError};
 
-use axum::http::{HeaderValue, StatusCode};
 use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{
     CustomResult, ErrorCode, ErrorData, ProtocolVersion, RequestId, ServerJsonRpcMessage,
@@ -225,7 +225,11 @@ impl fmt::Display for DiscoverRefusal {
             Self::Status {
                 status,
                 json_rpc_body,
-            } => write!(f, "status:{status}{}", if json_rpc_body { "+body" } else { "" }),
+            } => write!(
+                f,
+                "status:{status}{}",
+                if json_rpc_body { "+body" } else { "" }
+            ),
             Self::EmptyBody { status, kind } => write!(f, "empty:{status}{}", kind.suffix()),
         }
     }

@@ -20,8 +20,8 @@ use rmcp::model::{ErrorData, ProtocolVersion};
 use serde_json::{Value, json};
 
 use super::faults::Faults;
-use crate::hostile::discover::DiscoverRefusal;
 use super::status::{Armed, InvalidFault, StatusFault, header_value};
+use crate::hostile::discover::DiscoverRefusal;
 
 /// The request-answering faults of one server.
 #[derive(Default)]

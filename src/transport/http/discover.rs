@@ -96,6 +96,18 @@ impl<E, X> EventOf for futures::stream::BoxStream<'static, Result<E, X>> {
     type Event = E;
 }
 
+/// A `message` event carrying `data`.
+#[expect(
+    clippy::field_reassign_with_default,
+    reason = "the type has no name here to initialize it with (rmcp does not re-export it)"
+)]
+fn message_event(data: String) -> Event {
+    let mut event = Event::default();
+    event.event = Some("message".to_owned());
+    event.data = Some(data);
+    event
+}
+
 /// `stream`, followed by the refusal of the request `id` when it ends cleanly before any event
 /// carried data (an answer, or anything rmcp would try to read as one).
 fn or_refusal(stream: BoxedSseResponse, id: RequestId) -> BoxedSseResponse {
@@ -106,10 +118,7 @@ fn or_refusal(stream: BoxedSseResponse, id: RequestId) -> BoxedSseResponse {
             return None;
         }
         let answer = refusal::not_modern(id, "answered with an event stream that ended empty");
-        let mut event: Event = Default::default();
-        event.event = Some("message".to_owned());
-        event.data = Some(serde_json::to_string(&answer).ok()?);
-        Some(Ok(event))
+        Some(Ok(message_event(serde_json::to_string(&answer).ok()?)))
     });
     stream
         .inspect(move |event| {
@@ -165,7 +174,10 @@ mod tests {
         assert!(!refused(&opening, Err(status)));
         assert!(!refused(&opening, Err(StreamableHttpError::SessionExpired)));
         let on_session = opening.read(&discover(), true, Ok(StreamableHttpPostResponse::Accepted));
-        assert!(matches!(on_session, Ok(StreamableHttpPostResponse::Accepted)));
+        assert!(matches!(
+            on_session,
+            Ok(StreamableHttpPostResponse::Accepted)
+        ));
         let list = ClientJsonRpcMessage::request(
             ClientRequest::ListToolsRequest(Default::default()),
             RequestId::Number(4),
@@ -185,8 +197,7 @@ mod tests {
         let data = event.data.as_deref().unwrap_or_default();
         let message: ServerJsonRpcMessage = serde_json::from_str(data).expect("a message");
         assert!(is_refusal(&message), "{message:?}");
-        let mut answer: Event = Default::default();
-        answer.data = Some("{}".to_owned());
+        let answer = message_event("{}".to_owned());
         let answered: BoxedSseResponse = futures::stream::iter([Ok(answer)]).boxed();
         let events: Vec<_> = or_refusal(answered, RequestId::Number(3)).collect().await;
         assert_eq!(events.len(), 1, "{events:?}");
