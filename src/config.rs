@@ -29,7 +29,7 @@
 
 mod builder;
 mod duration;
-mod json;
+pub(crate) mod json;
 mod policy;
 mod server;
 mod validate;

@@ -35,6 +35,9 @@ pub mod auth;
 pub mod call;
 pub mod config;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod host;
 #[cfg(feature = "proxy")]
 pub mod proxy;

@@ -22,7 +22,7 @@ use crate::{
 };
 
 /// Why a handshake produced no session.
-pub(super) enum Handshake {
+pub(crate) enum Handshake {
     Cancelled,
     /// No session within the connect timeout; `step` names what was asked (see [`step`]).
     TimedOut {
@@ -49,7 +49,7 @@ fn step(initialize_only: bool, auto: bool, error: Option<&ClientInitializeError>
 impl Handshake {
     /// True when the server refused the protocol version (`-32022`) and names one this crate
     /// speaks in its `supported` list: another era would be accepted.
-    pub(super) fn refused_version(&self) -> bool {
+    pub(crate) fn refused_version(&self) -> bool {
         let Handshake::Failed { error: e, .. } = self else {
             return false;
         };
@@ -69,7 +69,7 @@ impl Handshake {
                 })
     }
 
-    pub(super) fn detail(&self, connect_timeout: Duration) -> String {
+    pub(crate) fn detail(&self, connect_timeout: Duration) -> String {
         match self {
             Handshake::Cancelled => "attempt cancelled".to_owned(),
             Handshake::TimedOut { step } => {
@@ -118,7 +118,7 @@ impl Handshake {
     /// The cause (and the server's `Retry-After`) of a failed handshake: a JSON-RPC error
     /// answering `initialize` (-32022 included) is a rejection, as are the permanent HTTP answers;
     /// anything else is a transient `connect_failed`.
-    pub(super) fn verdict(&self) -> (Cause, Option<Duration>) {
+    pub(crate) fn verdict(&self) -> (Cause, Option<Duration>) {
         let Handshake::Failed { error: e, .. } = self else {
             return (Cause::ConnectFailed, None);
         };

@@ -1,0 +1,30 @@
+//! Entry points for the fuzz targets in `fuzz/` (feature `fuzzing`; not a public API).
+//!
+//! Each function takes the bytes a fuzzer made, runs them through the code that a server's or a
+//! user's bytes reach, and asserts what that code promises. A broken promise panics, which is
+//! what a fuzzer reports; so does any panic inside the code under test, which is a bug whatever
+//! the input. FUZZING.md says what each target covers and which parts are rmcp's.
+//!
+//! The functions are deterministic (no clock, no network, no process environment) so a crash
+//! input replays the same way in a regression test.
+
+mod config;
+mod http;
+mod names;
+mod stdio;
+
+pub use config::{config_text, dotenv, expansion};
+pub use http::http_answer;
+pub use names::public_name;
+pub use stdio::stdio_output;
+
+/// The contract of [`crate::verdict::plain`], which every detail a person reads goes through:
+/// one line, at most 200 bytes and an ellipsis.
+fn assert_plain(text: &str) {
+    assert!(!text.contains('\n'), "a detail spans lines: {text:?}");
+    assert!(
+        text.len() <= 200 + '…'.len_utf8(),
+        "a detail is {} bytes long",
+        text.len()
+    );
+}
