@@ -11,7 +11,7 @@
 # when any target crashed, leaked, ran out of memory or hung.
 #
 # Environment: FUZZ_SANITIZER (default `none`: the crate forbids `unsafe`, and what we look for
-# is panics, overflows, hangs and memory; `address` halves the execs), FUZZ_JOBS_NICE (default
+# is panics, overflows, hangs and memory; `address` halves the execs), FUZZ_NICE (default
 # 19: the machine is shared).
 set -euo pipefail
 
@@ -22,7 +22,7 @@ if [ ${#targets[@]} -eq 0 ]; then
     targets=(config names stdio http)
 fi
 sanitizer=${FUZZ_SANITIZER:-none}
-niceness=${FUZZ_JOBS_NICE:-19}
+niceness=${FUZZ_NICE:-19}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"

@@ -13,6 +13,11 @@ mod http;
 mod names;
 mod stdio;
 
+#[cfg(test)]
+mod properties;
+#[cfg(test)]
+mod regressions;
+
 pub use config::{config_text, dotenv, expansion};
 pub use http::http_answer;
 pub use names::public_name;

@@ -55,7 +55,8 @@ impl StoredAuth {
         use oauth2::TokenResponse;
         let token = self.credentials.token_response.as_ref()?;
         let received = self.credentials.token_received_at?;
-        Some(received + token.expires_in()?.as_secs())
+        // Both come from the authorization server's answer: `expires_in` may be any u64.
+        Some(received.saturating_add(token.expires_in()?.as_secs()))
     }
 
     /// How long the access token has left, if the server said when it expires (zero once
@@ -413,4 +414,26 @@ impl TokenStore for MemoryTokenStore {
 
 fn poisoned() -> StoreError {
     StoreError::new("memory", "poisoned by a panic")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expiry_past_the_end_of_time_saturates() {
+        // `expires_in` is the authorization server's number: u64::MAX used to overflow.
+        let record: StoredAuth = serde_json::from_str(
+            r#"{"server_url":"https://s/mcp","credentials":{"client_id":"c","token_response":
+            {"access_token":"a","token_type":"bearer","expires_in":18446744073709551615},
+            "token_received_at":1700000000}}"#,
+        )
+        .expect("a record");
+        assert_eq!(record.expires_at(), Some(u64::MAX));
+        assert!(
+            record
+                .expires_in()
+                .is_some_and(|left| left.as_secs() > 1 << 60)
+        );
+    }
 }

@@ -30,7 +30,10 @@ pub fn config_text(json: &str, dir: &Path) {
     let loaded = match load_servers_with(json, Some(dir), &env) {
         Ok(loaded) => loaded,
         Err(err) => {
-            assert!(!err.message.is_empty(), "a document error without a message");
+            assert!(
+                !err.message.is_empty(),
+                "a document error without a message"
+            );
             let _ = err.to_string();
             return;
         }
@@ -51,7 +54,11 @@ pub fn config_text(json: &str, dir: &Path) {
     }
     let mut names = std::collections::BTreeSet::new();
     for server in &loaded.servers {
-        assert!(names.insert(server.name.clone()), "{} loaded twice", server.name);
+        assert!(
+            names.insert(server.name.clone()),
+            "{} loaded twice",
+            server.name
+        );
         assert!(
             !loaded.disabled.contains(&server.name),
             "{} both loaded and disabled",

@@ -41,7 +41,12 @@ const RETRY_AFTER_MAX: Duration = Duration::from_secs(3600);
 pub fn http_answer(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut lines = text.splitn(5, '\n');
-    let status = lines.next().unwrap_or("").trim().parse::<u16>().unwrap_or(0);
+    let status = lines
+        .next()
+        .unwrap_or("")
+        .trim()
+        .parse::<u16>()
+        .unwrap_or(0);
     let retry_after = lines.next().unwrap_or("").to_owned();
     let www_authenticate = lines.next().unwrap_or("").to_owned();
     let content_type = lines.next().unwrap_or("").to_owned();
@@ -81,10 +86,10 @@ impl Answer {
     fn error(&self, shape: usize) -> Option<HttpError> {
         use StreamableHttpError as E;
         Some(match shape {
-            0 => E::HttpStatus(HttpStatusError::new(
-                self.status,
-                Some(self.retry_after.clone()),
-            )),
+            // rmcp's client keeps a status only for 429 and 5xx (`http_status_error`).
+            0 if self.status == 429 || (500..600).contains(&self.status) => E::HttpStatus(
+                HttpStatusError::new(self.status, Some(self.retry_after.clone())),
+            ),
             // rmcp's words for a non-JSON error answer: `HTTP 404 Not Found: <body>`.
             1 => {
                 let status = reqwest::StatusCode::from_u16(self.status).ok()?;
@@ -117,13 +122,20 @@ fn classify(error: &HttpError) {
     for phase in [Phase::Connect, Phase::Session] {
         let a = http::verdict(error, phase, "a".to_owned());
         let b = http::verdict(error, phase, format!("b {}", error));
-        assert_eq!(kind(&a), kind(&b), "the verdict of {error:?} depends on its detail");
+        assert_eq!(
+            kind(&a),
+            kind(&b),
+            "the verdict of {error:?} depends on its detail"
+        );
         if let Verdict::Overload {
             retry_after: Some(wait),
             ..
         } = a
         {
-            assert!(wait <= RETRY_AFTER_MAX, "a Retry-After of {wait:?} believed");
+            assert!(
+                wait <= RETRY_AFTER_MAX,
+                "a Retry-After of {wait:?} believed"
+            );
         }
     }
     let _ = http::never_ran(error);
@@ -163,7 +175,10 @@ fn handshake(error: HttpError) {
 }
 
 fn retry_after_is_capped(answer: &Answer) {
-    for now in [SystemTime::UNIX_EPOCH, SystemTime::UNIX_EPOCH + Duration::from_secs(1 << 31)] {
+    for now in [
+        SystemTime::UNIX_EPOCH,
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1 << 31),
+    ] {
         if let Some(wait) = parse_retry_after(&answer.retry_after, now) {
             assert!(wait <= RETRY_AFTER_MAX, "Retry-After {wait:?}");
         }
@@ -194,7 +209,8 @@ fn stray_errors(body: &str) {
         stray,
         "expiry judged wrongly for {message:?}"
     );
-    let unsent = HttpClient::expire_on_400(None, Ok(StreamableHttpPostResponse::Json(message, None)));
+    let unsent =
+        HttpClient::expire_on_400(None, Ok(StreamableHttpPostResponse::Json(message, None)));
     assert!(unsent.is_ok(), "a notification's answer became an expiry");
 }
 
@@ -222,6 +238,9 @@ fn token_record(body: &str) {
         record.credentials.issuer
     );
     if secret.len() >= 24 && !elsewhere.contains(secret.as_str()) {
-        assert!(!shown.contains(secret.as_str()), "the access token is in {shown}");
+        assert!(
+            !shown.contains(secret.as_str()),
+            "the access token is in {shown}"
+        );
     }
 }

@@ -68,9 +68,16 @@ fn publish(registry: &ToolRegistry, generation: u64, tools: Vec<Tool>) {
             let snapshot = registry.snapshot();
             // Within one server, distinct raw names never share a public name.
             assert_eq!(snapshot.len(), count, "two tools got one public name");
-            assert_eq!(definitions::openai_tools(&snapshot).as_array().map(Vec::len), Some(count));
             assert_eq!(
-                definitions::anthropic_tools(&snapshot).as_array().map(Vec::len),
+                definitions::openai_tools(&snapshot)
+                    .as_array()
+                    .map(Vec::len),
+                Some(count)
+            );
+            assert_eq!(
+                definitions::anthropic_tools(&snapshot)
+                    .as_array()
+                    .map(Vec::len),
                 Some(count)
             );
         }
@@ -99,7 +106,10 @@ fn judge_error(error: ErrorData) {
     for failed in [direct, fallback] {
         assert_eq!(failed.verdict(), (Cause::Rejected, None));
         if failed.refused_version() {
-            assert_eq!(error.code, rmcp::model::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
+            assert_eq!(
+                error.code,
+                rmcp::model::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+            );
         }
         super::assert_plain(&failed.detail(Duration::from_secs(30)));
     }

@@ -85,10 +85,11 @@ impl Handshake {
                         .and_then(|d| d.get("supported"))
                         .map(|s| s.to_string())
                         .unwrap_or_else(|| "unknown versions".to_owned());
-                    format!(
+                    // `supported` is the server's own JSON, of any length.
+                    crate::verdict::plain(&format!(
                         "the server refused the protocol version of {step} (-32022); it \
                          supports {supported}"
-                    )
+                    ))
                 }
                 ClientInitializeError::TransportError { error, .. } => {
                     match error.error.downcast_ref::<transport::http::HttpError>() {
@@ -197,5 +198,30 @@ where
             session_ct.cancel();
             Err(failed)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::ErrorData;
+
+    use super::*;
+
+    #[test]
+    fn a_version_refusal_listing_many_versions_is_one_plain_line() {
+        // The `supported` list is the server's: it was printed whole, of any length.
+        let supported = vec!["2025-11-25"; 40];
+        let refusal = ErrorData::new(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            "unsupported",
+            Some(serde_json::json!({ "supported": supported })),
+        );
+        let failed = Handshake::Failed {
+            error: Box::new(ClientInitializeError::JsonRpcError(refusal)),
+            step: "initialize",
+        };
+        let detail = failed.detail(Duration::from_secs(30));
+        assert!(detail.starts_with("the server refused the protocol version of initialize (-32022); it supports [\"2025-11-25\""), "{detail}");
+        assert!(detail.len() <= 203 && detail.ends_with('…'), "{detail}");
     }
 }
