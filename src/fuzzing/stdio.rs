@@ -51,9 +51,9 @@ pub fn stdio_output(data: &[u8]) {
                 JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => {}
             }
         }
+        let _ = io.close().await;
     });
     let _ = activity.idle();
-    let _ = io.close();
 }
 
 fn publish(registry: &ToolRegistry, generation: u64, tools: Vec<Tool>) {
