@@ -31,7 +31,7 @@
 
 mod builder;
 mod duration;
-mod json;
+pub(crate) mod json;
 mod limits;
 mod policy;
 mod server;

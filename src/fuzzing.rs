@@ -1,26 +1,37 @@
-//! Entry points for the fuzz targets (`fuzz/`), behind the `fuzzing` feature: each one runs
-//! a parser that faces server bytes and returns plain values, so a target can check
-//! properties without reaching into the crate's private types. Not a stable API.
+//! Entry points for the fuzz targets in `fuzz/` (feature `fuzzing`; not a public API).
+//!
+//! Each function takes the bytes a fuzzer made, runs them through the code that a server's or a
+//! user's bytes reach, and asserts what that code promises. A broken promise panics, which is
+//! what a fuzzer reports; so does any panic inside the code under test, which is a bug whatever
+//! the input. FUZZING.md says what each target covers and which parts are rmcp's.
+//!
+//! The functions are deterministic (no clock, no network, no process environment) so a crash
+//! input replays the same way in a regression test.
 
-/// The legacy SSE parser on `chunks` (in order), with its two bounds: the events it
-/// dispatched, as `(event type, data)`, or why the stream would end (its first error).
-pub fn sse(
-    chunks: &[&[u8]],
-    max_event: usize,
-    max_line: usize,
-) -> Result<Vec<(String, String)>, String> {
-    let mut parser = crate::transport::sse::Parser::new(max_event, max_line);
-    let mut events = Vec::new();
-    for chunk in chunks {
-        parser.push(chunk, &mut events).map_err(|e| e.to_string())?;
-    }
-    parser.finish().map_err(|e| e.to_string())?;
-    Ok(events.into_iter().map(|e| (e.event, e.data)).collect())
-}
+mod config;
+mod http;
+mod names;
+mod sse;
+mod stdio;
 
-/// A legacy SSE `endpoint` event's `data` resolved against the SSE URL `base`: the URL the
-/// client would POST to, or why it refuses (an invalid URL, another origin).
-pub fn sse_endpoint(data: &str, base: &str) -> Result<String, String> {
-    let base = url::Url::parse(base).map_err(|e| format!("invalid base `{base}`: {e}"))?;
-    crate::transport::sse::resolve_endpoint(data, &base).map(String::from)
+#[cfg(test)]
+mod properties;
+#[cfg(test)]
+mod regressions;
+
+pub use config::{config_text, dotenv, expansion};
+pub use http::http_answer;
+pub use names::public_name;
+pub use sse::{sse, sse_endpoint};
+pub use stdio::stdio_output;
+
+/// The contract of [`crate::verdict::plain`], which every detail a person reads goes through:
+/// one line, at most 200 bytes and an ellipsis.
+fn assert_plain(text: &str) {
+    assert!(!text.contains('\n'), "a detail spans lines: {text:?}");
+    assert!(
+        text.len() <= 200 + '…'.len_utf8(),
+        "a detail is {} bytes long",
+        text.len()
+    );
 }

@@ -36,7 +36,8 @@ pub mod call;
 mod clock;
 pub mod config;
 mod error;
-#[cfg(feature = "fuzzing")]
+// Also in `cargo test`: the regression tests replay each crash input through its target.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host;

@@ -39,10 +39,11 @@
 //!    `servers.gh.args[2]`, `mcpServers.w.serverUrl` when the entry wrote `serverUrl`.
 
 mod auth;
-mod dotenv;
+pub(crate) mod dotenv;
 mod duration;
 mod entry;
-mod expand;
+pub(crate) mod expand;
+mod files;
 mod jsonc;
 mod keys;
 mod limits;

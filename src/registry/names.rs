@@ -7,10 +7,12 @@
 //! 2. Distinct identities never share a name. A name is *lossless* only when it can be parsed
 //!    back unambiguously: every character was allowed, nothing was cut, the server part has no
 //!    `__` and does not end in `_` (so the first `__` after the prefix is the separator), and the
-//!    tool part does not itself end like a hash suffix. Lossless names are therefore injective.
-//!    Every other name ends in `_` + 12 hex digits of SHA-256 over `server \0 tool`, which no
-//!    lossless name does; two hashed names collide only if 48 bits of SHA-256 do. The registry
-//!    still refuses a publish that would make two identities share a name (defence in depth).
+//!    tool part does not itself end like a hash suffix, and neither does a name of the full 64
+//!    characters (a hashed name cut to fit can leave the separator right before its suffix:
+//!    `mcp__<45 chars>__<hash>`). Lossless names are therefore injective. Every other name ends
+//!    in `_` + 12 hex digits of SHA-256 over `server \0 tool`, which no lossless name does; two
+//!    hashed names collide only if 48 bits of SHA-256 do. The registry still refuses a publish
+//!    that would make two identities share a name (defence in depth).
 
 use sha2::{Digest, Sha256};
 
@@ -35,6 +37,9 @@ pub fn public_name(server: &str, tool: &str) -> String {
     lossy |= push_normalized(&mut name, server);
     name.push_str(SEPARATOR);
     lossy |= push_normalized(&mut name, tool);
+    // A cut hashed name is `name[..51] + "_" + hash`: when `name[50]` is the separator's first
+    // `_`, it reads as server + `__` + a 12-hex tool, a lossless name of exactly 64 characters.
+    lossy |= name.len() == MAX_PUBLIC_NAME && looks_hashed(&name);
     if !lossy && name.len() <= MAX_PUBLIC_NAME {
         return name;
     }
@@ -134,6 +139,24 @@ mod tests {
         let tool_part = &hashed["mcp__s__".len()..];
         let forged = public_name("s", tool_part);
         assert_ne!(forged, hashed);
+    }
+
+    #[test]
+    fn a_cut_hashed_name_cannot_be_taken_by_a_tool_named_after_its_hash() {
+        // Found by the `names` fuzz target: a 45-character server's hashed name is cut to
+        // `mcp__<server>_` + `_` + hash, which was also the lossless name of the tool `<hash>`.
+        let server = "s".repeat(45);
+        let hashed = public_name(&server, "x.y");
+        let hash = &hashed[hashed.len() - HASH_HEX..];
+        assert_eq!(hashed, format!("mcp__{server}__{hash}"));
+        let forged = public_name(&server, hash);
+        assert_ne!(forged, hashed);
+        assert!(valid(&forged) && forged.len() == MAX_PUBLIC_NAME);
+        // One character shorter or a longer tool is still kept verbatim.
+        assert_eq!(
+            public_name(&server[1..], hash),
+            format!("mcp__{}__{hash}", &server[1..])
+        );
     }
 
     #[test]

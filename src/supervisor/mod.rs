@@ -14,7 +14,7 @@
 
 mod actor;
 mod backoff;
-mod connect;
+pub(crate) mod connect;
 mod generation;
 mod handler;
 mod heartbeat;

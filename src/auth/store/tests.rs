@@ -95,3 +95,20 @@ async fn a_symbolic_link_at_the_token_path_is_refused_not_read() {
     );
     assert_eq!(std::fs::read(theirs.path()).unwrap(), before);
 }
+
+#[test]
+fn an_expiry_past_the_end_of_time_saturates() {
+    // `expires_in` is the authorization server's number: u64::MAX used to overflow.
+    let record: StoredAuth = serde_json::from_str(
+        r#"{"server_url":"https://s/mcp","credentials":{"client_id":"c","token_response":
+        {"access_token":"a","token_type":"bearer","expires_in":18446744073709551615},
+        "token_received_at":1700000000}}"#,
+    )
+    .expect("a record");
+    assert_eq!(record.expires_at(), Some(u64::MAX));
+    assert!(
+        record
+            .expires_in()
+            .is_some_and(|left| left.as_secs() > 1 << 60)
+    );
+}

@@ -133,6 +133,13 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool) -> ExitCode {
         Ok(server) => server,
         Err(e) => return fail(exit::USAGE, e),
     };
+    // The handler is installed here, before anything is printed: a person (or a script) that
+    // interrupts after the first line must end `watch`, not kill it mid-shutdown.
+    let interrupted = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
+    let mut interrupted = match interrupted {
+        Ok(signal) => signal,
+        Err(e) => return fail(exit::USAGE, format!("cannot handle SIGINT: {e}")),
+    };
     let mut events = server.events();
     let name = server.name().to_owned();
     // The supervisor publishes a state on the event channel first, then in the state watch. A
@@ -146,8 +153,6 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool) -> ExitCode {
         },
         json,
     );
-    let interrupted = tokio::signal::ctrl_c();
-    tokio::pin!(interrupted);
     loop {
         tokio::select! {
             event = events.recv() => match event {
@@ -156,7 +161,7 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool) -> ExitCode {
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => safe::eprint("mcp-resilient", format!("{n} events dropped")),
                 Err(_) => break,
             },
-            _ = &mut interrupted => break,
+            _ = interrupted.recv() => break,
         }
     }
     server.shutdown().await;

@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 /// The variables `text` defines, the last definition of a key winning.
-pub(super) fn parse_env_file(text: &str) -> BTreeMap<String, String> {
+pub(crate) fn parse_env_file(text: &str) -> BTreeMap<String, String> {
     let mut vars = BTreeMap::new();
     for line in text.lines() {
         let line = line.trim();

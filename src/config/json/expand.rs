@@ -24,7 +24,7 @@ use std::{
 };
 
 /// What variables expand to while one file is loaded.
-pub(super) struct Vars<'a> {
+pub(crate) struct Vars<'a> {
     /// Our environment (the process environment, or a test's map).
     env: &'a dyn Fn(&str) -> Option<String>,
     /// The config file's directory, absolute; `None` for JSON that came from no file.
@@ -36,7 +36,7 @@ pub(super) struct Vars<'a> {
 }
 
 impl<'a> Vars<'a> {
-    pub(super) fn new(
+    pub(crate) fn new(
         env: &'a dyn Fn(&str) -> Option<String>,
         base_dir: Option<&'a Path>,
         inputs: BTreeMap<String, String>,
@@ -60,7 +60,7 @@ impl<'a> Vars<'a> {
     }
 
     /// `text` with every variable replaced, or why one cannot be.
-    pub(super) fn expand(&self, text: &str) -> Result<String, String> {
+    pub(crate) fn expand(&self, text: &str) -> Result<String, String> {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
         while let Some(start) = rest.find("${") {
@@ -123,7 +123,7 @@ impl<'a> Vars<'a> {
             })),
             "file" => {
                 let path = self.resolve_path(argument);
-                let text = std::fs::read_to_string(&path).map_err(|err| {
+                let text = super::files::read_small(&path).map_err(|err| {
                     format!("`${{{inner}}}`: cannot read {}: {err}", path.display())
                 })?;
                 Ok(text.trim_end_matches(['\n', '\r']).to_owned())

@@ -22,7 +22,7 @@ use crate::{
 };
 
 /// Why a handshake produced no session.
-pub(super) enum Handshake {
+pub(crate) enum Handshake {
     Cancelled,
     /// No session within the connect timeout; `step` names what was asked (see [`step`]).
     TimedOut {
@@ -49,7 +49,7 @@ fn step(initialize_only: bool, auto: bool, error: Option<&ClientInitializeError>
 impl Handshake {
     /// True when the server refused the protocol version (`-32022`) and names one this crate
     /// speaks in its `supported` list: another era would be accepted.
-    pub(super) fn refused_version(&self) -> bool {
+    pub(crate) fn refused_version(&self) -> bool {
         let Handshake::Failed { error: e, .. } = self else {
             return false;
         };
@@ -69,7 +69,7 @@ impl Handshake {
                 })
     }
 
-    pub(super) fn detail(&self, connect_timeout: Duration) -> String {
+    pub(crate) fn detail(&self, connect_timeout: Duration) -> String {
         match self {
             Handshake::Cancelled => "attempt cancelled".to_owned(),
             Handshake::TimedOut { step } => {
@@ -85,10 +85,11 @@ impl Handshake {
                         .and_then(|d| d.get("supported"))
                         .map(|s| s.to_string())
                         .unwrap_or_else(|| "unknown versions".to_owned());
-                    format!(
+                    // `supported` is the server's own JSON, of any length.
+                    crate::verdict::plain(&format!(
                         "the server refused the protocol version of {step} (-32022); it \
                          supports {supported}"
-                    )
+                    ))
                 }
                 ClientInitializeError::TransportError { error, .. } => {
                     match error.error.downcast_ref::<transport::http::HttpError>() {
@@ -118,7 +119,7 @@ impl Handshake {
     /// The cause (and the server's `Retry-After`) of a failed handshake: a JSON-RPC error
     /// answering `initialize` (-32022 included) is a rejection, as are the permanent HTTP answers;
     /// anything else is a transient `connect_failed`.
-    pub(super) fn verdict(&self) -> (Cause, Option<Duration>) {
+    pub(crate) fn verdict(&self) -> (Cause, Option<Duration>) {
         let Handshake::Failed { error: e, .. } = self else {
             return (Cause::ConnectFailed, None);
         };
@@ -202,5 +203,30 @@ where
             session_ct.cancel();
             Err(failed)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::ErrorData;
+
+    use super::*;
+
+    #[test]
+    fn a_version_refusal_listing_many_versions_is_one_plain_line() {
+        // The `supported` list is the server's: it was printed whole, of any length.
+        let supported = vec!["2025-11-25"; 40];
+        let refusal = ErrorData::new(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            "unsupported",
+            Some(serde_json::json!({ "supported": supported })),
+        );
+        let failed = Handshake::Failed {
+            error: Box::new(ClientInitializeError::JsonRpcError(refusal)),
+            step: "initialize",
+        };
+        let detail = failed.detail(Duration::from_secs(30));
+        assert!(detail.starts_with("the server refused the protocol version of initialize (-32022); it supports [\"2025-11-25\""), "{detail}");
+        assert!(detail.len() <= 203 && detail.ends_with('…'), "{detail}");
     }
 }

@@ -9,7 +9,7 @@
 use std::{sync::Arc, time::Duration};
 
 pub(crate) mod era;
-mod handshake;
+pub(crate) mod handshake;
 mod remote;
 
 use rmcp::{

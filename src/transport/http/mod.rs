@@ -152,7 +152,7 @@ impl HttpClient {
     /// JSON-RPC error that answers some other id (servers that say "no valid session" answer
     /// 400 with an error whose id is `null` or `"server-error"`: rmcp could not route it and
     /// the request would wait for its timeout).
-    fn expire_on_400(
+    pub(crate) fn expire_on_400(
         request_id: Option<RequestId>,
         result: Result<StreamableHttpPostResponse, HttpError>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {

@@ -138,7 +138,7 @@ impl Entry {
         let mut env = match self.env_file.take() {
             Some(file) => {
                 let path = vars.resolve_path(&file);
-                let text = std::fs::read_to_string(&path).map_err(|err| {
+                let text = crate::config::json::files::read_small(&path).map_err(|err| {
                     ConfigError::new("envFile", format!("cannot read {}: {err}", path.display()))
                 })?;
                 dotenv::parse_env_file(&text)

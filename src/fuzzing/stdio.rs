@@ -1,0 +1,116 @@
+//! What a stdio child's stdout reaches: rmcp's line codec (the real [`AsyncRwTransport`], over
+//! the bytes in memory) inside our [`Observed`] wrapper, then the code of ours each kind of
+//! message meets: a tool list is published to a registry and written as model-API definitions,
+//! an `initialize` answer sets the era memory, a JSON-RPC error is judged (as a call's answer
+//! and as the answer to a handshake).
+
+use std::{sync::Arc, time::Duration};
+
+use rmcp::{
+    RoleClient, ServiceError,
+    model::{ErrorData, JsonRpcMessage, ServerResult, Tool},
+    service::ClientInitializeError,
+    transport::{Transport, async_rw::AsyncRwTransport},
+};
+
+use crate::{
+    registry::{PublishError, ToolRegistry, definitions},
+    state::Cause,
+    supervisor::connect::{era, handshake::Handshake},
+    transport::{Activity, Observed, judge},
+    verdict::Verdict,
+};
+
+/// Feeds `data` to the stdio transport as a child's whole stdout, then handles every message
+/// it yields. Never panics; every message is stamped as activity; a tool list is refused only
+/// for a duplicate raw name, and otherwise gets one valid public name per tool; an error is
+/// `Alive` for a call and `rejected` for a handshake, with a plain detail.
+pub fn stdio_output(data: &[u8]) {
+    let stdout = std::io::Cursor::new(data.to_vec());
+    let transport = AsyncRwTransport::<RoleClient, _, _>::new_client(stdout, tokio::io::sink());
+    let activity = Activity::new(true);
+    let mut io = Observed::new(transport, activity.clone(), "fuzz".into(), 1);
+    let registry = ToolRegistry::new();
+    let era = era::EraMemory::default();
+    let mut generation = 0;
+    futures::executor::block_on(async {
+        while let Some(message) = io.receive().await {
+            match message {
+                JsonRpcMessage::Response(response) => match response.result {
+                    ServerResult::ListToolsResult(page) => {
+                        generation += 1;
+                        publish(&registry, generation, page.tools);
+                    }
+                    ServerResult::InitializeResult(init) => {
+                        era.remember(&init.protocol_version);
+                        let _ = era::is_modern(&init.protocol_version);
+                    }
+                    _ => {}
+                },
+                JsonRpcMessage::Error(error) => judge_error(error.error),
+                JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => {}
+            }
+        }
+        let _ = io.close().await;
+    });
+    let _ = activity.idle();
+}
+
+fn publish(registry: &ToolRegistry, generation: u64, tools: Vec<Tool>) {
+    let server: Arc<str> = Arc::from("fuzz");
+    let count = tools.len();
+    let mut raw: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    raw.sort_unstable();
+    let duplicate = raw.windows(2).any(|w| w[0] == w[1]);
+    match registry.publish(&server, generation, tools.clone()) {
+        Ok(_) => {
+            assert!(!duplicate, "a list with a duplicate raw name was published");
+            let snapshot = registry.snapshot();
+            // Within one server, distinct raw names never share a public name.
+            assert_eq!(snapshot.len(), count, "two tools got one public name");
+            assert_eq!(
+                definitions::openai_tools(&snapshot)
+                    .as_array()
+                    .map(Vec::len),
+                Some(count)
+            );
+            assert_eq!(
+                definitions::anthropic_tools(&snapshot)
+                    .as_array()
+                    .map(Vec::len),
+                Some(count)
+            );
+        }
+        Err(PublishError::DuplicateTool(name)) => {
+            assert!(duplicate, "{name:?} refused as a duplicate but is not one");
+        }
+        Err(other) => panic!("one server's list was refused: {other}"),
+    }
+}
+
+fn judge_error(error: ErrorData) {
+    assert_eq!(
+        judge(&ServiceError::McpError(error.clone())),
+        Verdict::Alive,
+        "a JSON-RPC error answering a call is not alive"
+    );
+    let answered = |error: ClientInitializeError| Handshake::Failed {
+        error: Box::new(error),
+        step: "initialize",
+    };
+    let direct = answered(ClientInitializeError::JsonRpcError(error.clone()));
+    let fallback = answered(ClientInitializeError::LegacyFallbackFailed {
+        discover: Box::new(ClientInitializeError::ConnectionClosed("closed".to_owned())),
+        fallback: Box::new(ClientInitializeError::JsonRpcError(error.clone())),
+    });
+    for failed in [direct, fallback] {
+        assert_eq!(failed.verdict(), (Cause::Rejected, None));
+        if failed.refused_version() {
+            assert_eq!(
+                error.code,
+                rmcp::model::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+            );
+        }
+        super::assert_plain(&failed.detail(Duration::from_secs(30)));
+    }
+}
