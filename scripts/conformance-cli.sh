@@ -84,10 +84,10 @@ for (const name of scenarios) {
         .map((m) => m[1]).filter((m, i, all) => m !== all[i - 1]);
     const pass = run.exitCode === 0 && ok > 0 && bad === 0 && warn === 0;
     const failed = checks.filter((c) => c.status === "FAILURE").map((c) => c.id);
-    const note = notes[name] ? `; ${notes[name]}` : "";
-    const why = failed.length ? `; failing: ${failed.join(", ")}${note}` : note;
+    const said = [methods.join(" → "), ...(failed.length ? [`failing: ${failed.join(", ")}`] : []),
+        ...(notes[name] ? [notes[name]] : [])].filter((s) => s).join("; ");
     rows.push(`| ${name} | ${pass ? "pass" : "fail"} | ${ok}/${bad}/${warn} | ${run.seconds} | ` +
-        `${methods.join(" → ")}${why} |`);
+        `${said} |`);
 }
 console.log(rows.join("\n"));
 JS
