@@ -96,14 +96,24 @@ async fn a_hundred_pages_of_4_mib_fail_on_the_list_limit_quickly_and_in_bounded_
     // about 160 MB per attempt in a debug build. Main (debug) reached 1 GB.
     let peak_mb = run.peak_kib / 1024;
     assert!(peak_mb < 500, "peak RSS {peak_mb} MB");
-    eprintln!("100 x 4 MiB pages: {:?}, peak RSS {peak_mb} MB", run.elapsed);
+    eprintln!(
+        "100 x 4 MiB pages: {:?}, peak RSS {peak_mb} MB",
+        run.elapsed
+    );
 }
 
 #[tokio::test]
 async fn a_raised_limit_lets_a_larger_list_through() {
     // 9 MiB of tools (10 413 of them) in 3 pages: over the default 8 MiB and 10 000 tools,
     // within the raised 16 MiB and 20 000.
-    let flags = ["--hostile", "huge-pages", "--page-bytes", "3145728", "--pages", "3"];
+    let flags = [
+        "--hostile",
+        "huge-pages",
+        "--page-bytes",
+        "3145728",
+        "--pages",
+        "3",
+    ];
     let server = MockProcess::start_with("http", &flags).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let entry = format!(
@@ -123,20 +133,30 @@ async fn a_raised_limit_lets_a_larger_list_through() {
     assert!(run.stdout.contains("mcp__s__p2_t0"), "the last page is in");
     let default = run_measured(&["tools", "--url", &server.url()], Duration::from_secs(120)).await;
     assert_eq!(default.code, 3, "{}", default.stderr);
-    assert!(default.stderr.contains("limits.max_list_bytes"), "{}", default.stderr);
+    assert!(
+        default.stderr.contains("limits.max_list_bytes"),
+        "{}",
+        default.stderr
+    );
 }
 
 #[tokio::test]
 async fn an_endless_cursor_stops_at_the_page_limit() {
     let args = [
-        "tools", "--stdio", "--", mock_binary(), "mock-server", "--hostile", "endless-pages",
-        "--transport", "stdio",
+        "tools",
+        "--stdio",
+        "--",
+        mock_binary(),
+        "mock-server",
+        "--hostile",
+        "endless-pages",
+        "--transport",
+        "stdio",
     ];
     let run = run_measured(&args, LIMIT).await;
     assert_eq!(run.code, 3, "{}", run.stderr);
     assert!(
-        run.stderr.contains("limit_exceeded")
-            && run.stderr.contains("limits.max_list_pages (100)"),
+        run.stderr.contains("limit_exceeded") && run.stderr.contains("limits.max_list_pages (100)"),
         "{}",
         run.stderr
     );
@@ -145,7 +165,14 @@ async fn an_endless_cursor_stops_at_the_page_limit() {
 #[tokio::test]
 async fn a_message_over_the_bound_is_a_limit_on_stdio_and_on_http() {
     // One page of about 2 MB, in one stdio line or one HTTP body, against a 1 MiB bound.
-    let page = ["--hostile", "huge-pages", "--page-bytes", "2000000", "--pages", "1"];
+    let page = [
+        "--hostile",
+        "huge-pages",
+        "--page-bytes",
+        "2000000",
+        "--pages",
+        "1",
+    ];
     let dir = tempfile::tempdir().expect("tempdir");
     let mut args: Vec<String> = ["mock-server".into()].into();
     args.extend(page.map(String::from));
@@ -161,8 +188,16 @@ async fn a_message_over_the_bound_is_a_limit_on_stdio_and_on_http() {
         server.url()
     );
     for (transport, entry, detail) in [
-        ("stdio", stdio, "a message from the server exceeded limits.max_message_bytes (1 MiB)"),
-        ("http", http, "a tools/list page exceeded limits.max_message_bytes (1 MiB)"),
+        (
+            "stdio",
+            stdio,
+            "a message from the server exceeded limits.max_message_bytes (1 MiB)",
+        ),
+        (
+            "http",
+            http,
+            "a tools/list page exceeded limits.max_message_bytes (1 MiB)",
+        ),
     ] {
         let config = config_file(&dir, &entry);
         let run = run_measured(&["tools", "--config", &config, "--server", "s"], LIMIT).await;
@@ -191,7 +226,9 @@ async fn a_resync_over_the_limits_ends_the_generation_as_a_refusal() {
     )));
     config.limits.max_list_items = mcp_mock_server::BUILTINS.len() + 1;
     let registry = ToolRegistry::new();
-    let supervisor = Supervisor::start(config, registry.clone()).await.expect("start");
+    let supervisor = Supervisor::start(config, registry.clone())
+        .await
+        .expect("start");
     let mut states = supervisor.state_watch();
     common::wait_state(&mut states, ConnectionState::is_ready).await;
     mock.faults().wait_streams(1).await;
@@ -200,14 +237,32 @@ async fn a_resync_over_the_limits_ends_the_generation_as_a_refusal() {
         ..SetTools::default()
     };
     mock.faults().set_tools(change).await;
-    let state = common::wait_state(&mut states, |s| matches!(s, ConnectionState::Failed { .. })).await;
-    let ConnectionState::Failed { reason, death, retry_in, .. } = state else {
+    let state =
+        common::wait_state(&mut states, |s| matches!(s, ConnectionState::Failed { .. })).await;
+    let ConnectionState::Failed {
+        reason,
+        death,
+        retry_in,
+        ..
+    } = state
+    else {
         unreachable!()
     };
-    assert_eq!((reason, death.cause), (Reason::ConnectionLost, Cause::LimitExceeded));
-    assert!(death.detail.contains("limits.max_list_items"), "{}", death.detail);
+    assert_eq!(
+        (reason, death.cause),
+        (Reason::ConnectionLost, Cause::LimitExceeded)
+    );
+    assert!(
+        death.detail.contains("limits.max_list_items"),
+        "{}",
+        death.detail
+    );
     assert!(retry_in.is_some(), "tried again only at max_delay");
-    assert_eq!(registry.snapshot().tools().count(), 0, "unregistered, like a refusal");
+    assert_eq!(
+        registry.snapshot().tools().count(),
+        0,
+        "unregistered, like a refusal"
+    );
     supervisor.shutdown().await;
     mock.shutdown().await;
 }

@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::{LIMIT, fast, mock_binary, wait_state};
 use mcp_mock_server::{HostileReplies, ReplyKind, ReplyOptions};
-use mcp_resilient::{
-    CallError, ConnectionState, Supervisor, ToolRegistry, config::ServerConfig,
-};
+use mcp_resilient::{CallError, ConnectionState, Supervisor, ToolRegistry, config::ServerConfig};
 use serde_json::json;
 
 fn stdio(kind: &str) -> ServerConfig {
@@ -48,7 +46,10 @@ async fn echo(registry: &ToolRegistry, tool: &str, text: &str) -> Result<String,
     let result = tokio::time::timeout(LIMIT, handle.call(json!({ "text": text })))
         .await
         .expect("the call ended within the test limit")?;
-    Ok(result.content[0].as_text().map(|t| t.text.clone()).unwrap_or_default())
+    Ok(result.content[0]
+        .as_text()
+        .map(|t| t.text.clone())
+        .unwrap_or_default())
 }
 
 /// Ten calls, each answered with its own text, on the generation that was ready first.
@@ -57,7 +58,11 @@ async fn calls_keep_working(supervisor: &Supervisor, registry: &ToolRegistry, ge
         let text = format!("call {i}");
         assert_eq!(echo(registry, "echo", &text).await.expect("echo"), text);
     }
-    assert_eq!(supervisor.generation(), Some(generation), "no new generation");
+    assert_eq!(
+        supervisor.generation(),
+        Some(generation),
+        "no new generation"
+    );
     assert!(supervisor.state().is_ready(), "{:?}", supervisor.state());
 }
 
@@ -86,7 +91,11 @@ async fn a_stdio_line_that_is_not_json_is_skipped_and_an_unanswered_call_times_o
     let started = Instant::now();
     let error = echo(&registry, "broken", "x").await.expect_err("no answer");
     assert!(matches!(error, CallError::Timeout { .. }), "{error:?}");
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
     calls_keep_working(&supervisor, &registry, generation).await;
     supervisor.shutdown().await;
 }
@@ -98,13 +107,24 @@ async fn a_body_that_is_not_json_fails_its_call_typed_and_the_generation_lives()
     // `broken` is answered with a JSON body that is not JSON: that call fails typed, at once.
     let started = Instant::now();
     let error = echo(&registry, "broken", "x").await.expect_err("not JSON");
-    assert!(matches!(error, CallError::Http { status: None, .. }), "{error:?}");
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        matches!(error, CallError::Http { status: None, .. }),
+        "{error:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
     // `echo` is answered with an SSE stream whose first event is not JSON: rmcp skips that
     // event and reads the answer after it.
     assert_eq!(echo(&registry, "echo", "x").await.expect("echo"), "x");
     calls_keep_working(&supervisor, &registry, generation).await;
-    assert_eq!(supervisor.generation(), Some(generation), "no new generation");
+    assert_eq!(
+        supervisor.generation(),
+        Some(generation),
+        "no new generation"
+    );
     supervisor.shutdown().await;
     server.shutdown().await;
 }

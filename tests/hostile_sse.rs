@@ -11,7 +11,9 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use mcp_mock_server::hostile::sse::{HostileSseOptions, HostileSseServer, SseHostility, Trigger};
-use mcp_resilient::{Cause, Reason, Supervisor, ToolRegistry, config::Heartbeat, config::ServerConfig};
+use mcp_resilient::{
+    Cause, Reason, Supervisor, ToolRegistry, config::Heartbeat, config::ServerConfig,
+};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdout, Command};
@@ -25,12 +27,15 @@ async fn hostile(kind: SseHostility, bytes: usize, pace: Duration) -> HostileSse
         trigger: Trigger::Manual,
         ..HostileSseOptions::new(kind)
     };
-    HostileSseServer::start(opts).await.expect("hostile server starts")
+    HostileSseServer::start(opts)
+        .await
+        .expect("hostile server starts")
 }
 
 /// A supervised legacy SSE client without heartbeat: only the stream can tell.
 async fn supervise(server: &HostileSseServer) -> (Supervisor, ToolRegistry) {
-    let config = fast(ServerConfig::sse("hostile", server.sse_url())).heartbeat(Heartbeat::disabled());
+    let config =
+        fast(ServerConfig::sse("hostile", server.sse_url())).heartbeat(Heartbeat::disabled());
     let registry = ToolRegistry::new();
     let supervisor = Supervisor::start(config, registry.clone())
         .await
@@ -54,7 +59,10 @@ async fn death_after_trigger(
     assert_eq!(reason, Reason::ConnectionLost, "{death:?}");
     let sent = server.burst_started().expect("the burst was sent");
     let after = seen.saturating_duration_since(sent);
-    eprintln!("death {after:?} after the first hostile byte: {}", death.detail);
+    eprintln!(
+        "death {after:?} after the first hostile byte: {}",
+        death.detail
+    );
     (death, after)
 }
 
@@ -64,10 +72,17 @@ async fn invalid_utf8_ends_the_stream_at_once_with_a_cause_that_names_it() {
     let (supervisor, _registry) = supervise(&server).await;
     let (death, after) = death_after_trigger(&server, &supervisor).await;
     assert_eq!(death.cause, Cause::TransportError, "{death:?}");
-    assert!(death.detail.contains("invalid UTF-8 at stream offset"), "{}", death.detail);
+    assert!(
+        death.detail.contains("invalid UTF-8 at stream offset"),
+        "{}",
+        death.detail
+    );
     // Target 100 ms; measured 1.5 ms. Before: never (the bad byte jammed the stream: no
     // message was delivered again, and only a heartbeat timeout, disabled here, ended it).
-    assert!(after < Duration::from_secs(2), "death {after:?} after the byte");
+    assert!(
+        after < Duration::from_secs(2),
+        "death {after:?} after the byte"
+    );
     supervisor.shutdown().await;
     server.shutdown().await;
 }
@@ -80,7 +95,10 @@ async fn malformed_json_in_a_message_event_ends_the_stream_at_once() {
     assert_eq!(death.cause, Cause::TransportError, "{death:?}");
     assert!(death.detail.contains("is not JSON"), "{}", death.detail);
     // Measured 1-15 ms. Before: never (the event was skipped with a warning).
-    assert!(after < Duration::from_secs(2), "death {after:?} after the event");
+    assert!(
+        after < Duration::from_secs(2),
+        "death {after:?} after the event"
+    );
     supervisor.shutdown().await;
     server.shutdown().await;
 }
@@ -88,7 +106,16 @@ async fn malformed_json_in_a_message_event_ends_the_stream_at_once() {
 /// `mcp-resilient watch --json` on `url`, with a heartbeat too slow to matter.
 fn watch(url: &str) -> (Child, Lines<BufReader<ChildStdout>>) {
     let mut child = Command::new(mock_binary())
-        .args(["watch", "--json", "--transport", "sse", "--name", "hostile", "--url", url])
+        .args([
+            "watch",
+            "--json",
+            "--transport",
+            "sse",
+            "--name",
+            "hostile",
+            "--url",
+            url,
+        ])
         .args(["--heartbeat-interval", "60s", "--heartbeat-timeout", "10s"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -120,12 +147,19 @@ fn cpu_seconds(pid: u32) -> f64 {
     let rest = stat.rsplit(')').next().unwrap_or_default();
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // After the command: the state is field 3; utime is 14, stime 15.
-    let ticks = |i: usize| fields.get(i - 3).and_then(|f| f.parse::<u64>().ok()).expect("a tick count");
+    let ticks = |i: usize| {
+        fields
+            .get(i - 3)
+            .and_then(|f| f.parse::<u64>().ok())
+            .expect("a tick count")
+    };
     (ticks(14) + ticks(15)) as f64 / clock_ticks()
 }
 
 fn clock_ticks() -> f64 {
-    let out = std::process::Command::new("getconf").arg("CLK_TCK").output();
+    let out = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output();
     out.ok()
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .and_then(|s| s.trim().parse().ok())
@@ -171,11 +205,18 @@ async fn a_newline_flood_costs_client_cpu_linear_in_its_bytes() {
     let (lost, cpu, _) = watch_burst(&server).await;
     // Bare newlines are legal (blank lines, no event): the stream is read to its end.
     assert_eq!(lost["cause"], "stream_closed", "{lost}");
-    assert_eq!(server.hostile_bytes(), FLOOD as u64, "the whole flood was sent");
+    assert_eq!(
+        server.hostile_bytes(),
+        FLOOD as u64,
+        "the whole flood was sent"
+    );
     // Measured 0.64 s for the whole debug-build client, HTTP included (release: see the
     // benchmark). Before: ~0.5 µs per byte in release (27 MB in 20 s, 13 s of CPU), so 16 MiB
     // would cost ~8 s, more in debug, and would not end within the limit.
-    assert!(cpu < 3.0, "{cpu:.2} s of client CPU for {FLOOD} bare newlines");
+    assert!(
+        cpu < 3.0,
+        "{cpu:.2} s of client CPU for {FLOOD} bare newlines"
+    );
     server.shutdown().await;
 }
 
@@ -188,8 +229,14 @@ async fn an_endless_line_is_cut_at_the_line_bound_with_linear_cpu_and_bounded_me
     let (lost, cpu, rss) = watch_until(&server, "failed").await;
     assert_eq!(lost["cause"], "limit_exceeded", "{lost}");
     let detail = lost["detail"].as_str().unwrap_or_default();
-    assert!(detail.contains("limits.max_sse_line_bytes (16777216 bytes)"), "{detail}");
-    assert!(server.hostile_bytes() < LINE as u64, "the client hung up before the line's end");
+    assert!(
+        detail.contains("limits.max_sse_line_bytes (16777216 bytes)"),
+        "{detail}"
+    );
+    assert!(
+        server.hostile_bytes() < LINE as u64,
+        "the client hung up before the line's end"
+    );
     // Measured 0.64 s for the whole debug-build client. Before: the framer rescanned the partial line on every
     // chunk (12.4 s of CPU in release for a 16 MiB line).
     assert!(cpu < 3.0, "{cpu:.2} s of client CPU for a 16 MiB line");

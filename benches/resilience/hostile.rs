@@ -105,7 +105,13 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
 /// One repetition: `(client CPU ms, wall ms)` from the trigger to the verdict.
 async fn once(case: &Case) -> Res<(f64, f64)> {
     let bytes = case.bytes.to_string();
-    let flags = ["mock-server", "--hostile", case.kind, "--hostile-bytes", &bytes];
+    let flags = [
+        "mock-server",
+        "--hostile",
+        case.kind,
+        "--hostile-bytes",
+        &bytes,
+    ];
     let flags = [&flags[..], &["--hostile-trigger", "call"]].concat();
     let (_child, port) = mcp_mock_server::spawn_process(binary(), &flags, "sse", 0, LIMIT)
         .await
@@ -133,7 +139,10 @@ async fn measure(case: &Case, server: &Supervisor, registry: &ToolRegistry) -> R
         .handle("mcp__hostile__trigger")
         .map_err(|e| e.to_string())?;
     let (ticks, started) = (cpu_ticks(), Instant::now());
-    trigger.call(json!({})).await.map_err(|e| format!("trigger: {e}"))?;
+    trigger
+        .call(json!({}))
+        .await
+        .map_err(|e| format!("trigger: {e}"))?;
     let death = tokio::time::timeout(CAP, async {
         loop {
             match events.recv().await {
@@ -155,7 +164,9 @@ async fn measure(case: &Case, server: &Supervisor, registry: &ToolRegistry) -> R
     };
     if death.cause != case.cause || !death.detail.contains(case.detail) {
         let (cause, detail) = (death.cause, death.detail);
-        return Err(format!("unexpected verdict after {cpu:.0} ms of CPU: {cause}: {detail}"));
+        return Err(format!(
+            "unexpected verdict after {cpu:.0} ms of CPU: {cause}: {detail}"
+        ));
     }
     Ok((cpu, wall))
 }

@@ -272,7 +272,9 @@ impl Args {
         }
         match self.hostile_trigger.as_deref() {
             None | Some("list" | "call") => Ok(()),
-            Some(other) => Err(format!("--hostile-trigger: expected list or call, got {other:?}")),
+            Some(other) => Err(format!(
+                "--hostile-trigger: expected list or call, got {other:?}"
+            )),
         }
     }
 
@@ -363,7 +365,13 @@ mod tests {
             ..Args::default()
         };
         assert_eq!(stdio, Ok(expected));
-        let hostile = parse(&["--hostile", "huge-pages", "--page-bytes=1024", "--pages", "3"]);
+        let hostile = parse(&[
+            "--hostile",
+            "huge-pages",
+            "--page-bytes=1024",
+            "--pages",
+            "3",
+        ]);
         let expected = Args {
             hostile: Some("huge-pages".into()),
             page_bytes: 1024,

@@ -113,7 +113,10 @@ impl Limits {
         let counts = [
             ("max_list_items", self.max_list_items),
             ("max_list_pages", self.max_list_pages as usize),
-            ("max_buffered_notifications", self.max_buffered_notifications),
+            (
+                "max_buffered_notifications",
+                self.max_buffered_notifications,
+            ),
         ];
         for (field, value) in counts {
             if value == 0 {
@@ -155,7 +158,9 @@ impl fmt::Display for Bytes {
 /// (case-insensitive, spaces allowed): `1048576`, `"512KiB"`, `"16 MiB"`.
 pub(crate) fn parse_bytes(text: &str) -> Result<usize, String> {
     let text = text.trim();
-    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
     let (number, unit) = text.split_at(digits);
     let number: usize = number
         .parse()

@@ -13,8 +13,8 @@ mod huge_durations;
 mod json;
 mod json_errors;
 mod jsonc_dotenv;
-mod redaction;
 mod limits;
+mod redaction;
 mod skipping;
 
 use std::time::Duration;

@@ -46,7 +46,10 @@ pub(crate) async fn list_all_tools(
             .await
             .map_err(|e| failed(&e, limits))?;
         let cursor_bytes = page.next_cursor.as_ref().map_or(0, String::len);
-        budget.page(page.tools.len(), limit::json_len(&page.tools) + cursor_bytes)?;
+        budget.page(
+            page.tools.len(),
+            limit::json_len(&page.tools) + cursor_bytes,
+        )?;
         listing.tools.extend(page.tools);
         // 0 means "do not cache", not "refresh at once".
         if let Some(ttl) = page.ttl_ms.filter(|ms| *ms > 0).map(Duration::from_millis) {

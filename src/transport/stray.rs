@@ -131,9 +131,15 @@ mod tests {
         outstanding.sent(&request(1));
         outstanding.sent(&request(2));
         assert!(!outstanding.received(&response(RequestId::Number(1))));
-        assert!(outstanding.received(&response(RequestId::Number(1))), "a duplicate");
+        assert!(
+            outstanding.received(&response(RequestId::Number(1))),
+            "a duplicate"
+        );
         assert!(outstanding.received(&response(RequestId::String("never".into()))));
-        assert!(!outstanding.received(&response(RequestId::String("2".into()))), "as rmcp");
+        assert!(
+            !outstanding.received(&response(RequestId::String("2".into()))),
+            "as rmcp"
+        );
         assert_eq!(outstanding.strays(), 2);
     }
 
@@ -144,7 +150,10 @@ mod tests {
             outstanding.sent(&request(id));
         }
         assert_eq!(outstanding.ids.len(), TRACKED);
-        assert!(outstanding.received(&response(RequestId::Number(0))), "forgotten");
+        assert!(
+            outstanding.received(&response(RequestId::Number(0))),
+            "forgotten"
+        );
         assert!(!outstanding.received(&response(RequestId::Number(20))));
     }
 }

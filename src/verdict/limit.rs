@@ -158,7 +158,11 @@ mod tests {
         );
         let mut budget = ListBudget::new("tools/list", "tools", &limits(10 * 1024, 100, 5));
         let death = budget.page(1, 10 * 1024 + 7).expect_err("just past");
-        assert!(death.detail.ends_with("(10 KiB): 10247 bytes in 1 page"), "{}", death.detail);
+        assert!(
+            death.detail.ends_with("(10 KiB): 10247 bytes in 1 page"),
+            "{}",
+            death.detail
+        );
         let mut budget = ListBudget::new("prompts/list", "prompts", &limits(1 << 20, 15, 5));
         budget.page(10, 100).expect("under the bound");
         let death = budget.page(10, 100).expect_err("past the items");

@@ -140,19 +140,18 @@ impl Script {
             "tools/list" => reply(id, &self.page(params["cursor"].as_str())),
             "tools/call" => reply(id, &call(params).to_string()),
             _ => {
-                let error = json!({"code": -32601, "message": format!("method not found: {method}")});
+                let error =
+                    json!({"code": -32601, "message": format!("method not found: {method}")});
                 json!({"jsonrpc": "2.0", "id": id, "error": error}).to_string()
             }
         };
         match self.options.kind {
             ReplyKind::StrayResponse => vec![self.stray(), answer],
             ReplyKind::DuplicateResponse => vec![answer.clone(), answer],
-            ReplyKind::MalformedJson if method == "tools/call" => {
-                match params["name"].as_str() {
-                    Some("broken") => vec![MALFORMED.to_owned()],
-                    _ => vec![MALFORMED.to_owned(), answer],
-                }
-            }
+            ReplyKind::MalformedJson if method == "tools/call" => match params["name"].as_str() {
+                Some("broken") => vec![MALFORMED.to_owned()],
+                _ => vec![MALFORMED.to_owned(), answer],
+            },
             _ => vec![answer],
         }
     }
@@ -191,7 +190,10 @@ fn reply(id: &Value, result: &str) -> String {
 fn initialize(params: &Value) -> Value {
     const KNOWN: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
     let asked = params["protocolVersion"].as_str().unwrap_or_default();
-    let version = KNOWN.into_iter().find(|v| *v == asked).unwrap_or("2025-11-25");
+    let version = KNOWN
+        .into_iter()
+        .find(|v| *v == asked)
+        .unwrap_or("2025-11-25");
     json!({
         "protocolVersion": version,
         "capabilities": {"tools": {}},
@@ -250,7 +252,11 @@ mod tests {
         assert_eq!(page["result"]["nextCursor"], "1");
         let last: Value = serde_json::from_str(&script.answer(&list(Some("2")))[0]).expect("json");
         assert!(last["result"].get("nextCursor").is_none());
-        let names = |page: &Value| page["result"]["tools"][0]["name"].as_str().map(str::to_owned);
+        let names = |page: &Value| {
+            page["result"]["tools"][0]["name"]
+                .as_str()
+                .map(str::to_owned)
+        };
         assert_ne!(names(&page), names(&last), "names differ across pages");
     }
 

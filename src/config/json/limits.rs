@@ -65,7 +65,10 @@ impl LimitsJson {
                 &mut limits.max_sse_event_bytes,
                 bytes(self.max_sse_event_bytes).or(event_bytes),
             ),
-            (&mut limits.max_sse_line_bytes, bytes(self.max_sse_line_bytes)),
+            (
+                &mut limits.max_sse_line_bytes,
+                bytes(self.max_sse_line_bytes),
+            ),
             (
                 &mut limits.max_buffered_notifications,
                 self.max_buffered_notifications,

@@ -48,20 +48,48 @@ fn the_older_keys_still_work_but_not_beside_their_field() {
     let remote = loaded(r#"{"mcpServers": {"w": {"url": "http://h/mcp", "maxEventBytes": 4096}}}"#);
     assert_eq!(remote.limits.max_sse_event_bytes, 4096);
     let both = stdio_with(r#""maxToolPages": 9, "limits": {"maxListPages": 9}"#);
-    assert_error(&json_rejected(&both), "mcpServers.s.maxToolPages", "give one");
+    assert_error(
+        &json_rejected(&both),
+        "mcpServers.s.maxToolPages",
+        "give one",
+    );
     let both = r#"{"mcpServers": {"w": {"url": "http://h/mcp", "maxEventBytes": 4096,
         "limits": {"maxSseEventBytes": 4096}}}}"#;
-    assert_error(&json_rejected(both), "mcpServers.w.maxEventBytes", "give one");
+    assert_error(
+        &json_rejected(both),
+        "mcpServers.w.maxEventBytes",
+        "give one",
+    );
 }
 
 #[test]
 fn bad_limits_are_refused_with_the_path_of_the_key() {
     let cases = [
-        (r#""limits": {"maxListBytes": 10}"#, "mcpServers.s.limits.maxListBytes", "at least 1024"),
-        (r#""limits": {"maxListPages": 0}"#, "mcpServers.s.limits.maxListPages", "at least 1"),
-        (r#""limits": {"maxListBytes": "8MB"}"#, "mcpServers.s.limits.maxListBytes", "unknown unit `MB`"),
-        (r#""limits": {"maxListBytes": -1}"#, "mcpServers.s.limits.maxListBytes", "negative size"),
-        (r#""limits": {"maxListByte": 1}"#, "mcpServers.s.limits.maxListByte", "did you mean `maxListBytes`?"),
+        (
+            r#""limits": {"maxListBytes": 10}"#,
+            "mcpServers.s.limits.maxListBytes",
+            "at least 1024",
+        ),
+        (
+            r#""limits": {"maxListPages": 0}"#,
+            "mcpServers.s.limits.maxListPages",
+            "at least 1",
+        ),
+        (
+            r#""limits": {"maxListBytes": "8MB"}"#,
+            "mcpServers.s.limits.maxListBytes",
+            "unknown unit `MB`",
+        ),
+        (
+            r#""limits": {"maxListBytes": -1}"#,
+            "mcpServers.s.limits.maxListBytes",
+            "negative size",
+        ),
+        (
+            r#""limits": {"maxListByte": 1}"#,
+            "mcpServers.s.limits.maxListByte",
+            "did you mean `maxListBytes`?",
+        ),
     ];
     for (extra, path, needle) in cases {
         assert_error(&json_rejected(&stdio_with(extra)), path, needle);

@@ -105,7 +105,10 @@ impl Actor {
     }
 
     pub(super) fn on_sync_done(&mut self, generation: Generation, result: Result<Listing, Death>) {
-        let Some(running) = self.running.as_ref().filter(|r| r.live.generation == generation)
+        let Some(running) = self
+            .running
+            .as_ref()
+            .filter(|r| r.live.generation == generation)
         else {
             return;
         };

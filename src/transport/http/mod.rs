@@ -242,7 +242,10 @@ impl StreamableHttpClient for HttpClient {
                     Some(request) => own_answer::only_own_answers(stream, request),
                     None => stream,
                 };
-                Ok(StreamableHttpPostResponse::Sse(self.clamp_retry(stream), id))
+                Ok(StreamableHttpPostResponse::Sse(
+                    self.clamp_retry(stream),
+                    id,
+                ))
             }
             other => other,
         }

@@ -38,12 +38,20 @@ pub(crate) enum SseError {
         "an SSE line exceeded limits.max_sse_line_bytes ({limit} bytes) at stream offset {offset} \
          ({seen} bytes without a line end so far)"
     )]
-    LineTooLong { limit: usize, seen: usize, offset: u64 },
+    LineTooLong {
+        limit: usize,
+        seen: usize,
+        offset: u64,
+    },
     #[error(
         "an SSE event exceeded limits.max_sse_event_bytes ({limit} bytes) at stream offset {offset} \
          ({seen} bytes since its start so far)"
     )]
-    EventTooLarge { limit: usize, seen: usize, offset: u64 },
+    EventTooLarge {
+        limit: usize,
+        seen: usize,
+        offset: u64,
+    },
     #[error("invalid UTF-8 at stream offset {offset}")]
     InvalidUtf8 { offset: u64 },
 }
@@ -184,7 +192,9 @@ impl Parser {
         }
         let event = self.event_bytes + line;
         if event > self.max_event {
-            let room = self.max_event.saturating_sub(self.event_bytes + self.line.len());
+            let room = self
+                .max_event
+                .saturating_sub(self.event_bytes + self.line.len());
             return Err(SseError::EventTooLarge {
                 limit: self.max_event,
                 seen: event,

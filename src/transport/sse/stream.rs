@@ -68,7 +68,11 @@ impl Events {
                 return None;
             }
             self.failed = match self.body.next().await {
-                Some(Ok(chunk)) => self.parser.push(&chunk, &mut self.ready).err().map(ReadError::Sse),
+                Some(Ok(chunk)) => self
+                    .parser
+                    .push(&chunk, &mut self.ready)
+                    .err()
+                    .map(ReadError::Sse),
                 Some(Err(e)) => Some(ReadError::Http(e)),
                 None => {
                     self.ended = true;
@@ -188,13 +192,17 @@ pub(crate) fn decode(data: &str) -> Result<Option<ServerJsonRpcMessage>, String>
     }
     let value = serde_json::from_str::<serde_json::Value>(data).unwrap_or_default();
     let notification = value.get("jsonrpc").is_some_and(|v| v == "2.0")
-        && value.get("method").is_some_and(serde_json::Value::is_string)
+        && value
+            .get("method")
+            .is_some_and(serde_json::Value::is_string)
         && value.get("id").is_none();
     if notification {
         tracing::warn!("legacy SSE: a notification that does not decode was skipped: {error}");
         return Ok(None);
     }
-    Err(format!("a `message` event is not a JSON-RPC message: {error}"))
+    Err(format!(
+        "a `message` event is not a JSON-RPC message: {error}"
+    ))
 }
 
 #[cfg(test)]
@@ -225,9 +233,16 @@ mod tests {
         let base = Url::parse("http://127.0.0.1:8000/sse").unwrap();
         let same = resolve_endpoint(" /message?sessionId=1\n", &base).unwrap();
         assert_eq!(same.as_str(), "http://127.0.0.1:8000/message?sessionId=1");
-        for other in ["http://127.0.0.1:8001/m", "https://127.0.0.1:8000/m", "//evil/m"] {
+        for other in [
+            "http://127.0.0.1:8001/m",
+            "https://127.0.0.1:8000/m",
+            "//evil/m",
+        ] {
             let error = resolve_endpoint(other, &base).unwrap_err();
-            assert!(error.contains("not on the SSE URL's origin"), "{other}: {error}");
+            assert!(
+                error.contains("not on the SSE URL's origin"),
+                "{other}: {error}"
+            );
         }
     }
 }

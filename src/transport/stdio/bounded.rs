@@ -129,7 +129,11 @@ mod tests {
     async fn the_line_that_passes_the_bound_ends_the_stream_with_the_limit_named() {
         for chunk in [1, 4, 64] {
             let (out, slot) = read_all(b"ok\n0123456789ABC\nnever\n", 10, chunk).await;
-            assert!(out.len() <= 3 + 10, "chunk {chunk}: {} bytes passed", out.len());
+            assert!(
+                out.len() <= 3 + 10,
+                "chunk {chunk}: {} bytes passed",
+                out.len()
+            );
             assert!(out.starts_with(b"ok\n"));
             let death = slot.get().expect("a death");
             assert_eq!(death.cause, Cause::LimitExceeded);

@@ -50,6 +50,11 @@ mod tests {
         assert!(tools.len() > 10, "{}", tools.len());
         assert!((20_000..22_000).contains(&text.len()), "{}", text.len());
         assert_eq!(tools[0]["name"], "p3_t0");
-        assert_eq!(tools[0]["inputSchema"]["properties"].as_object().map(|p| p.len()), Some(10));
+        assert_eq!(
+            tools[0]["inputSchema"]["properties"]
+                .as_object()
+                .map(|p| p.len()),
+            Some(10)
+        );
     }
 }

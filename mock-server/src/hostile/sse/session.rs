@@ -92,7 +92,9 @@ impl Sessions {
                 b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\
                   \"params\":{\"level\":\"info\",\"data\":\"bad \xff byte\"}}\n\n",
             ),
-            SseHostility::MalformedJson => single(b"event: message\ndata: {\"jsonrpc\":\"2.0\",\n\n"),
+            SseHostility::MalformedJson => {
+                single(b"event: message\ndata: {\"jsonrpc\":\"2.0\",\n\n")
+            }
             SseHostility::NewlineFlood => Burst {
                 head: None,
                 fill: fill(b'\n'),

@@ -25,7 +25,10 @@ fn reference(input: &[u8], max_event: usize, max_line: usize) -> Outcome {
     let (text, bad) = match std::str::from_utf8(input) {
         Ok(text) => (text, false),
         // Whatever follows the first bad byte is never read.
-        Err(e) => (std::str::from_utf8(&input[..e.valid_up_to()]).unwrap(), true),
+        Err(e) => (
+            std::str::from_utf8(&input[..e.valid_up_to()]).unwrap(),
+            true,
+        ),
     };
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     let mut lines: Vec<&str> = text.split('\n').collect();
@@ -69,10 +72,34 @@ fn reference(input: &[u8], max_event: usize, max_line: usize) -> Outcome {
 /// Pieces that make interesting streams: every field, line end and width of character, a
 /// BOM, and bytes that are never UTF-8 or only begin a character.
 const PIECES: &[&[u8]] = &[
-    b"data", b"data:", b"data: ", b"data:  x", b"event:", b"event: ping", b"id: 7",
-    b"retry: 10", b":", b": keep-alive", b"x", b"{\"a\":1}", b" ", b"\n", b"\n", b"\r",
-    b"\r\n", b"\r\n", b"\n\n", "\u{feff}".as_bytes(), "é".as_bytes(), "€".as_bytes(),
-    "😀".as_bytes(), b"\xff", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98", b"\xed\xa0\x80",
+    b"data",
+    b"data:",
+    b"data: ",
+    b"data:  x",
+    b"event:",
+    b"event: ping",
+    b"id: 7",
+    b"retry: 10",
+    b":",
+    b": keep-alive",
+    b"x",
+    b"{\"a\":1}",
+    b" ",
+    b"\n",
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\r\n",
+    b"\n\n",
+    "\u{feff}".as_bytes(),
+    "é".as_bytes(),
+    "€".as_bytes(),
+    "😀".as_bytes(),
+    b"\xff",
+    b"\xc3",
+    b"\xe2\x82",
+    b"\xf0\x9f\x98",
+    b"\xed\xa0\x80",
 ];
 
 fn random_input(rng: &mut StdRng) -> Vec<u8> {
@@ -122,7 +149,11 @@ fn one_byte_at_a_time_is_the_same_stream() {
     for _ in 0..2_000 {
         let input = random_input(&mut rng);
         let bytes: Vec<&[u8]> = input.chunks(1).collect();
-        assert_eq!(parse(&bytes, 48, 24), reference(&input, 48, 24), "{input:?}");
+        assert_eq!(
+            parse(&bytes, 48, 24),
+            reference(&input, 48, 24),
+            "{input:?}"
+        );
     }
 }
 
@@ -200,8 +231,15 @@ fn a_line_is_bounded_and_the_error_names_the_limit_and_where_it_was_crossed() {
     let mut parser = Parser::new(usize::MAX, 16);
     let mut out = Vec::new();
     // An exact fit passes, complete or not.
-    assert!(parser.push(b"data: 0123456789
-", &mut out).is_ok());
+    assert!(
+        parser
+            .push(
+                b"data: 0123456789
+",
+                &mut out
+            )
+            .is_ok()
+    );
     assert!(parser.push(b"data: 01234", &mut out).is_ok());
     assert!(parser.push(b"56789", &mut out).is_ok());
     let error = parser.push(b"Xtoo long", &mut out).unwrap_err();
@@ -217,13 +255,25 @@ fn one_event_is_bounded_across_its_lines_and_a_blank_line_resets_the_count() {
     let mut parser = Parser::new(16, usize::MAX);
     let mut out = Vec::new();
     assert!(parser.push(b"data: 0123456\n\n", &mut out).is_ok());
-    assert!(parser.push(b"data: 0123456\r\n\r\ndata: 0123456\n", &mut out).is_ok());
+    assert!(
+        parser
+            .push(b"data: 0123456\r\n\r\ndata: 0123456\n", &mut out)
+            .is_ok()
+    );
     let error = parser.push(b"data: 0", &mut out).unwrap_err();
     assert!(matches!(
         error,
-        SseError::EventTooLarge { limit: 16, seen: 20, offset: 49 }
+        SseError::EventTooLarge {
+            limit: 16,
+            seen: 20,
+            offset: 49
+        }
     ));
-    assert!(error.to_string().contains("limits.max_sse_event_bytes (16 bytes)"));
+    assert!(
+        error
+            .to_string()
+            .contains("limits.max_sse_event_bytes (16 bytes)")
+    );
 }
 
 #[test]
