@@ -25,9 +25,9 @@ mod parse;
 mod stream;
 mod utf8;
 
-#[cfg(feature = "fuzzing")]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use parse::Parser;
-#[cfg(feature = "fuzzing")]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use stream::resolve_endpoint;
 
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue};
