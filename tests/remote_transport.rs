@@ -242,7 +242,9 @@ async fn an_oversized_sse_event_ends_the_generation_with_a_clear_detail() {
         unreachable!()
     };
     assert!(
-        death.detail.contains("limits.max_sse_event_bytes (4096 bytes)"),
+        death
+            .detail
+            .contains("limits.max_sse_event_bytes (4096 bytes)"),
         "detail: {}",
         death.detail
     );
