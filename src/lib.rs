@@ -28,7 +28,9 @@
 //! A host that calls a model API itself takes the tools as OpenAI or Anthropic `tools` JSON with
 //! [`definitions`] ([`Snapshot::openai_tools`], [`Snapshot::anthropic_tools`]). With feature
 //! `rig`, `rig::ToolSync` keeps a rig agent's tool server in step with the registry.
-#![forbid(unsafe_code)]
+// `deny`, not `forbid`: one audited function may allow it (the death signal of a stdio child,
+// set between fork and exec: see `transport::stdio::spawner`).
+#![deny(unsafe_code)]
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod auth;

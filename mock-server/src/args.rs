@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::hostile::flood::FloodPlan;
 use crate::{DiscoverRefusal, OAuthOptions, StatusFault, hostile::Hostile};
 
 pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|http] [--port N] \
@@ -22,7 +23,8 @@ legacy-versions; http only: status:N[+body], empty:N[+json|+sse])
   --modern-only: a 2026-07-28-only server (initialize gets -32022); --stateless: Streamable \
 HTTP without sessions
   hostile:     [--hostile KIND] with KIND huge-pages [--page-bytes N] [--pages N], endless-pages, \
-stray-response, duplicate-response or malformed-json (stdio or http)";
+stray-response, duplicate-response or malformed-json (stdio or http),\
+                [--hostile flood [--flood-count N] [--flood-bytes N] [--flood-ms N]] (stdio)";
 
 /// Which protocol the binary speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +72,8 @@ pub(crate) struct Args {
     pub(crate) pages: u32,
     /// `--hostile escapes|escapes-exit` (repeatable): kinds that change the mock itself.
     pub(crate) mods: Hostile,
+    /// `--flood-*`: the size of a `--hostile flood`.
+    pub(crate) flood: FloodPlan,
 }
 
 impl Default for Args {
@@ -96,6 +100,7 @@ impl Default for Args {
             page_bytes: 4 * 1024 * 1024,
             pages: 100,
             mods: Hostile::default(),
+            flood: FloodPlan::default(),
         }
     }
 }
@@ -205,6 +210,9 @@ impl Args {
                 "--hostile-trigger" => parsed.hostile_trigger = Some(value),
                 "--page-bytes" => parsed.page_bytes = number(&flag, &value)?,
                 "--pages" => parsed.pages = number(&flag, &value)?,
+                "--flood-count" => parsed.flood.count = number(&flag, &value)?,
+                "--flood-bytes" => parsed.flood.bytes = number(&flag, &value)?,
+                "--flood-ms" => parsed.flood.limit = Duration::from_millis(number(&flag, &value)?),
                 _ => return Err(format!("unexpected argument {flag:?}")),
             }
         }
@@ -247,6 +255,9 @@ impl Args {
             Mode::Sse | Mode::Http if self.mods.escapes_exit => {
                 Err("--hostile escapes-exit needs --transport stdio".into())
             }
+            Mode::Sse | Mode::Http if self.mods.flood => {
+                Err("--hostile flood needs --transport stdio".into())
+            }
             _ => Ok(()),
         }
     }
@@ -255,6 +266,9 @@ impl Args {
 impl Args {
     /// Rejects a hostile kind this mode has not, and knobs without `--hostile`.
     fn check_hostile(&self) -> Result<(), String> {
+        if self.flood != FloodPlan::default() && !self.mods.flood {
+            return Err("--flood-count, --flood-bytes and --flood-ms need --hostile flood".into());
+        }
         let Some(kind) = &self.hostile else {
             return match self.hostile_bytes.is_some() || self.hostile_trigger.is_some() {
                 true => Err("--hostile-bytes and --hostile-trigger need --hostile".into()),
@@ -457,6 +471,32 @@ mod tests {
     }
 
     #[test]
+    fn parses_a_hostile_flood() {
+        let args = parse(&[
+            "--hostile",
+            "flood",
+            "--flood-count=7",
+            "--flood-bytes",
+            "10",
+            "--flood-ms",
+            "250",
+        ]);
+        let expected = Args {
+            mods: Hostile {
+                flood: true,
+                ..Hostile::default()
+            },
+            flood: FloodPlan {
+                count: 7,
+                bytes: 10,
+                limit: Duration::from_millis(250),
+            },
+            ..Args::default()
+        };
+        assert_eq!(args, Ok(expected));
+    }
+
+    #[test]
     fn rejects_bad_arguments() {
         for bad in [
             &["--transport", "ws"][..],
@@ -496,6 +536,8 @@ mod tests {
             &["--discover-refusal", "nope"],
             &["--discover-refusal", "status:404"],
             &["--discover-refusal", "empty:202", "--transport", "sse"],
+            &["--hostile", "flood", "--transport", "http"],
+            &["--hostile", "flood", "--flood-count", "-1"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }

@@ -104,6 +104,7 @@
 //! pages whose cursor never ends), `stray-response` (a response to an id never sent before every
 //! answer), `duplicate-response` (every answer twice) and `malformed-json` (a line or event that
 //! is not JSON before every `tools/call` answer; instead of it for the tool `broken`).
+//! `--hostile flood` (stdio) floods `notifications/message` once the session is initialized.
 //!
 //! # Invariants
 //!
@@ -261,7 +262,8 @@ async fn run(args: Args) -> ExitCode {
                 return ExitCode::from(hostile::escapes::EXIT_CODE);
             }
             shared.set_escapes(args.mods.escapes);
-            return stdio::run(shared, args.ignore_stdin_eof).await;
+            let flood = args.mods.flood.then_some(args.flood);
+            return stdio::run(shared, args.ignore_stdin_eof, flood).await;
         }
         Mode::Sse => MockTransport::Sse,
         Mode::Http => MockTransport::Http,

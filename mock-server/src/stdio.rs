@@ -29,6 +29,7 @@ use tokio::sync::oneshot;
 use crate::block;
 use crate::crash::CrashTap;
 use crate::handler::MockHandler;
+use crate::hostile::flood::FloodPlan;
 use crate::shared::Shared;
 
 /// The server-side transport of stdio mode: it swallows every outgoing message while hung,
@@ -145,8 +146,13 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for HangAware<T> {
     }
 }
 
-/// Serves one session on stdin/stdout until stdin closes (exit 0) or `crash` exits the process.
-pub(crate) async fn run(shared: Arc<Shared>, ignore_eof: bool) -> ExitCode {
+/// Serves one session on stdin/stdout until stdin closes (exit 0) or `crash` exits the process;
+/// a `flood` starts once the session is initialized.
+pub(crate) async fn run(
+    shared: Arc<Shared>,
+    ignore_eof: bool,
+    flood: Option<FloodPlan>,
+) -> ExitCode {
     eprintln!(
         "mcp-mock-server {} ready pid={}",
         shared.boot_id, shared.pid
@@ -156,6 +162,9 @@ pub(crate) async fn run(shared: Arc<Shared>, ignore_eof: bool) -> ExitCode {
     let transport = HangAware::new(inner, shared.clone(), ignore_eof);
     match serve_server(MockHandler::new(shared), transport).await {
         Ok(running) => {
+            if let Some(plan) = flood {
+                tokio::spawn(crate::hostile::flood::run(running.peer().clone(), plan));
+            }
             if let Err(error) = running.waiting().await {
                 eprintln!("mcp-mock-server: session task failed: {error}");
                 return ExitCode::FAILURE;

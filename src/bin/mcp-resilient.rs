@@ -14,6 +14,8 @@ mod output;
 mod proxy;
 #[path = "cli/safe.rs"]
 mod safe;
+#[path = "cli/signals.rs"]
+mod signals;
 
 use std::process::ExitCode;
 
@@ -43,37 +45,64 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
-    runtime.block_on(async move {
-        match cli.command {
-            Command::Demo(args) => match demo::run(&args.transport).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    safe::eprint("mcp-resilient demo", e);
-                    ExitCode::FAILURE
-                }
-            },
-            Command::Tools { server, json } => commands::tools(&server, json).await,
-            Command::Call {
-                tool,
-                args_json,
-                server,
-            } => commands::call(&server, &tool, &args_json).await,
-            Command::Watch { server, json } => commands::watch(&server, json).await,
-            Command::Login {
-                server_name: name,
-                server,
-                no_browser,
-                headless,
-                wait,
-            } => auth::login(&name, server, no_browser, headless, wait).await,
-            Command::Logout { name } => auth::logout(&name).await,
-            Command::Auth {
-                command: args::AuthCommand::Status { json },
-            } => auth::status(json).await,
-            Command::Proxy(args) => proxy::run(&args).await,
-            Command::MockServer { .. } | Command::FaultProxy { .. } => ExitCode::SUCCESS,
+    let code = runtime.block_on(async move {
+        let signals = signals::Signals::listen();
+        // These close their servers themselves on the first signal; the others hold nothing
+        // that needs closing.
+        let orderly = matches!(
+            cli.command,
+            Command::Tools { .. }
+                | Command::Call { .. }
+                | Command::Watch { .. }
+                | Command::Proxy(_)
+        );
+        let command = run(cli.command, &signals);
+        tokio::pin!(command);
+        tokio::select! {
+            code = &mut command => code,
+            () = signals.stop.cancelled(), if !orderly => ExitCode::from(signals.exit_code()),
+            () = signals.force.cancelled() => ExitCode::from(signals.exit_code()),
         }
-    })
+    });
+    // Nothing that matters is left running: do not wait for a thread blocked in a read of
+    // stdin or a write to a terminal.
+    runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
+    code
+}
+
+/// How long the runtime waits for its blocking threads once a command has returned.
+const RUNTIME_SHUTDOWN: std::time::Duration = std::time::Duration::from_millis(100);
+
+async fn run(command: Command, signals: &signals::Signals) -> ExitCode {
+    match command {
+        Command::Demo(args) => match demo::run(&args.transport).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                safe::eprint("mcp-resilient demo", e);
+                ExitCode::FAILURE
+            }
+        },
+        Command::Tools { server, json } => commands::tools(&server, json, signals).await,
+        Command::Call {
+            tool,
+            args_json,
+            server,
+        } => commands::call(&server, &tool, &args_json, signals).await,
+        Command::Watch { server, json } => commands::watch(&server, json, signals).await,
+        Command::Login {
+            server_name: name,
+            server,
+            no_browser,
+            headless,
+            wait,
+        } => auth::login(&name, server, no_browser, headless, wait).await,
+        Command::Logout { name } => auth::logout(&name).await,
+        Command::Auth {
+            command: args::AuthCommand::Status { json },
+        } => auth::status(json).await,
+        Command::Proxy(args) => proxy::run(&args, signals).await,
+        Command::MockServer { .. } | Command::FaultProxy { .. } => ExitCode::SUCCESS,
+    }
 }
 
 fn init_tracing(verbose: u8, quiet: bool) {

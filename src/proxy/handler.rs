@@ -8,7 +8,6 @@
 use std::{
     borrow::Cow,
     sync::{Arc, Mutex, OnceLock, PoisonError},
-    time::Duration,
 };
 
 use rmcp::{
@@ -19,7 +18,7 @@ use rmcp::{
         GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
         InitializeRequestParams, InitializeResult, ListPromptsRequest, ListPromptsResult,
         ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest,
-        ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+        ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotification,
         PromptsCapability, ProtocolVersion, ReadResourceRequest, ReadResourceRequestParams,
         ReadResourceResponse, ReadResourceResult, Reference, ResourcesCapability,
         ServerCapabilities, SetLevelRequest, SetLevelRequestParams, SubscribeRequestParams, Tool,
@@ -27,19 +26,17 @@ use rmcp::{
     },
     service::RequestContext,
 };
-use tokio::{sync::mpsc, task::JoinHandle, time::Instant};
+use tokio::{task::JoinHandle, time::Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::{
     Mode, ProxyOptions, announce,
     forward::{self, Routes, ask},
     host, outage,
+    outbox::Outbox,
     upstream::Upstream,
 };
 use crate::{CallError, CallOptions, ServerConfig, Supervisor, ToolRegistry, registry};
-
-/// How long the progress of a finished call may take to reach the host before it is dropped.
-const PROGRESS_DRAIN: Duration = Duration::from_secs(1);
 
 /// What the handler and the proxy's tasks share.
 #[derive(Debug)]
@@ -53,6 +50,8 @@ pub(crate) struct Shared {
     /// The `initialize` answer (before the protocol version is negotiated).
     info: OnceLock<InitializeResult>,
     routes: Routes,
+    /// Everything for the host goes through it (progress and upstream notifications directly).
+    outbox: Outbox,
     /// Ends the keepers and the announcer.
     stop: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
@@ -64,8 +63,10 @@ impl Shared {
         configs: Vec<ServerConfig>,
         options: ProxyOptions,
         registry: ToolRegistry,
+        outbox: Outbox,
     ) -> Self {
         Self {
+            outbox,
             mode,
             options,
             registry,
@@ -118,7 +119,12 @@ impl Shared {
         let configs = lock(&self.pending).take().ok_or_else(|| {
             ErrorData::invalid_request("initialize was already answered in this session", None)
         })?;
-        let handlers = host::handlers(peer.clone(), &request.capabilities, self.mode);
+        let handlers = host::handlers(
+            self.outbox.clone(),
+            peer.clone(),
+            &request.capabilities,
+            self.mode,
+        );
         let mut upstreams = Vec::with_capacity(configs.len());
         for mut config in configs {
             let call_wait = *config.call_wait.get_or_insert(self.options.call_wait);
@@ -351,20 +357,12 @@ impl ProxyHandler {
         }
         params.meta = meta.filter(|m| !m.is_empty());
         let mut options = CallOptions::default();
-        let mut relay = None;
         if let Some(token) = host_token {
-            let (tx, mut rx) = mpsc::unbounded_channel::<ProgressNotificationParam>();
-            let peer = context.peer.clone();
-            relay = Some(tokio::spawn(async move {
-                while let Some(mut progress) = rx.recv().await {
-                    progress.progress_token = token.clone();
-                    if peer.notify_progress(progress).await.is_err() {
-                        return;
-                    }
-                }
-            }));
-            options = options.on_progress(move |progress| {
-                let _ = tx.send(progress);
+            // Queued at once, in order: progress sent before the result reaches the host first.
+            let outbox = self.shared.outbox.clone();
+            options = options.on_progress(move |mut progress| {
+                progress.progress_token = token.clone();
+                outbox.notify(ProgressNotification::new(progress).into());
             });
         }
         let waited = Instant::now();
@@ -379,11 +377,6 @@ impl ProxyHandler {
                 ));
             }
         };
-        // The callback (and its sender) went with the call: the relay ends once it has passed on
-        // what was sent, so progress reaches the host before the result does.
-        if let Some(relay) = relay {
-            let _ = tokio::time::timeout(PROGRESS_DRAIN, relay).await;
-        }
         match outcome {
             Ok(result) => Ok(result),
             Err(CallError::Server(error)) => Err(error),

@@ -1,5 +1,5 @@
-//! The host as the upstreams see it: their requests (elicitation, sampling, roots) and their
-//! notifications go to the host's peer.
+//! The host as the upstreams see it: their requests (elicitation, sampling, roots) go to the
+//! host's peer, their notifications to the host's outbox.
 
 // Sampling, roots and logging are deprecated by SEP-2577, but hosts and servers of the session
 // era use them, and the proxy passes them on.
@@ -9,24 +9,28 @@ use std::sync::Arc;
 
 use rmcp::{
     Peer, RoleServer, ServiceError,
-    model::{ClientCapabilities, ErrorData, ServerNotification},
+    model::{
+        ClientCapabilities, ErrorData, LoggingMessageNotification, PromptListChangedNotification,
+        ResourceListChangedNotification, ResourceUpdatedNotification, ServerNotification,
+    },
 };
 
-use super::Mode;
+use super::{Mode, outbox::Outbox};
 use crate::host::HostHandlers;
 
 /// The handlers every upstream of this host gets: each request kind the host declared it
 /// answers goes to the host (so the upstream sees the host's own capabilities, no more), and the
-/// upstream's notifications are passed on.
+/// upstream's notifications are queued for the host in `outbox` (without waiting: the handler
+/// runs in a task rmcp starts per notification, which must end at once).
 pub(super) fn handlers(
+    outbox: Outbox,
     peer: Peer<RoleServer>,
     capabilities: &ClientCapabilities,
     mode: Mode,
 ) -> HostHandlers {
-    let notify_peer = peer.clone();
     let mut handlers = HostHandlers::new().on_notification(move |server, notification| {
-        let peer = notify_peer.clone();
-        async move { forward(&peer, &server, mode, notification).await }
+        forward(&outbox, &server, mode, notification);
+        std::future::ready(())
     });
     if capabilities.elicitation.is_some() {
         let peer = peer.clone();
@@ -61,16 +65,11 @@ fn host_error(error: ServiceError) -> ErrorData {
 }
 
 /// Passes one upstream notification to the host. Progress is routed per call (with the host's
-/// own token), tool list changes are announced from the registry (only when the listed tools
-/// changed), and the rest (cancellations, task status, custom notifications) are the proxy's
-/// business, not the host's.
-async fn forward(
-    peer: &Peer<RoleServer>,
-    server: &Arc<str>,
-    mode: Mode,
-    notification: ServerNotification,
-) {
-    let sent = match notification {
+/// own token: progress that comes here arrived after its call ended), tool list changes are
+/// announced from the registry (only when the listed tools changed), and the rest
+/// (cancellations, task status, custom notifications) are the proxy's business, not the host's.
+fn forward(outbox: &Outbox, server: &Arc<str>, mode: Mode, notification: ServerNotification) {
+    let notification: ServerNotification = match notification {
         ServerNotification::LoggingMessageNotification(message) => {
             let mut params = message.params;
             if mode == Mode::Aggregated {
@@ -79,20 +78,22 @@ async fn forward(
                     None => server.to_string(),
                 });
             }
-            peer.notify_logging_message(params).await
+            LoggingMessageNotification::new(params).into()
         }
         ServerNotification::ResourceUpdatedNotification(updated) => {
-            peer.notify_resource_updated(updated.params).await
+            ResourceUpdatedNotification::new(updated.params).into()
         }
         ServerNotification::ResourceListChangedNotification(_) => {
-            peer.notify_resource_list_changed().await
+            ResourceListChangedNotification::default().into()
         }
         ServerNotification::PromptListChangedNotification(_) => {
-            peer.notify_prompt_list_changed().await
+            PromptListChangedNotification::default().into()
+        }
+        ServerNotification::ProgressNotification(_) => {
+            tracing::debug!(%server, "progress for a call that has ended; dropped");
+            return;
         }
         _ => return,
     };
-    if let Err(error) = sent {
-        tracing::debug!(%server, %error, "a notification did not reach the host");
-    }
+    outbox.notify(notification);
 }

@@ -17,7 +17,12 @@
 //!   go to the host when the host declared it answers them;
 //! - an upstream that gave up (its outage budget spent) is started again after its
 //!   `reconnect.max_delay`, for as long as the host stays;
-//! - when the host closes stdin, every upstream is shut down (children reaped) before
+//! - a host that reads slowly or not at all does not grow the proxy: answers and list changes
+//!   wait for it, log messages and progress past the upstreams' `limits.max_buffered_notifications` and
+//!   `limits.max_buffered_notification_bytes` are dropped and counted
+//!   (one warning at most every 10 s);
+//! - when the host closes stdin (or a stop is asked), requests in flight get
+//!   [`ProxyOptions::drain`], then every upstream is shut down (children reaped) before
 //!   [`Proxy::serve`] returns.
 //!
 //! With one upstream the proxy is *transparent*: the host sees the upstream's raw tool names,
@@ -43,7 +48,11 @@ mod forward;
 mod handler;
 mod host;
 mod outage;
+mod outbox;
+mod session;
+mod stdio;
 mod upstream;
+mod wire;
 
 use std::{sync::Arc, time::Duration};
 
@@ -59,6 +68,8 @@ const DEFAULT_STARTUP_WAIT: Duration = Duration::from_secs(10);
 /// How long a call made during an outage waits for the next generation, unless the server's
 /// configuration sets its own `call_wait`.
 const DEFAULT_CALL_WAIT: Duration = Duration::from_secs(10);
+/// How long requests in flight may still be answered once the host's session ends.
+const DEFAULT_DRAIN: Duration = Duration::from_millis(500);
 
 /// Whether the host sees one upstream as itself or several under public names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +99,9 @@ pub enum ProxyError {
     /// The host never completed the `initialize` handshake.
     #[error("the host did not initialize: {0}")]
     Handshake(String),
+    /// The threads that read stdin and write stdout could not be started.
+    #[error("cannot start the stdio threads")]
+    Stdio(#[source] std::io::Error),
 }
 
 /// The proxy's own settings (the upstreams' supervision comes from their [`ServerConfig`]s).
@@ -107,6 +121,15 @@ pub struct ProxyOptions {
     /// # Default
     /// 10 s
     pub call_wait: Duration,
+    /// Once the host's session ends (stdin closed, or a stop), how long requests still in
+    /// flight may be answered and what is queued for the host may be written; then they are
+    /// abandoned (and cancelled upstream). Short, so that a host restarting the proxy does not
+    /// wait on a hung server: with an upstream session's `DELETE` (bounded to 1 s) the exit
+    /// stays under the 2 s after which hosts kill the proxy.
+    ///
+    /// # Default
+    /// 500 ms
+    pub drain: Duration,
 }
 
 impl Default for ProxyOptions {
@@ -114,6 +137,7 @@ impl Default for ProxyOptions {
         Self {
             startup_wait: DEFAULT_STARTUP_WAIT,
             call_wait: DEFAULT_CALL_WAIT,
+            drain: DEFAULT_DRAIN,
         }
     }
 }
@@ -192,13 +216,25 @@ impl Proxy {
 
     /// Serves the host on this process's stdin and stdout until the host closes stdin.
     pub async fn serve_stdio(self) -> Result<(), ProxyError> {
-        let (stdin, stdout) = rmcp::transport::stdio();
-        self.serve(stdin, stdout, CancellationToken::new()).await
+        self.serve_stdio_until(CancellationToken::new()).await
+    }
+
+    /// Serves the host on this process's stdin and stdout until the host closes stdin or `stop`
+    /// is cancelled. stdin and stdout are read and written on threads of their own that are
+    /// never waited for, so a host that keeps stdin open (or stops reading stdout) cannot keep
+    /// the process alive once this has returned: the caller may exit at once.
+    pub async fn serve_stdio_until(self, stop: CancellationToken) -> Result<(), ProxyError> {
+        let (stdin, stdout) = stdio::host_stdio().map_err(ProxyError::Stdio)?;
+        self.serve(stdin, stdout, stop).await
     }
 
     /// Serves the host on `read`/`write` until the host closes `read` or `stop` is cancelled.
     /// The upstreams are started when the host sends `initialize`, and every one of them is shut
     /// down (its children reaped, its tasks ended) before this returns.
+    ///
+    /// Everything for the host goes through one bounded queue and one writer (see
+    /// `max_buffered_notifications`); once the session ends, requests in flight get
+    /// [`ProxyOptions::drain`] to be answered.
     pub async fn serve<R, W>(
         self,
         read: R,
@@ -209,24 +245,33 @@ impl Proxy {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
+        let outbox = outbox::Outbox::new(outbox::NotificationBuffer::of(&self.configs));
+        let ending = session::Ending::new(stop.clone(), self.options.drain);
         let shared = Arc::new(handler::Shared::new(
             self.mode,
             self.configs,
             self.options,
             ToolRegistry::new(),
+            outbox.clone(),
         ));
-        let handler = ProxyHandler::new(shared.clone());
-        let served =
-            rmcp::service::serve_server_with_ct(handler, (read, write), stop.child_token()).await;
+        let service = session::Draining {
+            handler: ProxyHandler::new(shared.clone()),
+            ending: ending.clone(),
+        };
+        let wire = wire::HostWire::new(read, write, outbox.clone(), ending);
+        let served = rmcp::service::serve_server_with_ct(service, wire, stop.child_token()).await;
         let outcome = match served {
             Ok(running) => {
                 let quit = running.waiting().await;
                 tracing::info!(?quit, "host session ended");
                 Ok(())
             }
+            // A stop before the host initialized is an ordinary end.
+            Err(_) if stop.is_cancelled() => Ok(()),
             Err(error) => Err(ProxyError::Handshake(error.to_string())),
         };
         shared.shutdown().await;
+        outbox.report_rest();
         outcome
     }
 }

@@ -31,6 +31,8 @@ use crate::{
 /// How long a monitor waits for rmcp's own cleanup after the barrier (rmcp bounds it: a 2 s
 /// drain, then for Streamable HTTP a DELETE of at most 5 s).
 const SESSION_LINGER: Duration = Duration::from_secs(10);
+/// How long an orderly close waits for the listener to cancel its listen request.
+const LISTEN_END: Duration = Duration::from_millis(250);
 
 /// What an attempt hands over once the session is up.
 pub(crate) struct Session {
@@ -101,6 +103,17 @@ impl Running {
     /// Closes the generation and waits for the barrier, at most `limit`.
     pub(crate) async fn close(mut self, stop: Stop, limit: Duration) -> Closed {
         self.live.dead.cancel();
+        // An orderly close lets the listener cancel a 2026-07-28 listen first: a server waits
+        // for its open requests before it exits on stdin's end (rmcp's servers for 5 s), which
+        // would cost the whole stdin grace.
+        if stop == Stop::Graceful
+            && let Some(mut listener) = self.listener.take()
+            && tokio::time::timeout(LISTEN_END, &mut listener)
+                .await
+                .is_err()
+        {
+            self.listener = Some(listener);
+        }
         let _ = self.stop.send(stop);
         for watcher in [self.heartbeat.take(), self.listener.take()]
             .into_iter()

@@ -28,6 +28,11 @@ use crate::{host::HostHandlers, state::Generation};
 /// (elicitation, sampling, roots) to the host's handlers, and what it tells the host (progress,
 /// log messages, resource and prompt changes) to the call waiting for it or the host's
 /// notification handler.
+///
+/// rmcp runs each notification it receives in a task of its own (that is not ours to change);
+/// what bounds them is that the work here does not wait: a progress callback is called in
+/// place, and the proxy's notification handler only queues (its outbox). A host's own handler
+/// that waits holds one task per notification (see [`HostHandlers::on_notification`]).
 pub(crate) struct GenerationHandler {
     generation: Generation,
     server: Arc<str>,

@@ -14,7 +14,10 @@
 //!    not read its stdin (a full pipe) is signalled all the same. The supervisor awaits it
 //!    (bounded by `close_timeout`) before it starts the next generation, so two children of one
 //!    server are never alive at once.
-//! 4. stderr is drained line by line (lines over 8 KiB are dropped) into `tracing`, so a chatty
+//! 4. The child dies with this process even when it is SIGKILLed (Linux: a death signal set
+//!    between fork and exec, from a thread that lives as long as the process; see
+//!    [`spawner`]).
+//! 5. stderr is drained line by line (lines over 8 KiB are dropped) into `tracing`, so a chatty
 //!    child can never block on a full pipe and memory stays bounded.
 //! 5. stdout is read through [`BoundedLines`]: a line over `limits.max_message_bytes` ends the
 //!    generation (cause `limit_exceeded`) instead of growing a buffer.
@@ -34,6 +37,7 @@ use crate::{config::StdioConfig, state::Generation};
 
 mod bounded;
 mod exit;
+mod spawner;
 
 pub(crate) use bounded::BoundedLines;
 use exit::{Exit, ExitWatch};
@@ -92,7 +96,7 @@ impl Disposed {
 }
 
 /// Spawns the child for `generation`. Returns its stdout (to read), stdin (to write) and guard.
-pub(crate) fn spawn(
+pub(crate) async fn spawn(
     config: &StdioConfig,
     server: &str,
     generation: Generation,
@@ -116,7 +120,7 @@ pub(crate) fn spawn(
     if let Some(cwd) = &config.cwd {
         command.current_dir(cwd);
     }
-    let mut child = command.spawn()?;
+    let mut child = spawner::spawn(command).await?;
     let missing = || std::io::Error::other("child pipes were not captured");
     let stdout = child.stdout.take().ok_or_else(missing)?;
     let stdin = child.stdin.take().ok_or_else(missing)?;

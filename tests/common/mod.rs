@@ -4,6 +4,7 @@
 
 pub mod host;
 pub mod process;
+pub mod raw;
 
 use std::{path::Path, time::Duration};
 

@@ -9,6 +9,10 @@
 //! time and stops by itself.
 //!
 //! - [`discover`]: the ways a pre-2026 server refuses `server/discover`.
+//! - [`flood`]: stdio `notifications/message` as fast as the client reads them, up to
+//!   `--flood-count` messages of `--flood-bytes` bytes or `--flood-ms` milliseconds, then one
+//!   `notifications/resources/list_changed` that marks the end (`--hostile flood`: a change of
+//!   the mock itself, requests are served meanwhile).
 //! - [`escapes`]: terminal escape sequences in tool names, descriptions, errors, instructions
 //!   and stderr (`--hostile escapes`, `escapes-exit`: a change of the mock itself, [`Hostile`]).
 //! - [`replies`]: bad replies on stdio and Streamable HTTP (huge and endless tool pages, stray
@@ -20,6 +24,7 @@
 
 pub(crate) mod discover;
 pub mod escapes;
+pub(crate) mod flood;
 pub(crate) mod replies;
 pub mod sse;
 
@@ -55,12 +60,17 @@ pub struct Hostile {
     /// # Default
     /// `false`
     pub escapes_exit: bool,
+    /// stdio: flood `notifications/message` once the session is initialized ([`flood`]).
+    ///
+    /// # Default
+    /// `false`
+    pub flood: bool,
 }
 
 impl Hostile {
     /// True for a kind that changes the mock itself rather than replacing it.
     pub(crate) fn modifies(kind: &str) -> bool {
-        matches!(kind, "escapes" | "escapes-exit")
+        matches!(kind, "escapes" | "escapes-exit" | "flood")
     }
 
     /// Turns on `kind` (the value of one `--hostile`).
@@ -68,6 +78,7 @@ impl Hostile {
         match kind {
             "escapes" => self.escapes = true,
             "escapes-exit" => self.escapes_exit = true,
+            "flood" => self.flood = true,
             other => return Err(format!("--hostile: unknown kind {other:?}")),
         }
         Ok(())
@@ -88,10 +99,14 @@ mod tests {
         assert!(args.mods.escapes && args.mods.escapes_exit);
         let remote = parse(&["--hostile", "escapes", "--transport", "http"]).expect("valid");
         assert!(remote.mods.escapes);
+        let flood = parse(&["--hostile", "flood", "--flood-count", "5"]).expect("valid");
+        assert!(flood.mods.flood && flood.flood.count == 5);
         for bad in [
             &["--hostile", "nope"][..],
             &["--hostile"],
             &["--hostile", "escapes-exit", "--transport", "sse"],
+            &["--hostile", "flood", "--transport", "http"],
+            &["--flood-count", "5"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }

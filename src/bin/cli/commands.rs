@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use mcp_resilient::{CallError, ConnectionState, Event, Supervisor, ToolRegistry};
 
-use super::{args::ServerArgs, output, safe};
+use super::{args::ServerArgs, output, safe, signals::Signals};
 
 /// Exit codes of the CLI contract.
 pub(crate) mod exit {
@@ -12,6 +12,8 @@ pub(crate) mod exit {
     pub(crate) const TOOL_ERROR: u8 = 1;
     pub(crate) const USAGE: u8 = 2;
     pub(crate) const CONNECT: u8 = 3;
+    // A command ended by SIGINT or SIGTERM exits 128 + the signal's number (130, 143), as the
+    // shell reports a process the signal killed.
 }
 
 /// Says `message` on stderr (redacted and escaped) and returns `code`.
@@ -25,7 +27,12 @@ pub(crate) fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
 /// A one-shot command retries transient failures (a refused port, a timeout) only within the
 /// connect timeout, and stops at once on a permanent refusal (`unauthorized`, `rejected`), which
 /// the supervisor reports as `failed`.
-async fn connect(args: &ServerArgs) -> Result<(Supervisor, ToolRegistry), ExitCode> {
+///
+/// A signal ends the wait: the supervisor is shut down, and the command exits 128 + its number.
+async fn connect(
+    args: &ServerArgs,
+    signals: &Signals,
+) -> Result<(Supervisor, ToolRegistry), ExitCode> {
     let config = args.to_config().map_err(|e| fail(exit::USAGE, e))?;
     let budget = config.connect_timeout;
     let registry = ToolRegistry::new();
@@ -35,7 +42,14 @@ async fn connect(args: &ServerArgs) -> Result<(Supervisor, ToolRegistry), ExitCo
             mcp_resilient::StartError::Config(e) => fail(exit::USAGE, e),
             other => fail(exit::USAGE, other),
         })?;
-    match server.wait_ready(budget).await {
+    let ready = tokio::select! {
+        ready = server.wait_ready(budget) => ready,
+        () = signals.stop.cancelled() => {
+            server.shutdown().await;
+            return Err(ExitCode::from(signals.exit_code()));
+        }
+    };
+    match ready {
         Ok(_) => Ok((server, registry)),
         Err(state) => {
             server.shutdown().await;
@@ -60,8 +74,8 @@ fn describe(state: &ConnectionState) -> String {
     }
 }
 
-pub(crate) async fn tools(args: &ServerArgs, json: bool) -> ExitCode {
-    let (server, registry) = match connect(args).await {
+pub(crate) async fn tools(args: &ServerArgs, json: bool, signals: &Signals) -> ExitCode {
+    let (server, registry) = match connect(args, signals).await {
         Ok(connected) => connected,
         Err(code) => return code,
     };
@@ -87,17 +101,30 @@ pub(crate) async fn tools(args: &ServerArgs, json: bool) -> ExitCode {
     ExitCode::from(exit::OK)
 }
 
-pub(crate) async fn call(args: &ServerArgs, tool: &str, args_json: &str) -> ExitCode {
+pub(crate) async fn call(
+    args: &ServerArgs,
+    tool: &str,
+    args_json: &str,
+    signals: &Signals,
+) -> ExitCode {
     let arguments: serde_json::Value = match serde_json::from_str(args_json) {
         Ok(value @ (serde_json::Value::Object(_) | serde_json::Value::Null)) => value,
         Ok(_) => return fail(exit::USAGE, "ARGS_JSON must be a JSON object"),
         Err(e) => return fail(exit::USAGE, format!("ARGS_JSON is not JSON: {e}")),
     };
-    let (server, _registry) = match connect(args).await {
+    let (server, _registry) = match connect(args, signals).await {
         Ok(connected) => connected,
         Err(code) => return code,
     };
-    let code = match server.call_tool(tool, arguments).await {
+    let called = tokio::select! {
+        called = server.call_tool(tool, arguments) => called,
+        () = signals.stop.cancelled() => {
+            // Dropping the call abandons it (the server is told it was cancelled).
+            server.shutdown().await;
+            return ExitCode::from(signals.exit_code());
+        }
+    };
+    let code = match called {
         Ok(result) => {
             println!("{}", safe::json(&result));
             if result.is_error == Some(true) {
@@ -123,7 +150,8 @@ pub(crate) async fn call(args: &ServerArgs, tool: &str, args_json: &str) -> Exit
     ExitCode::from(code)
 }
 
-pub(crate) async fn watch(args: &ServerArgs, json: bool) -> ExitCode {
+/// Prints every event until SIGINT or SIGTERM, then shuts the server down (exit 0).
+pub(crate) async fn watch(args: &ServerArgs, json: bool, signals: &Signals) -> ExitCode {
     let config = match args.to_config() {
         Ok(config) => config,
         Err(e) => return fail(exit::USAGE, e),
@@ -132,13 +160,6 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool) -> ExitCode {
     let server = match Supervisor::start(config, registry).await {
         Ok(server) => server,
         Err(e) => return fail(exit::USAGE, e),
-    };
-    // The handler is installed here, before anything is printed: a person (or a script) that
-    // interrupts after the first line must end `watch`, not kill it mid-shutdown.
-    let interrupted = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
-    let mut interrupted = match interrupted {
-        Ok(signal) => signal,
-        Err(e) => return fail(exit::USAGE, format!("cannot handle SIGINT: {e}")),
     };
     let mut events = server.events();
     let name = server.name().to_owned();
@@ -161,7 +182,7 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool) -> ExitCode {
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => safe::eprint("mcp-resilient", format!("{n} events dropped")),
                 Err(_) => break,
             },
-            _ = interrupted.recv() => break,
+            () = signals.stop.cancelled() => break,
         }
     }
     server.shutdown().await;

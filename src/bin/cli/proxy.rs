@@ -2,17 +2,16 @@
 
 use std::process::ExitCode;
 
+use super::{args::ProxyArgs, commands::exit, signals::Signals};
 use mcp_resilient::{
     ServerConfig,
     config::TransportConfig,
     proxy::{Proxy, ProxyOptions},
 };
-use tokio_util::sync::CancellationToken;
 
-use super::{args::ProxyArgs, commands::exit};
-
-/// Runs the proxy until the host closes stdin (exit 0) or a signal asks it to stop.
-pub(crate) async fn run(args: &ProxyArgs) -> ExitCode {
+/// Runs the proxy until the host closes stdin or a signal asks it to stop (exit 0 either way,
+/// once the upstreams are shut down and their children reaped).
+pub(crate) async fn run(args: &ProxyArgs, signals: &Signals) -> ExitCode {
     let mut configs = match args.server.to_configs() {
         Ok(configs) => configs,
         Err(e) => return usage(e),
@@ -34,12 +33,9 @@ pub(crate) async fn run(args: &ProxyArgs) -> ExitCode {
         Ok(proxy) => proxy.options(options),
         Err(e) => return usage(e),
     };
-    let stop = CancellationToken::new();
-    let signals = tokio::spawn(stop_on_signal(stop.clone()));
-    let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
-    let served = proxy.serve(stdin, stdout, stop).await;
-    signals.abort();
-    match served {
+    // stdin and stdout on threads of their own: a host that holds stdin open cannot keep the
+    // process alive after the orderly close.
+    match proxy.serve_stdio_until(signals.stop.clone()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             super::safe::eprint("mcp-resilient proxy", e);
@@ -96,26 +92,6 @@ fn default_name(config: &ServerConfig) -> String {
     } else {
         name
     }
-}
-
-/// Cancels `stop` on SIGINT or SIGTERM, so the upstreams are shut down (children reaped) before
-/// the process exits.
-async fn stop_on_signal(stop: CancellationToken) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut term) = signal(SignalKind::terminate()) else {
-            return;
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
-    tracing::info!("signal received; shutting the upstreams down");
-    stop.cancel();
 }
 
 #[cfg(test)]

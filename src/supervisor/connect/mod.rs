@@ -243,12 +243,13 @@ async fn open(attempt: &Attempt, deadline: Instant) -> Result<Session, AttemptFa
     match &config.transport {
         TransportConfig::Stdio(stdio) => {
             let (stdout, stdin, child) = transport::stdio::spawn(stdio, &config.name, generation)
+                .await
                 .map_err(|e| {
-                Death::new(
-                    Cause::ConnectFailed,
-                    format!("could not spawn '{}': {e}", stdio.command),
-                )
-            })?;
+                    Death::new(
+                        Cause::ConnectFailed,
+                        format!("could not spawn '{}': {e}", stdio.command),
+                    )
+                })?;
             let mut guard = Guard::Stdio(Box::new(child));
             let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
             let (slot, session_ct) = (DeathSlot::default(), CancellationToken::new());

@@ -17,6 +17,10 @@
 //!    so an in-flight request cannot wait forever on a dead server.
 //! 4. A POST's response stream keeps only that request's own answer: a response to another id
 //!    on it is dropped ([`own_answer`]), so a stray one cannot be taken for the handshake's.
+//! 5. The session's `DELETE` at close gets [`SESSION_DELETE_WAIT`] (rmcp's own bound is 5 s): a
+//!    healthy server answers it at once, and a hung one must not hold the close (a host
+//!    restarting the proxy, a reconnect) for longer. Left unanswered, the session is the
+//!    server's to expire.
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
@@ -51,6 +55,9 @@ pub(crate) use errors::{
     HttpError, describe, initialize_status, last_phase, never_ran, status_of, verdict,
 };
 pub(crate) use standalone::Standalone;
+
+/// How long the `DELETE` that ends a session may take (see the module docs).
+pub(crate) const SESSION_DELETE_WAIT: Duration = Duration::from_secs(1);
 
 /// Headers rmcp sets itself; configuring them would make every request fail.
 const RESERVED: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
@@ -258,17 +265,26 @@ impl StreamableHttpClient for HttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), HttpError> {
-        let deleted = self
-            .authorized(|token| {
-                self.inner.delete_session(
-                    uri.clone(),
-                    session_id.clone(),
-                    token.or_else(|| auth_header.clone()),
-                    custom_headers.clone(),
-                )
-            })
-            .await;
-        redacted(deleted)
+        let delete = self.authorized(|token| {
+            self.inner.delete_session(
+                uri.clone(),
+                session_id.clone(),
+                token.or_else(|| auth_header.clone()),
+                custom_headers.clone(),
+            )
+        });
+        match tokio::time::timeout(SESSION_DELETE_WAIT, delete).await {
+            Ok(deleted) => redacted(deleted),
+            Err(_) => {
+                // Ok, not an error: rmcp would log it as a failure, and nothing failed on our
+                // side; the server did not answer, and its session expires there.
+                tracing::info!(
+                    "the session DELETE got no answer within {SESSION_DELETE_WAIT:?}; the server \
+                     is left to expire the session"
+                );
+                Ok(())
+            }
+        }
     }
 
     async fn get_stream(
