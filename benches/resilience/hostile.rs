@@ -9,7 +9,9 @@
 //! - 64 MiB of bare newlines: legal blank lines, then the stream ends (`stream_closed`);
 //! - a 16 MiB line without a line end, one 8 KiB chunk per millisecond: cut at the line bound
 //!   (`limit_exceeded` naming `max_sse_line_bytes`);
-//! - 64 MiB of 64-byte events (`noise`: parsed, then dropped), the baseline.
+//! - 64 MiB of 64-byte events (`noise`: parsed, then dropped), the baseline;
+//! - one invalid UTF-8 byte after a valid event: the time to the verdict (`transport_error`
+//!   naming it).
 //!
 //! CPU is counted in clock ticks (10 ms each on Linux). A repetition that reaches no verdict
 //! within [`CAP`] fails with the CPU it had used by then.
@@ -44,9 +46,20 @@ struct Case {
     detail: &'static str,
     /// Target on the client CPU median, in ms.
     target: Option<(&'static str, f64)>,
+    /// Target on the wall-time median (the byte to the verdict), in ms.
+    wall_target: Option<(&'static str, f64)>,
 }
 
-const CASES: [Case; 3] = [
+const CASES: [Case; 4] = [
+    Case {
+        name: "one invalid UTF-8 byte after a valid event",
+        kind: "invalid-utf8",
+        bytes: 0,
+        cause: Cause::TransportError,
+        detail: "invalid UTF-8",
+        target: None,
+        wall_target: Some(("< 100 ms", 100.0)),
+    },
     Case {
         name: "64 MiB of bare newlines",
         kind: "newline-flood",
@@ -54,6 +67,7 @@ const CASES: [Case; 3] = [
         cause: Cause::StreamClosed,
         detail: "ended",
         target: Some(("< 1000 ms", 1000.0)),
+        wall_target: None,
     },
     Case {
         name: "16 MiB line without a line end, 8 KiB chunks",
@@ -62,6 +76,7 @@ const CASES: [Case; 3] = [
         cause: Cause::LimitExceeded,
         detail: "max_sse_line_bytes",
         target: Some(("< 100 ms", 100.0)),
+        wall_target: None,
     },
     Case {
         name: "64 MiB of 64-byte events (baseline)",
@@ -70,6 +85,7 @@ const CASES: [Case; 3] = [
         cause: Cause::StreamClosed,
         detail: "ended",
         target: None,
+        wall_target: None,
     },
 ];
 
@@ -96,8 +112,16 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
         }
         let mb_per_s = case.bytes as f64 / MIB as f64 / (wall.median() / 1e3);
         rows.push(row.note(format!("{} MiB sent", case.bytes / MIB)));
-        let note = format!("{mb_per_s:.0} MiB/s");
-        rows.push(Row::new(SECTION, format!("{}: wall", case.name), "ms", wall).note(note));
+        let note = match case.bytes {
+            0 => "from the call that triggers the byte".to_owned(),
+            _ => format!("{mb_per_s:.0} MiB/s"),
+        };
+        let mut wall_row = Row::new(SECTION, format!("{}: wall", case.name), "ms", wall).note(note);
+        if let Some((words, limit)) = case.wall_target {
+            let met = wall_row.samples.failed == 0 && wall_row.samples.median() < limit;
+            wall_row = wall_row.target(words, met);
+        }
+        rows.push(wall_row);
     }
     Ok(())
 }

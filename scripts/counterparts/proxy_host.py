@@ -1,7 +1,9 @@
 """A host written by others in front of `mcp-resilient proxy`: the official Python SDK's
 `ClientSession` over `stdio_client` launches the proxy exactly as a host launches any stdio server,
 with the Python SDK's own server (server.py) upstream over Streamable HTTP. The upstream is
-SIGKILLed and restarted while the host's session stays open; then the host leaves.
+SIGKILLed and restarted while the host's session stays open; then the host leaves with a call
+in flight on a blocked server, and `leave_s` is how long the proxy took to go (the SDK closes
+stdin, waits 2 s, then terminates it).
 
 Usage: proxy_host.py BIN SERVER_PY PORT [proxy flags…]
 Prints one JSON object with what the host saw; exit 0 when every step behaved.
@@ -92,13 +94,23 @@ async def main() -> int:
                     if not back.is_error or time.time() > deadline:
                         break
                 out["back"] = text(back)
+
+                # Leave with a call in flight on a server whose event loop is blocked (it
+                # answers nothing for 8 s, the session DELETE included): the proxy must be gone
+                # before the SDK's 2 s grace ends, not killed at its end.
+                blocked = asyncio.create_task(session.call_tool("block", {"ms": 8000}))
+                await asyncio.sleep(0.5)
+                leaving = time.time()
         out["host_left"] = "ok"
+        out["leave_s"] = round(time.time() - leaving, 2)
+        blocked.cancel()
     finally:
         server.kill()
         server.wait()
     ok = (out.get("before") == "before" and out.get("after") == "after" and out.get("new_process")
           and out.get("down", {}).get("is_error") and out.get("back") == "back"
-          and (out["during"]["text"] == "during" or out["during"]["is_error"]))
+          and (out["during"]["text"] == "during" or out["during"]["is_error"])
+          and out.get("leave_s", 99) < 2)
     out["ok"] = bool(ok)
     print(json.dumps(out, indent=1))
     return 0 if ok else 1

@@ -1,7 +1,8 @@
 // A host written by others in front of `mcp-resilient proxy`: the official TypeScript SDK's Client
 // over StdioClientTransport launches the proxy as a host launches any stdio server, with the
 // TypeScript SDK's own server (server.mjs) upstream over Streamable HTTP. The upstream is
-// SIGKILLed and restarted while the host's session stays open; then the host leaves.
+// SIGKILLed and restarted while the host's session stays open; then the host leaves with a call in
+// flight on a blocked server, and `leave_s` is how long `client.close()` took.
 // Run from target/counterparts-ts (setup-ts.sh):
 //   node ../../scripts/counterparts/ts/proxy_host.mjs BIN PORT [proxy flags…]
 // Prints one JSON object; exit 0 when every step behaved.
@@ -65,11 +66,18 @@ try {
     server = restarted;
     out.during = { is_error: !!during.isError, text: text(during), s_after_kill: (Date.now() - killed) / 1000 };
     out.after = text(await client.callTool({ name: 'echo', arguments: { text: 'after' } }));
+    // Leave with a call in flight on a server whose event loop is blocked (8 s, the session
+    // DELETE included): the proxy must be gone before the SDK's 2 s grace ends.
+    client.callTool({ name: 'block', arguments: { ms: 8000 } }).catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const leaving = Date.now();
     await client.close();
+    out.leave_s = (Date.now() - leaving) / 1000;
     out.host_left = 'ok';
 } finally {
     await kill(server);
 }
-out.ok = out.before === 'before' && out.after === 'after' && (out.during.text === 'during' || out.during.is_error);
+out.ok = out.before === 'before' && out.after === 'after' && (out.during.text === 'during' || out.during.is_error)
+    && out.leave_s < 2;
 console.log(JSON.stringify(out, null, 1));
 process.exit(out.ok ? 0 : 1);

@@ -201,3 +201,24 @@ fn after_the_close_nothing_is_queued_and_droppable_messages_are_counted() {
     let mut rest = Vec::new();
     assert_eq!(outbox.take(usize::MAX, &mut rest), Taken::Closed);
 }
+
+#[test]
+fn the_bound_is_the_strictest_of_the_upstreams_limits() {
+    use crate::{ServerConfig, config::Limits};
+    let with = |count: usize, bytes: usize| {
+        let mut limits = Limits::default();
+        limits.max_buffered_notifications = count;
+        limits.max_buffered_notification_bytes = bytes;
+        ServerConfig::stdio("a", "true").limits(limits)
+    };
+    let defaults = Limits::default();
+    assert_eq!(
+        NotificationBuffer::default(),
+        limits(
+            defaults.max_buffered_notifications,
+            defaults.max_buffered_notification_bytes
+        )
+    );
+    let configs = [with(10, 1 << 30), with(1 << 20, 4096)];
+    assert_eq!(NotificationBuffer::of(&configs), limits(10, 4096));
+}
