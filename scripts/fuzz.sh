@@ -3,7 +3,8 @@
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
-# SECONDS: per target (default 600). TARGET: config, names, stdio, http (default: all of them).
+# SECONDS: per target (default 600). TARGET: config, names, stdio, http, sse (default: all of
+# them).
 # Needs the nightly toolchain; installs cargo-fuzz from crates.io when it is missing. Each target
 # starts from its seeds in fuzz/corpus/<target>/ and from what earlier runs found in
 # fuzz/target/corpus/<target>/ (untracked); a crash input lands in fuzz/artifacts/<target>/.
@@ -19,7 +20,7 @@ seconds=${1:-600}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(config names stdio http)
+    targets=(config names stdio http sse)
 fi
 sanitizer=${FUZZ_SANITIZER:-none}
 niceness=${FUZZ_NICE:-19}

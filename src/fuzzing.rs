@@ -22,7 +22,7 @@ mod regressions;
 pub use config::{config_text, dotenv, expansion};
 pub use http::http_answer;
 pub use names::public_name;
-pub use sse::{sse, sse_endpoint};
+pub use sse::{sse, sse_endpoint, sse_stream};
 pub use stdio::stdio_output;
 
 /// The contract of [`crate::verdict::plain`], which every detail a person reads goes through:

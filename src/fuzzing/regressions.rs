@@ -43,3 +43,12 @@ fn stdio_a_version_refusal_listing_many_versions() {
     );
     super::stdio_output(format!("{line}\n").as_bytes());
 }
+
+#[test]
+fn sse_a_line_past_both_bounds_names_the_bound_its_first_byte_passed() {
+    // `sse`, crash-9db30c69 (exec 299 of the first run): with `max_event` 0 and `max_line` 1,
+    // a 22-byte line in one chunk failed as a line past its bound at offset 1, and the same
+    // bytes one at a time as an event past its bound at offset 0: the parser checked the line's
+    // bound first for the whole piece, so the limit named depended on the chunks.
+    super::sse_stream(b"\0\0\x01\0\0\0\0\0etry:\0@\0\0\0\0etry:\0");
+}

@@ -16,7 +16,8 @@
 //!    shape of the lines.
 //! 2. Bounded: the line buffer holds at most `max_line` bytes, the current event's lines
 //!    (line ends excluded, comments included) at most `max_event`. The first byte past either
-//!    bound is an error before it is stored.
+//!    bound is an error before it is stored, which names the bound that byte passed (the
+//!    line's when it passes both), however the bytes were chunked.
 //! 3. Bad bytes are an error at once: the chunk that brings the first byte that cannot be
 //!    UTF-8 fails, after the events completed before that byte.
 //! 4. After an error the parser takes nothing more: every later call returns it again.
@@ -182,7 +183,12 @@ impl Parser {
     /// Checks that `more` bytes can join the current line (invariant 2).
     fn bound(&self, more: usize) -> Result<(), SseError> {
         let line = self.line.len() + more;
-        if line > self.max_line {
+        let event = self.event_bytes + line;
+        // When these bytes pass both bounds, the error is the one the first byte past a bound
+        // crossed: the same as when they come one at a time (the line's on a tie).
+        let event_first = event > self.max_event
+            && self.max_event.saturating_sub(self.event_bytes) < self.max_line;
+        if line > self.max_line && !event_first {
             let start = self.pos - self.line.len() as u64;
             return Err(SseError::LineTooLong {
                 limit: self.max_line,
@@ -190,7 +196,6 @@ impl Parser {
                 offset: start + self.max_line as u64,
             });
         }
-        let event = self.event_bytes + line;
         if event > self.max_event {
             let room = self
                 .max_event

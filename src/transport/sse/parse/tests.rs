@@ -287,3 +287,45 @@ fn floods_of_blank_lines_and_comments_keep_no_memory() {
     assert!(out.is_empty());
     assert_eq!(parser.line.capacity(), 0);
 }
+
+#[test]
+fn bytes_past_both_bounds_fail_on_the_bound_their_first_byte_passed_whatever_the_chunks() {
+    // The event has 10 bytes left and the line 16: the 11th byte of this line passes the
+    // event's bound first, in one chunk as one byte at a time.
+    let input = b"data: 0123\ndata: 0123456789abcdef\n";
+    for chunks in [vec![&input[..]], input.chunks(1).collect()] {
+        let mut parser = Parser::new(20, 16);
+        let mut out = Vec::new();
+        let error = chunks
+            .iter()
+            .find_map(|chunk| parser.push(chunk, &mut out).err())
+            .unwrap();
+        assert!(
+            matches!(
+                error,
+                SseError::EventTooLarge {
+                    limit: 20,
+                    offset: 21,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+    }
+    // Passed by the same byte: the line's.
+    let mut parser = Parser::new(16, 16);
+    let error = parser
+        .push(b"data: 0123456789abcdef", &mut Vec::new())
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            SseError::LineTooLong {
+                limit: 16,
+                offset: 16,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}
