@@ -7,8 +7,10 @@
 //! burst ends in, checking that verdict:
 //!
 //! - 64 MiB of bare newlines: legal blank lines, then the stream ends (`stream_closed`);
-//! - a 16 MiB line without a line end, one 8 KiB chunk per millisecond: cut at the line bound
-//!   (`limit_exceeded` naming `max_sse_line_bytes`);
+//! - a 16 MiB line without a line end in 8 KiB writes, cut at the line bound (`limit_exceeded`
+//!   naming `max_sse_line_bytes`): written back to back (the kernel and hyper hand the client
+//!   larger reads), and dripped one write per millisecond (`--hostile-pace-ms 1`: each write is
+//!   one read of 8 KiB, so the per-read cost of the runtime shows);
 //! - 64 MiB of 64-byte events (`noise`: parsed, then dropped), the baseline;
 //! - one invalid UTF-8 byte after a valid event: the time to the verdict (`transport_error`
 //!   naming it).
@@ -48,9 +50,11 @@ struct Case {
     target: Option<(&'static str, f64)>,
     /// Target on the wall-time median (the byte to the verdict), in ms.
     wall_target: Option<(&'static str, f64)>,
+    /// More flags for the hostile mock.
+    extra: &'static [&'static str],
 }
 
-const CASES: [Case; 4] = [
+const CASES: [Case; 5] = [
     Case {
         name: "one invalid UTF-8 byte after a valid event",
         kind: "invalid-utf8",
@@ -59,6 +63,7 @@ const CASES: [Case; 4] = [
         detail: "invalid UTF-8",
         target: None,
         wall_target: Some(("< 100 ms", 100.0)),
+        extra: &[],
     },
     Case {
         name: "64 MiB of bare newlines",
@@ -68,15 +73,27 @@ const CASES: [Case; 4] = [
         detail: "ended",
         target: Some(("< 1000 ms", 1000.0)),
         wall_target: None,
+        extra: &[],
     },
     Case {
-        name: "16 MiB line without a line end, 8 KiB chunks",
+        name: "16 MiB line without a line end, 8 KiB writes back to back",
         kind: "endless-line",
         bytes: 16 * MIB + 64 * 1024,
         cause: Cause::LimitExceeded,
         detail: "max_sse_line_bytes",
         target: Some(("< 100 ms", 100.0)),
         wall_target: None,
+        extra: &["--hostile-pace-ms", "0"],
+    },
+    Case {
+        name: "16 MiB line without a line end, one 8 KiB write per ms (one read each)",
+        kind: "endless-line",
+        bytes: 16 * MIB + 64 * 1024,
+        cause: Cause::LimitExceeded,
+        detail: "max_sse_line_bytes",
+        target: Some(("< 100 ms", 100.0)),
+        wall_target: None,
+        extra: &[],
     },
     Case {
         name: "64 MiB of 64-byte events (baseline)",
@@ -86,6 +103,7 @@ const CASES: [Case; 4] = [
         detail: "ended",
         target: None,
         wall_target: None,
+        extra: &[],
     },
 ];
 
@@ -136,7 +154,7 @@ async fn once(case: &Case) -> Res<(f64, f64)> {
         "--hostile-bytes",
         &bytes,
     ];
-    let flags = [&flags[..], &["--hostile-trigger", "call"]].concat();
+    let flags = [&flags[..], &["--hostile-trigger", "call"], case.extra].concat();
     let (_child, port) = mcp_mock_server::spawn_process(binary(), &flags, "sse", 0, LIMIT)
         .await
         .map_err(|e| format!("spawn hostile mock: {e}"))?;
@@ -170,8 +188,11 @@ async fn measure(case: &Case, server: &Supervisor, registry: &ToolRegistry) -> R
     let death = tokio::time::timeout(CAP, async {
         loop {
             match events.recv().await {
+                // A transport's death reconnects; a limit exceeded is a refusal (`failed`).
                 Ok(Event::State {
-                    state: ConnectionState::Reconnecting { death, .. },
+                    state:
+                        ConnectionState::Reconnecting { death, .. }
+                        | ConnectionState::Failed { death, .. },
                     ..
                 }) => return Ok(death),
                 Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}

@@ -14,7 +14,7 @@ pub(crate) const USAGE: &str = "usage: mcp-mock-server [--transport stdio|sse|ht
 [--fail-methods a,b] [--www-authenticate V]] [--redirect URL]
   http only:   [--stateless]
   sse only:    [--hostile invalid-utf8|newline-flood|endless-line|malformed-json|event-flood \
-[--hostile-bytes N] [--hostile-trigger list|call]]
+[--hostile-bytes N] [--hostile-trigger list|call] [--hostile-pace-ms N]]
   remote only: [--oauth [--oauth-access-ttl SECS] [--oauth-client ID[:SECRET]]... \
 [--oauth-step-up TOOL:SCOPE] [--oauth-refresh-delay-ms N]]
   hostile:     [--discover-refusal SHAPE] (empty-result, other-result, error:CODE, \
@@ -66,6 +66,9 @@ pub(crate) struct Args {
     pub(crate) hostile_bytes: Option<usize>,
     /// `--hostile-trigger list|call`: when a session turns hostile.
     pub(crate) hostile_trigger: Option<String>,
+    /// `--hostile-pace-ms N`: the wait before each chunk of a legacy SSE burst (`endless-line`
+    /// drips one 8 KiB chunk per millisecond unless told otherwise, the others send at once).
+    pub(crate) hostile_pace: Option<Duration>,
     /// `--hostile huge-pages`: bytes of JSON per `tools/list` page.
     pub(crate) page_bytes: usize,
     /// `--hostile huge-pages`: pages in the list.
@@ -97,6 +100,7 @@ impl Default for Args {
             hostile: None,
             hostile_bytes: None,
             hostile_trigger: None,
+            hostile_pace: None,
             page_bytes: 4 * 1024 * 1024,
             pages: 100,
             mods: Hostile::default(),
@@ -208,6 +212,9 @@ impl Args {
                 "--hostile" => return Err(format!("--hostile: unknown kind {value:?}")),
                 "--hostile-bytes" => parsed.hostile_bytes = Some(number(&flag, &value)?),
                 "--hostile-trigger" => parsed.hostile_trigger = Some(value),
+                "--hostile-pace-ms" => {
+                    parsed.hostile_pace = Some(Duration::from_millis(number(&flag, &value)?));
+                }
                 "--page-bytes" => parsed.page_bytes = number(&flag, &value)?,
                 "--pages" => parsed.pages = number(&flag, &value)?,
                 "--flood-count" => parsed.flood.count = number(&flag, &value)?,
@@ -270,8 +277,14 @@ impl Args {
             return Err("--flood-count, --flood-bytes and --flood-ms need --hostile flood".into());
         }
         let Some(kind) = &self.hostile else {
-            return match self.hostile_bytes.is_some() || self.hostile_trigger.is_some() {
-                true => Err("--hostile-bytes and --hostile-trigger need --hostile".into()),
+            let knobs = self.hostile_bytes.is_some()
+                || self.hostile_trigger.is_some()
+                || self.hostile_pace.is_some();
+            return match knobs {
+                true => Err(
+                    "--hostile-bytes, --hostile-trigger and --hostile-pace-ms need --hostile"
+                        .into(),
+                ),
                 false => Ok(()),
             };
         };
@@ -304,6 +317,9 @@ impl Args {
         if kind == SseHostility::EndlessLine {
             // A slow drip: every 8 KiB chunk reaches the client on its own.
             opts.pace = std::time::Duration::from_millis(1);
+        }
+        if let Some(pace) = self.hostile_pace {
+            opts.pace = pace;
         }
         if self.hostile_trigger.as_deref() == Some("call") {
             opts.trigger = Trigger::Manual;
