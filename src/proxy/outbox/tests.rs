@@ -206,9 +206,11 @@ fn after_the_close_nothing_is_queued_and_droppable_messages_are_counted() {
 fn the_bound_is_the_strictest_of_the_upstreams_limits() {
     use crate::{ServerConfig, config::Limits};
     let with = |count: usize, bytes: usize| {
-        let mut limits = Limits::default();
-        limits.max_buffered_notifications = count;
-        limits.max_buffered_notification_bytes = bytes;
+        let limits = Limits {
+            max_buffered_notifications: count,
+            max_buffered_notification_bytes: bytes,
+            ..Limits::default()
+        };
         ServerConfig::stdio("a", "true").limits(limits)
     };
     let defaults = Limits::default();
