@@ -665,3 +665,32 @@ async fn a_call_during_an_outage_fails_fast_or_waits_for_call_wait() {
         server.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn a_shutdown_cancelled_midway_is_finished_by_the_next_one() {
+    init_tracing();
+    let registry = ToolRegistry::new();
+    // The child ignores its stdin's end, so closing it takes the whole stdin grace (300 ms)
+    // and then SIGTERM: a shutdown runs long enough to be cancelled in its middle.
+    let config = stdio_mock("stubborn", &["--ignore-stdin-eof"]);
+    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    server.wait_ready(LIMIT).await.expect("ready");
+    let (_, pid) = whoami(&registry, "stubborn").await;
+    // The first shutdown is dropped while the child is still being closed.
+    let cancelled = tokio::time::timeout(Duration::from_millis(50), server.shutdown()).await;
+    assert!(cancelled.is_err(), "the close should outlast 50 ms");
+    assert!(alive(pid), "the child is still being closed");
+    // The promise: the next call returns only when nothing of the server is left running.
+    tokio::time::timeout(LIMIT, server.shutdown())
+        .await
+        .expect("the second shutdown returns");
+    assert!(
+        !alive(pid),
+        "shutdown returned while the child {pid} was still running"
+    );
+    assert!(matches!(server.state(), ConnectionState::Stopped));
+    // And it stays idempotent.
+    tokio::time::timeout(LIMIT, server.shutdown())
+        .await
+        .expect("a third shutdown returns at once");
+}

@@ -374,10 +374,20 @@ impl Supervisor {
     /// Stops supervising: cancels any backoff and attempt, closes the current generation
     /// through the close barrier, unregisters the tools and detaches from the registry.
     /// Returns when nothing of this server is left running. Idempotent.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: a call dropped midway leaves the shutdown going on (the actor has been
+    /// told), and the next call waits for it to finish; concurrent calls all return once it
+    /// has.
     pub async fn shutdown(&self) {
         let mut task = self.task.lock().await;
-        let Some(handle) = task.take() else { return };
+        // The handle stays in place until the actor has ended: a call dropped before that must
+        // leave the next one something to wait for.
+        let Some(handle) = task.as_mut() else { return };
         let (done, wait) = oneshot::channel();
+        // A second `Shutdown` (after a dropped call) finds the actor already stopping: its
+        // `done` is dropped with the queue, and the handle below is what is waited for.
         if self
             .link
             .tx
@@ -387,6 +397,7 @@ impl Supervisor {
             let _ = wait.await;
         }
         let _ = handle.await;
+        *task = None;
     }
 }
 
