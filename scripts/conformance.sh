@@ -132,6 +132,12 @@ find_node
 ENTRY_2026="$(install_suite "$SUITE_2026")"
 ENTRY_2025="$(install_suite "$SUITE_2025")"
 
+# What is built: the commit, and whether the working tree differed from it where it matters,
+# read before the build (a commit made while the scenarios run is not what ran).
+COMMIT="$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+DIRTY="$(git -C "$ROOT" status --porcelain -- Cargo.toml Cargo.lock src conformance scripts/conformance.sh 2>/dev/null |
+    awk '{print $2}' | paste -sd, - || true)"
+
 log "building mcp-conformance-client (release) into $TARGET"
 cargo build --release --manifest-path "$ROOT/Cargo.toml" -p mcp-conformance-client >&2
 [[ -x "$BIN" ]] || die "no binary at $BIN"
@@ -152,10 +158,6 @@ for scenario in "${SCENARIOS_2025[@]}"; do
     selected "$scenario" && run_scenario "$SUITE_2025" "$ENTRY_2025" "" "$scenario" ""
 done
 
-# What was built: the commit, and whether the working tree differed from it where it matters.
-COMMIT="$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
-DIRTY="$(git -C "$ROOT" status --porcelain -- Cargo.toml Cargo.lock src conformance scripts/conformance.sh 2>/dev/null |
-    awk '{print $2}' | paste -sd, - || true)"
 REPORT_ARGS=("$RESULTS" --commit "$COMMIT" --dirty "$DIRTY" --node "$("$NODE" --version)"
     --date "$(date -u +%Y-%m-%dT%H:%MZ)" --only "$(IFS=,; echo "${ONLY[*]}")")
 
