@@ -17,7 +17,7 @@ use crate::state::{ConnectionState, Generation};
 pub enum CallError {
     /// No ready generation: the server is connecting, reconnecting, failed or stopped.
     /// Transient unless the state is `failed` or `stopped`.
-    #[error("server '{server}' is unavailable ({state})")]
+    #[error("server '{server}' is unavailable ({})", unavailable_state(state))]
     Unavailable {
         /// The server's name.
         server: String,
@@ -174,4 +174,44 @@ pub enum StartError {
     /// The configured authorization cannot be set up (no directory for the token store).
     #[error("authorization: {0}")]
     Auth(String),
+}
+
+/// The state an [`CallError::Unavailable`] names. A call can find no live generation while the
+/// state still reads `ready`: the generation has just died and the supervisor has not yet
+/// published what follows. "unavailable (ready)" would contradict itself, so that moment is
+/// named for what it is.
+fn unavailable_state(state: &ConnectionState) -> String {
+    match state {
+        ConnectionState::Ready { generation, .. } => {
+            format!("generation {generation} has just ended")
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unavailable(state: ConnectionState) -> String {
+        CallError::Unavailable {
+            server: "demo".into(),
+            state,
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn unavailable_never_says_ready() {
+        let ready = ConnectionState::Ready {
+            generation: 3,
+            protocol: "2025-11-25".into(),
+        };
+        assert_eq!(
+            unavailable(ready),
+            "server 'demo' is unavailable (generation 3 has just ended)"
+        );
+        let stopped = unavailable(ConnectionState::Stopped);
+        assert_eq!(stopped, "server 'demo' is unavailable (stopped)");
+    }
 }

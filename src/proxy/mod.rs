@@ -215,6 +215,10 @@ impl Proxy {
     }
 
     /// Serves the host on this process's stdin and stdout until the host closes stdin.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`serve`](Self::serve).
     pub async fn serve_stdio(self) -> Result<(), ProxyError> {
         self.serve_stdio_until(CancellationToken::new()).await
     }
@@ -223,6 +227,10 @@ impl Proxy {
     /// is cancelled. stdin and stdout are read and written on threads of their own that are
     /// never waited for, so a host that keeps stdin open (or stops reading stdout) cannot keep
     /// the process alive once this has returned: the caller may exit at once.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`serve`](Self::serve).
     pub async fn serve_stdio_until(self, stop: CancellationToken) -> Result<(), ProxyError> {
         let (stdin, stdout) = stdio::host_stdio().map_err(ProxyError::Stdio)?;
         self.serve(stdin, stdout, stop).await
@@ -235,6 +243,13 @@ impl Proxy {
     /// Everything for the host goes through one bounded queue and one writer (see
     /// `max_buffered_notifications`); once the session ends, requests in flight get
     /// [`ProxyOptions::drain`] to be answered.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel-safe: dropping the future skips the orderly end. The upstreams' supervisors
+    /// are dropped, which asks them to stop without waiting, so a stdio child may outlive the
+    /// drop by its close's graces, and requests in flight are not answered. Cancel `stop` and
+    /// await the future instead: it returns once everything is closed.
     pub async fn serve<R, W>(
         self,
         read: R,

@@ -58,7 +58,7 @@ use crate::{
 pub struct Supervisor {
     link: Arc<Link>,
     registry: ToolRegistry,
-    /// The supervisor task; taken by the first `shutdown`.
+    /// The supervisor task; cleared by the `shutdown` that saw it end.
     task: tokio::sync::Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -67,6 +67,11 @@ impl Supervisor {
     ///
     /// Returns at once, in state `connecting`; use [`wait_ready`](Self::wait_ready) or
     /// [`state_watch`](Self::state_watch) to follow it.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: nothing is awaited before the supervisor exists, so the future completes on
+    /// its first poll, and one dropped unpolled has started nothing.
     pub async fn start(
         config: ServerConfig,
         registry: ToolRegistry,
@@ -79,6 +84,10 @@ impl Supervisor {
     /// (share one client between servers to pool connections). Give it a connect timeout and
     /// no overall timeout (SSE streams live as long as their session), and a redirect policy that
     /// does not follow other origins: [`same_origin_redirects`](crate::same_origin_redirects).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`start`](Self::start): it completes on its first poll.
     pub async fn start_with_client(
         config: ServerConfig,
         registry: ToolRegistry,
@@ -281,6 +290,12 @@ impl Supervisor {
     /// With a ready 2025 generation the subscription is sent at once and its answer returned;
     /// when the server refuses it, the URI is not kept. Otherwise the URI is kept and sent when
     /// a generation is ready.
+    ///
+    /// # Cancel safety
+    ///
+    /// The URI joins the set before anything is awaited: dropped while `resources/subscribe`
+    /// is in flight, the URI stays kept (every later generation is subscribed to it) whether or
+    /// not this server saw the request. [`unsubscribe`](Self::unsubscribe) takes it back.
     pub async fn subscribe(&self, uri: &str) -> Result<(), CallError> {
         let added = self
             .link
@@ -309,6 +324,12 @@ impl Supervisor {
 
     /// Ends the subscription to `uri` (see [`subscribe`](Self::subscribe)); no later generation
     /// is subscribed to it. A ready 2025 generation is sent `resources/unsubscribe`.
+    ///
+    /// # Cancel safety
+    ///
+    /// The URI leaves the set before anything is awaited: dropped while `resources/unsubscribe`
+    /// is in flight, no later generation is subscribed to it, and the current one may still
+    /// send its updates until it ends.
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), CallError> {
         let removed = self
             .link
@@ -364,6 +385,11 @@ impl Supervisor {
 
     /// Closes the current generation (if any), refills the outage budget and connects again.
     /// The way out of `failed`. Returns once the new attempt has started.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: the restart is queued before anything is awaited, so a dropped call still
+    /// restarts the server; only the wait for the new attempt to start is given up.
     pub async fn restart(&self) {
         let (done, wait) = oneshot::channel();
         if self.link.tx.send(actor::Msg::Restart { done }).is_ok() {

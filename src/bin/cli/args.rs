@@ -161,7 +161,8 @@ pub(crate) struct ServerArgs {
     /// An HTTP header for every request, `Name: value` (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
-    /// The server's name in logs and public tool names (default: `server`).
+    /// The server's name in logs and public tool names (default: `server`; `proxy` names a
+    /// `--url` server after its host and a `--stdio` one after its command or package).
     #[arg(long)]
     name: Option<String>,
     /// How requests to `--url` are authorized: none, oauth (tokens from `mcp-resilient login`),
