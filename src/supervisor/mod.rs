@@ -21,6 +21,7 @@ mod heartbeat;
 mod link;
 mod listen;
 mod live;
+mod policy;
 mod relay;
 mod retry_guard;
 mod sync;

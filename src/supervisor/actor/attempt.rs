@@ -25,6 +25,7 @@ use crate::{
         connect::{self, AttemptFailure, Connected},
         generation::{self, Running},
         heartbeat::Heartbeat,
+        policy,
     },
     transport::Activity,
 };
@@ -289,7 +290,13 @@ impl Actor {
             }
             Err(failure) if failure.death.cause.is_permanent() => {
                 self.abandon_all();
-                self.on_refused(Reason::ConnectionFailed, failure.death, generation);
+                let refusal = policy::Failure {
+                    cause: failure.death.cause,
+                    lost: false,
+                    counts: true,
+                    retry_after: None,
+                };
+                self.on_failure(Reason::ConnectionFailed, failure.death, refusal, generation);
             }
             // The hedged older attempt failed; the current one goes on.
             Err(failure) if straggler => {
@@ -297,13 +304,13 @@ impl Actor {
             }
             Err(failure) => {
                 self.hedge = None;
-                self.on_failure(
-                    Reason::ConnectionFailed,
-                    failure.death,
-                    true,
-                    failure.retry_after,
-                    generation,
-                );
+                let counted = policy::Failure {
+                    cause: failure.death.cause,
+                    lost: false,
+                    counts: true,
+                    retry_after: failure.retry_after,
+                };
+                self.on_failure(Reason::ConnectionFailed, failure.death, counted, generation);
             }
         }
     }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::{Actor, Outage};
+use crate::supervisor::policy::{self, Failure, Next, Why};
 use crate::{
     state::{Cause, ConnectionState, Death, Event, Generation, Reason},
     supervisor::retry_guard::RetryPermit,
@@ -29,29 +30,13 @@ impl Actor {
         let was_stable = std::mem::take(&mut self.stable);
         // Say what happened before the close barrier, which can take up to `close_timeout`
         // (a hung child's grace periods); the next attempt still waits for it.
-        if death.cause.is_permanent() {
-            self.on_refused(Reason::ConnectionLost, death.clone(), generation);
-        } else if self.config.reconnect.enabled {
-            self.on_failure(
-                Reason::ConnectionLost,
-                death.clone(),
-                !was_stable,
-                None,
-                generation,
-            );
-        } else {
-            tracing::error!(
-                server = %self.server(), generation, cause = %death.cause,
-                "connection lost; reconnect is disabled, call restart() to recover: {}", death.detail
-            );
-            let state = ConnectionState::Failed {
-                reason: Reason::ConnectionLost,
-                death: death.clone(),
-                manual_recovery: true,
-                retry_in: None,
-            };
-            self.set_state(state, generation);
-        }
+        let failure = Failure {
+            cause: death.cause,
+            lost: true,
+            counts: !was_stable,
+            retry_after: None,
+        };
+        self.on_failure(Reason::ConnectionLost, death.clone(), failure, generation);
         self.stop_sync().await;
         let closed = running.close(Stop::Dead, self.config.close_timeout).await;
         self.lingering.push(closed.monitor);
@@ -61,42 +46,58 @@ impl Actor {
         }
     }
 
-    /// Generation `generation` failed (an attempt) or was lost: schedule the next attempt or
-    /// give up. `counts` is false only for the loss of a generation that had refilled the budget;
-    /// `retry_after` is the server's own request to wait (capped at `max_delay`).
+    /// Generation `generation` failed (an attempt) or was lost: what follows is the reconnect
+    /// rules' answer ([`policy::next`]); this carries it out.
     pub(super) fn on_failure(
         &mut self,
         reason: Reason,
         death: Death,
-        counts: bool,
-        retry_after: Option<Duration>,
+        failure: Failure,
         generation: Generation,
     ) {
-        self.outage.get_or_insert(Outage {
-            started: Instant::now(),
-        });
-        let delay = if counts {
-            self.budget.fail()
-        } else {
-            Some(self.budget.next_delay())
-        };
-        let Some(mut delay) = delay else {
-            return self.give_up(reason, death, generation);
-        };
-        if !self.config.reconnect.enabled {
-            tracing::error!(server = %self.server(), generation, cause = %death.cause, "connection failed; reconnect is disabled: {}", death.detail);
-            return self.give_up(reason, death, generation);
+        let next = policy::next(&mut self.budget, &self.config.reconnect, failure);
+        match next {
+            Next::Refused { retry_in } => self.on_refused(reason, death, retry_in, generation),
+            Next::Manual => {
+                tracing::error!(
+                    server = %self.server(), generation, cause = %death.cause,
+                    "connection lost; reconnect is disabled, call restart() to recover: {}", death.detail
+                );
+                let state = ConnectionState::Failed {
+                    reason,
+                    death,
+                    manual_recovery: true,
+                    retry_in: None,
+                };
+                self.set_state(state, generation);
+            }
+            Next::GiveUp(why) => {
+                self.outage.get_or_insert(Outage {
+                    started: Instant::now(),
+                });
+                if why == Why::Disabled {
+                    tracing::error!(server = %self.server(), generation, cause = %death.cause, "connection failed; reconnect is disabled: {}", death.detail);
+                }
+                self.give_up(reason, death, generation);
+            }
+            Next::Retry { delay, attempt } => {
+                self.outage.get_or_insert(Outage {
+                    started: Instant::now(),
+                });
+                self.retry(reason, death, delay, attempt, generation);
+            }
         }
-        // The server is up and merely forgot us: rebuild at once — but only as the first failure
-        // since the budget was last full, so a server that expires every new session at once
-        // (the outage restarts with each brief ready) still meets the backoff.
-        if death.cause == Cause::SessionExpired && self.budget.failures() <= 1 {
-            delay = Duration::ZERO;
-        }
-        if let Some(wait) = retry_after {
-            delay = delay.max(wait.min(self.config.reconnect.max_delay));
-        }
-        let attempt = self.budget.next_attempt();
+    }
+
+    /// Says that attempt `attempt` follows after `delay`, and arms the backoff.
+    fn retry(
+        &mut self,
+        reason: Reason,
+        death: Death,
+        delay: Duration,
+        attempt: u32,
+        generation: Generation,
+    ) {
         let delay_ms = delay.as_millis() as u64;
         match reason {
             Reason::ConnectionFailed => tracing::warn!(
@@ -121,10 +122,15 @@ impl Actor {
     }
 
     /// A permanent refusal (`unauthorized`, `rejected`) or a limit exceeded (`limit_exceeded`):
-    /// `failed` at once, the tools unregistered, and one more try only after `max_delay` (the
-    /// server or its configuration may be fixed meanwhile) — never the normal pace, never the
-    /// budget.
-    pub(super) fn on_refused(&mut self, reason: Reason, mut death: Death, generation: Generation) {
+    /// `failed` at once, the tools unregistered, and one more try only after `retry_in`
+    /// (`max_delay`, [`policy`] rule 1) — never the normal pace, never the budget.
+    fn on_refused(
+        &mut self,
+        reason: Reason,
+        mut death: Death,
+        retry_in: Option<Duration>,
+        generation: Generation,
+    ) {
         if death.cause == Cause::Unauthorized {
             // Say what would authorize it: a login, a token, other client credentials.
             let advice = match &self.context.auth {
@@ -139,13 +145,7 @@ impl Actor {
         self.outage.get_or_insert(Outage {
             started: Instant::now(),
         });
-        self.budget.refill();
         self.unregister();
-        let retry_in = self
-            .config
-            .reconnect
-            .enabled
-            .then_some(self.config.reconnect.max_delay);
         let what = match death.cause {
             Cause::LimitExceeded => "the server exceeded a limit",
             _ => "refused by the server",
