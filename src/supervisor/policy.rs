@@ -154,17 +154,24 @@ mod tests {
     #[test]
     fn an_expired_session_is_rebuilt_at_once_only_as_the_first_failure() {
         let expired = lost(Cause::SessionExpired, true);
-        let steps = run(&policy(10), &[expired, failed(Cause::SessionExpired), expired]);
+        let steps = run(
+            &policy(10),
+            &[expired, failed(Cause::SessionExpired), expired],
+        );
         // The first: at once. The ones after it meet the backoff, as any other failure.
         assert_eq!(
             steps,
-            [retry(Duration::ZERO, 2), retry(200 * MS, 3), retry(400 * MS, 4)]
+            [
+                retry(Duration::ZERO, 2),
+                retry(200 * MS, 3),
+                retry(400 * MS, 4)
+            ]
         );
     }
 
     #[test]
     fn retry_after_lengthens_the_delay_up_to_max_delay_and_never_shortens_it() {
-        let with = |wait: u64| Failure {
+        let with = |wait: u32| Failure {
             retry_after: Some(wait * MS),
             ..failed(Cause::ConnectFailed)
         };
@@ -181,13 +188,21 @@ mod tests {
         for cause in [Cause::Unauthorized, Cause::Rejected, Cause::LimitExceeded] {
             let steps = run(
                 &reconnect,
-                &[failed(Cause::ConnectFailed), failed(cause), failed(Cause::ConnectFailed)],
+                &[
+                    failed(Cause::ConnectFailed),
+                    failed(cause),
+                    failed(Cause::ConnectFailed),
+                ],
             );
             let refused = Next::Refused {
                 retry_in: Some(1000 * MS),
             };
             // After the refusal the budget is full again: the next failure is attempt 2.
-            assert_eq!(steps, [retry(100 * MS, 2), refused, retry(100 * MS, 2)], "{cause}");
+            assert_eq!(
+                steps,
+                [retry(100 * MS, 2), refused, retry(100 * MS, 2)],
+                "{cause}"
+            );
             let lost_to_it = run(&reconnect, &[lost(cause, true)]);
             assert_eq!(lost_to_it, [refused], "{cause} on a live generation");
         }
@@ -210,11 +225,18 @@ mod tests {
         budget.refill();
         let stable = lost(Cause::ProcessExited, false);
         assert_eq!(next(&mut budget, &reconnect, stable), retry(100 * MS, 1));
-        assert_eq!(budget.failures(), 0, "the loss of a stable generation is not counted");
+        assert_eq!(
+            budget.failures(),
+            0,
+            "the loss of a stable generation is not counted"
+        );
         // Without the window, two brief generations and one more failure spend a budget of 3.
         assert_eq!(next(&mut budget, &reconnect, brief), retry(200 * MS, 2));
         assert_eq!(next(&mut budget, &reconnect, brief), retry(400 * MS, 3));
-        assert_eq!(next(&mut budget, &reconnect, brief), Next::GiveUp(Why::Spent));
+        assert_eq!(
+            next(&mut budget, &reconnect, brief),
+            Next::GiveUp(Why::Spent)
+        );
     }
 
     #[test]
@@ -225,7 +247,10 @@ mod tests {
         };
         let steps = run(
             &disabled,
-            &[lost(Cause::ProcessExited, true), failed(Cause::ConnectFailed)],
+            &[
+                lost(Cause::ProcessExited, true),
+                failed(Cause::ConnectFailed),
+            ],
         );
         assert_eq!(steps, [Next::Manual, Next::GiveUp(Why::Disabled)]);
     }
