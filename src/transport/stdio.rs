@@ -19,7 +19,7 @@
 //!    [`spawner`]).
 //! 5. stderr is drained line by line (lines over 8 KiB are dropped) into `tracing`, so a chatty
 //!    child can never block on a full pipe and memory stays bounded.
-//! 5. stdout is read through [`BoundedLines`]: a line over `limits.max_message_bytes` ends the
+//! 6. stdout is read through [`BoundedLines`]: a line over `limits.max_message_bytes` ends the
 //!    generation (cause `limit_exceeded`) instead of growing a buffer.
 
 use std::{collections::VecDeque, process::Stdio, sync::Arc, time::Duration};

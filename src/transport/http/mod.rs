@@ -15,9 +15,9 @@
 //! 4. SSE resumption is bounded: at most `sse_max_retries` attempts, delays doubling from
 //!    `sse_retry_min` up to `sse_retry_max` (rmcp waits the longer of this and the clamped hint),
 //!    so an in-flight request cannot wait forever on a dead server.
-//! 4. A POST's response stream keeps only that request's own answer: a response to another id
+//! 5. A POST's response stream keeps only that request's own answer: a response to another id
 //!    on it is dropped ([`own_answer`]), so a stray one cannot be taken for the handshake's.
-//! 5. The session's `DELETE` at close gets [`SESSION_DELETE_WAIT`] (rmcp's own bound is 5 s): a
+//! 6. The session's `DELETE` at close gets [`SESSION_DELETE_WAIT`] (rmcp's own bound is 5 s): a
 //!    healthy server answers it at once, and a hung one must not hold the close (a host
 //!    restarting the proxy, a reconnect) for longer. Left unanswered, the session is the
 //!    server's to expire.
