@@ -1,23 +1,24 @@
 //! `notifications/tools/list_changed` for the host, sent exactly when the tools the proxy would
 //! list differ from the ones it announced (or answered `initialize` with) last.
 
-use std::sync::Arc;
-
 use rmcp::{Peer, RoleServer, model::Tool};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
-use super::handler::Shared;
+use crate::ToolRegistry;
 
-/// Watches the registry until `stop` or the end of the host's session. `baseline` is the list
-/// the host could have seen when `initialize` was answered.
+/// Watches `registry` until `stop` or the end of the host's session; `host_tools` is the list
+/// the proxy would answer `tools/list` with now (it depends on the proxy's mode, which this
+/// module need not know). `baseline` is the list the host could have seen when `initialize`
+/// was answered.
 pub(super) async fn tools(
-    shared: Arc<Shared>,
+    registry: ToolRegistry,
+    host_tools: impl Fn() -> Vec<Tool>,
     peer: Peer<RoleServer>,
     mut baseline: Vec<Tool>,
     stop: CancellationToken,
 ) {
-    let mut changes = shared.registry().changes();
+    let mut changes = registry.changes();
     loop {
         let received = tokio::select! {
             _ = stop.cancelled() => return,
@@ -28,7 +29,7 @@ pub(super) async fn tools(
             Ok(_) | Err(RecvError::Lagged(_)) => {}
             Err(RecvError::Closed) => return,
         }
-        let now = shared.host_tools();
+        let now = host_tools();
         if now == baseline {
             continue;
         }

@@ -163,8 +163,10 @@ impl Shared {
             }
         }
         let _ = self.info.set(self.describe());
+        let shared = self.clone();
         tasks.push(tokio::spawn(announce::tools(
-            self.clone(),
+            self.registry().clone(),
+            move || shared.host_tools(),
             peer,
             self.host_tools(),
             self.stop.clone(),

@@ -22,7 +22,7 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{actor::Msg, handler::GenerationHandler, live::Live, retry_guard::RetryGuard};
+use super::{handler::GenerationHandler, live::Live, msg::Msg, retry_guard::RetryGuard};
 use crate::{
     state::{Cause, Death, Generation},
     transport::{Activity, DeathSlot, Guard, Stop},

@@ -19,7 +19,7 @@ use rmcp::{
 };
 use tokio::sync::mpsc;
 
-use super::{actor::Msg, relay::Relay};
+use super::{msg::Msg, relay::Relay};
 use crate::{host::HostHandlers, state::Generation};
 
 /// One per generation: it stamps every notification with its generation, so the supervisor can

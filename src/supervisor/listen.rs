@@ -31,7 +31,7 @@ use rmcp::{
 };
 use tokio::sync::{mpsc, watch};
 
-use super::{actor::Msg, connect::era::is_modern, live::Live, relay::Relay};
+use super::{connect::era::is_modern, live::Live, msg::Msg, relay::Relay};
 use crate::{
     host::HostHandlers,
     state::{Cause, Death},

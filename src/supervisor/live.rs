@@ -27,7 +27,7 @@ use rmcp::{
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{actor::Msg, retry_guard::RetryGuard};
+use super::{msg::Msg, retry_guard::RetryGuard};
 use crate::{
     state::{Death, Generation},
     transport::{Activity, judge},

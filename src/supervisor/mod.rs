@@ -21,6 +21,7 @@ mod heartbeat;
 mod link;
 mod listen;
 mod live;
+mod msg;
 mod policy;
 mod relay;
 mod retry_guard;
@@ -381,7 +382,7 @@ impl Supervisor {
     /// Asks for a tool re-sync of `generation`, as a `tools/list_changed` notification would.
     /// Ignored unless `generation` is the current one.
     pub fn request_tool_sync(&self, generation: Generation) {
-        let _ = self.link.tx.send(actor::Msg::ListChanged { generation });
+        let _ = self.link.tx.send(msg::Msg::ListChanged { generation });
     }
 
     /// Closes the current generation (if any), refills the outage budget and connects again.
@@ -393,7 +394,7 @@ impl Supervisor {
     /// restarts the server; only the wait for the new attempt to start is given up.
     pub async fn restart(&self) {
         let (done, wait) = oneshot::channel();
-        if self.link.tx.send(actor::Msg::Restart { done }).is_ok() {
+        if self.link.tx.send(msg::Msg::Restart { done }).is_ok() {
             let _ = wait.await;
         }
     }
@@ -418,7 +419,7 @@ impl Supervisor {
         if self
             .link
             .tx
-            .send(actor::Msg::Shutdown { done: Some(done) })
+            .send(msg::Msg::Shutdown { done: Some(done) })
             .is_ok()
         {
             let _ = wait.await;
@@ -467,7 +468,7 @@ pub fn same_origin_redirects() -> reqwest::redirect::Policy {
 impl Drop for Supervisor {
     fn drop(&mut self) {
         if self.task.get_mut().is_some() {
-            let _ = self.link.tx.send(actor::Msg::Shutdown { done: None });
+            let _ = self.link.tx.send(msg::Msg::Shutdown { done: None });
         }
     }
 }

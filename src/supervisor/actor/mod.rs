@@ -31,32 +31,20 @@ mod sync;
 use std::{pin::Pin, sync::Arc};
 
 use tokio::{
-    sync::{mpsc, oneshot},
+    sync::mpsc,
     task::JoinHandle,
     time::{Instant, Sleep},
 };
 
 use super::{
-    Link, backoff::Budget, connect, generation::Running, retry_guard::RetryPermit, sync::Listing,
+    backoff::Budget, connect, generation::Running, link::Link, msg::Msg, retry_guard::RetryPermit,
+    sync::Listing,
 };
 use crate::{
     config::ServerConfig,
     registry::ToolRegistry,
-    state::{ConnectionState, Death, Event, Generation},
+    state::{ConnectionState, Event, Generation},
 };
-
-/// Messages from handles, watchers and rmcp handlers to the supervisor task.
-#[derive(Debug)]
-pub(crate) enum Msg {
-    /// A generation died; the sender won the retry permit.
-    Died { death: Death, permit: RetryPermit },
-    /// `notifications/tools/list_changed` (or a host request) for `generation`.
-    ListChanged { generation: Generation },
-    /// Close what runs, refill the budget, connect again.
-    Restart { done: oneshot::Sender<()> },
-    /// Stop everything.
-    Shutdown { done: Option<oneshot::Sender<()>> },
-}
 
 enum Step {
     Msg(Msg),

@@ -20,7 +20,7 @@ use tokio::{sync::mpsc, time::Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    actor::Msg, generation::Session, handler::GenerationHandler, listen, relay::Relay,
+    generation::Session, handler::GenerationHandler, listen, msg::Msg, relay::Relay,
     sync::list_all_tools,
 };
 use crate::{

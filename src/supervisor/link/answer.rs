@@ -11,7 +11,7 @@ use rmcp::{
 };
 use tokio::time::Instant;
 
-use super::Link;
+use super::{Link, Sent};
 use crate::{
     CallError,
     call::ProgressFn,
@@ -33,22 +33,6 @@ const PROGRESS_YIELDS: usize = 4;
 
 /// How long a cancellation for an abandoned request may take to send before it is given up.
 const CANCEL_SEND_LIMIT: Duration = Duration::from_secs(5);
-
-/// What became of one send.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "returned once per send and matched at once; boxing would allocate on every call"
-)]
-pub(super) enum Sent {
-    /// The request is over, one way or the other.
-    Done(Result<ServerResult, CallError>),
-    /// Refused for load with a `Retry-After` that fit the deadline, now waited out: send again.
-    Again,
-    /// The server provably did not run the request (its connection was refused, or its session
-    /// was unknown); the generation was reported dead. The error is the answer if the request
-    /// may not go again.
-    Unsent(CallError),
-}
 
 impl Link {
     /// Sends `request` once on `live`, inside `deadline`; its progress goes to `progress`.

@@ -14,14 +14,13 @@ mod answer;
 mod input;
 mod probe;
 
-use super::{actor::Msg, live::Live, relay::Relay, retry_guard::RetryGuard};
+use super::{live::Live, msg::Msg, relay::Relay, retry_guard::RetryGuard};
 use crate::{
     CallError,
     call::CallOptions,
     config::ServerConfig,
     state::{ConnectionState, Event},
 };
-use answer::Sent;
 
 /// Shared between the [`Supervisor`](super::Supervisor) handle, the registry's tool handles and
 /// the supervisor task. Written only by the supervisor task (`live`, `state`).
@@ -46,6 +45,22 @@ pub(crate) struct Link {
     probe_first: Option<(Duration, Duration, u32)>,
     /// The server's limits, for what callers list through it (the proxy's prompts, resources).
     pub(crate) limits: crate::config::Limits,
+}
+
+/// What became of one send.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "returned once per send and matched at once; boxing would allocate on every call"
+)]
+enum Sent {
+    /// The request is over, one way or the other.
+    Done(Result<ServerResult, CallError>),
+    /// Refused for load with a `Retry-After` that fit the deadline, now waited out: send again.
+    Again,
+    /// The server provably did not run the request (its connection was refused, or its session
+    /// was unknown); the generation was reported dead. The error is the answer if the request
+    /// may not go again.
+    Unsent(CallError),
 }
 
 impl Link {
