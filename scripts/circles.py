@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Import circles between the files of src/ (issue 18): prints each circle with its edges and
-exits 1 when there is one, 0 when there is none.
+exits 1 when there is one, 0 when there is none. tests/shape.rs runs the same check in
+`cargo test`; this one is for reading the graph (`FILE...` prints a file's edges).
 
     python3 scripts/circles.py [FILE...]    # FILE (relative to src/): also print its edges
 

@@ -1,0 +1,358 @@
+//! The shape of `src/`: no import circle between its files (issue 18). The same check as
+//! `scripts/circles.py`, in `cargo test` so that a new circle fails the build's tests.
+//!
+//! Edges come from the top-level `use` lines of each file (the binary under `src/bin/` and test
+//! files are left out). A `use` of an item that a module re-exports is followed to the file that
+//! defines it, and a file's own `pub use` lines are not its dependencies. Paths written out in
+//! code without a `use` are not seen. A circle is a strongly connected component of more than
+//! one file.
+
+use std::{
+    collections::{BTreeMap, BTreeSet, HashMap},
+    fs,
+    path::{Path, PathBuf},
+};
+
+/// A module path (`["supervisor", "actor"]`) → its file, relative to `src/`.
+type Modules = BTreeMap<Vec<String>, String>;
+
+fn modules(src: &Path) -> Modules {
+    let mut out = Modules::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).expect("read src/") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(src).expect("under src/");
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            if rel.starts_with("bin/") {
+                continue;
+            }
+            let mut parts: Vec<String> = rel
+                .trim_end_matches(".rs")
+                .split('/')
+                .map(str::to_owned)
+                .collect();
+            if parts.last().is_some_and(|p| p == "mod") || parts == ["lib"] {
+                parts.pop();
+            }
+            out.insert(parts, rel);
+        }
+    }
+    out
+}
+
+fn is_test(rel: &str) -> bool {
+    rel.ends_with("tests.rs") || rel.contains("/tests/")
+}
+
+/// `a::{b, c::{d, e}}` → `a::b`, `a::c::d`, `a::c::e`.
+fn expand(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        return vec![tree.to_owned()];
+    };
+    let close = tree.rfind('}').expect("a closing brace");
+    let (prefix, body) = (&tree[..open], &tree[open + 1..close]);
+    let (mut items, mut depth, mut current) = (Vec::new(), 0, String::new());
+    for ch in body.chars() {
+        match ch {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            _ => {}
+        }
+        if ch == ',' && depth == 0 {
+            items.push(std::mem::take(&mut current));
+        } else {
+            current.push(ch);
+        }
+    }
+    items.push(current);
+    items
+        .iter()
+        .filter(|item| !item.trim().is_empty())
+        .flat_map(|item| expand(item))
+        .map(|tail| format!("{prefix}{tail}"))
+        .collect()
+}
+
+/// The `use` lines of a file at the start of a line: `(is pub, path, name it binds)`.
+fn uses(text: &str) -> Vec<(bool, String, String)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = find_use(rest) {
+        let (public, start) = at;
+        let Some(end) = rest[start..].find(';') else {
+            break;
+        };
+        let statement: String = rest[start..start + end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        for path in expand(&statement) {
+            let (path, alias) = match path.split_once(" as ") {
+                Some((path, alias)) => (path.trim().to_owned(), alias.trim().to_owned()),
+                None => {
+                    let name = path.rsplit("::").next().unwrap_or("").trim().to_owned();
+                    (path.trim().to_owned(), name)
+                }
+            };
+            out.push((public, path, alias));
+        }
+        rest = &rest[start + end..];
+    }
+    out
+}
+
+/// The next `use` (or `pub…use`) at the start of a line: whether it is public, and where its
+/// path starts.
+fn find_use(text: &str) -> Option<(bool, usize)> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let line_start = offset;
+        offset += line.len();
+        if line.starts_with("use ") {
+            return Some((false, line_start + 4));
+        }
+        if line.starts_with("pub")
+            && let Some(at) = line.find(" use ")
+        {
+            let head = &line[..at];
+            if head == "pub" || (head.starts_with("pub(") && head.ends_with(')')) {
+                return Some((true, line_start + at + 5));
+            }
+        }
+    }
+    None
+}
+
+/// `path` as used in the module `at`, made absolute; `None` for another crate's.
+fn absolute(modules: &Modules, at: &[String], path: &str) -> Option<Vec<String>> {
+    let segs: Vec<String> = path
+        .split("::")
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let first = segs.first()?;
+    let (mut base, mut segs) = match first.as_str() {
+        "crate" => (Vec::new(), segs[1..].to_vec()),
+        "self" => (at.to_vec(), segs[1..].to_vec()),
+        "super" => (at.to_vec(), segs),
+        _ => {
+            let mut child = at.to_vec();
+            child.push(first.clone());
+            if !modules.contains_key(&child) {
+                return None;
+            }
+            (at.to_vec(), segs)
+        }
+    };
+    while segs.first().is_some_and(|s| s == "super") {
+        base.pop();
+        segs.remove(0);
+    }
+    base.extend(segs);
+    Some(base)
+}
+
+struct Graph {
+    modules: Modules,
+    /// `(file, name)` → the absolute path a module's `use` binds that name to.
+    bound: HashMap<(String, String), Vec<String>>,
+}
+
+impl Graph {
+    /// The file that defines what `path` names.
+    fn file_of(&self, path: &[String], depth: usize) -> Option<String> {
+        for k in (0..=path.len()).rev() {
+            let Some(file) = self.modules.get(&path[..k]) else {
+                continue;
+            };
+            let rest = &path[k..];
+            if let Some(first) = rest.first()
+                && first != "*"
+                && depth < 10
+                && let Some(target) = self.bound.get(&(file.clone(), first.clone()))
+            {
+                let mut next = target.clone();
+                next.extend_from_slice(&rest[1..]);
+                return self.file_of(&next, depth + 1);
+            }
+            return Some(file.clone());
+        }
+        None
+    }
+}
+
+/// Tarjan's strongly connected components of more than one node.
+fn circles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct State<'a> {
+        edges: &'a BTreeMap<String, BTreeSet<String>>,
+        index: HashMap<&'a str, usize>,
+        low: HashMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on: BTreeSet<&'a str>,
+        next: usize,
+        found: Vec<Vec<String>>,
+    }
+    fn visit<'a>(s: &mut State<'a>, v: &'a str) {
+        s.index.insert(v, s.next);
+        s.low.insert(v, s.next);
+        s.next += 1;
+        s.stack.push(v);
+        s.on.insert(v);
+        for w in s.edges.get(v).into_iter().flatten() {
+            let w = w.as_str();
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let low = s.low[v].min(s.low[w]);
+                s.low.insert(v, low);
+            } else if s.on.contains(w) {
+                let low = s.low[v].min(s.index[w]);
+                s.low.insert(v, low);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut component = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                s.on.remove(w);
+                component.push(w.to_owned());
+                if w == v {
+                    break;
+                }
+            }
+            if component.len() > 1 {
+                component.sort();
+                s.found.push(component);
+            }
+        }
+    }
+    let mut state = State {
+        edges,
+        index: HashMap::new(),
+        low: HashMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        next: 0,
+        found: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !state.index.contains_key(v.as_str()) {
+            visit(&mut state, v);
+        }
+    }
+    state.found
+}
+
+fn edges(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let modules = modules(src);
+    let texts: BTreeMap<String, String> = modules
+        .values()
+        .map(|rel| {
+            let text = fs::read_to_string(src.join(rel)).expect("read a file");
+            (rel.clone(), text)
+        })
+        .collect();
+    let mut bound = HashMap::new();
+    for (at, rel) in &modules {
+        for (_, path, name) in uses(&texts[rel]) {
+            if let Some(target) = absolute(&modules, at, &path) {
+                bound.insert((rel.clone(), name), target);
+            }
+        }
+    }
+    let graph = Graph { modules, bound };
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (at, rel) in &graph.modules {
+        if is_test(rel) {
+            continue;
+        }
+        for (public, path, _) in uses(&texts[rel]) {
+            let Some(target) = absolute(&graph.modules, at, &path) else {
+                continue;
+            };
+            if public {
+                continue;
+            }
+            if let Some(file) = graph.file_of(&target, 0)
+                && &file != rel
+            {
+                edges.entry(rel.clone()).or_default().insert(file);
+            }
+        }
+    }
+    edges
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+#[test]
+fn no_import_circle_between_the_files_of_src() {
+    let edges = edges(&src());
+    assert!(
+        edges.len() > 50,
+        "the check sees too few files with imports: {}",
+        edges.len()
+    );
+    let found = circles(&edges);
+    let shown: Vec<String> = found
+        .iter()
+        .map(|c| {
+            let lines: Vec<String> = c
+                .iter()
+                .map(|f| {
+                    let inside: Vec<&String> = edges[f].iter().filter(|t| c.contains(t)).collect();
+                    format!("  {f} -> {inside:?}")
+                })
+                .collect();
+            format!("{} files:\n{}", c.len(), lines.join("\n"))
+        })
+        .collect();
+    assert!(found.is_empty(), "import circles:\n{}", shown.join("\n"));
+}
+
+#[test]
+fn the_check_finds_a_circle_and_follows_re_exports() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let src = dir.path();
+    let write = |rel: &str, text: &str| {
+        let path = src.join(rel);
+        fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        fs::write(path, text).expect("write");
+    };
+    write(
+        "lib.rs",
+        "mod a;\nmod b;\nmod c;\nmod d;\npub use c::Thing;\n",
+    );
+    write("a.rs", "use crate::b::{B, other::{X}};\n");
+    write(
+        "b.rs",
+        "use super::a::A;\npub(crate) use crate::c::Thing as B;\n",
+    );
+    write("c.rs", "pub struct Thing;\n");
+    // Through the root's re-export: c.rs, not lib.rs.
+    write("d.rs", "use crate::Thing;\n");
+    let edges = edges(src);
+    assert_eq!(
+        edges["a.rs"].iter().collect::<Vec<_>>(),
+        ["b.rs", "c.rs"],
+        "B is c.rs's, through b.rs's re-export"
+    );
+    assert_eq!(edges["d.rs"].iter().collect::<Vec<_>>(), ["c.rs"]);
+    assert!(
+        !edges.contains_key("lib.rs"),
+        "re-exports are not dependencies"
+    );
+    assert_eq!(
+        circles(&edges),
+        [vec!["a.rs".to_owned(), "b.rs".to_owned()]]
+    );
+}
