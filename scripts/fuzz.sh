@@ -11,7 +11,7 @@
 # Prints each target's last libFuzzer status line (execs, cov, ft, corpus) and exits non-zero
 # when any target crashed, leaked, ran out of memory or hung.
 #
-# Environment: FUZZ_SANITIZER (default `none`: the crate forbids `unsafe`, and what we look for
+# Environment: FUZZ_SANITIZER (default `none`: the crate denies `unsafe` (one audited block, not fuzzed), and what we look for
 # is panics, overflows, hangs and memory; `address` halves the execs), FUZZ_NICE (default
 # 19: the machine is shared).
 set -euo pipefail
