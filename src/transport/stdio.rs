@@ -42,6 +42,9 @@ mod spawner;
 pub(crate) use bounded::BoundedLines;
 use exit::{Exit, ExitWatch};
 
+/// How long a death's detail waits for the stderr drain to take the child's last lines.
+const TAIL_WAIT: Duration = Duration::from_millis(100);
+
 /// The grace a child judged dead gets before SIGTERM.
 const DEAD_GRACE: Duration = Duration::from_millis(100);
 
@@ -58,7 +61,8 @@ pub(crate) struct ChildGuard {
     exit: Option<ExitWatch>,
     stdin_close_grace: Duration,
     term_grace: Duration,
-    stderr: JoinHandle<()>,
+    /// The stderr drain; `None` once it has been seen to finish.
+    stderr: Option<JoinHandle<()>>,
     /// The last few stderr lines, for the death detail.
     tail: Arc<std::sync::Mutex<VecDeque<String>>>,
     /// How the leader ended, once known (it stays unreaped until `dispose`).
@@ -140,7 +144,7 @@ pub(crate) async fn spawn(
         exit: pgid.map(ExitWatch::new),
         stdin_close_grace: config.stdin_close_grace,
         term_grace: config.term_grace,
-        stderr,
+        stderr: Some(stderr),
         tail,
         status: None,
     };
@@ -185,6 +189,14 @@ impl ChildGuard {
             self.status = self.wait_exit(within).await;
         }
         let status = self.status?;
+        // The child's last words may still be in the pipe, unread: let the drain reach the
+        // pipe's end first. With the child gone that is at once, unless a grandchild that left
+        // the group holds the pipe open; hence the bound.
+        if let Some(drain) = self.stderr.as_mut()
+            && tokio::time::timeout(TAIL_WAIT, drain).await.is_ok()
+        {
+            self.stderr = None;
+        }
         let last = self
             .tail
             .lock()
@@ -237,7 +249,7 @@ impl ChildGuard {
         tracing::debug!(pid = ?self.pid(), status = ?self.status, ?stop, reaped, "child disposed");
         Disposed {
             reaped,
-            stderr: Some(self.stderr),
+            stderr: self.stderr,
         }
     }
 
