@@ -253,62 +253,52 @@ def measured(argv, timeout):
         err.read().decode(errors="replace")
 
 
+class MockHttp:
+    """`mcp-resilient mock-server --transport http` with `flags` on a free port, killed on exit."""
+
+    def __init__(self, *flags):
+        self.port = free_port()
+        self.proc = subprocess.Popen([BIN, "mock-server", "--transport", "http", "--port",
+                                      str(self.port), *flags], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+
+    def __enter__(self):
+        wait_port(self.port)
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def __exit__(self, *_):
+        self.proc.kill()
+        self.proc.wait()
+
+
 def huge_pages():
-    port = free_port()
-    server = subprocess.Popen([BIN, "mock-server", "--transport", "http", "--port", str(port),
-                               "--hostile", "huge-pages", "--page-bytes", str(4 << 20),
-                               "--pages", "100"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    try:
-        wait_port(port)
-        url = f"http://127.0.0.1:{port}/mcp"
+    pages = ["--hostile", "huge-pages", "--page-bytes", str(4 << 20), "--pages"]
+    with MockHttp(*pages, "100") as url:
         took, code, peak, err = measured([BIN, "tools", "--url", url], 30)
         named = "max_list_bytes" in err
         row("`tools --url`, 100 pages of 4 MiB, default limits",
             f"fails in {took:.2f} s, exit {code}, peak RSS {peak / 1024:.0f} MiB, cause names "
             f"the limit: {'yes' if named else 'no: ' + err[-200:]}",
             "< 5 s, < 150 MiB, names it", took < 5 and peak < 150 * 1024 and named)
-    finally:
-        server.kill()
-        server.wait()
     # Raised limits let a larger list through: 5 pages of 4 MiB (about 23 000 tools).
-    port = free_port()
-    server = subprocess.Popen([BIN, "mock-server", "--transport", "http", "--port", str(port),
-                               "--hostile", "huge-pages", "--page-bytes", str(4 << 20),
-                               "--pages", "5"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    try:
-        wait_port(port)
+    with MockHttp(*pages, "5") as url:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-            json.dump({"mcpServers": {"big": {"url": f"http://127.0.0.1:{port}/mcp",
-                                              "limits": {"maxListBytes": "32MiB",
-                                                         "maxListItems": 50000}}}}, f)
+            json.dump({"mcpServers": {"big": {"url": url, "limits": {
+                "maxListBytes": "32MiB", "maxListItems": 50000}}}}, f)
         took, code, peak, err = measured([BIN, "tools", "--config", f.name, "--server", "big"],
                                          60)
         os.unlink(f.name)
         row("`tools`, 5 pages of 4 MiB, `limits` `maxListBytes` 32 MiB, `maxListItems` 50 000",
             f"exit {code} in {took:.2f} s, peak RSS {peak / 1024:.0f} MiB",
             "lists them (exit 0)", code == 0)
-    finally:
-        server.kill()
-        server.wait()
 
 
 def discover_empty():
-    port = free_port()
-    server = subprocess.Popen([BIN, "mock-server", "--transport", "http", "--port", str(port),
-                               "--discover-refusal", "empty-result"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        wait_port(port)
-        took, code, _, err = measured([BIN, "tools", "--url", f"http://127.0.0.1:{port}/mcp"],
-                                      30)
+    with MockHttp("--discover-refusal", "empty-result") as url:
+        took, code, _, err = measured([BIN, "tools", "--url", url], 30)
         row("`tools --url` (default `protocol`), `server/discover` answered with `{}`",
             f"exit {code} in {took * 1000:.0f} ms", "lists its tools, < 1 s",
             code == 0 and took < 1)
-    finally:
-        server.kill()
-        server.wait()
 
 
 def main():

@@ -54,6 +54,19 @@ struct Case {
     extra: &'static [&'static str],
 }
 
+/// A 16 MiB line without a line end, dripped one 8 KiB write per ms (the mock's default for
+/// `endless-line`), cut at the line bound.
+const ENDLESS_LINE: Case = Case {
+    name: "",
+    kind: "endless-line",
+    bytes: 16 * MIB + 64 * 1024,
+    cause: Cause::LimitExceeded,
+    detail: "max_sse_line_bytes",
+    target: Some(("< 100 ms", 100.0)),
+    wall_target: None,
+    extra: &[],
+};
+
 const CASES: [Case; 5] = [
     Case {
         name: "one invalid UTF-8 byte after a valid event",
@@ -77,23 +90,12 @@ const CASES: [Case; 5] = [
     },
     Case {
         name: "16 MiB line without a line end, 8 KiB writes back to back",
-        kind: "endless-line",
-        bytes: 16 * MIB + 64 * 1024,
-        cause: Cause::LimitExceeded,
-        detail: "max_sse_line_bytes",
-        target: Some(("< 100 ms", 100.0)),
-        wall_target: None,
         extra: &["--hostile-pace-ms", "0"],
+        ..ENDLESS_LINE
     },
     Case {
         name: "16 MiB line without a line end, one 8 KiB write per ms (one read each)",
-        kind: "endless-line",
-        bytes: 16 * MIB + 64 * 1024,
-        cause: Cause::LimitExceeded,
-        detail: "max_sse_line_bytes",
-        target: Some(("< 100 ms", 100.0)),
-        wall_target: None,
-        extra: &[],
+        ..ENDLESS_LINE
     },
     Case {
         name: "64 MiB of 64-byte events (baseline)",

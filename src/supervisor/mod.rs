@@ -18,6 +18,7 @@ pub(crate) mod connect;
 mod generation;
 mod handler;
 mod heartbeat;
+mod http_client;
 mod link;
 mod listen;
 mod live;
@@ -42,6 +43,8 @@ use tokio::{
 };
 use tracing::Instrument;
 
+use http_client::default_http_client;
+pub use http_client::same_origin_redirects;
 pub(crate) use link::Link;
 
 use crate::{
@@ -427,42 +430,6 @@ impl Supervisor {
         let _ = handle.await;
         *task = None;
     }
-}
-
-/// The process-wide client used by [`Supervisor::start`]: rustls, a 10 s connect timeout, no
-/// overall timeout, and redirects followed only within the same origin. If it cannot be built
-/// (no TLS backend), `start` says so rather than fall back to a client without those rules.
-fn default_http_client() -> Result<&'static reqwest::Client, String> {
-    static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> =
-        std::sync::OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            reqwest::Client::builder()
-                .connect_timeout(Duration::from_secs(10))
-                .redirect(same_origin_redirects())
-                .build()
-                .map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(Clone::clone)
-}
-
-/// Follows at most 5 redirects, and only to the origin of the request that was redirected: a
-/// 307 or 308 carries the body and every configured header (an API key in `X-Api-Key`, say),
-/// which must never leave for a host the configuration did not name. A cross-origin redirect is
-/// returned as the 3xx answer it is, and the server is reported `rejected`.
-pub fn same_origin_redirects() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let same = attempt
-            .previous()
-            .last()
-            .is_some_and(|from| from.origin() == attempt.url().origin());
-        if same && attempt.previous().len() <= 5 {
-            attempt.follow()
-        } else {
-            attempt.stop()
-        }
-    })
 }
 
 impl Drop for Supervisor {
