@@ -18,6 +18,10 @@
 //! checked to be a new generation (and after a kill a new process); failed repetitions are
 //! counted in the `failed` column, never dropped.
 
+// The workspace denies `unreachable_pub` for the library's sake; in this binary `pub` is how
+// the sections reach the shared helpers, and nothing is an API.
+#![allow(unreachable_pub)]
+
 #[path = "resilience/auth.rs"]
 mod auth;
 #[path = "resilience/calls.rs"]
@@ -49,6 +53,7 @@ use stats::{Row, Samples};
 /// How hard to measure.
 #[derive(Debug, Clone, Copy)]
 pub struct Mode {
+    /// `--quick`: fewer repetitions and shorter windows.
     pub quick: bool,
 }
 

@@ -28,10 +28,8 @@
 //! A host that calls a model API itself takes the tools as OpenAI or Anthropic `tools` JSON with
 //! [`definitions`] ([`Snapshot::openai_tools`], [`Snapshot::anthropic_tools`]). With feature
 //! `rig`, `rig::ToolSync` keeps a rig agent's tool server in step with the registry.
-// `deny`, not `forbid`: one audited function may allow it (the death signal of a stdio child,
-// set between fork and exec: see `transport::stdio::spawner`).
-#![deny(unsafe_code)]
-#![warn(missing_docs, unreachable_pub)]
+// Lint levels (`unsafe_code`, `missing_docs`, `unreachable_pub`: all denied) are in the
+// workspace's `[lints]` table, Cargo.toml, with the reason `unsafe_code` is not `forbid`.
 
 pub mod auth;
 pub mod call;
