@@ -55,7 +55,7 @@ pub enum LoginError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// Discovery, registration, the browser step or the token exchange failed.
-    #[error("authorization failed: {0}")]
+    #[error("authorization failed")]
     Authorization(#[from] AuthError),
 }
 
@@ -120,4 +120,20 @@ pub async fn status(server: &ServerConfig) -> Result<(Option<StoredAuth>, String
         tracing::warn!(stored = %crate::text::redact(&record.server_url), configured = %crate::text::redact_url(&url), "stored tokens belong to another URL");
     }
     Ok((record, location))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error;
+
+    use super::*;
+
+    /// The cause of a failed authorization is its source, not part of its own text.
+    #[test]
+    fn an_authorization_failure_leaves_its_cause_to_the_source() {
+        let error = LoginError::from(AuthError::InternalError("no token endpoint".into()));
+        assert_eq!(error.to_string(), "authorization failed");
+        let cause = error.source().expect("the rmcp error is the source");
+        assert!(cause.to_string().contains("no token endpoint"), "{cause}");
+    }
 }
