@@ -135,7 +135,7 @@ fn main() {
         "unix_time": mock::now_us() / 1_000_000,
         // Evidence for the idle-memory analysis: each supervisor preallocates a 1024-slot
         // event broadcast channel.
-        "size_of_event_bytes": std::mem::size_of::<mcp_resilient::Event>(),
+        "size_of_event_bytes": std::mem::size_of::<mcp_resilient::state::Event>(),
     });
     let path = target_dir().join("bench").join("results.json");
     let written = std::fs::create_dir_all(path.parent().unwrap_or(&path)).and_then(|()| {

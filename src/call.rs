@@ -12,7 +12,7 @@ pub type ProgressFn = Arc<dyn Fn(ProgressNotificationParam) + Send + Sync>;
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_resilient::CallOptions;
+/// use mcp_resilient::call::CallOptions;
 ///
 /// let options = CallOptions::new()
 ///     .timeout(Duration::from_secs(5))

@@ -36,7 +36,7 @@ use super::{
     outbox::Outbox,
     upstream::Upstream,
 };
-use crate::{CallError, CallOptions, ServerConfig, Supervisor, ToolRegistry, registry};
+use crate::{CallError, ServerConfig, Supervisor, ToolRegistry, call::CallOptions, registry};
 
 /// What the handler and the proxy's tasks share.
 #[derive(Debug)]

@@ -128,10 +128,10 @@ fn outage_of(error: &CallError) -> Option<Generation> {
     }
 }
 
-fn reason_words(reason: crate::Reason) -> &'static str {
+fn reason_words(reason: crate::state::Reason) -> &'static str {
     match reason {
-        crate::Reason::ConnectionFailed => "connection failed",
-        crate::Reason::ConnectionLost => "connection lost",
+        crate::state::Reason::ConnectionFailed => "connection failed",
+        crate::state::Reason::ConnectionLost => "connection lost",
     }
 }
 
@@ -176,7 +176,7 @@ fn next_words(error: &CallError, standing: &Standing) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Cause, Death, Reason};
+    use crate::state::{Cause, Death, Reason};
 
     fn reconnecting() -> ConnectionState {
         ConnectionState::Reconnecting {

@@ -2,7 +2,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use mcp_resilient::{ConnectionState, Event, registry::RegisteredTool, text::redact};
+use mcp_resilient::{ConnectionState, registry::RegisteredTool, state::Event, text::redact};
 use serde_json::{Value, json};
 
 /// An error and its causes on one line, `error: cause: cause`, the way our errors are meant to
@@ -121,8 +121,8 @@ pub(crate) fn event_text(event: &Event) -> String {
             } => format!(
                 "{server}: {} (generation {generation}, {}: {}); attempt {attempt} in {}",
                 match reason {
-                    mcp_resilient::Reason::ConnectionFailed => "connection failed; retrying",
-                    mcp_resilient::Reason::ConnectionLost => "connection lost; reconnecting",
+                    mcp_resilient::state::Reason::ConnectionFailed => "connection failed; retrying",
+                    mcp_resilient::state::Reason::ConnectionLost => "connection lost; reconnecting",
                 },
                 death.cause,
                 death.detail,
