@@ -142,6 +142,14 @@ async fn watch_json_prints_state_lines_and_stops_on_interrupt() {
             .any(|e| e["event"] == "tools" && e["tools"].as_array().is_some_and(|t| !t.is_empty())),
         "{seen:?}"
     );
+    // The state read at start names no generation it does not know (it said 0, then the
+    // attempt's event said 1), and the first attempt is told once.
+    assert!(
+        seen.iter().all(|e| e["generation"] != 0),
+        "no line claims generation 0: {seen:?}"
+    );
+    let connecting = seen.iter().filter(|e| e["state"] == "connecting").count();
+    assert!(connecting <= 1, "one connecting line at most: {seen:?}");
     let pid = nix::unistd::Pid::from_raw(child.id().expect("pid") as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("interrupt");
     let rest = tokio::time::timeout(LIMIT, async {
