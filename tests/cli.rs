@@ -214,6 +214,26 @@ async fn permanent_refusals_exit_3_at_once_with_the_cause() {
     assert!(stderr.contains("2026-07-28"), "{stderr}");
 }
 
+/// `--transport sse` at a Streamable HTTP endpoint is refused at the first answer, which names
+/// the transport to use, instead of being retried until the connect timeout (30 s).
+#[tokio::test]
+async fn legacy_sse_asked_of_a_streamable_http_endpoint_is_refused_with_the_transport_to_use() {
+    let mock = common::process::MockProcess::start("http").await;
+    let (code, _, stderr) = run(&["tools", "--url", &mock.url(), "--transport", "sse"]).await;
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("rejected")
+            && stderr.contains("streamable HTTP endpoint")
+            && stderr.contains("--transport http")
+            && stderr.contains("`auto`"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("retrying"),
+        "refused at the first answer: {stderr}"
+    );
+}
+
 #[tokio::test]
 async fn a_refused_port_is_retried_only_within_the_connect_timeout() {
     // A port that was just free: nothing listens there.

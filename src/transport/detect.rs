@@ -46,6 +46,14 @@ impl Protocol {
         }
     }
 
+    /// The protocol's name in a configuration (`"type"`) and on the command line (`--transport`).
+    fn config_name(self) -> &'static str {
+        match self {
+            Protocol::Sse => "sse",
+            Protocol::Http => "http",
+        }
+    }
+
     /// Whether the server's HTTP answer `status` to this protocol's opening request means it
     /// speaks the other one.
     pub(crate) fn is_wrong(self, status: Option<u16>) -> bool {
@@ -91,14 +99,28 @@ pub(crate) struct Failure {
     pub(crate) wrong_protocol: Option<u16>,
     /// How long the server asked us to wait before trying again (429, 503).
     pub(crate) retry_after: Option<Duration>,
+    /// The answer showed that the other protocol is spoken there (a Streamable HTTP server's
+    /// JSON-RPC error to the legacy SSE `GET`).
+    pub(crate) speaks_other: bool,
 }
 
 impl Failure {
-    /// The failure of the last protocol there was to try: a 404 or 405 now means a wrong URL,
-    /// which retrying will not fix (a 400 or 406 stays transient: some servers answer those for
-    /// a request they merely did not like).
-    fn last(mut self) -> Failure {
-        if matches!(self.wrong_protocol, Some(404 | 405)) {
+    /// The failure of the last protocol there was to try, `tried`: an answer in the other
+    /// protocol means the transport is configured wrong, and a 404 or 405 a wrong URL; retrying
+    /// fixes neither. A bare 400 or 406 stays transient: some servers answer those for a request
+    /// they merely did not like.
+    fn last(mut self, tried: Protocol) -> Failure {
+        if self.speaks_other {
+            let other = tried.other();
+            self.death.cause = Cause::Rejected;
+            self.death.detail.push_str(&format!(
+                "; this is a {} endpoint, not {}: use transport `{}` or `auto` (`--transport {}`)",
+                other.name(),
+                tried.name(),
+                other.config_name(),
+                other.config_name(),
+            ));
+        } else if matches!(self.wrong_protocol, Some(404 | 405)) {
             self.death.cause = Cause::Rejected;
             self.death.detail.push_str(
                 "; not an MCP endpoint of that transport (check the URL and the transport)",
@@ -120,8 +142,14 @@ where
     Fut: Future<Output = Result<T, Failure>>,
 {
     let first = match kind {
-        RemoteKind::Sse => return attempt(Protocol::Sse).await.map_err(Failure::last),
-        RemoteKind::Http => return attempt(Protocol::Http).await.map_err(Failure::last),
+        RemoteKind::Sse => {
+            let failed = |f: Failure| f.last(Protocol::Sse);
+            return attempt(Protocol::Sse).await.map_err(failed);
+        }
+        RemoteKind::Http => {
+            let failed = |f: Failure| f.last(Protocol::Http);
+            return attempt(Protocol::Http).await.map_err(failed);
+        }
         RemoteKind::Auto => memory.get().unwrap_or(Protocol::Http),
     };
     let failure = match attempt(first).await {
@@ -145,7 +173,7 @@ where
             Ok(opened)
         }
         Err(again) => {
-            let mut again = again.last();
+            let mut again = again.last(second);
             again.death.detail = format!(
                 "{}: {}; {}: {}",
                 first.name(),
@@ -167,6 +195,7 @@ mod tests {
             death: Death::new(Cause::ConnectFailed, "no"),
             wrong_protocol: wrong_protocol.then_some(404),
             retry_after: None,
+            speaks_other: false,
         }
     }
 
@@ -250,6 +279,47 @@ mod tests {
         })
         .await;
         assert_eq!(explicit.expect_err("400").death.cause, Cause::ConnectFailed);
+    }
+
+    #[tokio::test]
+    async fn an_explicit_sse_answered_in_streamable_http_is_refused_with_the_transport_to_use() {
+        let memory = KindMemory::default();
+        let streamable = || Failure {
+            wrong_protocol: Some(400),
+            speaks_other: true,
+            ..fail(false)
+        };
+        let refused = open(RemoteKind::Sse, &memory, |_| async move {
+            Err::<(), _>(streamable())
+        })
+        .await
+        .expect_err("refused");
+        assert_eq!(refused.death.cause, Cause::Rejected);
+        assert!(
+            refused.death.detail.ends_with(
+                "; this is a streamable HTTP endpoint, not legacy SSE: use transport `http` or \
+                 `auto` (`--transport http`)"
+            ),
+            "{}",
+            refused.death.detail
+        );
+        // `auto` (here remembering legacy SSE) falls back instead, and finds it.
+        memory.remember(Protocol::Sse);
+        let mut tried = Vec::new();
+        let found = open(RemoteKind::Auto, &memory, |p| {
+            tried.push(p);
+            async move {
+                match p {
+                    Protocol::Sse => Err(streamable()),
+                    Protocol::Http => Ok(()),
+                }
+            }
+        })
+        .await;
+        assert!(
+            found.is_ok() && tried == [Protocol::Sse, Protocol::Http],
+            "{tried:?}"
+        );
     }
 
     #[tokio::test]

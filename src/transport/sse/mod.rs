@@ -63,6 +63,9 @@ pub(crate) struct ConnectError {
     /// The answer's raw `Retry-After`, if it had one.
     pub(crate) retry_after: Option<String>,
     pub(crate) detail: String,
+    /// The answer was a Streamable HTTP server's refusal of a `GET` without a session, which
+    /// no legacy SSE endpoint sends (see `streamable_refusal`).
+    pub(crate) streamable: bool,
 }
 
 impl ConnectError {
@@ -71,6 +74,7 @@ impl ConnectError {
             status: None,
             retry_after: None,
             detail: detail.into(),
+            streamable: false,
         }
     }
 
@@ -207,16 +211,19 @@ pub(crate) async fn connect(
                 status: (!denied.transient).then_some(401),
                 retry_after: None,
                 detail: denied.detail,
+                streamable: false,
             })??,
     };
     progress.touch();
     let status = response.status();
     if !status.is_success() {
         let detail = format!("GET {} answered HTTP {status}", redact_url(&config.url));
+        let retry_after = retry_after(response.headers());
         return Err(ConnectError {
             status: Some(status.as_u16()),
-            retry_after: retry_after(response.headers()),
+            retry_after,
             detail,
+            streamable: streamable_refusal(response).await,
         });
     }
     if !is_event_stream(response.headers()) {
@@ -229,6 +236,7 @@ pub(crate) async fn connect(
                 "GET {} did not answer with an event stream",
                 redact_url(&config.url)
             ),
+            streamable: streamable_refusal(response).await,
         });
     }
     let (max_event, max_line) = (limits.max_sse_event_bytes, limits.max_sse_line_bytes);
@@ -265,6 +273,33 @@ fn retry_after(headers: &HeaderMap) -> Option<String> {
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
+}
+
+/// The most of a refusal's body read to see whether a Streamable HTTP server sent it.
+const REFUSAL_PEEK: usize = 4096;
+
+/// Whether the body of `response` (a refusal of the `GET`) is how a Streamable HTTP server
+/// refuses a `GET` without a session: a JSON-RPC message (the TypeScript and Python SDKs:
+/// `{"jsonrpc":"2.0","error":{…"No valid session ID provided"}}`), or a text that asks for a
+/// session (rmcp: `Bad Request: Session ID is required`). A legacy SSE endpoint opens its
+/// session with this very `GET`, so it has none to ask for. At most [`REFUSAL_PEEK`] bytes are
+/// read, within the connect's own deadline.
+async fn streamable_refusal(mut response: reqwest::Response) -> bool {
+    let mut body = Vec::new();
+    while body.len() < REFUSAL_PEEK {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) => break,
+            Err(_) => return false,
+        }
+    }
+    body.truncate(REFUSAL_PEEK);
+    let jsonrpc = serde_json::from_slice::<serde_json::Value>(&body)
+        .is_ok_and(|message| message.get("jsonrpc").and_then(|v| v.as_str()) == Some("2.0"));
+    jsonrpc
+        || String::from_utf8_lossy(&body)
+            .to_lowercase()
+            .contains("session")
 }
 
 fn is_event_stream(headers: &HeaderMap) -> bool {
@@ -388,7 +423,42 @@ impl Drop for SseTransport {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
     use super::*;
+
+    /// The answer of a server on 127.0.0.1 that answers a `GET` with `status` and `body`.
+    async fn refusal_of(status: &str, body: &'static str) -> reqwest::Response {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let answer = format!(
+            "HTTP/1.1 {status}\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = [0u8; 1024];
+            let _ = socket.read(&mut request).await;
+            let _ = socket.write_all(answer.as_bytes()).await;
+        });
+        reqwest::Client::new()
+            .get(format!("http://127.0.0.1:{port}/mcp"))
+            .timeout(std::time::Duration::from_secs(5))
+            .send()
+            .await
+            .expect("an answer")
+    }
+
+    #[tokio::test]
+    async fn a_streamable_http_servers_refusal_of_a_sessionless_get_is_recognised() {
+        let sdk = r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#;
+        assert!(streamable_refusal(refusal_of("400 Bad Request", sdk).await).await);
+        let rmcp = "Bad Request: Session ID is required";
+        assert!(streamable_refusal(refusal_of("400 Bad Request", rmcp).await).await);
+        let other = "<html>bad request</html>";
+        assert!(!streamable_refusal(refusal_of("400 Bad Request", other).await).await);
+        assert!(!streamable_refusal(refusal_of("406 Not Acceptable", "").await).await);
+    }
 
     #[test]
     fn send_failures_are_judged_by_type() {
