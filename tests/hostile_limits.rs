@@ -216,7 +216,10 @@ async fn a_message_over_the_bound_is_a_limit_on_stdio_and_on_http() {
 #[tokio::test]
 async fn a_resync_over_the_limits_ends_the_generation_as_a_refusal() {
     use mcp_mock_server::{MockOptions, MockServer, MockTransport, SetTools};
-    use mcp_resilient::{Cause, ConnectionState, Reason, Supervisor, ToolRegistry};
+    use mcp_resilient::{
+        ConnectionState, Supervisor, ToolRegistry,
+        state::{Cause, Reason},
+    };
     let mock = MockServer::start(MockOptions {
         transport: MockTransport::Http,
         ..MockOptions::default()
