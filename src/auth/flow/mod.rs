@@ -2,136 +2,25 @@
 //! credentials. Discovery, registration, PKCE, the code exchange and the `resource` indicator
 //! are rmcp's (`AuthorizationManager`, `AuthorizationSession`); written here are the pieces rmcp
 //! leaves to its caller: the loopback callback server, getting the URL opened, binding the
-//! store to the server's URL, and which grant to run when.
+//! store to the server's URL ([`Bound`], in `bound`), and which grant to run when. The loopback
+//! callback server is `callback`.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
-use async_trait::async_trait;
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, ClientCredentialsConfig, CredentialRefreshGuard, CredentialStore,
-    OAuthClientConfig, StoredCredentials,
+    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
+    ClientCredentialsConfig, OAuthClientConfig,
 };
-use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
-    net::TcpListener,
-};
+use tokio::net::TcpListener;
 use url::Url;
 
-use super::{Grant, OAuthConfig, Prompt, StoredAuth, TokenStore};
-use crate::text::redact;
+mod bound;
+mod callback;
 
-/// Our store seen as rmcp's `CredentialStore`, bound to one server URL: a record saved for
-/// another URL reads as nothing (its tokens must not be sent here). Clones share `local`.
-#[derive(Clone)]
-pub(crate) struct Bound {
-    pub(crate) store: Arc<dyn TokenStore>,
-    pub(crate) url: String,
-    /// In-process half of the refresh lock (the store's lock is the cross-process half): taken
-    /// first, so tasks of one process queue here instead of each holding a file lock.
-    local: Arc<tokio::sync::Mutex<()>>,
-    /// Whether "stored tokens belong to another URL" was said already (once is enough).
-    warned: Arc<std::sync::atomic::AtomicBool>,
-    /// The authorization server's metadata as the client credentials grant last discovered it.
-    metadata: Arc<std::sync::Mutex<Option<AuthorizationMetadata>>>,
-}
+pub(crate) use bound::Bound;
 
-tokio::task_local! {
-    /// Set while a task already holds the refresh lock (see [`Bound::exclusive`]): rmcp's
-    /// refresh, run inside it, must not take it again.
-    static HOLDING: ();
-}
-
-impl Bound {
-    pub(crate) fn new(store: Arc<dyn TokenStore>, url: &Url) -> Self {
-        Bound {
-            store,
-            url: url.to_string(),
-            local: Arc::default(),
-            warned: Arc::default(),
-            metadata: Arc::default(),
-        }
-    }
-
-    pub(crate) async fn record(&self) -> Result<Option<StoredAuth>, AuthError> {
-        let record = self.store.load().await.map_err(store_error)?;
-        Ok(record.filter(|r| {
-            let same = r.server_url == self.url;
-            if !same && !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                tracing::warn!(stored = %redact(&r.server_url), configured = %redact(&self.url), "stored tokens belong to another URL; ignoring them");
-            }
-            same
-        }))
-    }
-
-    /// The refresh lock of this server: every task of this process, then every process.
-    pub(crate) async fn exclusive(&self) -> Result<impl Send + Sync + 'static, AuthError> {
-        let local = self.local.clone().lock_owned().await;
-        let shared = self.store.lock().await.map_err(store_error)?;
-        Ok((local, shared))
-    }
-
-    /// Runs `work` (which may refresh through rmcp) while this task holds [`Self::exclusive`].
-    pub(crate) async fn holding<F: std::future::Future>(work: F) -> F::Output {
-        HOLDING.scope((), work).await
-    }
-}
-
-fn store_error(e: super::StoreError) -> AuthError {
-    AuthError::CredentialStoreError(e.to_string())
-}
-
-#[async_trait]
-impl CredentialStore for Bound {
-    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        Ok(self.record().await?.map(|r| r.credentials))
-    }
-
-    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let record = StoredAuth::new(self.url.clone(), credentials);
-        self.store.save(&record).await.map_err(store_error)
-    }
-
-    async fn clear(&self) -> Result<(), AuthError> {
-        self.store.clear().await.map_err(store_error)
-    }
-
-    /// The authorization server answered `invalid_grant`: the refresh token is spent. It is
-    /// dropped from the record (the client and the access token stay, for `auth status` and a
-    /// new login), so no other request, task or process presents it again. Called under the
-    /// refresh lock; a record replaced since (a new login) is left alone.
-    async fn on_refresh_token_rejected(
-        &self,
-        rejected: &StoredCredentials,
-    ) -> Result<(), AuthError> {
-        use oauth2::TokenResponse;
-        let refresh = |c: &StoredCredentials| {
-            c.token_response
-                .as_ref()
-                .and_then(|t| t.refresh_token().map(|r| r.secret().clone()))
-        };
-        let Some(spent) = refresh(rejected) else {
-            return Ok(());
-        };
-        let Some(mut record) = self.record().await? else {
-            return Ok(());
-        };
-        if refresh(&record.credentials).as_ref() != Some(&spent) {
-            return Ok(());
-        }
-        if let Some(token) = record.credentials.token_response.as_mut() {
-            token.set_refresh_token(None);
-        }
-        self.store.save(&record).await.map_err(store_error)
-    }
-
-    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
-        if HOLDING.try_with(|_| ()).is_ok() {
-            return Ok(None);
-        }
-        Ok(Some(CredentialRefreshGuard::new(self.exclusive().await?)))
-    }
-}
+use super::{Grant, OAuthConfig, Prompt};
+use callback::callback;
 
 /// A manager for `url` whose credentials live in `bound`. No request is made yet.
 pub(crate) async fn manager(url: &Url, bound: &Bound) -> Result<AuthorizationManager, AuthError> {
@@ -285,63 +174,6 @@ async fn authorization_code(
     })??;
     session.handle_callback_url(&called).await?;
     Ok(session.auth_manager)
-}
-
-/// Serves the loopback redirect until one request to `/callback` arrives; returns its full URL.
-/// Other requests (a browser's favicon) get 404. The error of an authorization server that
-/// refused (`error=access_denied`) is returned as such.
-async fn callback(listener: &TcpListener, port: u16) -> Result<String, AuthError> {
-    loop {
-        let (mut socket, _) = listener
-            .accept()
-            .await
-            .map_err(|e| AuthError::InternalError(format!("loopback callback: {e}")))?;
-        let mut head = Vec::with_capacity(1024);
-        let mut buf = [0u8; 1024];
-        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
-            match tokio::time::timeout(Duration::from_secs(10), socket.read(&mut buf)).await {
-                Ok(Ok(n)) if n > 0 => head.extend_from_slice(&buf[..n]),
-                _ => break,
-            }
-        }
-        let line = String::from_utf8_lossy(&head);
-        let target = line
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("GET "))
-            .and_then(|l| l.split(' ').next())
-            .unwrap_or("");
-        let url = format!("http://127.0.0.1:{port}{target}");
-        let parsed = Url::parse(&url).ok().filter(|u| u.path() == "/callback");
-        let Some(parsed) = parsed else {
-            let _ = socket
-                .write_all(
-                    b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-                )
-                .await;
-            continue;
-        };
-        let error = parsed
-            .query_pairs()
-            .find(|(k, _)| k == "error")
-            .map(|(_, v)| v.into_owned());
-        let body = match &error {
-            None => "Authorized. You can close this window and return to mcp-resilient.",
-            Some(_) => "The authorization was refused. You can close this window.",
-        };
-        let answer = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        let _ = socket.write_all(answer.as_bytes()).await;
-        let _ = socket.shutdown().await;
-        return match error {
-            None => Ok(url),
-            Some(error) => Err(AuthError::AuthorizationFailed(format!(
-                "the authorization server answered `{error}`"
-            ))),
-        };
-    }
 }
 
 /// Restores a manager from stored credentials (discovery runs once, here). `Ok(None)`: nothing
