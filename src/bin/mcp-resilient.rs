@@ -1,6 +1,6 @@
 //! The `mcp-resilient` command-line tool. See `mcp-resilient --help`.
 
-#[path = "cli/args.rs"]
+#[path = "cli/args/mod.rs"]
 mod args;
 #[path = "cli/auth.rs"]
 mod auth;
