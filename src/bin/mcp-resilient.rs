@@ -6,7 +6,7 @@ mod args;
 mod auth;
 #[path = "cli/commands.rs"]
 mod commands;
-#[path = "cli/demo.rs"]
+#[path = "cli/demo/mod.rs"]
 mod demo;
 #[path = "cli/output.rs"]
 mod output;
