@@ -1,15 +1,7 @@
-//! Connecting: starting attempts, hedging a stuck remote attempt, and making a connected attempt
-//! the current generation.
+//! Connecting: starting attempts, keeping track of those in flight, and taking their results.
 //!
-//! Why hedge: an attempt started while the path to a remote server is black-holed (a half-open
-//! NAT entry, a partition) waits out its whole `connect_timeout` even after the path heals. So a
-//! remote attempt that has had no answer at all for a hedge interval (`max(delay, 1 s)`, growing
-//! like the backoff up to `max(max_delay, 1 s)`) gets a fresh attempt beside it. The stuck one may
-//! still win; with two in flight, the next hedge abandons the older one — only if it is still
-//! getting no answer — and that counts as a failed attempt. After a partition heals, a server is
-//! ready again within one hedge interval. An attempt that is slow but answering (each handshake
-//! step takes a while) is never hedged or abandoned: it has its `connect_timeout`. Stdio attempts
-//! are never hedged: that would mean two children.
+//! The hedging of a stuck remote attempt is `hedge`; making a connected attempt the current
+//! generation is `current`.
 
 use std::{sync::Arc, time::Duration};
 
@@ -17,14 +9,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::{Actor, Outage};
+use super::Actor;
 use crate::{
     config::{ServerConfig, TransportConfig},
-    state::{Cause, ConnectionState, Death, Event, Generation, Reason},
+    state::{Cause, ConnectionState, Death, Generation, Reason},
     supervisor::{
         connect::{self, AttemptFailure, Connected},
-        generation::{self, Running},
-        heartbeat::Heartbeat,
         policy,
     },
     transport::Activity,
@@ -35,10 +25,10 @@ const HEDGE_MIN: Duration = Duration::from_secs(1);
 
 pub(super) struct AttemptTask {
     pub(super) generation: Generation,
-    ct: CancellationToken,
+    pub(super) ct: CancellationToken,
     /// Stamped by every answer the attempt gets; how the hedge tells stuck from slow.
-    activity: Arc<Activity>,
-    task: JoinHandle<Result<Box<Connected>, AttemptFailure>>,
+    pub(super) activity: Arc<Activity>,
+    pub(super) task: JoinHandle<Result<Box<Connected>, AttemptFailure>>,
 }
 
 /// The outcome of one attempt.
@@ -51,14 +41,14 @@ pub(super) struct Done {
 
 /// The attempts in flight. Written only by the actor.
 pub(super) struct Attempts {
-    current: Option<AttemptTask>,
+    pub(super) current: Option<AttemptTask>,
     /// A remote attempt that was hedged; it may still win.
-    straggler: Option<AttemptTask>,
+    pub(super) straggler: Option<AttemptTask>,
     /// None for stdio (never hedged); else the next hedge interval.
-    hedge_delay: Option<Duration>,
-    first_hedge: Duration,
-    max_hedge: Duration,
-    multiplier: f64,
+    pub(super) hedge_delay: Option<Duration>,
+    pub(super) first_hedge: Duration,
+    pub(super) max_hedge: Duration,
+    pub(super) multiplier: f64,
 }
 
 impl Attempts {
@@ -127,7 +117,7 @@ impl Actor {
 
     /// Starts attempt `next_generation`; `hedged` when it goes beside a stuck one (the state
     /// is not announced again).
-    fn start_attempt(&mut self, hedged: bool) {
+    pub(super) fn start_attempt(&mut self, hedged: bool) {
         let generation = self.next_generation;
         self.next_generation += 1;
         let attempt = match &mut self.outage {
@@ -162,70 +152,6 @@ impl Actor {
         if let Some(delay) = self.attempts.hedge_delay {
             self.hedge = Some(Box::pin(tokio::time::sleep(delay)));
         }
-    }
-
-    /// The hedge timer of the current remote attempt fired: if it has had no answer for a whole
-    /// hedge interval, start a fresh attempt beside it (see the module docs).
-    pub(super) fn on_hedge(&mut self) {
-        let Some(delay) = self.attempts.hedge_delay else {
-            return;
-        };
-        let Some(current) = &self.attempts.current else {
-            return;
-        };
-        let quiet = current.activity.idle();
-        if quiet < delay {
-            // It is getting answers: slow, not stuck. Look again when it could be stuck.
-            self.hedge = Some(Box::pin(tokio::time::sleep(delay - quiet)));
-            return;
-        }
-        if let Some(older) = &self.attempts.straggler
-            && older.activity.idle() < delay
-        {
-            // The older one has started to answer: let both run, start no third.
-            self.hedge = Some(Box::pin(tokio::time::sleep(delay)));
-            return;
-        }
-        let Some(stuck) = self.attempts.current.take() else {
-            return;
-        };
-        let next = delay.mul_f64(self.attempts.multiplier);
-        self.attempts.hedge_delay = Some(next.min(self.attempts.max_hedge));
-        tracing::info!(server = %self.server(), generation = stuck.generation, "no answer within {delay:?}; starting a fresh attempt beside it");
-        if let Some(older) = self.attempts.straggler.replace(stuck) {
-            let generation = older.generation;
-            self.abandon(older);
-            let death = Death::new(
-                Cause::ConnectFailed,
-                "no answer for two hedge intervals; abandoned for a fresh attempt",
-            );
-            if !self.count_abandoned(death, generation) {
-                return;
-            }
-        }
-        self.start_attempt(true);
-    }
-
-    /// The abandoned attempt `generation` counts as a failure; false when that spent the budget
-    /// (the server is then `failed` and nothing is in flight any more).
-    fn count_abandoned(&mut self, death: Death, generation: Generation) -> bool {
-        if self.budget.fail().is_none() {
-            self.give_up(Reason::ConnectionFailed, death, generation);
-            return false;
-        }
-        let tries = self.tries(false);
-        let attempt = self.outage.get_or_insert(Outage::new(tries)).tries + 1;
-        tracing::warn!(server = %self.server(), generation, cause = %death.cause, attempt, "connection failed; retrying: {}", death.detail);
-        self.set_state(
-            ConnectionState::Reconnecting {
-                reason: Reason::ConnectionFailed,
-                death,
-                attempt,
-                delay: Duration::ZERO,
-            },
-            generation,
-        );
-        true
     }
 
     /// Cancels every attempt in flight and stops hedging (the server is failing or failed).
@@ -313,94 +239,6 @@ impl Actor {
                     tries: self.tries(false),
                 };
                 self.on_failure(Reason::ConnectionFailed, failure.death, counted, generation);
-            }
-        }
-    }
-
-    /// Makes `connected` the current generation: fence, permit, watchers, tools, state.
-    fn become_current(&mut self, generation: Generation, connected: Connected) {
-        let Connected {
-            session,
-            tools,
-            ttl,
-            subscription,
-            wanted,
-            protocol,
-            elapsed,
-        } = connected;
-        // Fence first, then free the permit, then start the watchers (invariant 2): a late report
-        // about the old generation finds it stale; a report about this one finds the permit free.
-        self.link.guard.set_current(generation);
-        self.last_current = generation;
-        self.permit = None;
-        let live = generation::live(
-            self.server().clone(),
-            generation,
-            &session,
-            protocol.clone(),
-            self.link.guard.clone(),
-            self.link.tx.clone(),
-        );
-        let heartbeat = self.config.heartbeat.enabled.then(|| Heartbeat {
-            interval: self.config.heartbeat.interval,
-            timeout: self.config.heartbeat.timeout,
-            failures: self.config.heartbeat.failures,
-            events: self.link.events.clone(),
-        });
-        self.publish(generation, tools);
-        let listen = crate::supervisor::listen::Listener {
-            subscription,
-            wanted,
-            tx: self.link.tx.clone(),
-            relay: self.link.relay.clone(),
-            handlers: self.config.handlers.clone(),
-        };
-        let running = Running::start(
-            live.clone(),
-            session,
-            heartbeat,
-            listen,
-            self.config.close_timeout,
-        );
-        self.refresh_after(ttl);
-        self.link.live.send_replace(Some(live));
-        self.running = Some(running);
-        self.stable = false;
-        self.stability = Some(Box::pin(tokio::time::sleep(self.budget.stability_window())));
-        let handshake_ms = elapsed.as_millis() as u64;
-        match self.outage.take() {
-            Some(outage) => tracing::info!(
-                server = %self.server(), generation, handshake_ms, %protocol,
-                downtime_ms = outage.started.elapsed().as_millis() as u64, "recovered"
-            ),
-            None => {
-                tracing::info!(server = %self.server(), generation, handshake_ms, %protocol, "connected")
-            }
-        }
-        let protocol = protocol.to_string();
-        self.set_state(
-            ConnectionState::Ready {
-                generation,
-                protocol,
-            },
-            generation,
-        );
-        if self.sync.take_pending(generation) {
-            self.on_list_changed(generation);
-        }
-    }
-
-    /// Registers a new generation's tools; announces them only when something changed (or on
-    /// this supervisor's first publish), so a reconnect to an unchanged server is silent.
-    fn publish(&mut self, generation: Generation, tools: Vec<rmcp::model::Tool>) {
-        match self.registry.publish(self.server(), generation, tools) {
-            Ok(change) if change.is_empty() && self.published => {}
-            Ok(change) => {
-                self.published = true;
-                let _ = self.link.events.send(Event::Tools(change));
-            }
-            Err(e) => {
-                tracing::error!(server = %self.server(), generation, "tool list rejected, keeping the previous set: {e}")
             }
         }
     }

@@ -2,7 +2,8 @@
 //!
 //! An event loop in the house style: [`Step`] is the event enum, [`Actor::next_step`] is the
 //! `select!` that produces events, and [`Actor::run`] hands each to its own method. The methods
-//! live by concern: `attempt` (connecting, hedging, becoming current), `outage` (deaths,
+//! live by concern: `attempt` (connecting), `hedge` (a stuck remote attempt), `current` (becoming
+//! the current generation), `outage` (deaths,
 //! failures, backoff, the budget, permanent refusals), `sync` (tool re-listing) and `lifecycle`
 //! (closing, restart, shutdown).
 //!
@@ -24,6 +25,8 @@
 //!    `close_timeout`, aborted) when `shutdown` returns.
 
 mod attempt;
+mod current;
+mod hedge;
 mod lifecycle;
 mod outage;
 mod sync;
