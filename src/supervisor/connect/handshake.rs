@@ -4,7 +4,7 @@ use std::{sync::Arc, time::Duration};
 
 use rmcp::{
     RoleClient,
-    model::ErrorCode,
+    model::{ErrorCode, ProtocolVersion},
     service::{
         ClientCacheConfig, ClientInitializeError, ClientLifecycleMode, RunningService,
         serve_client_with_lifecycle_and_ct,
@@ -14,7 +14,9 @@ use rmcp::{
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::ConnectContext;
 use crate::{
+    config::{ProtocolChoice, ServerConfig},
     state::Cause,
     supervisor::handler::GenerationHandler,
     transport::{self, Activity, Observed, refusal::DiscoverRefusals},
@@ -204,6 +206,33 @@ where
             Err(failed)
         }
     }
+}
+
+/// The version a handshake negotiated (2025-11-25 if the server did not say).
+pub(super) fn negotiated_of(
+    running: &rmcp::service::RunningService<rmcp::RoleClient, GenerationHandler>,
+) -> ProtocolVersion {
+    running
+        .peer()
+        .peer_info()
+        .map(|info| info.protocol_version.clone())
+        .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+/// The cause (and `Retry-After`) of a failed handshake. Under `protocol: auto`, a server that
+/// refused the remembered era's version (`-32022`) but speaks one we know was upgraded (or
+/// downgraded): the memory is dropped and the failure is transient, so the next attempt asks
+/// again instead of giving up.
+pub(super) fn judge_refusal(
+    failed: &Handshake,
+    config: &ServerConfig,
+    context: &ConnectContext,
+) -> (Cause, Option<Duration>) {
+    if config.protocol == ProtocolChoice::Auto && failed.refused_version() {
+        context.era.forget();
+        return (Cause::ConnectFailed, None);
+    }
+    failed.verdict()
 }
 
 #[cfg(test)]
