@@ -13,6 +13,7 @@ use tokio::{
 mod answer;
 mod input;
 mod probe;
+mod wait;
 
 use super::{live::Live, msg::Msg, relay::Relay, retry_guard::RetryGuard};
 use crate::{
@@ -196,72 +197,6 @@ impl Link {
                 .await?;
         }
         Ok((live, deadline, limit))
-    }
-
-    /// The ready generation, or (during an outage) the one `call_wait` waits for.
-    async fn current(&self) -> Result<Arc<Live>, CallError> {
-        let live = self.live.borrow().clone();
-        match live.filter(|l| !l.dead.is_cancelled()) {
-            Some(live) => Ok(live),
-            None => self.wait_for_live().await,
-        }
-    }
-
-    /// The generation after `dead`, waited for until `deadline` at most, or until the server
-    /// is `failed` or `stopped`; then the call ends with `not_run` (it ran nowhere).
-    async fn next_live(
-        &self,
-        dead: &Live,
-        deadline: Instant,
-        not_run: CallError,
-    ) -> Result<Arc<Live>, CallError> {
-        let (mut live, mut state) = (self.live.subscribe(), self.state.subscribe());
-        loop {
-            let next = live.borrow_and_update().clone();
-            if let Some(next) =
-                next.filter(|l| l.generation > dead.generation && !l.dead.is_cancelled())
-            {
-                return Ok(next);
-            }
-            if matches!(
-                *state.borrow_and_update(),
-                ConnectionState::Failed { .. } | ConnectionState::Stopped
-            ) {
-                return Err(not_run);
-            }
-            tokio::select! {
-                changed = live.changed() => if changed.is_err() { return Err(not_run) },
-                changed = state.changed() => if changed.is_err() { return Err(not_run) },
-                _ = tokio::time::sleep_until(deadline) => return Err(not_run),
-            }
-        }
-    }
-
-    /// During an outage: waits up to `call_wait` for a ready generation; fails at once without
-    /// `call_wait`, or when the server is `failed` or `stopped` (it will not come back by itself).
-    async fn wait_for_live(&self) -> Result<Arc<Live>, CallError> {
-        let Some(wait) = self.call_wait else {
-            return Err(self.unavailable());
-        };
-        let deadline = crate::clock::deadline_in(wait);
-        let (mut live, mut state) = (self.live.subscribe(), self.state.subscribe());
-        loop {
-            let current = live.borrow_and_update().clone();
-            if let Some(ready) = current.filter(|l| !l.dead.is_cancelled()) {
-                return Ok(ready);
-            }
-            if matches!(
-                *state.borrow_and_update(),
-                ConnectionState::Failed { .. } | ConnectionState::Stopped
-            ) {
-                return Err(self.unavailable());
-            }
-            tokio::select! {
-                changed = live.changed() => changed.map_err(|_| self.unavailable())?,
-                changed = state.changed() => changed.map_err(|_| self.unavailable())?,
-                _ = tokio::time::sleep_until(deadline) => return Err(self.unavailable()),
-            }
-        }
     }
 }
 
