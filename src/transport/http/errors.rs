@@ -7,6 +7,7 @@ use rmcp::{
 
 use crate::{
     state::{Cause, Death},
+    text::redact_url,
     verdict::{Phase, Verdict},
 };
 
@@ -135,6 +136,24 @@ pub(crate) fn initialize_status(error: &ClientInitializeError) -> Option<u16> {
 pub(crate) fn last_phase(error: &ClientInitializeError) -> &ClientInitializeError {
     match error {
         ClientInitializeError::LegacyFallbackFailed { fallback, .. } => last_phase(fallback),
+        other => other,
+    }
+}
+
+/// `result` with the URL in a reqwest error redacted ([`redact_url`]): rmcp logs these errors and
+/// we put their text in causes, and reqwest names the request's URL, query and all.
+pub(super) fn redacted<T>(result: Result<T, HttpError>) -> Result<T, HttpError> {
+    result.map_err(redact_error)
+}
+
+pub(super) fn redact_error(error: HttpError) -> HttpError {
+    match error {
+        StreamableHttpError::Client(mut e) => {
+            if let Some(url) = e.url_mut() {
+                *url = redact_url(url);
+            }
+            StreamableHttpError::Client(e)
+        }
         other => other,
     }
 }

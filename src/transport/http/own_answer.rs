@@ -11,7 +11,7 @@ use futures::{StreamExt, future::ready};
 use rmcp::model::{NumberOrString, RequestId};
 use serde::{Deserialize, de::IgnoredAny};
 
-use super::SseStream;
+use rmcp::transport::common::client_side_sse::BoxedSseResponse as SseStream;
 
 /// Just enough of a message to tell a response and its id, read without building the rest.
 #[derive(Deserialize)]
