@@ -422,3 +422,274 @@ fn the_convention_check_finds_a_file_beside_its_directory() {
     }
     assert_eq!(file_and_directory_pairs(root), ["a.rs"]);
 }
+
+/// The most lines a file of `src/` may have without a reason in its module docs.
+const FILE_LIMIT: usize = 300;
+/// The most lines a function may have, from its `fn` to its closing brace.
+const FN_LIMIT: usize = 100;
+
+/// `text` with comments, strings and character literals blanked (newlines kept), so that the
+/// braces inside them do not count.
+fn blank(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = bytes.to_vec();
+    let blank_out = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for b in &mut out[from..to.min(bytes.len())] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    };
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while i < bytes.len() {
+        let rest = &bytes[i..];
+        if rest.starts_with(b"//") {
+            let end = rest
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(bytes.len(), |n| i + n);
+            blank_out(&mut out, i, end);
+            i = end;
+        } else if rest.starts_with(b"/*") {
+            let (mut depth, mut j) = (0, i);
+            while j < bytes.len() {
+                if bytes[j..].starts_with(b"/*") {
+                    depth += 1;
+                    j += 2;
+                } else if bytes[j..].starts_with(b"*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+            blank_out(&mut out, i, j);
+            i = j;
+        } else if let Some(open) = raw_string_open(rest).filter(|_| i == 0 || !ident(bytes[i - 1]))
+        {
+            let hashes = open
+                - rest[..open]
+                    .iter()
+                    .position(|&b| b == b'#' || b == b'"')
+                    .unwrap_or(0)
+                - 1;
+            let mut close = vec![b'"'];
+            close.extend(std::iter::repeat_n(b'#', hashes));
+            let end = bytes[i + open..]
+                .windows(close.len())
+                .position(|w| w == close.as_slice())
+                .map_or(bytes.len(), |n| i + open + n + close.len());
+            blank_out(&mut out, i, end);
+            i = end;
+        } else if bytes[i] == b'"' {
+            let mut j = i + 1;
+            while j < bytes.len() && bytes[j] != b'"' {
+                j += if bytes[j] == b'\\' { 2 } else { 1 };
+            }
+            blank_out(&mut out, i, j + 1);
+            i = j + 1;
+        } else if bytes[i] == b'\'' {
+            match char_literal_len(rest) {
+                Some(len) => {
+                    blank_out(&mut out, i, i + len);
+                    i += len;
+                }
+                None => i += 1,
+            }
+        } else {
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// For `r"`, `r#"`, `br##"`…: the length of the opening, up to and including its quote.
+fn raw_string_open(rest: &[u8]) -> Option<usize> {
+    let start = match rest {
+        [b'r', ..] => 1,
+        [b'b', b'r', ..] => 2,
+        _ => return None,
+    };
+    let hashes = rest[start..].iter().take_while(|&&b| b == b'#').count();
+    (rest.get(start + hashes) == Some(&b'"')).then_some(start + hashes + 1)
+}
+
+/// The length of a character literal at the start of `rest` (`'x'`, `'\n'`, `'\u{1F600}'`),
+/// or `None` for a lifetime.
+fn char_literal_len(rest: &[u8]) -> Option<usize> {
+    let body = rest.get(1..)?;
+    let len = if body.first() == Some(&b'\\') {
+        body.iter().skip(1).position(|&b| b == b'\'')? + 1
+    } else {
+        let ch = std::str::from_utf8(&body[..body.len().min(4)])
+            .ok()
+            .or_else(|| {
+                (1..4)
+                    .rev()
+                    .find_map(|n| std::str::from_utf8(body.get(..n)?).ok())
+            })?
+            .chars()
+            .next()?;
+        ch.len_utf8()
+    };
+    (body.get(len) == Some(&b'\'') && len <= 12).then_some(len + 2)
+}
+
+/// `(name, first line, lines)` of every function over [`FN_LIMIT`] lines in `text`.
+fn long_functions(text: &str) -> Vec<(String, usize, usize)> {
+    let code = blank(text);
+    let bytes = code.as_bytes();
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(n) = code[at..].find("fn ") {
+        let start = at + n;
+        at = start + 3;
+        if start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
+            continue;
+        }
+        let name: String = code[at..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        let Some(open) = code[at..].find(['{', ';']).map(|n| at + n) else {
+            break;
+        };
+        if bytes[open] == b';' {
+            continue;
+        }
+        let mut depth = 0;
+        let mut end = open;
+        for (k, &b) in bytes[open..].iter().enumerate() {
+            match b {
+                b'{' => depth += 1,
+                b'}' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                end = open + k;
+                break;
+            }
+        }
+        let first = code[..start].matches('\n').count() + 1;
+        let last = code[..end].matches('\n').count() + 1;
+        if last - first + 1 > FN_LIMIT {
+            found.push((name, first, last - first + 1));
+        }
+    }
+    found
+}
+
+/// Whether the module docs of `text` say why it is over [`FILE_LIMIT`] lines.
+fn gives_a_reason(text: &str) -> bool {
+    text.lines()
+        .filter(|line| line.starts_with("//!"))
+        .any(|line| line.to_lowercase().contains("over 300 lines"))
+}
+
+/// Every file of `root` over [`FILE_LIMIT`] lines without a reason, and every function over
+/// [`FN_LIMIT`], as lines to print.
+fn oversized(root: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for rel in rs_files(root) {
+        let text = fs::read_to_string(root.join(&rel)).expect("read a file");
+        let lines = text.lines().count();
+        if lines > FILE_LIMIT && !gives_a_reason(&text) {
+            found.push(format!(
+                "{rel}: {lines} lines, no reason in its module docs"
+            ));
+        }
+        for (name, first, count) in long_functions(&text) {
+            found.push(format!("{rel}:{first}: fn {name} is {count} lines"));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_file_of_src_is_over_300_lines_without_a_reason_and_no_function_over_100() {
+    let found = oversized(&src());
+    assert!(
+        found.is_empty(),
+        "split by concern (or say why in the module docs: \"over 300 lines\"):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_size_check_counts_only_real_braces_and_reads_the_reason() {
+    let body = "    let x = 1;\n".repeat(FN_LIMIT);
+    let tricky = concat!(
+        "    let s = \"}}}\"; let r = r#\"}\"#; let c = '}'; let d = '\\'';\n",
+        "    // }\n    /* } /* } */ } */\n    let l: &'static str = \"{\";\n",
+    );
+    let long = format!("fn long<'a>(x: &'a str) {{\n{tricky}{body}}}\n");
+    let short = format!("fn short() {{\n{tricky}}}\nfn decl();\n");
+    let found = long_functions(&format!("{short}{long}"));
+    assert_eq!(found.len(), 1, "{found:?}");
+    // `short` takes lines 1-6, `decl` line 7; `long` is its line, 4 tricky ones, the body and
+    // its closing brace.
+    assert_eq!((found[0].0.as_str(), found[0].1), ("long", 8));
+    assert_eq!(found[0].2, 1 + 4 + FN_LIMIT + 1);
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let filler = "// a line\n".repeat(FILE_LIMIT);
+    fs::write(
+        dir.path().join("quiet.rs"),
+        format!("//! A file.\n{filler}"),
+    )
+    .expect("write");
+    fs::write(
+        dir.path().join("told.rs"),
+        format!("//! Over 300 lines: one table.\n{filler}"),
+    )
+    .expect("write");
+    let found = oversized(dir.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("quiet.rs: 301 lines"), "{found:?}");
+}
+
+/// Every path docs/ARCHITECTURE.md names (in backticks, under the repository's top folders)
+/// exists: the map stays true when a module moves.
+#[test]
+fn every_path_the_architecture_map_names_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let map = fs::read_to_string(root.join("docs/ARCHITECTURE.md")).expect("the map");
+    let tops = [
+        "src/",
+        "tests/",
+        "scripts/",
+        "benches/",
+        "examples/",
+        "mock-server/",
+        "conformance/",
+        "fuzz/",
+        "docs/",
+    ];
+    let named: Vec<&str> = map
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|p| tops.iter().any(|t| p.starts_with(t)) && !p.contains(char::is_whitespace))
+        .collect();
+    assert!(
+        named.len() > 100,
+        "the map names too few paths: {}",
+        named.len()
+    );
+    let missing: Vec<&&str> = named
+        .iter()
+        .filter(|p| !root.join(p.trim_end_matches('/')).exists())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "named by docs/ARCHITECTURE.md, not found: {missing:?}"
+    );
+}
