@@ -54,6 +54,13 @@ pub struct Whoami {
     /// 0, when the result has none (an older mock server).
     #[serde(default)]
     pub cancelled: u64,
+    /// The W3C `traceparent` the latest `tools/call` carried in its `_meta`: this `whoami`
+    /// call's own, unless another call arrived in between.
+    ///
+    /// # Default
+    /// `None`, when it carried none or the result has none (an older mock server).
+    #[serde(default)]
+    pub traceparent: Option<String>,
 }
 
 impl Whoami {
@@ -74,6 +81,7 @@ pub(crate) fn report(shared: &Shared) -> Value {
         "resource_subscriptions": shared.resource_subscriptions(),
         "log_level": shared.log_level.name(),
         "cancelled": shared.cancelled(),
+        "traceparent": shared.traceparent(),
     })
 }
 

@@ -36,7 +36,9 @@ use super::{
     outbox::Outbox,
     upstream::Upstream,
 };
-use crate::{CallError, CallOptions, ServerConfig, Supervisor, ToolRegistry, registry};
+use crate::{
+    CallError, CallOptions, ServerConfig, Supervisor, ToolRegistry, registry, telemetry::Served,
+};
 
 /// What the handler and the proxy's tasks share.
 #[derive(Debug)]
@@ -340,6 +342,11 @@ impl ProxyHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let (upstream, raw) = self.shared.route_tool(&request.name)?;
+        let served = Served::start(
+            "tools/call",
+            &[request.meta.as_ref(), Some(&context.meta)],
+            Some(raw.as_str()),
+        );
         let mut params = CallToolRequestParams::new(raw);
         params.arguments = request.arguments;
         let mut meta = request.meta;
@@ -369,8 +376,9 @@ impl ProxyHandler {
         }
         let waited = Instant::now();
         let outcome = tokio::select! {
-            outcome = self.call_through_revival(&upstream, params, options, waited) => outcome,
+            outcome = served.within(self.call_through_revival(&upstream, params, options, waited)) => outcome,
             _ = context.ct.cancelled() => {
+                served.end(Some("cancelled"));
                 // Dropping the call abandons it; the upstream is told.
                 return Err(ErrorData::new(
                     rmcp::model::ErrorCode(-32800),
@@ -379,6 +387,7 @@ impl ProxyHandler {
                 ));
             }
         };
+        served.end(crate::telemetry::served_error(&outcome));
         match outcome {
             Ok(result) => Ok(result),
             Err(CallError::Server(error)) => Err(error),

@@ -63,6 +63,24 @@ enum Sent {
     Unsent(CallError),
 }
 
+impl Sent {
+    /// How this send ended, for its duration and span.
+    fn outcome(&self) -> crate::telemetry::Outcome<'_> {
+        use crate::telemetry::{Outcome, error_kind};
+        match self {
+            Sent::Done(Ok(ServerResult::CallToolResult(result)))
+                if result.is_error == Some(true) =>
+            {
+                Outcome::ToolError
+            }
+            Sent::Done(Ok(_)) => Outcome::Ok,
+            Sent::Done(Err(CallError::Server(error))) => Outcome::Rpc(error),
+            Sent::Done(Err(error)) | Sent::Unsent(error) => Outcome::Failed(error_kind(error)),
+            Sent::Again => Outcome::Failed("overloaded"),
+        }
+    }
+}
+
 impl Link {
     pub(crate) fn new(
         server: Arc<str>,
@@ -110,6 +128,18 @@ impl Link {
     /// never left, answering `input_required` rounds — stays inside one deadline (default: the
     /// server's call timeout), counted from when a ready generation was found.
     pub(crate) async fn call(
+        &self,
+        params: CallToolRequestParams,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, CallError> {
+        let result = self.call_unrecorded(params, options).await;
+        if let Err(error) = &result {
+            crate::telemetry::call_failed(&self.server, error);
+        }
+        result
+    }
+
+    async fn call_unrecorded(
         &self,
         mut params: CallToolRequestParams,
         options: &CallOptions,
@@ -244,10 +274,12 @@ impl Link {
             return Err(self.unavailable());
         };
         let deadline = crate::clock::deadline_in(wait);
+        let mut held = crate::telemetry::Held::start(&self.server);
         let (mut live, mut state) = (self.live.subscribe(), self.state.subscribe());
         loop {
             let current = live.borrow_and_update().clone();
             if let Some(ready) = current.filter(|l| !l.dead.is_cancelled()) {
+                held.ready();
                 return Ok(ready);
             }
             if matches!(
