@@ -8,8 +8,9 @@
 //! again only at `reconnect.max_delay`). README's "Limits" lists them with their defaults.
 //!
 //! Why these defaults: real tool lists are a few hundred KB (a hundred tools with schemas);
-//! 8 MiB is some twenty times the largest we know, and one byte of tool JSON costs several
-//! bytes of memory once parsed, so the list bound keeps a hostile list to tens of MB. One
+//! 4 MiB is ten times that. One byte of tool JSON costs about 17 bytes of memory once rmcp has
+//! parsed it (schemas become `serde_json` map trees), so the list bound, not the page size,
+//! decides what a hostile list costs: under 100 MB with this default (BENCHMARKS.md § 11). One
 //! message is bounded like rmcp bounds it (16 MiB): a tool result can carry an image.
 
 use std::fmt;
@@ -26,7 +27,7 @@ pub struct Limits {
     /// by page; the listing stops at the page that passes it. At least 1024.
     ///
     /// # Default
-    /// 8 MiB
+    /// 4 MiB
     pub max_list_bytes: usize,
     /// Most items (tools, prompts, resources) one list may have across all its pages. At
     /// least 1.
@@ -76,7 +77,7 @@ const MIB: usize = 1024 * 1024;
 impl Default for Limits {
     fn default() -> Self {
         Self {
-            max_list_bytes: 8 * MIB,
+            max_list_bytes: 4 * MIB,
             max_list_items: 10_000,
             max_list_pages: 100,
             max_message_bytes: 16 * MIB,
