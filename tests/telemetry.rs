@@ -581,3 +581,194 @@ async fn a_tracing_host_span_is_the_parent_through_tracing_opentelemetry() {
         "a tools/call child of the tracing span: {spans:#?}"
     );
 }
+
+/// `mcp-resilient watch --metrics 127.0.0.1:0` as a child, and where its `/metrics` is.
+struct Watcher {
+    child: tokio::process::Child,
+    url: String,
+}
+
+impl Watcher {
+    async fn start(args: &[&str]) -> Watcher {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = tokio::process::Command::new(common::mock_binary())
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn the CLI");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = tokio::io::BufReader::new(stderr).lines();
+        let url = tokio::time::timeout(LIMIT, async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(at) = line.find("http://") {
+                    return line[at..].trim().to_owned();
+                }
+            }
+            panic!("the CLI ended without saying where /metrics is");
+        })
+        .await
+        .expect("the metrics address in time");
+        // Keep reading stderr so the CLI never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Watcher { child, url }
+    }
+
+    /// One scrape, parsed as Prometheus text.
+    async fn scrape(&self) -> prometheus_parse::Scrape {
+        let body = tokio::time::timeout(LIMIT, async {
+            reqwest::get(&self.url)
+                .await
+                .expect("scrape")
+                .text()
+                .await
+                .expect("body")
+        })
+        .await
+        .expect("scraped in time");
+        let lines = body.lines().map(|l| Ok(l.to_owned()));
+        prometheus_parse::Scrape::parse(lines).expect("valid Prometheus text")
+    }
+
+    /// Scrapes until `want` holds, at most [`LIMIT`].
+    async fn scrape_until(
+        &self,
+        what: &str,
+        want: impl Fn(&prometheus_parse::Scrape) -> bool,
+    ) -> prometheus_parse::Scrape {
+        let deadline = tokio::time::Instant::now() + LIMIT;
+        loop {
+            let scrape = self.scrape().await;
+            if want(&scrape) {
+                return scrape;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{what}: not scraped within {LIMIT:?}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// The value of the sample `name` whose labels include every `(key, value)` of `with`.
+fn sample(scrape: &prometheus_parse::Scrape, name: &str, with: &[(&str, &str)]) -> Option<f64> {
+    scrape
+        .samples
+        .iter()
+        .filter(|s| s.metric == name)
+        .filter(|s| with.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
+        .map(|s| match s.value {
+            prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Untyped(v) => v,
+            prometheus_parse::Value::Histogram(ref buckets) => {
+                buckets.last().map_or(0.0, |b| b.count)
+            }
+            _ => 0.0,
+        })
+        .reduce(|a, b| a + b)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_serves_the_loss_and_the_reconnect_as_prometheus_text() {
+    let mut mock = MockProcess::start("http").await;
+    let watcher = Watcher::start(&[
+        "watch",
+        "--url",
+        &mock.url(),
+        "--transport",
+        "http",
+        "--metrics",
+        "127.0.0.1:0",
+        "--heartbeat-interval",
+        "300ms",
+        "--heartbeat-timeout",
+        "200ms",
+        "--reconnect-initial",
+        "50ms",
+        "--reconnect-max",
+        "300ms",
+        "--max-attempts",
+        "1000",
+    ])
+    .await;
+    let server = [("mcp_resilient_server", "server")];
+    let ready = [
+        ("mcp_resilient_server", "server"),
+        ("mcp_resilient_state", "ready"),
+    ];
+    watcher
+        .scrape_until("ready", |s| {
+            sample(s, "mcp_client_resilience_state", &ready) == Some(1.0)
+        })
+        .await;
+    mock.kill().await;
+    watcher
+        .scrape_until("the loss", |s| {
+            sample(s, "mcp_client_resilience_losses_total", &server).is_some_and(|v| v >= 1.0)
+                && sample(s, "mcp_client_resilience_state", &ready) == Some(0.0)
+        })
+        .await;
+    mock.restart().await;
+    let scrape = watcher
+        .scrape_until("ready again", |s| {
+            sample(s, "mcp_client_resilience_state", &ready) == Some(1.0)
+                && sample(s, "mcp_client_resilience_generations_total", &server)
+                    .is_some_and(|v| v >= 2.0)
+        })
+        .await;
+    assert!(
+        sample(
+            &scrape,
+            "mcp_client_resilience_reconnect_attempts_total",
+            &server
+        )
+        .is_some_and(|v| v >= 1.0)
+    );
+    assert!(
+        sample(
+            &scrape,
+            "mcp_client_resilience_outage_duration_seconds",
+            &server
+        )
+        .is_some_and(|v| v >= 1.0)
+    );
+    assert!(
+        sample(
+            &scrape,
+            "mcp_client_operation_duration_seconds",
+            &[("mcp_method_name", "tools/list")]
+        )
+        .is_some()
+    );
+    assert!(
+        sample(&scrape, "mcp_client_session_duration_seconds", &server).is_some_and(|v| v >= 1.0)
+    );
+    drop(watcher);
+    mock.kill().await;
+}
+
+#[tokio::test]
+async fn metrics_on_a_non_loopback_address_needs_the_explicit_flag() {
+    let output = tokio::time::timeout(
+        LIMIT,
+        tokio::process::Command::new(common::mock_binary())
+            .args([
+                "watch",
+                "--url",
+                "http://127.0.0.1:9/mcp",
+                "--metrics",
+                "0.0.0.0:0",
+            ])
+            .stdin(std::process::Stdio::null())
+            .output(),
+    )
+    .await
+    .expect("in time")
+    .expect("run");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--metrics-any-address"), "{stderr}");
+}
