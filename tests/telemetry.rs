@@ -772,3 +772,62 @@ async fn metrics_on_a_non_loopback_address_needs_the_explicit_flag() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--metrics-any-address"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_trace_runs_from_the_host_through_the_proxy_to_the_upstream() {
+    use rmcp::{ServiceExt, model::RequestMetaObject};
+    let sinks = sinks();
+    let (host_io, proxy_io) = tokio::io::duplex(64 * 1024);
+    let (proxy_read, proxy_write) = tokio::io::split(proxy_io);
+    let stop = tokio_util::sync::CancellationToken::new();
+    let proxy = mcp_resilient::proxy::Proxy::transparent(common::stdio_mock("tel-proxy", &[]))
+        .expect("proxy");
+    let serving = tokio::spawn(proxy.serve(proxy_read, proxy_write, stop.clone()));
+    let host = tokio::time::timeout(LIMIT, ().serve(host_io))
+        .await
+        .expect("initialize in time")
+        .expect("initialize");
+
+    // The host's own span, carried in `_meta` as W3C trace context.
+    let tracer = sinks.tracer.tracer("host");
+    let span = tracer.start("host turn");
+    let host_cx = Context::current_with_span(span);
+    let (trace, host_span) = {
+        let cx = host_cx.span().span_context().clone();
+        (cx.trace_id(), cx.span_id())
+    };
+    let mut meta = RequestMetaObject::new();
+    meta.set_traceparent(format!("00-{trace}-{host_span}-01"));
+    let mut params = CallToolRequestParams::new("whoami");
+    params.meta = Some(meta);
+    let result = tokio::time::timeout(LIMIT, host.call_tool(params))
+        .await
+        .expect("answered in time")
+        .expect("whoami through the proxy");
+    host_cx.span().end();
+    let who = mcp_mock_server::Whoami::from_result(&result).expect("whoami result");
+    let _ = host.cancel().await;
+    stop.cancel();
+    let _ = tokio::time::timeout(LIMIT, serving).await;
+
+    let spans = spans_of(trace);
+    let served = spans
+        .iter()
+        .find(|s| s.span_kind == SpanKind::Server && s.name == "tools/call")
+        .unwrap_or_else(|| panic!("the proxy's server span in {spans:#?}"));
+    assert_eq!(
+        served.parent_span_id, host_span,
+        "the proxy continues the host's context"
+    );
+    let upstream = spans
+        .iter()
+        .find(|s| s.span_kind == SpanKind::Client && s.name == "tools/call")
+        .unwrap_or_else(|| panic!("the upstream client span in {spans:#?}"));
+    assert_eq!(upstream.parent_span_id, served.span_context.span_id());
+    let expected = format!("00-{trace}-{}-01", upstream.span_context.span_id());
+    assert_eq!(
+        who.traceparent.as_deref(),
+        Some(expected.as_str()),
+        "the upstream received the proxy's client span in _meta, in the host's trace"
+    );
+}
