@@ -584,7 +584,8 @@ async fn a_tracing_host_span_is_the_parent_through_tracing_opentelemetry() {
 
 /// `mcp-resilient watch --metrics 127.0.0.1:0` as a child, and where its `/metrics` is.
 struct Watcher {
-    child: tokio::process::Child,
+    /// Killed when the watcher is dropped (`kill_on_drop`).
+    _child: tokio::process::Child,
     url: String,
 }
 
@@ -612,7 +613,7 @@ impl Watcher {
         .expect("the metrics address in time");
         // Keep reading stderr so the CLI never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Watcher { child, url }
+        Watcher { _child: child, url }
     }
 
     /// One scrape, parsed as Prometheus text.
