@@ -291,6 +291,18 @@ async fn an_outage_and_failing_calls_leave_every_series_with_bounded_attributes(
     })
     .await;
     limited.shutdown().await;
+
+    // A server that answers ids it was never sent.
+    let stray = common::stdio_mock("tel-stray", &["--hostile", "stray-response"]);
+    let stray = Supervisor::start(stray, registry.clone())
+        .await
+        .expect("start");
+    let mut stray_state = stray.state_watch();
+    wait_state(&mut stray_state, ConnectionState::is_ready).await;
+    let stray_echo = registry.handle("mcp__tel-stray__echo").expect("echo");
+    stray_echo.call(json!({"text": "x"})).await.expect("echo");
+    wait_recorded(names::STRAY_RESPONSES, "tel-stray", &[]).await;
+    stray.shutdown().await;
     server.shutdown().await;
     mock.kill().await;
 
@@ -831,4 +843,59 @@ async fn one_trace_runs_from_the_host_through_the_proxy_to_the_upstream() {
         Some(expected.as_str()),
         "the upstream received the proxy's client span in _meta, in the host's trace"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_counts_the_notifications_it_drops_for_a_slow_host() {
+    const STEPS: u64 = 5000;
+    // --metrics goes before `--` (the upstream's command line follows it).
+    let args = [
+        "--metrics",
+        "127.0.0.1:0",
+        "--stdio",
+        "--",
+        common::mock_binary(),
+        "mock-server",
+        "--transport",
+        "stdio",
+    ];
+    let mut host = common::raw::RawHost::start(&args, None).await;
+    host.wait_log("/metrics", LIMIT).await;
+    let url = host
+        .log_lines()
+        .iter()
+        .find_map(|line| line.find("http://").map(|at| line[at..].trim().to_owned()))
+        .expect("the metrics address");
+    host.initialize().await;
+    host.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "progress", "arguments": {"steps": STEPS, "ms": 0},
+            "_meta": {"progressToken": "host-token"}
+        }}),
+    )
+    .await;
+    // The host reads nothing until the proxy has dropped progress for it.
+    host.wait_log("progress notifications for a slow host", LIMIT)
+        .await;
+    let body = tokio::time::timeout(LIMIT, async {
+        reqwest::get(&url)
+            .await
+            .expect("scrape")
+            .text()
+            .await
+            .expect("body")
+    })
+    .await
+    .expect("scraped in time");
+    let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_owned())))
+        .expect("Prometheus text");
+    let dropped = sample(
+        &scrape,
+        "mcp_client_resilience_notifications_dropped_total",
+        &[("mcp_method_name", "notifications/progress")],
+    );
+    assert!(dropped.is_some_and(|n| n > 0.0), "{body}");
+    host.close_stdin();
+    while host.read().await.is_some() {}
+    host.exit_within(LIMIT).await.expect("the proxy exits");
 }

@@ -227,6 +227,7 @@ pub(crate) fn auth_refused(server: &str) {
         .add(1, &[labels::server(server)]);
 }
 
+#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
 /// The proxy dropped a `method` notification for a host that reads too slowly.
 pub(crate) fn notification_dropped(method: &'static str) {
     recorder()
@@ -279,6 +280,7 @@ impl Drop for Held {
     }
 }
 
+#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
 /// What a proxied call's server span says went wrong, if anything.
 pub(crate) fn served_error(
     outcome: &Result<rmcp::model::CallToolResult, CallError>,
@@ -290,6 +292,7 @@ pub(crate) fn served_error(
     }
 }
 
+#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
 /// The proxy serving one host request: a `SERVER` span whose parent is the context the host
 /// sent in `_meta` (or none), and in which the upstream call runs.
 #[derive(Debug)]
@@ -297,6 +300,7 @@ pub(crate) struct Served {
     cx: Context,
 }
 
+#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
 impl Served {
     /// `metas`: where the host's `_meta` may be (rmcp keeps it in the params or the request
     /// context); the first that carries a `traceparent` is the parent.

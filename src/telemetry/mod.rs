@@ -35,9 +35,11 @@ mod recorder;
 
 #[cfg(feature = "otel")]
 pub(crate) use events::{
-    Held, Served, attempt_failed, auth_refused, auth_renewal, call_failed, closed, handshake, lost,
-    notification_dropped, ready, retry, served_error, state, stray, tools,
+    Held, attempt_failed, auth_refused, auth_renewal, call_failed, closed, handshake, lost, ready,
+    retry, state, stray, tools,
 };
+#[cfg(all(feature = "otel", feature = "proxy"))]
+pub(crate) use events::{Served, notification_dropped, served_error};
 #[cfg(feature = "otel")]
 pub(crate) use labels::{Labels, error_kind, transport};
 #[cfg(feature = "otel")]

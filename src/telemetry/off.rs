@@ -85,10 +85,12 @@ pub(crate) fn tools(_: &ToolsChanged) {}
 pub(crate) fn auth_renewal(_: &str, _: Option<bool>) {}
 #[inline(always)]
 pub(crate) fn auth_refused(_: &str) {}
+#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn notification_dropped(_: &'static str) {}
 #[inline(always)]
 pub(crate) fn stray(_: &str) {}
+#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn served_error(
     _: &Result<rmcp::model::CallToolResult, CallError>,
@@ -108,9 +110,11 @@ impl Held {
     pub(crate) fn ready(&mut self) {}
 }
 
+#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
 #[derive(Debug)]
 pub(crate) struct Served;
 
+#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
 impl Served {
     #[inline(always)]
     pub(crate) fn start(
