@@ -25,7 +25,8 @@ use crate::{
 /// Every state a server can be in, for the state set.
 const STATES: [&str; 5] = ["connecting", "ready", "reconnecting", "failed", "stopped"];
 
-/// `server` moved from `old` to `new`: 1 for the new state, 0 for every other.
+/// `server` moved from `old` to `new`: 1 for the new state, 0 for every other. Called with
+/// `connecting` twice when a supervisor starts, so its series exist before any transition.
 pub(crate) fn state(server: &str, old: &ConnectionState, new: &ConnectionState) {
     if old.as_str() == new.as_str() && !matches!(new, ConnectionState::Connecting { .. }) {
         return;

@@ -90,12 +90,14 @@ impl Link {
         relay: Arc<Relay>,
     ) -> Self {
         let hb = &config.heartbeat;
+        let connecting = ConnectionState::Connecting { attempt: 1 };
+        crate::telemetry::state(&server, &connecting, &connecting);
         Link {
             server,
             tx,
             guard: Arc::new(RetryGuard::default()),
             live: watch::Sender::new(None),
-            state: watch::Sender::new(ConnectionState::Connecting { attempt: 1 }),
+            state: watch::Sender::new(connecting),
             events,
             relay,
             call_timeout: config.call_timeout,
