@@ -38,8 +38,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcp_resilient::{
-    CallError, ConnectionState, Event, ServerConfig, Supervisor, ToolRegistry,
+    CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry,
     config::{Heartbeat, ProtocolChoice, Reconnect},
+    state::Event,
 };
 use serde_json::{Value, json};
 

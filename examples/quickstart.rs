@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use mcp_mock_server::{MockOptions, MockServer};
 use mcp_resilient::text::for_terminal_line;
-use mcp_resilient::{Event, ServerConfig, Supervisor, ToolHandle, ToolRegistry};
+use mcp_resilient::{ServerConfig, Supervisor, ToolHandle, ToolRegistry, state::Event};
 use serde_json::json;
 
 /// How long each step may take before the example gives up.

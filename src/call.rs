@@ -1,4 +1,5 @@
-//! [`CallOptions`]: how one request goes through a supervisor.
+//! One request through a supervisor: its options ([`CallOptions`]) and what it can be waiting
+//! for when its deadline passes ([`CallPhase`]).
 
 use std::{fmt, sync::Arc, time::Duration};
 
@@ -11,7 +12,7 @@ pub type ProgressFn = Arc<dyn Fn(ProgressNotificationParam) + Send + Sync>;
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_resilient::CallOptions;
+/// use mcp_resilient::call::CallOptions;
 ///
 /// let options = CallOptions::new()
 ///     .timeout(Duration::from_secs(5))
@@ -62,5 +63,27 @@ impl fmt::Debug for CallOptions {
             .field("timeout", &self.timeout)
             .field("progress", &self.progress.is_some())
             .finish()
+    }
+}
+
+/// What a call was waiting for when its deadline passed (see
+/// [`CallError::Timeout`](crate::CallError::Timeout)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallPhase {
+    /// The server's answer to the request it was sent.
+    Answer,
+    /// The host's answer to something the server asked during the call (an `input_required`
+    /// round, 2026-07-28): a [`HostHandlers`](crate::host::HostHandlers) handler was still
+    /// working.
+    HostInput,
+}
+
+impl fmt::Display for CallPhase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CallPhase::Answer => "the server's answer",
+            CallPhase::HostInput => "the host to answer the server's request for input",
+        })
     }
 }

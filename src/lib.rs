@@ -25,13 +25,25 @@
 //! # Ok(()) }
 //! ```
 //!
-//! A host that calls a model API itself takes the tools as OpenAI or Anthropic `tools` JSON with
-//! [`definitions`] ([`Snapshot::openai_tools`], [`Snapshot::anthropic_tools`]). With feature
-//! `rig`, `rig::ToolSync` keeps a rig agent's tool server in step with the registry.
-// `deny`, not `forbid`: one audited function may allow it (the death signal of a stdio child,
-// set between fork and exec: see `transport::stdio::spawner`).
-#![deny(unsafe_code)]
-#![warn(missing_docs, unreachable_pub)]
+//! The root holds the types above. The rest, each at one path:
+//!
+//! - [`config`]: every setting of a server ([`config::Heartbeat`], [`config::Reconnect`],
+//!   [`config::Limits`], …) and the host config-file loader;
+//! - [`state`]: what a server's state and events say ([`state::Event`], [`state::Cause`],
+//!   [`state::Death`]);
+//! - [`call`]: [`call::CallOptions`] for one request (timeout, progress) and
+//!   [`call::CallPhase`];
+//! - [`registry`]: snapshots, tool changes, public names, and the tools as OpenAI or Anthropic
+//!   `tools` JSON ([`registry::definitions`], [`registry::Snapshot::openai_tools`]);
+//! - [`host`]: answers to what a server asks of the host (elicitation, sampling, roots);
+//! - [`auth`]: bearer tokens and OAuth (login, token stores);
+//! - [`text`]: redaction and terminal escaping for what a server sends;
+//! - `proxy` (feature `proxy`): serve supervised servers to an MCP host over stdio;
+//! - `rig` (feature `rig`): `rig::ToolSync` keeps a rig agent's tool server in step with the
+//!   registry.
+//!
+// Lint levels (`unsafe_code`, `missing_docs`, `unreachable_pub`: all denied) are in the
+// workspace's `[lints]` table, Cargo.toml, with the reason `unsafe_code` is not `forbid`.
 
 pub mod auth;
 pub mod call;
@@ -55,10 +67,9 @@ pub mod text;
 mod transport;
 mod verdict;
 
-pub use call::CallOptions;
+// The root holds what the quick start above uses; everything else has one path, in its module.
 pub use config::ServerConfig;
 pub use error::{CallError, StartError};
-pub use registry::definitions;
-pub use registry::{Snapshot, ToolHandle, ToolRegistry, ToolsChanged};
-pub use state::{Cause, ConnectionState, Death, Event, Generation, Reason};
-pub use supervisor::{Supervisor, same_origin_redirects};
+pub use registry::{ToolHandle, ToolRegistry};
+pub use state::ConnectionState;
+pub use supervisor::Supervisor;

@@ -225,7 +225,8 @@ pub enum Event {
     },
 }
 
-/// A change of one server's registered tools, as sent on [`ToolRegistry::changes`].
+/// A change of one server's registered tools, as sent on
+/// [`ToolRegistry::changes`](crate::ToolRegistry::changes).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolsChanged {
     /// The server's name.

@@ -9,9 +9,10 @@ use std::time::Duration;
 use common::{process::MockProcess, *};
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, Whoami};
 use mcp_resilient::{
-    CallError, Cause, ConnectionState, Event, Supervisor, ToolRegistry,
+    CallError, ConnectionState, Supervisor, ToolRegistry,
     config::{Heartbeat, ProtocolChoice, ServerConfig},
     host::{Ask, HostHandlers},
+    state::{Cause, Event},
 };
 use serde_json::json;
 

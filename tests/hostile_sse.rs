@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 
 use mcp_mock_server::hostile::sse::{HostileSseOptions, HostileSseServer, SseHostility, Trigger};
 use mcp_resilient::{
-    Cause, Reason, Supervisor, ToolRegistry, config::Heartbeat, config::ServerConfig,
+    Supervisor, ToolRegistry,
+    config::Heartbeat,
+    config::ServerConfig,
+    state::{Cause, Reason},
 };
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
@@ -51,7 +54,7 @@ async fn supervise(server: &HostileSseServer) -> (Supervisor, ToolRegistry) {
 async fn death_after_trigger(
     server: &HostileSseServer,
     supervisor: &Supervisor,
-) -> (mcp_resilient::Death, Duration) {
+) -> (mcp_resilient::state::Death, Duration) {
     let mut events = supervisor.events();
     assert_eq!(server.trigger(), 1, "one open session");
     let (reason, death, _) = lost(&mut events).await;

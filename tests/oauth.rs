@@ -9,9 +9,10 @@ use std::time::Duration;
 use common::{LIMIT, fast, wait_state};
 use mcp_mock_server::{MockOptions, MockServer, OAuthOptions};
 use mcp_resilient::{
-    Cause, ConnectionState, Event, Generation, ServerConfig, Supervisor, ToolRegistry,
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry,
     auth::{self, Auth, FileTokenStore, Headless, MemoryTokenStore, OAuthConfig, TokenStore},
     config::ProtocolChoice,
+    state::{Cause, Event, Generation},
 };
 use serde_json::json;
 use tokio::time::Instant;

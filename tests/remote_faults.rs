@@ -12,8 +12,9 @@ use mcp_mock_server::{
     proxy::{GatewayFault, HttpFaultProxy, ProxyMode, TcpProxy},
 };
 use mcp_resilient::{
-    CallError, Cause, ConnectionState, Event, Supervisor, ToolRegistry,
+    CallError, ConnectionState, Supervisor, ToolRegistry,
     config::{Heartbeat, Reconnect, ServerConfig},
+    state::{Cause, Event},
 };
 use serde_json::json;
 use tokio::time::Instant;

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use common::{process::MockProcess, *};
 use mcp_resilient::{
-    CallError, Cause, ConnectionState, Event, Reason, Supervisor, ToolRegistry,
+    CallError, ConnectionState, Supervisor, ToolRegistry,
     config::{Heartbeat, Reconnect, ServerConfig},
+    state::{Cause, Event, Reason},
 };
 use serde_json::json;
 use tokio::time::Instant;

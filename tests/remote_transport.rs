@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, RecordedRequest};
 use mcp_resilient::{
-    Cause, ConnectionState, Event, Reason, Supervisor, ToolRegistry,
+    ConnectionState, Supervisor, ToolRegistry,
     config::{Heartbeat, Reconnect, ServerConfig},
+    state::{Cause, Event, Reason},
 };
 use serde_json::json;
 use tokio::sync::broadcast;

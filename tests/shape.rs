@@ -1,5 +1,11 @@
-//! The shape of `src/`: no import circle between its files (issue 18). The same check as
-//! `scripts/circles.py`, in `cargo test` so that a new circle fails the build's tests.
+//! The shape of the sources (issue 18), checked in `cargo test` so that a change that breaks it
+//! fails the build's tests:
+//!
+//! - no import circle between the files of `src/` (the same check as `scripts/circles.py`);
+//! - one module-file convention: a module with children is `foo/mod.rs`, never `foo.rs` beside
+//!   a `foo/`.
+//!
+//! The import circles:
 //!
 //! Edges come from the top-level `use` lines of each file (the binary under `src/bin/` and test
 //! files are left out). A `use` of an item that a module re-exports is followed to the file that
@@ -355,4 +361,64 @@ fn the_check_finds_a_circle_and_follows_re_exports() {
         circles(&edges),
         [vec!["a.rs".to_owned(), "b.rs".to_owned()]]
     );
+}
+
+/// Every `.rs` file under `root`, as paths relative to it (`/`-separated), sorted.
+fn rs_files(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).expect("read a directory") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path.strip_prefix(root).expect("under the root");
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The crates' source roots, relative to the workspace.
+const SOURCES: [&str; 3] = ["src", "mock-server/src", "conformance/src"];
+
+/// `foo.rs` files that sit beside a `foo/` directory (the module-file convention is `foo/mod.rs`).
+fn file_and_directory_pairs(root: &Path) -> Vec<String> {
+    rs_files(root)
+        .into_iter()
+        .filter(|rel| !rel.ends_with("/mod.rs") && rel != "mod.rs")
+        .filter(|rel| root.join(rel.trim_end_matches(".rs")).is_dir())
+        .collect()
+}
+
+#[test]
+fn a_module_with_children_is_a_directory_with_a_mod_rs() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pairs: Vec<String> = SOURCES
+        .iter()
+        .flat_map(|root| {
+            file_and_directory_pairs(&workspace.join(root))
+                .into_iter()
+                .map(move |rel| format!("{root}/{rel}"))
+        })
+        .collect();
+    assert!(
+        pairs.is_empty(),
+        "move each into its directory as mod.rs: {pairs:?}"
+    );
+}
+
+#[test]
+fn the_convention_check_finds_a_file_beside_its_directory() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let root = dir.path();
+    for rel in ["lib.rs", "a.rs", "a/b.rs", "c/mod.rs", "c/d.rs"] {
+        let path = root.join(rel);
+        fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        fs::write(path, "").expect("write");
+    }
+    assert_eq!(file_and_directory_pairs(root), ["a.rs"]);
 }

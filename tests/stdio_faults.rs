@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use common::*;
 use mcp_resilient::{
-    CallError, Cause, ConnectionState, Event, Supervisor, ToolRegistry,
+    CallError, ConnectionState, Supervisor, ToolRegistry,
     config::{Heartbeat, Reconnect},
+    state::{Cause, Event},
 };
 use serde_json::json;
 

@@ -6,8 +6,9 @@ use std::{sync::Arc, time::Duration};
 
 use common::*;
 use mcp_resilient::{
-    CallError, Cause, ConnectionState, Event, Reason, Supervisor, ToolRegistry,
+    CallError, ConnectionState, Supervisor, ToolRegistry,
     config::{Heartbeat, Reconnect},
+    state::{Cause, Event, Reason},
 };
 use serde_json::json;
 

@@ -10,9 +10,11 @@ use std::{collections::BTreeMap, sync::OnceLock};
 
 use common::{LIMIT, era_2025, fast, process::MockProcess, wait_state};
 use mcp_resilient::{
-    CallOptions, ConnectionState, Reason, Supervisor, ToolRegistry,
+    ConnectionState, Supervisor, ToolRegistry,
     auth::Auth,
+    call::CallOptions,
     config::{Limits, ServerConfig},
+    state::Reason,
     telemetry::{Telemetry, names},
 };
 use opentelemetry::{
@@ -188,17 +190,17 @@ async fn wait_recorded(metric: &str, server: &str, with: &[(&str, &str)]) {
 
 const SECRET_ARG: &str = "sekrit-argument-4711";
 const SECRET_QUERY: &str = "sekrit-query-0815";
-const SECRET_TOKEN: &str = "sekrit-bearer-1234";
+/// The bearer token: the value of a variable cargo sets for every test run (this package's
+/// folder), so the test needs no `set_var`.
+const SECRET_TOKEN: &str = env!("CARGO_MANIFEST_DIR");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outage_and_failing_calls_leave_every_series_with_bounded_attributes() {
     let _ = sinks();
     let mut mock = MockProcess::start("http").await;
-    // SAFETY of the test: the variable is this test's own.
-    unsafe { std::env::set_var("MCP_TELEMETRY_TEST_TOKEN", SECRET_TOKEN) };
     let url = format!("{}?token={SECRET_QUERY}", mock.url());
     let config = era_2025(fast(ServerConfig::http("tel", &url)))
-        .auth(Auth::bearer_env("MCP_TELEMETRY_TEST_TOKEN"))
+        .auth(Auth::bearer_env("CARGO_MANIFEST_DIR"))
         .call_wait(LIMIT);
     let registry = ToolRegistry::new();
     let server = Supervisor::start(config, registry.clone())

@@ -9,8 +9,9 @@ use std::time::Duration;
 use common::*;
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, StatusFault};
 use mcp_resilient::{
-    CallError, Cause, ConnectionState, Event, Reason, Supervisor, ToolRegistry,
+    CallError, ConnectionState, Supervisor, ToolRegistry,
     config::{Heartbeat, Reconnect, ServerConfig},
+    state::{Cause, Event, Reason},
 };
 use serde_json::json;
 
@@ -59,7 +60,9 @@ async fn echo(registry: &ToolRegistry, server: &str, text: &str) -> Result<Strin
 }
 
 /// The next `failed` state, or a panic naming what came instead.
-async fn failed_state(server: &Supervisor) -> (Reason, mcp_resilient::Death, Option<Duration>) {
+async fn failed_state(
+    server: &Supervisor,
+) -> (Reason, mcp_resilient::state::Death, Option<Duration>) {
     let mut state = server.state_watch();
     let seen = wait_state(&mut state, |s| {
         matches!(s, ConnectionState::Failed { .. } | ConnectionState::Stopped)

@@ -13,9 +13,10 @@
 use std::time::{Duration, Instant};
 
 use mcp_resilient::{
-    Cause, ConnectionState, Supervisor, ToolRegistry,
+    ConnectionState, Supervisor, ToolRegistry,
     auth::{self, Auth, FileTokenStore, Headless, MemoryTokenStore, OAuthConfig},
     config::Heartbeat,
+    state::Cause,
 };
 use serde_json::json;
 
@@ -238,7 +239,7 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
     Ok(())
 }
 
-fn generation(server: &Supervisor) -> Res<mcp_resilient::Generation> {
+fn generation(server: &Supervisor) -> Res<mcp_resilient::state::Generation> {
     match server.state() {
         ConnectionState::Ready { generation, .. } => Ok(generation),
         other => Err(format!("not ready: {other}")),

@@ -14,8 +14,9 @@ use std::{
 };
 
 use mcp_resilient::{
-    ConnectionState, Event, Supervisor, ToolRegistry,
+    ConnectionState, Supervisor, ToolRegistry,
     config::{Heartbeat, ProtocolChoice},
+    state::Event,
 };
 use serde_json::json;
 use tokio::sync::broadcast;

@@ -21,7 +21,9 @@
 use std::time::{Duration, Instant};
 
 use mcp_resilient::{
-    Cause, ConnectionState, Event, ServerConfig, Supervisor, ToolRegistry, config::Heartbeat,
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::Heartbeat,
+    state::{Cause, Event},
 };
 use serde_json::json;
 

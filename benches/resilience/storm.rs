@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use mcp_resilient::{ConnectionState, Event, Supervisor, ToolRegistry, config::Heartbeat};
+use mcp_resilient::{ConnectionState, Supervisor, ToolRegistry, config::Heartbeat, state::Event};
 
 use crate::{
     Mode,

@@ -119,7 +119,6 @@
 //!    it stays pending and the process lives on until SIGKILL (or SIGINT).
 
 #![forbid(unsafe_code)]
-#![warn(missing_docs, unreachable_pub)]
 
 mod args;
 mod block;

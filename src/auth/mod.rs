@@ -55,7 +55,7 @@ pub enum LoginError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// Discovery, registration, the browser step or the token exchange failed.
-    #[error("authorization failed: {0}")]
+    #[error("authorization failed")]
     Authorization(#[from] AuthError),
 }
 
@@ -80,6 +80,13 @@ fn parts(
 /// Authorizes `server` (authorization code with PKCE, or client credentials when configured)
 /// and stores the tokens. `prompt` gets the authorization URL opened; the flow waits at most
 /// `wait` for the redirect to arrive at the loopback callback.
+///
+/// # Cancel safety
+///
+/// Dropping the future abandons the login and nothing of it runs on: the loopback callback stops
+/// listening, so a redirect that arrives afterwards reaches nobody. The store keeps the record it
+/// had, or holds the new one whole: the file store writes a temporary file and renames it over,
+/// on a blocking task that finishes once begun. Calling `login` again starts over.
 pub async fn login(
     server: &ServerConfig,
     prompt: &dyn Prompt,
@@ -102,6 +109,11 @@ pub async fn login(
 }
 
 /// Forgets the stored tokens of `server`. Returns whether there were any.
+///
+/// # Cancel safety
+///
+/// Dropped before the record is removed, nothing changed; the file store removes its file in one
+/// step, so the record is either still there or gone. Calling it again finishes the job.
 pub async fn logout(server: &ServerConfig) -> Result<bool, LoginError> {
     let (_, _, store) = parts(server)?;
     let had = store.load().await?.is_some();
@@ -110,6 +122,10 @@ pub async fn logout(server: &ServerConfig) -> Result<bool, LoginError> {
 }
 
 /// What is stored for `server`, and where.
+///
+/// # Cancel safety
+///
+/// Cancel-safe: it only reads.
 pub async fn status(server: &ServerConfig) -> Result<(Option<StoredAuth>, String), LoginError> {
     let (url, _, store) = parts(server)?;
     let location = store.location();
@@ -120,4 +136,20 @@ pub async fn status(server: &ServerConfig) -> Result<(Option<StoredAuth>, String
         tracing::warn!(stored = %crate::text::redact(&record.server_url), configured = %crate::text::redact_url(&url), "stored tokens belong to another URL");
     }
     Ok((record, location))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error;
+
+    use super::*;
+
+    /// The cause of a failed authorization is its source, not part of its own text.
+    #[test]
+    fn an_authorization_failure_leaves_its_cause_to_the_source() {
+        let error = LoginError::from(AuthError::InternalError("no token endpoint".into()));
+        assert_eq!(error.to_string(), "authorization failed");
+        let cause = error.source().expect("the rmcp error is the source");
+        assert!(cause.to_string().contains("no token endpoint"), "{cause}");
+    }
 }

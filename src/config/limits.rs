@@ -3,8 +3,8 @@
 //! A resilience layer must never become the failure: a server that answers too much must not
 //! take the host's memory with it. Each bound below is checked before (or while) the bytes are
 //! kept, and one exceeded is a verdict, not an out-of-memory: the generation (or the attempt)
-//! ends with cause [`LimitExceeded`](crate::Cause::LimitExceeded), whose detail names the limit
-//! and the value seen, and the next attempt follows the rules for permanent refusals (tried
+//! ends with cause [`LimitExceeded`](crate::state::Cause::LimitExceeded), whose detail names the
+//! limit and the value seen, and the next attempt follows the rules for permanent refusals (tried
 //! again only at `reconnect.max_delay`). README's "Limits" lists them with their defaults.
 //!
 //! Why these defaults: real tool lists are a few hundred KB (a hundred tools with schemas);

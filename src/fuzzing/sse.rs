@@ -37,7 +37,7 @@ pub fn sse_endpoint(data: &str, base: &str) -> Result<String, String> {
 
 /// `data` is `chunking \0? max_event max_line stream`: its first byte chooses how the stream
 /// is cut, the next two the bounds (small ones mostly), the rest is the stream. The parser's
-/// promises (`transport/sse/parse.rs`): never panics; the events and the first error (its
+/// promises (`transport/sse/parse/mod.rs`): never panics; the events and the first error (its
 /// kind and stream offset) are those of the format read at once, whatever the chunks (one,
 /// one byte each, or sizes the first byte chooses), so also: no event's data is longer than
 /// `max_event`, a line longer than `max_line` or a byte that is not UTF-8 ends the stream,
@@ -177,7 +177,7 @@ fn kind_and_offset(error: &str) -> (Kind, u64) {
     (kind, offset)
 }
 
-/// The format as `parse.rs` documents it, on the whole stream at once: lines end with CR, LF
+/// The format as the parser (`transport/sse/parse/mod.rs`) documents it, on the whole stream at once: lines end with CR, LF
 /// or CRLF; the first may begin with a BOM; a line longer than `max_line`, or an event whose
 /// lines (comments included, line ends excluded) pass `max_event`, fails at the first byte past
 /// the bound (the line's, if both are passed at the same byte); a byte that cannot be UTF-8

@@ -19,7 +19,8 @@ use super::{
     upstream::Upstream,
 };
 use crate::{
-    CallError, CallOptions,
+    CallError,
+    call::CallOptions,
     verdict::limit::{self, ListBudget},
 };
 
@@ -109,7 +110,7 @@ async fn all_pages<T: DeserializeOwned + Paged>(
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     let mut budget = ListBudget::new(T::METHOD, T::ITEMS, upstream.supervisor.limits());
-    let over = |death: crate::Death| ErrorData::internal_error(death.detail, None);
+    let over = |death: crate::state::Death| ErrorData::internal_error(death.detail, None);
     loop {
         budget.next_page().map_err(over)?;
         let params = cursor

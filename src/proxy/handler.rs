@@ -37,7 +37,8 @@ use super::{
     upstream::Upstream,
 };
 use crate::{
-    CallError, CallOptions, ServerConfig, Supervisor, ToolRegistry, registry, telemetry::Served,
+    CallError, ServerConfig, Supervisor, ToolRegistry, call::CallOptions, registry,
+    telemetry::Served,
 };
 
 /// What the handler and the proxy's tasks share.
@@ -413,15 +414,9 @@ impl ProxyHandler {
             .call(params.clone(), options.clone())
             .await;
         let left = upstream.call_wait.saturating_sub(waited.elapsed());
-        // Only a call the server provably did not run may go again.
-        let unrun = matches!(
-            &outcome,
-            Err(CallError::Unavailable { .. })
-                | Err(CallError::ConnectionLost {
-                    may_have_run: false,
-                    ..
-                })
-        );
+        // Only a call the server provably did not run may go again (the `CallError` table);
+        // a server that gave up is not transient by itself, but the keeper revives it.
+        let unrun = outcome.as_ref().is_err_and(|error| !error.may_have_run());
         if !unrun || left.is_zero() || !Upstream::reviving(&upstream.supervisor.state()) {
             return outcome;
         }

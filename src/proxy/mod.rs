@@ -85,7 +85,7 @@ pub enum Mode {
 #[non_exhaustive]
 pub enum ProxyError {
     /// A server's configuration is invalid.
-    #[error("server '{server}': {source}")]
+    #[error("server '{server}' has an invalid configuration")]
     Config {
         /// The server's name.
         server: String,

@@ -1,9 +1,13 @@
 //! The paragraph a host (and its model) reads when a call could not be answered by the upstream:
-//! which server, what happened, whether the call was sent, and when the next attempt is.
+//! which server, what happened, whether the call ran and may be sent again, and when the next
+//! attempt is.
 
 use std::time::Duration;
 
-use crate::{CallError, ConnectionState, config::human_duration as seconds};
+use crate::{
+    CallError, ConnectionState, call::CallPhase, config::human_duration as seconds,
+    state::Generation,
+};
 
 /// Where the upstream stands, as far as the sentence needs it.
 pub(super) struct Standing {
@@ -12,112 +16,87 @@ pub(super) struct Standing {
     pub(super) revive_in: Option<Duration>,
 }
 
-/// Whether the call ran, in the host's words.
-enum Ran {
-    No,
-    Maybe,
+/// The text of the `isError` tool result for `error` from server `server`: what happened, then
+/// whether the call ran and may be sent again (the [`CallError`] table's answers, in its words),
+/// then when the next attempt is.
+pub(super) fn explain(server: &str, error: &CallError, standing: &Standing) -> String {
+    format!(
+        "{} {} {}",
+        what_happened(server, error),
+        error.advice(),
+        next_words(error, standing)
+    )
 }
 
-/// The text of the `isError` tool result for `error` from server `server`.
-pub(super) fn explain(server: &str, error: &CallError, standing: &Standing) -> String {
-    let (what, ran) = match error {
-        CallError::Unavailable { state, .. } => (
-            format!(
-                "The MCP server '{server}' is unavailable ({}).",
-                state_words(state)
-            ),
-            Ran::No,
+/// What happened, as a sentence; nothing about running or sending again (see `explain`).
+fn what_happened(server: &str, error: &CallError) -> String {
+    match error {
+        CallError::Unavailable { state, .. } => format!(
+            "The MCP server '{server}' is unavailable ({}).",
+            state_words(state)
         ),
-        CallError::AuthUnavailable { detail, .. } => (
-            format!(
-                "The MCP server '{server}' could not be authorized for the call: its authorization server did not answer ({detail}). Nothing needs to change; trying again later can succeed."
-            ),
-            Ran::No,
+        CallError::AuthUnavailable { detail, .. } => format!(
+            "The MCP server '{server}' could not be authorized for the call: its authorization server did not answer ({detail}). Nothing needs to change on the host's side."
         ),
-        CallError::ConnectionLost {
-            detail,
-            may_have_run,
+        CallError::ConnectionLost { detail, .. } => format!(
+            "The connection to the MCP server '{server}' was lost during the call ({detail})."
+        ),
+        CallError::Timeout {
+            phase: CallPhase::Answer,
+            after,
             ..
-        } => (
-            format!(
-                "The connection to the MCP server '{server}' was lost during the call ({detail})."
-            ),
-            if *may_have_run { Ran::Maybe } else { Ran::No },
+        } => format!(
+            "The MCP server '{server}' did not answer within {}; the call was cancelled on the server.",
+            seconds(*after)
         ),
-        CallError::Timeout { after } => (
-            format!(
-                "The MCP server '{server}' did not answer within {}; the call was cancelled on the server.",
-                seconds(*after)
-            ),
-            Ran::Maybe,
+        CallError::Timeout { after, .. } => format!(
+            "The host did not answer the MCP server '{server}''s request for input within {}; the call was cancelled on the server.",
+            seconds(*after)
         ),
         CallError::Overloaded {
             status,
             retry_after,
             ..
-        } => (
-            format!(
-                "The MCP server '{server}' is overloaded (HTTP {status}){}.",
-                retry_after
-                    .map(|wait| format!(" and asked for a wait of {}", seconds(wait)))
-                    .unwrap_or_default()
-            ),
-            Ran::No,
+        } => format!(
+            "The MCP server '{server}' is overloaded (HTTP {status}){}.",
+            retry_after
+                .map(|wait| format!(" and asked for a wait of {}", seconds(wait)))
+                .unwrap_or_default()
         ),
-        CallError::Http { status, detail, .. } => (
-            match status {
-                Some(status) => format!(
+        CallError::Http { status, detail, .. } => match status {
+            Some(status) => {
+                format!(
                     "The MCP server '{server}' answered the call with HTTP {status} ({detail})."
-                ),
-                None => format!("The MCP server '{server}' sent a malformed answer ({detail})."),
-            },
-            Ran::Maybe,
+                )
+            }
+            None => format!("The MCP server '{server}' sent a malformed answer ({detail})."),
+        },
+        CallError::Rejected { detail, .. } => format!(
+            "The MCP server '{server}' refused the call ({detail}); retrying will not help until its credentials or permissions are fixed."
         ),
-        CallError::Rejected { detail, .. } => (
-            format!(
-                "The MCP server '{server}' refused the call ({detail}); retrying will not help until its credentials or permissions are fixed."
-            ),
-            Ran::No,
+        CallError::InputRequired { asked, .. } => format!(
+            "The MCP server '{server}' needs {asked} from the host to complete the call, and this host does not provide it."
         ),
-        CallError::InputRequired { asked, .. } => (
-            format!(
-                "The MCP server '{server}' needs {asked} from the host to complete the call, and this host does not provide it."
-            ),
-            Ran::No,
+        CallError::Protocol { detail } => format!(
+            "The MCP server '{server}' answered with something that is not a tool result ({detail})."
         ),
-        CallError::Protocol { detail } => (
-            format!(
-                "The MCP server '{server}' answered with something that is not a tool result ({detail})."
-            ),
-            Ran::Maybe,
-        ),
-        CallError::ToolNotFound { name } => (
-            format!("The MCP server '{server}' does not list a tool named '{name}'."),
-            Ran::No,
-        ),
-        CallError::Server(error) => (
-            format!(
-                "The MCP server '{server}' answered with error {}: {}.",
-                error.code.0, error.message
-            ),
-            Ran::No,
-        ),
-    };
-    let ran = match ran {
-        Ran::No => "The call was not run.",
-        Ran::Maybe => {
-            "The call may have run: check its effect before calling again if it changes anything."
+        CallError::ToolNotFound { name } => {
+            format!("The MCP server '{server}' does not list a tool named '{name}'.")
         }
-    };
-    format!("{what} {ran} {}", next_words(standing))
+        CallError::Server(error) => format!(
+            "The MCP server '{server}' answered with error {}: {}.",
+            error.code.0, error.message
+        ),
+    }
 }
 
 /// What the state says about the server, as a clause.
 fn state_words(state: &ConnectionState) -> String {
     match state {
         ConnectionState::Connecting { attempt } => format!("connecting, attempt {attempt}"),
+        // No live generation while the state still reads ready: that one has just ended.
         ConnectionState::Ready { generation, .. } => {
-            format!("connected again as generation {generation}")
+            format!("generation {generation} has just ended")
         }
         ConnectionState::Reconnecting { reason, death, .. } => {
             format!(
@@ -134,17 +113,40 @@ fn state_words(state: &ConnectionState) -> String {
     }
 }
 
-fn reason_words(reason: crate::Reason) -> &'static str {
-    match reason {
-        crate::Reason::ConnectionFailed => "connection failed",
-        crate::Reason::ConnectionLost => "connection lost",
+/// The generation an outage ended, for an error that reports one: the lost generation, the one
+/// a ready state named when no live generation was found, or 0 for an outage that started
+/// before any state this error names. `None` when the error is not an outage.
+fn outage_of(error: &CallError) -> Option<Generation> {
+    match error {
+        CallError::ConnectionLost { generation, .. } => Some(*generation),
+        CallError::Unavailable {
+            state: ConnectionState::Ready { generation, .. },
+            ..
+        } => Some(*generation),
+        CallError::Unavailable { .. } => Some(0),
+        _ => None,
     }
 }
 
-/// When the next attempt is, as a sentence.
-fn next_words(standing: &Standing) -> String {
+fn reason_words(reason: crate::state::Reason) -> &'static str {
+    match reason {
+        crate::state::Reason::ConnectionFailed => "connection failed",
+        crate::state::Reason::ConnectionLost => "connection lost",
+    }
+}
+
+/// When the next attempt is, as a sentence. A ready state read after a lost connection may
+/// still be the generation that was lost (the supervisor has not yet taken in the death): that
+/// is told as an ending, not as a recovery.
+fn next_words(error: &CallError, standing: &Standing) -> String {
     match &standing.state {
-        ConnectionState::Ready { .. } => "It is connected again; calling again should work.".into(),
+        ConnectionState::Ready { generation, .. } => match outage_of(error) {
+            Some(ended) if *generation <= ended => {
+                "Its connection has just ended; when it is tried again is not known yet.".into()
+            }
+            Some(_) => format!("It is connected again, as generation {generation}."),
+            None => format!("It is connected (generation {generation})."),
+        },
         ConnectionState::Connecting { attempt } => {
             format!("Connection attempt {attempt} is under way now.")
         }
@@ -174,7 +176,7 @@ fn next_words(standing: &Standing) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Cause, Death, Reason};
+    use crate::state::{Cause, Death, Reason};
 
     fn reconnecting() -> ConnectionState {
         ConnectionState::Reconnecting {
@@ -203,7 +205,8 @@ mod tests {
         assert_eq!(
             text,
             "The MCP server 'files' is unavailable (connection lost: process_exited, exit status: 137). \
-             The call was not run. Reconnection attempt 2 starts within 1.5 s of the failure."
+             The call was not run. It had no effect and can be sent again. \
+             Reconnection attempt 2 starts within 1.5 s of the failure."
         );
     }
 
@@ -254,6 +257,58 @@ mod tests {
         assert!(text.contains("gave up: connect_failed"), "{text}");
         assert!(
             text.ends_with("The proxy starts it again in 30 s."),
+            "{text}"
+        );
+    }
+
+    /// A call lost to a reset connection is answered before the supervisor has taken in the
+    /// death: the state still names the lost generation, which is not a recovery.
+    #[test]
+    fn a_ready_state_that_names_the_lost_generation_is_not_called_connected_again() {
+        let lost = CallError::ConnectionLost {
+            server: "db".into(),
+            generation: 3,
+            detail: "connection reset".into(),
+            may_have_run: true,
+        };
+        let ready = |generation| Standing {
+            state: ConnectionState::Ready {
+                generation,
+                protocol: "2025-11-25".into(),
+            },
+            revive_in: None,
+        };
+        let text = explain("db", &lost, &ready(3));
+        assert!(
+            text.ends_with(
+                "Its connection has just ended; when it is tried again is not known yet."
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("connected again"), "{text}");
+        let text = explain("db", &lost, &ready(4));
+        assert!(
+            text.ends_with("It is connected again, as generation 4."),
+            "{text}"
+        );
+        let slow = CallError::Timeout {
+            server: "db".into(),
+            phase: CallPhase::Answer,
+            after: Duration::from_secs(5),
+        };
+        let text = explain("db", &slow, &ready(3));
+        assert!(text.ends_with("It is connected (generation 3)."), "{text}");
+        let ended = CallError::Unavailable {
+            server: "db".into(),
+            state: ready(3).state,
+        };
+        let text = explain("db", &ended, &ready(3));
+        assert!(
+            text.starts_with("The MCP server 'db' is unavailable (generation 3 has just ended)."),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("when it is tried again is not known yet."),
             "{text}"
         );
     }

@@ -13,7 +13,7 @@ use rmcp::model::{ClientRequest, LoggingLevel, SetLevelRequest, SetLevelRequestP
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::{CallOptions, ConnectionState, Supervisor};
+use crate::{ConnectionState, Supervisor, call::CallOptions};
 
 /// A supervisor the proxy routes to.
 #[derive(Debug)]

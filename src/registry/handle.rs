@@ -66,6 +66,11 @@ impl ToolHandle {
     }
 
     /// Like [`call`](Self::call) with an explicit timeout instead of the server's default.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`call`](Self::call): dropping the future abandons the call, and the server is sent
+    /// `notifications/cancelled` for it.
     pub async fn call_with_timeout(
         &self,
         arguments: serde_json::Value,

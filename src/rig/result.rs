@@ -7,7 +7,7 @@ use rig_core::{
 };
 use rmcp::model::{CallToolResult, ContentBlock};
 
-use crate::CallError;
+use crate::{CallError, call::CallPhase};
 
 /// A tool result as rig output.
 ///
@@ -39,12 +39,17 @@ pub fn tool_output(result: CallToolResult) -> Result<ToolOutput, ToolExecutionEr
     Ok(output)
 }
 
-/// A [`CallError`] as a rig tool error, in words the model can act on: what happened, and whether
-/// the call was sent (so whether it may have had an effect). The `CallError` stays the source.
+/// A [`CallError`] as a rig tool error, in words the model can act on: what happened, then
+/// whether the call ran and may be sent again. That second part, and rig's `retryable` flag,
+/// come from the [`CallError`] table: `retryable` is
+/// [`may_send_again`](CallError::may_send_again), not [`is_transient`](CallError::is_transient),
+/// because a model that retries a `Timeout` or a call lost in flight may run it twice. The
+/// `CallError` stays the source.
 pub fn call_error(error: &CallError) -> ToolExecutionError {
-    let (kind, message, retry) = explain(error);
+    let (kind, what) = what_happened(error);
+    let message = format!("{what} {}", error.advice());
     let mut rig = ToolExecutionError::new(kind, message)
-        .with_retryable(retry)
+        .with_retryable(error.may_send_again())
         .with_source(error.clone());
     if let CallError::Overloaded { status, .. }
     | CallError::Http {
@@ -57,23 +62,17 @@ pub fn call_error(error: &CallError) -> ToolExecutionError {
     rig
 }
 
-/// `(kind, sentence, worth retrying)` for each way a call can fail.
-fn explain(error: &CallError) -> (ToolErrorKind, String, bool) {
+/// `(kind, sentence)` for each way a call can fail: what happened, nothing about running or
+/// sending again (see `call_error`).
+fn what_happened(error: &CallError) -> (ToolErrorKind, String) {
     use ToolErrorKind as K;
-    let transient = error.is_transient();
     match error {
         CallError::Unavailable { server, state } => (
             K::Network,
             format!(
-                "The MCP server '{server}' is not connected right now (it is {state}). \
-                 The call was not sent, so it had no effect{}.",
-                if transient {
-                    "; it can be tried again once the server is back"
-                } else {
-                    ""
-                }
+                "The MCP server '{server}' is not connected right now (it is {state}), so the \
+                 call was not sent."
             ),
-            transient,
         ),
         CallError::ConnectionLost {
             server,
@@ -83,35 +82,34 @@ fn explain(error: &CallError) -> (ToolErrorKind, String, bool) {
             K::Network,
             format!(
                 "The connection to the MCP server '{server}' was lost while the call was in \
-                 flight. The call was sent and may have run; check its effect before calling \
-                 it again."
+                 flight."
             ),
-            false,
         ),
-        CallError::ConnectionLost {
-            server,
-            may_have_run: false,
-            ..
-        } => (
+        CallError::ConnectionLost { server, .. } => (
             K::Network,
-            format!(
-                "The connection to the MCP server '{server}' was lost before the call ran. It \
-                 had no effect and can be sent again."
-            ),
-            true,
+            format!("The connection to the MCP server '{server}' was lost before the call ran."),
         ),
-        CallError::Timeout { after } => (
+        CallError::Timeout {
+            server,
+            phase: CallPhase::Answer,
+            after,
+        } => (
             K::Timeout,
             format!(
-                "The tool did not answer within {after:?}. The call was sent and then \
-                 cancelled; it may have run in part."
+                "The MCP server '{server}' did not answer within {after:?}; the call was \
+                 cancelled."
             ),
-            false,
+        ),
+        CallError::Timeout { server, after, .. } => (
+            K::Timeout,
+            format!(
+                "The host did not answer the MCP server '{server}''s request for input within \
+                 {after:?}; the call was cancelled."
+            ),
         ),
         CallError::ToolNotFound { name } => (
             K::NotFound,
             format!("There is no tool named '{name}' right now."),
-            false,
         ),
         CallError::Server(data) => {
             let kind = if data.code == rmcp::model::ErrorCode::INVALID_PARAMS {
@@ -122,37 +120,26 @@ fn explain(error: &CallError) -> (ToolErrorKind, String, bool) {
             (
                 kind,
                 format!("The server refused the call: {}", data.message),
-                false,
             )
         }
         CallError::Protocol { detail } => (
             K::Provider,
             format!("The server's answer could not be read: {detail}"),
-            false,
         ),
         CallError::Overloaded { server, .. } => (
             K::RateLimited,
-            format!(
-                "The MCP server '{server}' is overloaded and refused the call; it did not run. \
-                 Try again later."
-            ),
-            true,
+            format!("The MCP server '{server}' is overloaded and refused the call."),
         ),
         CallError::Http { server, .. } => (
             K::Network,
-            format!(
-                "The MCP server '{server}' answered with an HTTP error ({error}); the call may \
-                 or may not have run."
-            ),
-            false,
+            format!("The MCP server '{server}' answered with an HTTP error ({error})."),
         ),
         CallError::AuthUnavailable { server, detail } => (
             K::Network,
             format!(
                 "No token could be had for the MCP server '{server}': its authorization server \
-                 did not answer ({detail}). The call was not sent; it can be tried again later."
+                 did not answer ({detail}), so the call was not sent."
             ),
-            true,
         ),
         CallError::InputRequired { server, asked } => (
             K::Other,
@@ -160,12 +147,10 @@ fn explain(error: &CallError) -> (ToolErrorKind, String, bool) {
                 "The MCP server '{server}' asked for {asked}, which this host does not answer; \
                  the call did not complete."
             ),
-            false,
         ),
         CallError::Rejected { server, detail, .. } => (
             K::PermissionDenied,
-            format!("The MCP server '{server}' refused the call ({detail}); it did not run."),
-            false,
+            format!("The MCP server '{server}' refused the call ({detail})."),
         ),
     }
 }
@@ -244,6 +229,38 @@ mod tests {
             "{text}"
         );
         assert_eq!(error.kind(), ToolErrorKind::Network);
+    }
+
+    /// rig's `retryable` is the table's `may_send_again`: a timeout is transient, but the call
+    /// may have run, so a model is not told to send it again.
+    #[test]
+    fn retryable_means_safe_to_send_again_not_transient() {
+        let timeout = CallError::Timeout {
+            server: "files".into(),
+            phase: CallPhase::Answer,
+            after: std::time::Duration::from_secs(5),
+        };
+        assert!(timeout.is_transient());
+        let error = call_error(&timeout);
+        assert_eq!(error.retryable(), Some(false));
+        assert!(
+            error
+                .model_feedback()
+                .unwrap()
+                .contains("did not answer within 5s"),
+            "{error:?}"
+        );
+        let overloaded = call_error(&CallError::Overloaded {
+            server: "files".into(),
+            status: 429,
+            retry_after: None,
+        });
+        assert_eq!(overloaded.retryable(), Some(true));
+        let stopped = call_error(&CallError::Unavailable {
+            server: "files".into(),
+            state: ConnectionState::Stopped,
+        });
+        assert_eq!(stopped.retryable(), Some(false));
     }
 
     #[test]

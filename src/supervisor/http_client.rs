@@ -20,11 +20,9 @@ pub(super) fn default_http_client() -> Result<&'static reqwest::Client, String> 
         .map_err(Clone::clone)
 }
 
-/// Follows at most 5 redirects, and only to the origin of the request that was redirected: a
-/// 307 or 308 carries the body and every configured header (an API key in `X-Api-Key`, say),
-/// which must never leave for a host the configuration did not name. A cross-origin redirect is
-/// returned as the 3xx answer it is, and the server is reported `rejected`.
-pub fn same_origin_redirects() -> reqwest::redirect::Policy {
+/// Follows at most 5 redirects, and only to the origin of the request that was redirected
+/// (public, with the reason, as `Supervisor::same_origin_redirects`).
+pub(super) fn same_origin_redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let same = attempt
             .previous()

@@ -43,8 +43,7 @@ use tokio::{
 };
 use tracing::Instrument;
 
-use http_client::default_http_client;
-pub use http_client::same_origin_redirects;
+use http_client::{default_http_client, same_origin_redirects};
 pub(crate) use link::Link;
 
 use crate::{
@@ -85,10 +84,20 @@ impl Supervisor {
         Self::start_with_client(config, registry, http.clone()).await
     }
 
+    /// The redirect policy of the default client, for a client of your own (see
+    /// [`start_with_client`](Self::start_with_client)): at most 5 redirects, and only to the
+    /// origin of the request that was redirected. A 307 or 308 carries the body and every
+    /// configured header (an API key in `X-Api-Key`, say), which must never leave for a host the
+    /// configuration did not name; a cross-origin redirect is returned as the 3xx it is, and the
+    /// server is reported `rejected`.
+    pub fn same_origin_redirects() -> reqwest::redirect::Policy {
+        same_origin_redirects()
+    }
+
     /// Like [`start`](Self::start), with the caller's `reqwest::Client` for remote transports
     /// (share one client between servers to pool connections). Give it a connect timeout and
     /// no overall timeout (SSE streams live as long as their session), and a redirect policy that
-    /// does not follow other origins: [`same_origin_redirects`](crate::same_origin_redirects).
+    /// does not follow other origins: [`same_origin_redirects`](Self::same_origin_redirects).
     ///
     /// # Cancel safety
     ///

@@ -16,9 +16,9 @@ use super::{
     recorder::recorder,
 };
 use crate::{
-    CallError, ToolsChanged,
+    CallError,
     config::ProtocolChoice,
-    state::{Cause, ConnectionState, Death, Reason},
+    state::{Cause, ConnectionState, Death, Reason, ToolsChanged},
     verdict::Verdict,
 };
 

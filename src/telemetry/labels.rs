@@ -117,22 +117,23 @@ pub(super) fn verdict(verdict: &Verdict) -> &'static str {
     }
 }
 
-/// A call error's kind, snake_case, and whether the call may have run on the server (the
-/// proxy's answers say the same: `src/proxy/outage.rs`).
+/// A call error's kind, snake_case, and whether the call may have run on the server
+/// ([`CallError::may_have_run`], the crate's one answer to that).
 pub(super) fn call_error(error: &CallError) -> (&'static str, bool) {
-    match error {
-        CallError::Unavailable { .. } => ("unavailable", false),
-        CallError::ConnectionLost { may_have_run, .. } => ("connection_lost", *may_have_run),
-        CallError::Timeout { .. } => ("timeout", true),
-        CallError::ToolNotFound { .. } => ("tool_not_found", false),
-        CallError::Server(_) => ("server_error", false),
-        CallError::Protocol { .. } => ("protocol", true),
-        CallError::Overloaded { .. } => ("overloaded", false),
-        CallError::Http { .. } => ("http", true),
-        CallError::AuthUnavailable { .. } => ("auth_unavailable", false),
-        CallError::InputRequired { .. } => ("input_required", false),
-        CallError::Rejected { .. } => ("rejected", false),
-    }
+    let kind = match error {
+        CallError::Unavailable { .. } => "unavailable",
+        CallError::ConnectionLost { .. } => "connection_lost",
+        CallError::Timeout { .. } => "timeout",
+        CallError::ToolNotFound { .. } => "tool_not_found",
+        CallError::Server(_) => "server_error",
+        CallError::Protocol { .. } => "protocol",
+        CallError::Overloaded { .. } => "overloaded",
+        CallError::Http { .. } => "http",
+        CallError::AuthUnavailable { .. } => "auth_unavailable",
+        CallError::InputRequired { .. } => "input_required",
+        CallError::Rejected { .. } => "rejected",
+    };
+    (kind, error.may_have_run())
 }
 
 /// A call error's kind (`error.type`).

@@ -9,9 +9,9 @@ use rmcp::model::{ClientRequest, RequestId, RequestMetaObject};
 
 use super::Outcome;
 use crate::{
-    CallError, ToolsChanged,
+    CallError,
     config::{ProtocolChoice, ServerConfig},
-    state::{Cause, ConnectionState, Death, Generation, Reason},
+    state::{Cause, ConnectionState, Death, Generation, Reason, ToolsChanged},
     transport::detect::Protocol,
     verdict::Verdict,
 };

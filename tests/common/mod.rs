@@ -9,8 +9,9 @@ pub mod raw;
 use std::{path::Path, time::Duration};
 
 use mcp_resilient::{
-    ConnectionState, Event, Generation, ToolRegistry,
+    ConnectionState, ToolRegistry,
     config::{Heartbeat, Reconnect, ServerConfig, TransportConfig},
+    state::{Event, Generation},
 };
 use serde_json::json;
 use tokio::sync::{broadcast, watch};
@@ -117,7 +118,11 @@ pub async fn wait_event(
 /// scheduled delay.
 pub async fn lost(
     events: &mut broadcast::Receiver<Event>,
-) -> (mcp_resilient::Reason, mcp_resilient::Death, Duration) {
+) -> (
+    mcp_resilient::state::Reason,
+    mcp_resilient::state::Death,
+    Duration,
+) {
     let event = wait_event(events, |e| {
         matches!(
             e,

@@ -9,7 +9,7 @@ use std::{
     time::Duration,
 };
 
-use mcp_resilient::{ConnectionState, Event, ToolRegistry};
+use mcp_resilient::{ConnectionState, ToolRegistry, state::Event};
 use tokio::{sync::broadcast, time::Instant};
 use tokio_util::sync::CancellationToken;
 

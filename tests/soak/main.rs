@@ -13,6 +13,10 @@
 //! `cargo test --test soak` runs it for 60 s. `MCP_SOAK_SECS=600` runs the long form,
 //! `MCP_SOAK_SEED=N` replays a seed (the seed is printed first, and with every failure).
 
+// The workspace denies `unreachable_pub` for the library's sake; in this test binary `pub` is
+// how its modules reach each other, and nothing is an API.
+#![allow(unreachable_pub)]
+
 #[path = "../common/mod.rs"]
 mod common;
 

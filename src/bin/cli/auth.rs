@@ -40,7 +40,10 @@ pub(crate) async fn login(
             exit::USAGE,
             format!("login needs a remote server: `{name}` is not reached over HTTP"),
         ),
-        Err(e) => fail(exit::CONNECT, format!("login to `{name}` failed: {e}")),
+        Err(e) => fail(
+            exit::CONNECT,
+            format!("login to `{name}` failed: {}", output::with_causes(&e)),
+        ),
     }
 }
 

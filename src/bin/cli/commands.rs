@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use mcp_resilient::{CallError, ConnectionState, Event, Supervisor, ToolRegistry};
+use mcp_resilient::{CallError, ConnectionState, Supervisor, ToolRegistry, state::Event};
 
 use super::{args::ServerArgs, output, safe, signals::Signals};
 
@@ -201,7 +201,7 @@ fn repeats_shown(shown: &mut Option<ConnectionState>, event: &Event) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use mcp_resilient::{Cause, Death, Reason};
+    use mcp_resilient::state::{Cause, Death, Reason};
 
     use super::*;
 

@@ -7,8 +7,9 @@
 use std::time::Duration;
 
 use mcp_resilient::{
-    ConnectionState, Event, Supervisor, ToolRegistry,
+    ConnectionState, Supervisor, ToolRegistry,
     config::{Heartbeat, Reconnect, ServerConfig, TransportConfig},
+    state::Event,
 };
 use serde_json::json;
 use tokio::{process::Child, sync::broadcast, time::Instant};

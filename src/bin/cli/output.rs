@@ -2,8 +2,24 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use mcp_resilient::{ConnectionState, Event, registry::RegisteredTool, text::redact};
+use mcp_resilient::{ConnectionState, registry::RegisteredTool, state::Event, text::redact};
 use serde_json::{Value, json};
+
+/// An error and its causes on one line, `error: cause: cause`, the way our errors are meant to
+/// be read: their `Display` does not repeat their source. A cause whose text the line already
+/// holds is left out (some errors of other crates print their source and return it too).
+pub(crate) fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut line = error.to_string();
+    let mut cause = error.source();
+    while let Some(next) = cause {
+        let text = next.to_string();
+        if !line.contains(&text) {
+            line = format!("{line}: {text}");
+        }
+        cause = next.source();
+    }
+    line
+}
 
 /// A tool as JSON: its public name, server, the protocol version its server speaks, and the
 /// definition the server listed.
@@ -105,8 +121,8 @@ pub(crate) fn event_text(event: &Event) -> String {
             } => format!(
                 "{server}: {} (generation {generation}, {}: {}); attempt {attempt} in {}",
                 match reason {
-                    mcp_resilient::Reason::ConnectionFailed => "connection failed; retrying",
-                    mcp_resilient::Reason::ConnectionLost => "connection lost; reconnecting",
+                    mcp_resilient::state::Reason::ConnectionFailed => "connection failed; retrying",
+                    mcp_resilient::state::Reason::ConnectionLost => "connection lost; reconnecting",
                 },
                 death.cause,
                 death.detail,

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use super::{args::ProxyArgs, commands::exit, signals::Signals};
+use super::{args::ProxyArgs, commands::exit, output::with_causes, signals::Signals};
 use mcp_resilient::{
     ServerConfig,
     config::TransportConfig,
@@ -31,14 +31,14 @@ pub(crate) async fn run(args: &ProxyArgs, signals: &Signals) -> ExitCode {
     };
     let proxy = match built {
         Ok(proxy) => proxy.options(options),
-        Err(e) => return usage(e),
+        Err(e) => return usage(with_causes(&e)),
     };
     // stdin and stdout on threads of their own: a host that holds stdin open cannot keep the
     // process alive after the orderly close.
     match proxy.serve_stdio_until(signals.stop.clone()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            super::safe::eprint("mcp-resilient proxy", e);
+            super::safe::eprint("mcp-resilient proxy", with_causes(&e));
             ExitCode::from(exit::CONNECT)
         }
     }

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use super::{Link, Sent};
 use crate::{
     CallError,
-    call::ProgressFn,
+    call::{CallPhase, ProgressFn},
     state::{Cause, Death},
     supervisor::live::Live,
     transport::{judge, never_ran},
@@ -86,7 +86,11 @@ impl Link {
         let error = match outcome {
             Err(_) => {
                 live.activity.mark_overdue();
-                return Sent::Done(Err(CallError::Timeout { after: limit }));
+                return Sent::Done(Err(CallError::Timeout {
+                    server: self.server.to_string(),
+                    phase: CallPhase::Answer,
+                    after: limit,
+                }));
             }
             // Any answer proves the server alive: the next miss is the first again.
             Ok(Ok(result)) => {

@@ -9,7 +9,7 @@ use rmcp::model::{CallToolRequestParams, InputRequest, InputRequiredResult};
 use tokio::time::Instant;
 
 use super::Link;
-use crate::{CallError, host::Ask};
+use crate::{CallError, call::CallPhase, host::Ask};
 
 /// Most `input_required` rounds one call may take.
 const MAX_ROUNDS: u32 = 10;
@@ -31,6 +31,7 @@ impl Link {
         params: &mut CallToolRequestParams,
         rounds: &mut Rounds,
         deadline: Instant,
+        limit: Duration,
     ) -> Result<(), CallError> {
         rounds.total += 1;
         if rounds.total > MAX_ROUNDS {
@@ -60,7 +61,9 @@ impl Link {
             let answer = tokio::time::timeout_at(deadline, self.answer_one(request))
                 .await
                 .map_err(|_| CallError::Timeout {
-                    after: self.call_timeout,
+                    server: self.server.to_string(),
+                    phase: CallPhase::HostInput,
+                    after: limit,
                 })??;
             responses.insert(key, answer);
         }

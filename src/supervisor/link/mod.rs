@@ -156,7 +156,7 @@ impl Link {
                 .await
             {
                 Sent::Done(Ok(ServerResult::InputRequiredResult(input))) => {
-                    self.answer_input(input, &mut params, &mut rounds, deadline)
+                    self.answer_input(input, &mut params, &mut rounds, deadline, limit)
                         .await?
                 }
                 Sent::Done(result) => return result.and_then(tool_result),

@@ -141,6 +141,14 @@ impl fmt::Debug for StoreLock {
 ///
 /// `load`, `save` and `clear` must not take the lock returned by [`TokenStore::lock`]: a refresh
 /// calls them while holding it.
+///
+/// # Cancel safety
+///
+/// The supervisor may drop any of these futures (a call's deadline passes, a server is shut
+/// down). An implementation must leave the record whole when that happens: the old record or
+/// the new one, never a part. The file store does: `save` writes a temporary file and renames it
+/// over, on a blocking task that finishes once begun, and `clear` removes the file in one step.
+/// A dropped `lock` future holds no lock.
 #[async_trait]
 pub trait TokenStore: Send + Sync {
     /// The stored record, if any.

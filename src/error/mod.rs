@@ -1,22 +1,65 @@
 //! Typed errors.
 //!
-//! [`CallError`] is what a tool call can end with. Its [`is_transient`](CallError::is_transient)
-//! says whether the same call may succeed later without anything changing on the host's side
-//! (the server came back, a new generation was built).
+//! [`CallError`] is what a tool call can end with, and `answers` holds the one place that says,
+//! for each of its variants, whether the call may have run and whether it may be sent again
+//! (the table is on [`CallError`]).
 
 use std::time::Duration;
 
-use crate::state::{ConnectionState, Generation};
+use crate::{
+    call::CallPhase,
+    state::{ConnectionState, Generation},
+};
+
+mod answers;
 
 /// Why a tool call did not produce a result.
 ///
 /// A tool that ran and reported its own failure (`isError: true`) is *not* an error: it is a
 /// [`rmcp::model::CallToolResult`] with `is_error == Some(true)`.
+///
+/// # Did it run, may it be sent again
+///
+/// Three questions, answered once here, from which the proxy's outage paragraph and rig's tool
+/// error take their words:
+///
+/// - [`may_have_run`](Self::may_have_run): false only when the server provably did not run the
+///   call (it was never sent, or the server refused it before running it). True means it was
+///   sent and its effect is unknown.
+/// - [`is_transient`](Self::is_transient): the same call may succeed later without anything
+///   changing on the caller's side (the server comes back, the load passes).
+/// - [`may_send_again`](Self::may_send_again): both of the above: sending the same call again
+///   cannot run it twice, and may succeed. This is what "retryable" means to a model or an
+///   automatic retrier.
+///
+/// "May succeed later" and "safe to send again" are different questions: a `Timeout` is
+/// transient (the server may answer next time), but the call may have run, so only someone who
+/// knows it is idempotent (or has checked its effect) should send it again.
+///
+/// | variant | `may_have_run` | `is_transient` | `may_send_again` |
+/// |---|---|---|---|
+/// | `Unavailable` | no | yes, unless `failed` with nothing scheduled, or `stopped` | = `is_transient` |
+/// | `ConnectionLost { may_have_run: false }` | no | yes | yes |
+/// | `ConnectionLost { may_have_run: true }` | yes | yes | no |
+/// | `Timeout` | yes | yes | no |
+/// | `ToolNotFound` | no | no | no |
+/// | `Server`: parse error, invalid request, unknown method, invalid params, and MCP's refusals (-32002, -32020, -32021, -32022) | no | no | no |
+/// | `Server`: any other code (an internal error, a server's own code) | yes | no | no |
+/// | `Protocol` | yes | no | no |
+/// | `Overloaded` | no | yes | yes |
+/// | `Http` | yes | yes | no |
+/// | `AuthUnavailable` | no | yes | yes |
+/// | `InputRequired` | yes | no | no |
+/// | `Rejected` | no | no | no |
+///
+/// A server that gave up (`failed`, nothing scheduled) comes back only when someone starts it
+/// again, so its `Unavailable` is not transient; the proxy, which does start it again, waits
+/// for that and sends such a call once more because it did not run.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum CallError {
     /// No ready generation: the server is connecting, reconnecting, failed or stopped.
-    /// Transient unless the state is `failed` or `stopped`.
+    /// Transient unless the server gave up (`failed`, nothing scheduled) or is `stopped`.
     #[error("server '{server}' is unavailable ({})", unavailable_state(state))]
     Unavailable {
         /// The server's name.
@@ -42,10 +85,15 @@ pub enum CallError {
         /// server refused it unrun. True when it was sent and the answer was lost.
         may_have_run: bool,
     },
-    /// No answer within the call timeout. The request was cancelled on the server.
-    #[error("tool call timed out after {after:?}")]
+    /// The call's deadline passed while it was waiting for `phase`. The request was cancelled
+    /// on the server.
+    #[error("call to server '{server}' timed out after {after:?} waiting for {phase}")]
     Timeout {
-        /// The timeout that elapsed.
+        /// The server's name.
+        server: String,
+        /// What the call was waiting for.
+        phase: CallPhase,
+        /// The timeout that elapsed (the call's own, or the server's `call_timeout`).
         after: Duration,
     },
     /// The registry has no tool with that public name, or the server no longer lists it.
@@ -132,29 +180,6 @@ fn http_what(status: Option<u16>, detail: &str) -> String {
     match status {
         Some(status) => format!("HTTP {status}"),
         None => format!("a malformed answer ({detail})"),
-    }
-}
-
-impl CallError {
-    /// True when retrying later can succeed without any change on the host's side.
-    pub fn is_transient(&self) -> bool {
-        match self {
-            // A server refused for now (`retry_in`) is tried again by the supervisor itself.
-            CallError::Unavailable { state, .. } => !matches!(
-                state,
-                ConnectionState::Failed { retry_in: None, .. } | ConnectionState::Stopped
-            ),
-            CallError::ConnectionLost { .. }
-            | CallError::Timeout { .. }
-            | CallError::Overloaded { .. }
-            | CallError::AuthUnavailable { .. }
-            | CallError::Http { .. } => true,
-            CallError::ToolNotFound { .. }
-            | CallError::Server(_)
-            | CallError::Protocol { .. }
-            | CallError::InputRequired { .. }
-            | CallError::Rejected { .. } => false,
-        }
     }
 }
 
