@@ -11,7 +11,8 @@
 //!     --mock target/release/mcp-mock-server --calls 2000 --probes 200 [--sdk]
 //! ```
 //!
-//! `--sdk` (feature `otel` only) installs an SDK meter provider (a manual reader, never read)
+//! `--sdk` (feature `otel` only) installs an SDK meter provider (a periodic reader into memory,
+//! which exports once a minute: not during a run)
 //! and tracer provider (spans dropped at once); without it the library records into the
 //! global no-op providers, as it does for an application that installs none.
 
@@ -106,7 +107,12 @@ fn install_sdk() -> (
     opentelemetry_sdk::trace::SdkTracerProvider,
 ) {
     let meters = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
-        .with_reader(opentelemetry_sdk::metrics::ManualReader::builder().build())
+        .with_reader(
+            opentelemetry_sdk::metrics::PeriodicReader::builder(
+                opentelemetry_sdk::metrics::InMemoryMetricExporter::default(),
+            )
+            .build(),
+        )
         .build();
     let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder()
         .with_simple_exporter(opentelemetry_sdk::testing::trace::NoopSpanExporter::new())
