@@ -202,7 +202,9 @@ pub enum Event {
         server: Arc<str>,
         /// The new state.
         state: ConnectionState,
-        /// The generation the state refers to (the new one when ready, the ended one otherwise; 0 before any).
+        /// The generation the state is about: the one being tried (`connecting`), the ready
+        /// one, the one lost or whose attempt failed (`reconnecting`, `failed`), or the last
+        /// ready one (`stopped`; 0 when none was).
         generation: Generation,
     },
     /// The server's registered tool set changed (or was first registered).

@@ -142,6 +142,14 @@ async fn watch_json_prints_state_lines_and_stops_on_interrupt() {
             .any(|e| e["event"] == "tools" && e["tools"].as_array().is_some_and(|t| !t.is_empty())),
         "{seen:?}"
     );
+    // The state read at start names no generation it does not know (it said 0, then the
+    // attempt's event said 1), and the first attempt is told once.
+    assert!(
+        seen.iter().all(|e| e["generation"] != 0),
+        "no line claims generation 0: {seen:?}"
+    );
+    let connecting = seen.iter().filter(|e| e["state"] == "connecting").count();
+    assert!(connecting <= 1, "one connecting line at most: {seen:?}");
     let pid = nix::unistd::Pid::from_raw(child.id().expect("pid") as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("interrupt");
     let rest = tokio::time::timeout(LIMIT, async {
@@ -204,6 +212,26 @@ async fn permanent_refusals_exit_3_at_once_with_the_cause() {
     let (code, _, stderr) = run(&["tools", "--url", &url, "--protocol", "2025-11-25"]).await;
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("2026-07-28"), "{stderr}");
+}
+
+/// `--transport sse` at a Streamable HTTP endpoint is refused at the first answer, which names
+/// the transport to use, instead of being retried until the connect timeout (30 s).
+#[tokio::test]
+async fn legacy_sse_asked_of_a_streamable_http_endpoint_is_refused_with_the_transport_to_use() {
+    let mock = common::process::MockProcess::start("http").await;
+    let (code, _, stderr) = run(&["tools", "--url", &mock.url(), "--transport", "sse"]).await;
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("rejected")
+            && stderr.contains("streamable HTTP endpoint")
+            && stderr.contains("--transport http")
+            && stderr.contains("`auto`"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("retrying"),
+        "refused at the first answer: {stderr}"
+    );
 }
 
 #[tokio::test]

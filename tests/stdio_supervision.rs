@@ -38,7 +38,13 @@ async fn recovers_after_a_child_crash_on_a_new_generation() {
     })
     .await;
     let Event::State {
-        state: ConnectionState::Reconnecting { reason, death, .. },
+        state:
+            ConnectionState::Reconnecting {
+                reason,
+                death,
+                attempt,
+                ..
+            },
         generation,
         ..
     } = lost
@@ -47,6 +53,7 @@ async fn recovers_after_a_child_crash_on_a_new_generation() {
     };
     assert_eq!(generation, first);
     assert_eq!(reason, Reason::ConnectionLost);
+    assert_eq!(attempt, 1, "the first reconnect after a loss is attempt 1");
     assert_eq!(death.cause, Cause::ProcessExited, "{death:?}");
     assert!(death.detail.contains("exit status: 7"), "{}", death.detail);
 

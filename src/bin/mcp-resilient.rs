@@ -1,12 +1,12 @@
 //! The `mcp-resilient` command-line tool. See `mcp-resilient --help`.
 
-#[path = "cli/args.rs"]
+#[path = "cli/args/mod.rs"]
 mod args;
 #[path = "cli/auth.rs"]
 mod auth;
 #[path = "cli/commands.rs"]
 mod commands;
-#[path = "cli/demo.rs"]
+#[path = "cli/demo/mod.rs"]
 mod demo;
 #[path = "cli/output.rs"]
 mod output;

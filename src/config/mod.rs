@@ -35,6 +35,7 @@ pub(crate) mod json;
 mod limits;
 mod policy;
 mod server;
+mod transport;
 mod validate;
 
 #[cfg(test)]
@@ -47,9 +48,8 @@ pub use self::json::{
 pub use self::limits::Limits;
 pub(crate) use self::limits::{Bytes, parse_bytes};
 pub use self::policy::{Heartbeat, Reconnect};
-pub use self::server::{
-    ProtocolChoice, RemoteConfig, RemoteKind, ServerConfig, StdioConfig, TransportConfig,
-};
+pub use self::server::{ProtocolChoice, ServerConfig, TransportConfig};
+pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};
 pub use self::validate::validate_server_name;
 
 /// A configuration that was rejected: which field, and why.

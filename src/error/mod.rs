@@ -215,28 +215,4 @@ fn unavailable_state(state: &ConnectionState) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn unavailable(state: ConnectionState) -> String {
-        CallError::Unavailable {
-            server: "demo".into(),
-            state,
-        }
-        .to_string()
-    }
-
-    #[test]
-    fn unavailable_never_says_ready() {
-        let ready = ConnectionState::Ready {
-            generation: 3,
-            protocol: "2025-11-25".into(),
-        };
-        assert_eq!(
-            unavailable(ready),
-            "server 'demo' is unavailable (generation 3 has just ended)"
-        );
-        let stopped = unavailable(ConnectionState::Stopped);
-        assert_eq!(stopped, "server 'demo' is unavailable (stopped)");
-    }
-}
+mod tests;

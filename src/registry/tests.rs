@@ -3,6 +3,7 @@ use std::sync::Arc;
 use rmcp::model::Tool;
 
 use super::*;
+use crate::state::Generation;
 
 fn tool(name: &str, description: &str) -> Tool {
     Tool::new(

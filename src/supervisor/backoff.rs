@@ -82,11 +82,6 @@ impl Budget {
         self.schedule.next().unwrap_or(self.policy.max_delay)
     }
 
-    /// The 1-based number of the next attempt.
-    pub(crate) fn next_attempt(&self) -> u32 {
-        self.failures + 1
-    }
-
     /// Consecutive failures so far.
     pub(crate) fn failures(&self) -> u32 {
         self.failures
@@ -143,7 +138,7 @@ mod tests {
     #[test]
     fn budget_is_spent_after_max_attempts_failures() {
         let mut budget = Budget::new(&policy(0.0, 3));
-        assert_eq!(budget.next_attempt(), 1);
+        assert_eq!(budget.failures(), 0);
         assert_eq!(budget.fail(), Some(Duration::from_millis(100)));
         assert_eq!(budget.fail(), Some(Duration::from_millis(200)));
         assert_eq!(budget.fail(), None);
@@ -156,7 +151,7 @@ mod tests {
         budget.fail();
         budget.fail();
         budget.refill();
-        assert_eq!(budget.next_attempt(), 1);
+        assert_eq!(budget.failures(), 0);
         assert_eq!(budget.fail(), Some(Duration::from_millis(100)));
     }
 }

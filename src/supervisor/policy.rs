@@ -33,12 +33,16 @@ pub(crate) struct Failure {
     pub(crate) counts: bool,
     /// The server's own request to wait.
     pub(crate) retry_after: Option<Duration>,
+    /// Attempts made in this outage so far, the failed one included: 0 when a ready generation
+    /// was lost (no reconnect has been tried yet).
+    pub(crate) tries: u32,
 }
 
 /// What to do after a [`Failure`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Next {
-    /// Try again after `delay`; the try is the outage's `attempt`th (1-based).
+    /// Try again after `delay`; the try is the outage's `attempt`th (1-based): 1 for the first
+    /// reconnect after a loss, one more than the failed attempt otherwise.
     Retry { delay: Duration, attempt: u32 },
     /// Stop trying (`failed`, no automatic retry).
     GiveUp(Why),
@@ -86,7 +90,7 @@ pub(crate) fn next(budget: &mut Budget, reconnect: &Reconnect, failure: Failure)
     }
     Next::Retry {
         delay,
-        attempt: budget.next_attempt(),
+        attempt: failure.tries.saturating_add(1),
     }
 }
 
@@ -113,6 +117,7 @@ mod tests {
             lost: false,
             counts: true,
             retry_after: None,
+            tries: 0,
         }
     }
 
@@ -128,12 +133,18 @@ mod tests {
         Next::Retry { delay, attempt }
     }
 
-    /// Runs `failures` in order through one budget.
+    /// Runs `failures` in order through one budget, counting the outage's tries as the actor
+    /// does: a lost generation opens an outage with none, each failed attempt is one more (the
+    /// first attempt of all is try 1).
     fn run(reconnect: &Reconnect, failures: &[Failure]) -> Vec<Next> {
         let mut budget = Budget::new(reconnect);
+        let mut tries = 0;
         failures
             .iter()
-            .map(|f| next(&mut budget, reconnect, *f))
+            .map(|f| {
+                tries = if f.lost { 0 } else { tries + 1 };
+                next(&mut budget, reconnect, Failure { tries, ..*f })
+            })
             .collect()
     }
 
@@ -159,12 +170,13 @@ mod tests {
             &[expired, failed(Cause::SessionExpired), expired],
         );
         // The first: at once. The ones after it meet the backoff, as any other failure.
+        // A loss opens an outage: its first reconnect is attempt 1.
         assert_eq!(
             steps,
             [
-                retry(Duration::ZERO, 2),
-                retry(200 * MS, 3),
-                retry(400 * MS, 4)
+                retry(Duration::ZERO, 1),
+                retry(200 * MS, 2),
+                retry(400 * MS, 1)
             ]
         );
     }
@@ -197,10 +209,11 @@ mod tests {
             let refused = Next::Refused {
                 retry_in: Some(1000 * MS),
             };
-            // After the refusal the budget is full again: the next failure is attempt 2.
+            // After the refusal the budget is full again: the next failure waits the first
+            // delay again. The outage goes on: the try after the refusal failed as its third.
             assert_eq!(
                 steps,
-                [retry(100 * MS, 2), refused, retry(100 * MS, 2)],
+                [retry(100 * MS, 2), refused, retry(100 * MS, 4)],
                 "{cause}"
             );
             let lost_to_it = run(&reconnect, &[lost(cause, true)]);
@@ -219,8 +232,10 @@ mod tests {
         let reconnect = policy(3);
         let mut budget = Budget::new(&reconnect);
         let brief = lost(Cause::ProcessExited, true);
-        assert_eq!(next(&mut budget, &reconnect, brief), retry(100 * MS, 2));
-        assert_eq!(next(&mut budget, &reconnect, brief), retry(200 * MS, 3));
+        // Each loss opens an outage whose first reconnect is attempt 1; the budget still counts
+        // every brief generation.
+        assert_eq!(next(&mut budget, &reconnect, brief), retry(100 * MS, 1));
+        assert_eq!(next(&mut budget, &reconnect, brief), retry(200 * MS, 1));
         // The next generation stays ready for the window: the actor refills the budget.
         budget.refill();
         let stable = lost(Cause::ProcessExited, false);
@@ -231,8 +246,8 @@ mod tests {
             "the loss of a stable generation is not counted"
         );
         // Without the window, two brief generations and one more failure spend a budget of 3.
-        assert_eq!(next(&mut budget, &reconnect, brief), retry(200 * MS, 2));
-        assert_eq!(next(&mut budget, &reconnect, brief), retry(400 * MS, 3));
+        assert_eq!(next(&mut budget, &reconnect, brief), retry(200 * MS, 1));
+        assert_eq!(next(&mut budget, &reconnect, brief), retry(400 * MS, 1));
         assert_eq!(
             next(&mut budget, &reconnect, brief),
             Next::GiveUp(Why::Spent)

@@ -165,15 +165,10 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool, signals: &Signals) -> E
     let name = server.name().to_owned();
     // The supervisor publishes a state on the event channel first, then in the state watch. A
     // state read here may therefore also be the first event received: print it once.
-    let mut shown = Some(server.state());
-    output::print_event(
-        &Event::State {
-            server: name.as_str().into(),
-            state: shown.clone().unwrap_or(ConnectionState::Stopped),
-            generation: 0,
-        },
-        json,
-    );
+    let now = server.state();
+    let generation = now.is_ready().then(|| server.generation()).flatten();
+    output::print_initial(&name, &now, generation, json);
+    let mut shown = Some(now);
     loop {
         tokio::select! {
             event = events.recv() => match event {

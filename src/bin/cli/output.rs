@@ -174,6 +174,42 @@ pub(crate) fn event_text(event: &Event) -> String {
 /// A duration as people write it: `0 ms`, `93 ms`, `1.5 s`, `30 s`.
 pub(crate) use mcp_resilient::config::human_duration as human;
 
+/// Prints the state `watch` reads when it starts, before any event. The state watch carries no
+/// generation, so the line names one only when a generation is ready (`generation`); otherwise
+/// it claims none (a `connecting` line that said generation 0 would contradict the event about
+/// generation 1 that follows).
+pub(crate) fn print_initial(
+    server: &str,
+    state: &ConnectionState,
+    generation: Option<mcp_resilient::state::Generation>,
+    json: bool,
+) {
+    let event = Event::State {
+        server: server.into(),
+        state: state.clone(),
+        generation: generation.unwrap_or_default(),
+    };
+    if generation.is_some() {
+        return print_event(&event, json);
+    }
+    if json {
+        let mut line = event_json(&event);
+        if let Value::Object(fields) = &mut line {
+            fields.remove("generation");
+        }
+        println!("{}", redact(&super::safe::json(&line)));
+    } else {
+        let text = match state {
+            ConnectionState::Connecting { attempt } => {
+                format!("{server}: connecting (attempt {attempt})")
+            }
+            // Reconnecting and failed name the generation they are about: say the state only.
+            other => format!("{server}: {other}"),
+        };
+        println!("{}", super::safe::line(&redact(&text)));
+    }
+}
+
 /// Prints `event` as a JSON line or a human line. Both are redacted (a cause's detail may quote a
 /// URL; the library redacts its own, this is the last line of defence), the human line is also
 /// escaped: a detail can carry a server's text (an error message, a child's stderr).

@@ -36,47 +36,14 @@ use std::{
 use rmcp::model::{ServerJsonRpcMessage, ServerNotification};
 use tokio::{sync::Notify, time::Instant};
 
+mod buffer;
 mod kind;
 mod report;
 pub(super) mod writer;
 
+pub(crate) use buffer::NotificationBuffer;
 use kind::Kind;
 use report::{Dropped, REPORT_EVERY, report};
-
-/// How many log and progress notifications the proxy keeps for a host that is not reading, and
-/// how many bytes of them (as JSON); past either, new ones are dropped (and counted). Responses
-/// and list changes do not count and are never dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct NotificationBuffer {
-    pub(crate) max_buffered_notifications: usize,
-    pub(crate) max_buffered_notification_bytes: usize,
-}
-
-impl NotificationBuffer {
-    /// The strictest of the upstreams' [`Limits`](crate::config::Limits): the host's queue is shared by
-    /// all of them, and none may buffer more for the host than its own limits allow.
-    pub(crate) fn of(configs: &[crate::ServerConfig]) -> Self {
-        let limits = configs.iter().map(|config| &config.limits);
-        let defaults = crate::config::Limits::default();
-        Self {
-            max_buffered_notifications: limits
-                .clone()
-                .map(|l| l.max_buffered_notifications)
-                .min()
-                .unwrap_or(defaults.max_buffered_notifications),
-            max_buffered_notification_bytes: limits
-                .map(|l| l.max_buffered_notification_bytes)
-                .min()
-                .unwrap_or(defaults.max_buffered_notification_bytes),
-        }
-    }
-}
-
-impl Default for NotificationBuffer {
-    fn default() -> Self {
-        Self::of(&[])
-    }
-}
 
 /// One message, as the line the host will read.
 #[derive(Debug)]

@@ -130,15 +130,17 @@ impl Actor {
     fn start_attempt(&mut self, hedged: bool) {
         let generation = self.next_generation;
         self.next_generation += 1;
+        let attempt = match &mut self.outage {
+            Some(outage) => {
+                outage.tries += 1;
+                outage.tries
+            }
+            None => 1,
+        };
         if self.outage.is_none() && !hedged {
-            self.set_state(
-                ConnectionState::Connecting {
-                    attempt: self.budget.next_attempt(),
-                },
-                generation,
-            );
+            self.set_state(ConnectionState::Connecting { attempt }, generation);
         }
-        tracing::debug!(server = %self.server(), generation, attempt = self.budget.next_attempt(), hedged, "connecting");
+        tracing::debug!(server = %self.server(), generation, attempt, hedged, "connecting");
         let ct = CancellationToken::new();
         let local = matches!(self.config.transport, TransportConfig::Stdio(_));
         let activity = Activity::new(local);
@@ -211,10 +213,8 @@ impl Actor {
             self.give_up(Reason::ConnectionFailed, death, generation);
             return false;
         }
-        self.outage.get_or_insert(Outage {
-            started: tokio::time::Instant::now(),
-        });
-        let attempt = self.budget.next_attempt();
+        let tries = self.tries(false);
+        let attempt = self.outage.get_or_insert(Outage::new(tries)).tries + 1;
         tracing::warn!(server = %self.server(), generation, cause = %death.cause, attempt, "connection failed; retrying: {}", death.detail);
         self.set_state(
             ConnectionState::Reconnecting {
@@ -300,6 +300,7 @@ impl Actor {
                     lost: false,
                     counts: true,
                     retry_after: None,
+                    tries: self.tries(false),
                 };
                 self.on_failure(Reason::ConnectionFailed, failure.death, refusal, generation);
             }
@@ -314,6 +315,7 @@ impl Actor {
                     lost: false,
                     counts: true,
                     retry_after: failure.retry_after,
+                    tries: self.tries(false),
                 };
                 self.on_failure(Reason::ConnectionFailed, failure.death, counted, generation);
             }

@@ -56,8 +56,23 @@ enum Step {
     Stable,
 }
 
+/// The outage in progress: from a lost generation or a failed first attempt until a generation
+/// is ready again.
 struct Outage {
     started: Instant,
+    /// Attempts started in this outage (hedged ones included); the next is `tries + 1`. An
+    /// outage opened by a lost generation starts at 0, one opened by the first attempt's
+    /// failure at 1.
+    tries: u32,
+}
+
+impl Outage {
+    fn new(tries: u32) -> Self {
+        Outage {
+            started: Instant::now(),
+            tries,
+        }
+    }
 }
 
 pub(crate) struct Actor {

@@ -3,8 +3,6 @@
 
 use std::time::Duration;
 
-use tokio::time::Instant;
-
 use super::{Actor, Outage};
 use crate::supervisor::policy::{self, Failure, Next, Why};
 use crate::{
@@ -36,6 +34,7 @@ impl Actor {
             lost: true,
             counts: !was_stable,
             retry_after: None,
+            tries: self.tries(true),
         };
         self.on_failure(Reason::ConnectionLost, death.clone(), failure, generation);
         self.stop_sync().await;
@@ -44,6 +43,16 @@ impl Actor {
         if !closed.confirmed {
             self.backoff = None;
             self.fail_closed(generation, death);
+        }
+    }
+
+    /// The outage's tries so far, for a [`Failure`]: a loss opens an outage with no try yet; a
+    /// failed attempt outside an outage was the first attempt of all.
+    pub(super) fn tries(&self, lost: bool) -> u32 {
+        match (&self.outage, lost) {
+            (_, true) => 0,
+            (Some(outage), false) => outage.tries,
+            (None, false) => 1,
         }
     }
 
@@ -56,9 +65,12 @@ impl Actor {
         failure: Failure,
         generation: Generation,
     ) {
+        let tries = failure.tries;
         let next = policy::next(&mut self.budget, &self.config.reconnect, failure);
         match next {
-            Next::Refused { retry_in } => self.on_refused(reason, death, retry_in, generation),
+            Next::Refused { retry_in } => {
+                self.on_refused(reason, death, retry_in, tries, generation)
+            }
             Next::Manual => {
                 tracing::error!(
                     server = %self.server(), generation, cause = %death.cause,
@@ -73,18 +85,14 @@ impl Actor {
                 self.set_state(state, generation);
             }
             Next::GiveUp(why) => {
-                self.outage.get_or_insert(Outage {
-                    started: Instant::now(),
-                });
+                self.outage.get_or_insert(Outage::new(tries));
                 if why == Why::Disabled {
                     tracing::error!(server = %self.server(), generation, cause = %death.cause, "connection failed; reconnect is disabled: {}", death.detail);
                 }
                 self.give_up(reason, death, generation);
             }
             Next::Retry { delay, attempt } => {
-                self.outage.get_or_insert(Outage {
-                    started: Instant::now(),
-                });
+                self.outage.get_or_insert(Outage::new(tries));
                 self.retry(reason, death, delay, attempt, generation);
             }
         }
@@ -131,6 +139,7 @@ impl Actor {
         reason: Reason,
         mut death: Death,
         retry_in: Option<Duration>,
+        tries: u32,
         generation: Generation,
     ) {
         if death.cause == Cause::Unauthorized {
@@ -144,9 +153,7 @@ impl Actor {
             };
             death.detail = format!("{}; {advice}", death.detail);
         }
-        self.outage.get_or_insert(Outage {
-            started: Instant::now(),
-        });
+        self.outage.get_or_insert(Outage::new(tries));
         self.unregister();
         let what = match death.cause {
             Cause::LimitExceeded => "the server exceeded a limit",

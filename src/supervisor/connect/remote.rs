@@ -42,6 +42,7 @@ pub(super) async fn open(
         death: Death::new(Cause::ConnectFailed, detail),
         wrong_protocol,
         retry_after: None,
+        speaks_other: false,
     };
     let served = match protocol {
         Protocol::Sse => {
@@ -52,7 +53,10 @@ pub(super) async fn open(
             let sse = match opened {
                 Ok(Ok(sse)) => sse,
                 Ok(Err(e)) if protocol.is_wrong(e.status) => {
-                    return Err(failed(e.detail, e.status));
+                    return Err(Failure {
+                        speaks_other: e.streamable,
+                        ..failed(e.detail, e.status)
+                    });
                 }
                 Ok(Err(e)) => return Err(judged(e.verdict(), e.detail)),
                 Err(_) => {
@@ -127,6 +131,7 @@ pub(super) async fn open(
                 death: Death::new(cause, detail),
                 wrong_protocol: None,
                 retry_after,
+                speaks_other: false,
             })
         }
     }
@@ -146,5 +151,6 @@ fn judged(verdict: Verdict, detail: String) -> Failure {
         ),
         wrong_protocol: None,
         retry_after,
+        speaks_other: false,
     }
 }

@@ -93,6 +93,17 @@ pub(crate) fn never_ran(error: &HttpError) -> bool {
     }
 }
 
+/// True when a session's `DELETE` failed because there is no session left to end: the server
+/// is gone (its connection is refused) or no longer knows the session (404). That is what a
+/// server that was killed or restarted looks like, not a failure of ours.
+pub(crate) fn session_gone(error: &HttpError) -> bool {
+    match error {
+        StreamableHttpError::Client(e) => e.is_connect() || status_of(error) == Some(404),
+        StreamableHttpError::SessionExpired => true,
+        _ => false,
+    }
+}
+
 /// An error as a user reads it: `HTTP 403 Forbidden: <body>` for an HTTP answer, rmcp's own
 /// words otherwise.
 pub(crate) fn describe(error: &HttpError) -> String {
@@ -130,7 +141,44 @@ pub(crate) fn last_phase(error: &ClientInitializeError) -> &ClientInitializeErro
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
     use super::*;
+
+    /// A reqwest error from a DELETE to a server on 127.0.0.1 that answers `status` (or to a
+    /// port nobody listens on, for `None`).
+    async fn delete_error(status: Option<&str>) -> HttpError {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        match status {
+            None => drop(listener),
+            Some(status) => {
+                let answer = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
+                tokio::spawn(async move {
+                    let (mut socket, _) = listener.accept().await.unwrap();
+                    let mut request = [0u8; 1024];
+                    let _ = socket.read(&mut request).await;
+                    let _ = socket.write_all(answer.as_bytes()).await;
+                });
+            }
+        }
+        let sent = reqwest::Client::new()
+            .delete(format!("http://127.0.0.1:{port}/mcp"))
+            .timeout(std::time::Duration::from_secs(5))
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status);
+        StreamableHttpError::Client(sent.expect_err("the DELETE fails"))
+    }
+
+    #[tokio::test]
+    async fn a_session_delete_to_a_killed_or_restarted_server_finds_the_session_gone() {
+        assert!(session_gone(&delete_error(None).await), "refused");
+        assert!(session_gone(&delete_error(Some("404 Not Found")).await));
+        assert!(session_gone(&StreamableHttpError::SessionExpired));
+        let failed = delete_error(Some("500 Internal Server Error")).await;
+        assert!(!session_gone(&failed), "a server error is still one");
+    }
 
     #[test]
     fn the_status_is_read_from_every_error_that_carries_one() {

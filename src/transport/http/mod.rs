@@ -20,7 +20,8 @@
 //! 6. The session's `DELETE` at close gets [`SESSION_DELETE_WAIT`] (rmcp's own bound is 5 s): a
 //!    healthy server answers it at once, and a hung one must not hold the close (a host
 //!    restarting the proxy, a reconnect) for longer. Left unanswered, the session is the
-//!    server's to expire.
+//!    server's to expire. A `DELETE` that finds no session (the server killed or restarted) is
+//!    no failure either (`errors::session_gone`).
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
@@ -274,6 +275,15 @@ impl StreamableHttpClient for HttpClient {
             )
         });
         match tokio::time::timeout(SESSION_DELETE_WAIT, delete).await {
+            // Ok, not an error: rmcp would log a session already gone (a killed or restarted
+            // server) as a failure, at error level, after every such death.
+            Ok(Err(error)) if errors::session_gone(&error) => {
+                tracing::debug!(
+                    "no session left to delete: {}",
+                    describe(&redact_error(error))
+                );
+                Ok(())
+            }
             Ok(deleted) => redacted(deleted),
             Err(_) => {
                 // Ok, not an error: rmcp would log it as a failure, and nothing failed on our
@@ -343,7 +353,11 @@ impl StreamableHttpClient for HttpClient {
 /// `result` with the URL in a reqwest error redacted ([`redact_url`]): rmcp logs these errors and
 /// we put their text in causes, and reqwest names the request's URL, query and all.
 fn redacted<T>(result: Result<T, HttpError>) -> Result<T, HttpError> {
-    result.map_err(|error| match error {
+    result.map_err(redact_error)
+}
+
+fn redact_error(error: HttpError) -> HttpError {
+    match error {
         StreamableHttpError::Client(mut e) => {
             if let Some(url) = e.url_mut() {
                 *url = redact_url(url);
@@ -351,7 +365,7 @@ fn redacted<T>(result: Result<T, HttpError>) -> Result<T, HttpError> {
             StreamableHttpError::Client(e)
         }
         other => other,
-    })
+    }
 }
 
 #[cfg(test)]

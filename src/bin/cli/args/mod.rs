@@ -1,12 +1,15 @@
-//! Command-line arguments and their translation into a [`ServerConfig`].
+//! Command-line arguments (clap's types); their translation into a
+//! [`ServerConfig`](mcp_resilient::ServerConfig) is
+//! `config`.
 
 use std::{path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand};
-use mcp_resilient::auth::{Auth, Grant, OAuthConfig};
+
+mod config;
+
 use mcp_resilient::config::{
-    MAX_DURATION, ProtocolChoice, RemoteKind, ServerConfig, TransportConfig, format_duration,
-    load_servers_file, parse_duration,
+    MAX_DURATION, ProtocolChoice, RemoteKind, format_duration, parse_duration,
 };
 
 /// Keep MCP client connections alive: supervise a server, list and call its tools, watch it
@@ -222,199 +225,6 @@ pub(crate) struct ServerArgs {
     command: Vec<String>,
 }
 
-impl ServerArgs {
-    /// The configuration these flags describe (not yet resolved): exactly one server.
-    pub(crate) fn to_config(&self) -> Result<ServerConfig, String> {
-        if self.config.is_some() && self.servers.len() != 1 {
-            return Err("--config needs the server to use: --server NAME".into());
-        }
-        let mut configs = self.to_configs()?;
-        Ok(configs.remove(0))
-    }
-
-    /// The configurations these flags describe (not yet resolved): one for `--url` and
-    /// `--stdio`, the named ones (or all) of `--config`. The policy flags apply to each.
-    pub(crate) fn to_configs(&self) -> Result<Vec<ServerConfig>, String> {
-        self.base()?
-            .into_iter()
-            .map(|config| self.with_policy(config))
-            .collect()
-    }
-
-    /// Whether the servers come from `--config` (then their names are the file's).
-    pub(crate) fn uses_file(&self) -> bool {
-        self.config.is_some()
-    }
-
-    /// Whether `--name` was given.
-    pub(crate) fn named(&self) -> bool {
-        self.name.is_some()
-    }
-
-    fn with_policy(&self, mut config: ServerConfig) -> Result<ServerConfig, String> {
-        if let Some(name) = &self.name
-            && (self.config.is_none() || self.servers.len() == 1)
-        {
-            config.name = name.clone();
-        }
-        if let TransportConfig::Remote(remote) = &mut config.transport
-            && self.url.is_some()
-        {
-            remote.kind = self.transport;
-        }
-        let hb = &mut config.heartbeat;
-        if let Some(interval) = self.heartbeat_interval {
-            hb.interval = interval;
-            if self.heartbeat_timeout.is_none() && hb.timeout >= interval {
-                hb.timeout = interval / 3;
-            }
-        }
-        set(&mut hb.timeout, self.heartbeat_timeout);
-        set(&mut hb.failures, self.heartbeat_failures);
-        let rc = &mut config.reconnect;
-        set(&mut rc.initial_delay, self.reconnect_initial);
-        set(&mut rc.max_delay, self.reconnect_max);
-        set(&mut rc.max_attempts, self.max_attempts);
-        set(&mut config.call_timeout, self.call_timeout);
-        set(&mut config.connect_timeout, self.connect_timeout);
-        set(&mut config.protocol, self.protocol);
-        if let Some(auth) = self.auth()?
-            && let TransportConfig::Remote(remote) = &mut config.transport
-        {
-            remote.auth = auth;
-        }
-        Ok(config)
-    }
-
-    /// The `--auth` flags as an [`Auth`], if any was given.
-    fn auth(&self) -> Result<Option<Auth>, String> {
-        let oauth_flags = self.client_id.is_some()
-            || self.client_secret_env.is_some()
-            || !self.scopes.is_empty()
-            || self.callback_port.is_some()
-            || self.client_credentials;
-        let kind = match (&self.auth, oauth_flags, &self.token_env) {
-            (Some(kind), _, _) => kind.as_str(),
-            (None, true, _) => "oauth",
-            (None, false, Some(_)) => "bearer",
-            (None, false, None) => return Ok(None),
-        };
-        match kind {
-            "none" => Ok(Some(Auth::None)),
-            "bearer" => {
-                let env = self.token_env.clone().ok_or(
-                    "--auth bearer needs --token-env VAR (the variable holding the token)",
-                )?;
-                Ok(Some(Auth::bearer_env(env)))
-            }
-            "oauth" => {
-                let grant = match self.client_credentials {
-                    true => Grant::ClientCredentials,
-                    false => Grant::AuthorizationCode,
-                };
-                let mut oauth = OAuthConfig::default()
-                    .grant(grant)
-                    .scopes(self.scopes.clone());
-                oauth.client_id = self.client_id.clone();
-                oauth.client_secret_env = self.client_secret_env.clone();
-                oauth.callback_port = self.callback_port.unwrap_or(0);
-                Ok(Some(Auth::OAuth(oauth)))
-            }
-            other => Err(format!("--auth {other}: expected none, oauth or bearer")),
-        }
-    }
-
-    /// `login NAME`: the server NAME of `--config`, or `--url` under that name.
-    pub(crate) fn named_as(&mut self, name: &str) {
-        if self.config.is_some() {
-            self.servers = vec![name.to_owned()];
-        } else {
-            self.name = Some(name.to_owned());
-        }
-    }
-
-    fn base(&self) -> Result<Vec<ServerConfig>, String> {
-        let name = self.name.clone().unwrap_or_else(|| "server".to_owned());
-        let chosen = [
-            self.stdio || !self.command.is_empty(),
-            self.config.is_some(),
-            self.url.is_some(),
-        ];
-        match chosen.iter().filter(|c| **c).count() {
-            0 => {
-                return Err(
-                    "name a server: --stdio -- COMMAND…, --config FILE --server NAME, or --url URL"
-                        .into(),
-                );
-            }
-            1 => {}
-            _ => return Err("--stdio, --config and --url exclude each other".into()),
-        }
-        if let Some(path) = &self.config {
-            let mut loaded = load_servers_file(path).map_err(|e| e.to_string())?;
-            // Other entries' problems do not stop this command, but the user should hear of
-            // them; a wanted entry's own problem is its error below.
-            let others = loaded
-                .skipped
-                .iter()
-                .map(|s| !self.servers.contains(&s.name));
-            for (warning, other) in loaded.warnings().zip(others) {
-                if other {
-                    super::safe::eprint("mcp-resilient: warning", warning);
-                }
-            }
-            if self.servers.is_empty() {
-                return Ok(std::mem::take(&mut loaded.servers));
-            }
-            let names: Vec<String> = loaded.servers.iter().map(|s| s.name.clone()).collect();
-            return self
-                .servers
-                .iter()
-                .map(|wanted| {
-                    if let Some(config) = loaded.take(wanted) {
-                        return Ok(config);
-                    }
-                    if let Some(skipped) = loaded.skipped.iter().find(|s| &s.name == wanted) {
-                        return Err(format!(
-                            "server '{wanted}' in {}: {}",
-                            path.display(),
-                            skipped.error
-                        ));
-                    }
-                    if loaded.disabled.iter().any(|name| name == wanted) {
-                        return Err(format!(
-                            "server '{wanted}' is disabled in {}",
-                            path.display()
-                        ));
-                    }
-                    Err(format!(
-                        "no server '{wanted}' in {} (it has: {})",
-                        path.display(),
-                        names.join(", ")
-                    ))
-                })
-                .collect();
-        }
-        if let Some(url) = &self.url {
-            let mut config = ServerConfig::remote(name, url);
-            for header in &self.headers {
-                let (key, value) = header
-                    .split_once(':')
-                    .ok_or_else(|| format!("--header '{header}': expected 'Name: value'"))?;
-                config = config.header(key.trim(), value.trim());
-            }
-            return Ok(vec![config]);
-        }
-        let (command, args) = self
-            .command
-            .split_first()
-            .ok_or("--stdio needs the command after `--`, e.g. --stdio -- my-server --flag")?;
-        Ok(vec![
-            ServerConfig::stdio(name, command).args(args.iter().cloned()),
-        ])
-    }
-}
-
 /// A duration flag: [`parse_duration`], at most [`MAX_DURATION`] (24 h) like every duration of
 /// a configuration. Refused here, clap names the flag and exits 2.
 fn flag_duration(s: &str) -> Result<Duration, String> {
@@ -427,10 +237,4 @@ fn flag_duration(s: &str) -> Result<Duration, String> {
         ));
     }
     Ok(d)
-}
-
-fn set<T>(slot: &mut T, value: Option<T>) {
-    if let Some(value) = value {
-        *slot = value;
-    }
 }

@@ -46,6 +46,14 @@ impl Protocol {
         }
     }
 
+    /// The protocol's name in a configuration (`"type"`) and on the command line (`--transport`).
+    fn config_name(self) -> &'static str {
+        match self {
+            Protocol::Sse => "sse",
+            Protocol::Http => "http",
+        }
+    }
+
     /// Whether the server's HTTP answer `status` to this protocol's opening request means it
     /// speaks the other one.
     pub(crate) fn is_wrong(self, status: Option<u16>) -> bool {
@@ -91,14 +99,28 @@ pub(crate) struct Failure {
     pub(crate) wrong_protocol: Option<u16>,
     /// How long the server asked us to wait before trying again (429, 503).
     pub(crate) retry_after: Option<Duration>,
+    /// The answer showed that the other protocol is spoken there (a Streamable HTTP server's
+    /// JSON-RPC error to the legacy SSE `GET`).
+    pub(crate) speaks_other: bool,
 }
 
 impl Failure {
-    /// The failure of the last protocol there was to try: a 404 or 405 now means a wrong URL,
-    /// which retrying will not fix (a 400 or 406 stays transient: some servers answer those for
-    /// a request they merely did not like).
-    fn last(mut self) -> Failure {
-        if matches!(self.wrong_protocol, Some(404 | 405)) {
+    /// The failure of the last protocol there was to try, `tried`: an answer in the other
+    /// protocol means the transport is configured wrong, and a 404 or 405 a wrong URL; retrying
+    /// fixes neither. A bare 400 or 406 stays transient: some servers answer those for a request
+    /// they merely did not like.
+    fn last(mut self, tried: Protocol) -> Failure {
+        if self.speaks_other {
+            let other = tried.other();
+            self.death.cause = Cause::Rejected;
+            self.death.detail.push_str(&format!(
+                "; this is a {} endpoint, not {}: use transport `{}` or `auto` (`--transport {}`)",
+                other.name(),
+                tried.name(),
+                other.config_name(),
+                other.config_name(),
+            ));
+        } else if matches!(self.wrong_protocol, Some(404 | 405)) {
             self.death.cause = Cause::Rejected;
             self.death.detail.push_str(
                 "; not an MCP endpoint of that transport (check the URL and the transport)",
@@ -120,8 +142,14 @@ where
     Fut: Future<Output = Result<T, Failure>>,
 {
     let first = match kind {
-        RemoteKind::Sse => return attempt(Protocol::Sse).await.map_err(Failure::last),
-        RemoteKind::Http => return attempt(Protocol::Http).await.map_err(Failure::last),
+        RemoteKind::Sse => {
+            let failed = |f: Failure| f.last(Protocol::Sse);
+            return attempt(Protocol::Sse).await.map_err(failed);
+        }
+        RemoteKind::Http => {
+            let failed = |f: Failure| f.last(Protocol::Http);
+            return attempt(Protocol::Http).await.map_err(failed);
+        }
         RemoteKind::Auto => memory.get().unwrap_or(Protocol::Http),
     };
     let failure = match attempt(first).await {
@@ -145,7 +173,7 @@ where
             Ok(opened)
         }
         Err(again) => {
-            let mut again = again.last();
+            let mut again = again.last(second);
             again.death.detail = format!(
                 "{}: {}; {}: {}",
                 first.name(),
@@ -159,107 +187,4 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fail(wrong_protocol: bool) -> Failure {
-        Failure {
-            death: Death::new(Cause::ConnectFailed, "no"),
-            wrong_protocol: wrong_protocol.then_some(404),
-            retry_after: None,
-        }
-    }
-
-    async fn run(
-        memory: &KindMemory,
-        sse_works: bool,
-        http: Option<bool>,
-    ) -> (Vec<Protocol>, bool) {
-        let mut tried = Vec::new();
-        let result = open(RemoteKind::Auto, memory, |p| {
-            tried.push(p);
-            let outcome = match (p, http) {
-                (Protocol::Sse, _) if sse_works => Ok(()),
-                (Protocol::Sse, _) => Err(fail(true)),
-                (Protocol::Http, None) => Ok(()),
-                (Protocol::Http, Some(wrong)) => Err(fail(wrong)),
-            };
-            async move { outcome }
-        })
-        .await;
-        (tried, result.is_ok())
-    }
-
-    #[tokio::test]
-    async fn auto_falls_back_to_sse_and_remembers_it() {
-        let memory = KindMemory::default();
-        assert_eq!(
-            run(&memory, true, Some(true)).await,
-            (vec![Protocol::Http, Protocol::Sse], true)
-        );
-        assert_eq!(memory.get(), Some(Protocol::Sse));
-        assert_eq!(
-            run(&memory, true, Some(true)).await,
-            (vec![Protocol::Sse], true)
-        );
-    }
-
-    #[tokio::test]
-    async fn a_down_server_keeps_the_memory_and_does_not_fall_back() {
-        let memory = KindMemory::default();
-        assert_eq!(run(&memory, true, None).await, (vec![Protocol::Http], true));
-        assert_eq!(
-            run(&memory, true, Some(false)).await,
-            (vec![Protocol::Http], false)
-        );
-        assert_eq!(memory.get(), Some(Protocol::Http));
-    }
-
-    #[tokio::test]
-    async fn a_wrong_protocol_answer_from_every_protocol_is_a_rejection() {
-        let memory = KindMemory::default();
-        let result = open(RemoteKind::Auto, &memory, |_| async {
-            Err::<(), _>(fail(true))
-        })
-        .await;
-        let failure = result.expect_err("both protocols refused");
-        assert_eq!(failure.death.cause, Cause::Rejected);
-        assert!(
-            failure
-                .death
-                .detail
-                .contains("streamable HTTP: no; legacy SSE: no")
-        );
-        let explicit = open(RemoteKind::Http, &memory, |_| async {
-            Err::<(), _>(fail(true))
-        })
-        .await;
-        assert_eq!(explicit.expect_err("refused").death.cause, Cause::Rejected);
-        let down = open(RemoteKind::Http, &memory, |_| async {
-            Err::<(), _>(fail(false))
-        })
-        .await;
-        assert_eq!(down.expect_err("down").death.cause, Cause::ConnectFailed);
-        // A 400 says "not this protocol" to `auto`, but is no proof of a wrong URL.
-        let picky = || Failure {
-            wrong_protocol: Some(400),
-            ..fail(false)
-        };
-        let explicit = open(RemoteKind::Http, &memory, |_| async move {
-            Err::<(), _>(picky())
-        })
-        .await;
-        assert_eq!(explicit.expect_err("400").death.cause, Cause::ConnectFailed);
-    }
-
-    #[tokio::test]
-    async fn a_remembered_sse_that_answers_404_is_detected_again() {
-        let memory = KindMemory::default();
-        memory.remember(Protocol::Sse);
-        assert_eq!(
-            run(&memory, false, None).await,
-            (vec![Protocol::Sse, Protocol::Http], true)
-        );
-        assert_eq!(memory.get(), Some(Protocol::Http));
-    }
-}
+mod tests;

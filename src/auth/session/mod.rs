@@ -1,0 +1,217 @@
+//! The authorization of one supervised server while it runs: the token each request carries,
+//! and what to do when the server refuses it.
+//!
+//! The transports ask three things of an [`Authorizer`]: the token to send now
+//! ([`Authorizer::token`]: refreshed shortly before it expires), a new token after a 401
+//! ([`Authorizer::renew`]), and a token with more scopes after a 403 `insufficient_scope`
+//! ([`Authorizer::step_up`]). The request is then sent once more: a refused request never ran.
+//! None of this touches the session, so a refreshed token never costs a generation.
+//!
+//! # Invariants
+//!
+//! 1. Token values are never logged, formatted into errors, or kept anywhere but the store and
+//!    the manager; the `Debug` of an authorizer shows its kind and server only.
+//! 2. Renewals are serialised per server, and a renewal first looks at the store: when another
+//!    request (or another process) already replaced the refused token, that token is used and
+//!    nothing is refreshed again.
+//! 3. A step-up is tried at most [`STEP_UPS`] times without a request getting through in
+//!    between, so a server that keeps asking for scopes it never accepts cannot loop us.
+//! 4. An authorization server that does not answer (network, 5xx, [`EXCHANGE_LIMIT`]) is a
+//!    transient fault ([`Denied::transient`]), never a refusal: an unexpired token is still
+//!    sent, the grant is kept, no login is asked for. Only an answer that says no (`invalid_grant`,
+//!    no refresh token, a refused client) denies.
+
+use std::{
+    fmt,
+    future::Future,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU32, Ordering},
+    },
+    time::Duration,
+};
+
+use rmcp::transport::auth::AuthorizationManager;
+use url::Url;
+
+mod refusal;
+mod renewal;
+
+pub(crate) use refusal::{Denied, Refusal};
+
+use super::{Auth, FileTokenStore, Grant, OAuthConfig, flow::Bound};
+
+/// Most step-ups in a row without a request getting through (invariant 3).
+pub(crate) const STEP_UPS: u32 = 2;
+
+/// The most a refresh (or a client credentials exchange) may take, lock wait included.
+const EXCHANGE_LIMIT: Duration = Duration::from_secs(30);
+
+/// How long a running supervisor waits for a person to finish an authorization it started.
+const PROMPT_WAIT: Duration = Duration::from_secs(300);
+
+/// The authorization of one server (see the module docs).
+pub(crate) struct Authorizer {
+    name: String,
+    url: Url,
+    method: Method,
+    /// The last reason a token could not be had; read by the supervisor for its `failed` detail.
+    last_denial: Mutex<Option<String>>,
+    step_ups: AtomicU32,
+}
+
+enum Method {
+    Bearer { env: String },
+    OAuth(Box<OAuth>),
+}
+
+struct OAuth {
+    config: OAuthConfig,
+    /// The store, bound to the server's URL, with the refresh lock.
+    bound: Bound,
+    /// The manager holding the current client and tokens, with that client's id; built on first
+    /// use (discovery), and again when the store holds another client's tokens (a new login).
+    manager: tokio::sync::Mutex<Option<(Arc<AuthorizationManager>, String)>>,
+    /// Serialises renewals and step-ups (invariant 2).
+    renewing: tokio::sync::Mutex<()>,
+}
+
+impl fmt::Debug for Authorizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.method {
+            Method::Bearer { .. } => "bearer",
+            Method::OAuth(_) => "oauth",
+        };
+        f.debug_struct("Authorizer")
+            .field("server", &self.name)
+            .field("kind", &kind)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Authorizer {
+    /// The authorizer `auth` asks for, or `None` for [`Auth::None`]. Fails only when the default
+    /// file store has no directory to live in.
+    pub(crate) fn new(name: &str, url: &Url, auth: &Auth) -> Result<Option<Arc<Self>>, String> {
+        let method = match auth {
+            Auth::None => return Ok(None),
+            Auth::Bearer { env } => Method::Bearer { env: env.clone() },
+            Auth::OAuth(config) => {
+                let store = match &config.store {
+                    Some(store) => store.clone(),
+                    None => Arc::new(FileTokenStore::for_server(name).map_err(|e| e.to_string())?),
+                };
+                Method::OAuth(Box::new(OAuth {
+                    config: config.clone(),
+                    bound: Bound::new(store, url),
+                    manager: tokio::sync::Mutex::new(None),
+                    renewing: tokio::sync::Mutex::new(()),
+                }))
+            }
+        };
+        Ok(Some(Arc::new(Authorizer {
+            name: name.to_owned(),
+            url: url.clone(),
+            method,
+            last_denial: Mutex::new(None),
+            step_ups: AtomicU32::new(0),
+        })))
+    }
+
+    /// What to tell a user whose server refused us with `detail`: the last reason (unless
+    /// `detail` already says it), and what to do about it.
+    pub(crate) fn advice(&self, detail: &str) -> String {
+        let last = self
+            .last_denial
+            .lock()
+            .ok()
+            .and_then(|l| l.clone())
+            .filter(|last| !detail.contains(last.as_str()));
+        let todo = match &self.method {
+            Method::Bearer { env } => format!("check the token in `{env}`"),
+            Method::OAuth(o) if o.config.grant == Grant::ClientCredentials => {
+                "check the client id and secret".to_owned()
+            }
+            Method::OAuth(_) => format!("run `mcp-resilient login {}`", self.name),
+        };
+        match last {
+            Some(last) => format!("{last}; {todo}"),
+            None => todo,
+        }
+    }
+
+    fn deny(&self, detail: impl Into<String>) -> Denied {
+        let detail = detail.into();
+        crate::telemetry::auth_refused(&self.name);
+        tracing::warn!(server = %self.name, "authorization: {detail}");
+        if let Ok(mut last) = self.last_denial.lock() {
+            *last = Some(detail.clone());
+        }
+        Denied {
+            detail,
+            transient: false,
+        }
+    }
+
+    /// The authorization server did not answer: the request fails, the grant stands. Not kept
+    /// as the last denial (that one is the advice for a real refusal).
+    fn unavailable(&self, detail: impl Into<String>) -> Denied {
+        let detail = detail.into();
+        tracing::warn!(server = %self.name, "authorization server unavailable: {detail}");
+        Denied {
+            detail,
+            transient: true,
+        }
+    }
+
+    /// `work` (a token exchange: a few HTTP requests) within [`EXCHANGE_LIMIT`].
+    async fn within<T>(&self, work: impl Future<Output = T>) -> Result<T, Denied> {
+        tokio::time::timeout(EXCHANGE_LIMIT, work)
+            .await
+            .map_err(|_| {
+                self.unavailable(format!(
+                    "the authorization server did not answer within {EXCHANGE_LIMIT:?}"
+                ))
+            })
+    }
+
+    /// A request got through with our token: the step-up count starts again.
+    fn accepted(&self) {
+        self.step_ups.store(0, Ordering::Relaxed);
+    }
+
+    /// Sends one request with the current token. When the answer is a refusal (`refusal` reads
+    /// it: a 401, or a 403 `insufficient_scope`, with its `WWW-Authenticate`), renews the token
+    /// (or steps up) and sends it once more: the refused request never ran. Any other answer is
+    /// returned as it is; the outer `Err` is why no token could be had. Both remote transports
+    /// send through here, each reading its own answer type.
+    pub(crate) async fn send<T, F, Fut>(
+        &self,
+        send: F,
+        refusal: impl Fn(&T) -> Option<Refusal>,
+    ) -> Result<T, Denied>
+    where
+        F: Fn(Option<String>) -> Fut,
+        Fut: Future<Output = T>,
+    {
+        let token = self.token().await?;
+        let answer = send(token.clone()).await;
+        let renewed = match refusal(&answer) {
+            None => {
+                self.accepted();
+                return Ok(answer);
+            }
+            Some(Refusal::Unauthorized(challenge)) => {
+                self.renew(token.as_deref(), &challenge).await
+            }
+            Some(Refusal::InsufficientScope(challenge)) => self.step_up(&challenge).await,
+        };
+        crate::telemetry::auth_renewal(&self.name, renewed.as_ref().err().map(|d| d.transient));
+        let renewed = renewed?;
+        let answer = send(Some(renewed)).await;
+        if refusal(&answer).is_none() {
+            self.accepted();
+        }
+        Ok(answer)
+    }
+}
