@@ -62,6 +62,7 @@ pub mod registry;
 pub mod rig;
 pub mod state;
 mod supervisor;
+pub mod telemetry;
 pub mod text;
 mod transport;
 mod verdict;

@@ -75,6 +75,8 @@ pub(crate) struct Shared {
     pub(crate) pid: u32,
     /// `tools/call` requests received so far; incremented by the handler only.
     calls: AtomicU64,
+    /// The W3C `traceparent` the last `tools/call` carried in its `_meta`; set by the handler.
+    traceparent: std::sync::Mutex<Option<String>>,
     /// Calls of cancellable tools that ended because their request was cancelled; incremented
     /// by those tools only.
     cancelled: AtomicU64,
@@ -119,6 +121,7 @@ impl Shared {
             boot_id,
             pid: std::process::id(),
             calls: AtomicU64::new(0),
+            traceparent: std::sync::Mutex::new(None),
             cancelled: AtomicU64::new(0),
             counter: AtomicU64::new(0),
             log_level: LastLevel::default(),
@@ -157,6 +160,17 @@ impl Shared {
     /// Counts one call and returns the count including it.
     pub(crate) fn count_call(&self) -> u64 {
         self.calls.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Notes the `traceparent` of a `tools/call` (`None`: it carried none).
+    pub(crate) fn note_traceparent(&self, traceparent: Option<&str>) {
+        if let Ok(mut last) = self.traceparent.lock() {
+            *last = traceparent.map(str::to_owned);
+        }
+    }
+
+    pub(crate) fn traceparent(&self) -> Option<String> {
+        self.traceparent.lock().ok().and_then(|last| last.clone())
     }
 
     pub(crate) fn calls(&self) -> u64 {

@@ -54,6 +54,13 @@ pub struct Whoami {
     /// 0, when the result has none (an older mock server).
     #[serde(default)]
     pub cancelled: u64,
+    /// The W3C `traceparent` the latest `tools/call` carried in its `_meta`: this `whoami`
+    /// call's own, unless another call arrived in between.
+    ///
+    /// # Default
+    /// `None`, when it carried none or the result has none (an older mock server).
+    #[serde(default)]
+    pub traceparent: Option<String>,
 }
 
 impl Whoami {
@@ -65,7 +72,7 @@ impl Whoami {
 
 /// The structured content of a `whoami` result, read from `shared` now.
 pub(crate) fn report(shared: &Shared) -> Value {
-    json!({
+    let mut report = json!({
         "boot_id": shared.boot_id,
         "pid": shared.pid,
         "calls": shared.calls(),
@@ -74,7 +81,12 @@ pub(crate) fn report(shared: &Shared) -> Value {
         "resource_subscriptions": shared.resource_subscriptions(),
         "log_level": shared.log_level.name(),
         "cancelled": shared.cancelled(),
-    })
+    });
+    // Only when the call carried one: the report is otherwise what it always was.
+    if let (Some(traceparent), Some(report)) = (shared.traceparent(), report.as_object_mut()) {
+        report.insert("traceparent".to_owned(), Value::String(traceparent));
+    }
+    report
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ import sys
 import time
 
 import uvicorn
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 mcp = MCPServer("counterpart-py", log_level="WARNING")
 BOOT = f"{os.getpid()}-{time.time_ns()}"
@@ -49,6 +49,16 @@ async def block(ms: int) -> str:
     """Block the whole server (its event loop) for ms milliseconds."""
     time.sleep(ms / 1000)
     return f"blocked {ms} ms"
+
+
+@mcp.tool()
+def meta(ctx: Context) -> str:
+    """The W3C trace context this call carried in its `_meta` (traceparent, tracestate)."""
+    got = ctx.request_context.meta
+    if got is not None and not isinstance(got, dict):
+        got = got.model_dump() if hasattr(got, "model_dump") else dict(got)
+    got = got or {}
+    return json.dumps({key: got.get(key) for key in ("traceparent", "tracestate")})
 
 
 @mcp.tool()

@@ -16,6 +16,8 @@ mod proxy;
 mod safe;
 #[path = "cli/signals.rs"]
 mod signals;
+#[path = "cli/telemetry.rs"]
+mod telemetry;
 
 use std::process::ExitCode;
 
@@ -88,7 +90,11 @@ async fn run(command: Command, signals: &signals::Signals) -> ExitCode {
             args_json,
             server,
         } => commands::call(&server, &tool, &args_json, signals).await,
-        Command::Watch { server, json } => commands::watch(&server, json, signals).await,
+        Command::Watch {
+            server,
+            json,
+            telemetry,
+        } => telemetry::around(&telemetry, commands::watch(&server, json, signals)).await,
         Command::Login {
             server_name: name,
             server,
@@ -100,7 +106,9 @@ async fn run(command: Command, signals: &signals::Signals) -> ExitCode {
         Command::Auth {
             command: args::AuthCommand::Status { json },
         } => auth::status(json).await,
-        Command::Proxy(args) => proxy::run(&args, signals).await,
+        Command::Proxy(args) => {
+            telemetry::around(&args.telemetry, proxy::run(&args, signals)).await
+        }
         Command::MockServer { .. } | Command::FaultProxy { .. } => ExitCode::SUCCESS,
     }
 }

@@ -62,6 +62,13 @@ impl CallError {
     /// The sentence a host's model reads about running and sending again, chosen by the answers
     /// above and nothing else (the proxy and rig put their own account of what happened before
     /// it).
+    #[cfg_attr(
+        not(any(feature = "proxy", feature = "rig")),
+        allow(
+            dead_code,
+            reason = "only the proxy and rig word an answer for a model"
+        )
+    )]
     pub(crate) fn advice(&self) -> &'static str {
         match (self.may_have_run(), self.is_transient()) {
             (false, true) => "The call was not run. It had no effect and can be sent again.",

@@ -8,7 +8,7 @@ use rmcp::{
 };
 use tokio::time::Instant;
 
-use crate::{CallError, call::CallOptions};
+use crate::{CallError, call::CallOptions, telemetry::Served};
 
 use super::{forward, handler::ProxyHandler, outage, upstream::Upstream};
 
@@ -22,6 +22,8 @@ impl ProxyHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let (upstream, raw) = self.shared.route_tool(&request.name)?;
+        let metas = [request.meta.as_ref(), Some(&context.meta)];
+        let served = Served::start("tools/call", &metas, Some(raw.as_str()));
         let mut params = CallToolRequestParams::new(raw);
         params.arguments = request.arguments;
         let mut meta = request.meta;
@@ -51,8 +53,9 @@ impl ProxyHandler {
         }
         let waited = Instant::now();
         let outcome = tokio::select! {
-            outcome = self.call_through_revival(&upstream, params, options, waited) => outcome,
+            outcome = served.within(self.call_through_revival(&upstream, params, options, waited)) => outcome,
             _ = context.ct.cancelled() => {
+                served.end(Some("cancelled"));
                 // Dropping the call abandons it; the upstream is told.
                 return Err(ErrorData::new(
                     rmcp::model::ErrorCode(-32800),
@@ -61,6 +64,7 @@ impl ProxyHandler {
                 ));
             }
         };
+        served.end(crate::telemetry::served_error(&outcome));
         match outcome {
             Ok(result) => Ok(result),
             Err(CallError::Server(error)) => Err(error),

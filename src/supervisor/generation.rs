@@ -144,6 +144,7 @@ pub(crate) fn live(
     protocol: rmcp::model::ProtocolVersion,
     guard: Arc<RetryGuard>,
     tx: mpsc::UnboundedSender<Msg>,
+    transport: &'static str,
 ) -> Arc<Live> {
     Arc::new(Live::new(
         server,
@@ -153,6 +154,7 @@ pub(crate) fn live(
         session.activity.clone(),
         guard,
         tx,
+        transport,
     ))
 }
 

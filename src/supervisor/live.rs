@@ -45,6 +45,8 @@ pub(crate) struct Live {
     pub(crate) peer: Peer<RoleClient>,
     /// The protocol version the handshake negotiated.
     pub(crate) protocol: ProtocolVersion,
+    /// What this generation's metrics and spans carry (nothing without feature `otel`).
+    pub(crate) telemetry: crate::telemetry::Labels,
     pub(crate) activity: Arc<Activity>,
     /// Cancelled once this generation's death has been reported by anyone, or it is closed.
     pub(crate) dead: CancellationToken,
@@ -60,6 +62,10 @@ pub(crate) struct Live {
 }
 
 impl Live {
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one generation's parts, each named at the one call site"
+    )]
     pub(crate) fn new(
         server: Arc<str>,
         generation: Generation,
@@ -68,13 +74,17 @@ impl Live {
         activity: Arc<Activity>,
         guard: Arc<RetryGuard>,
         tx: mpsc::UnboundedSender<Msg>,
+        transport: &'static str,
     ) -> Self {
         let modern = crate::supervisor::connect::era::is_modern(&protocol);
+        let telemetry =
+            crate::telemetry::Labels::new(&server, generation, transport, protocol.as_str());
         Live {
             server,
             generation,
             peer,
             protocol,
+            telemetry,
             activity,
             dead: CancellationToken::new(),
             misses: Misses::default(),
@@ -129,7 +139,8 @@ impl Live {
         } else {
             ClientRequest::PingRequest(PingRequest::default())
         };
-        match tokio::time::timeout(timeout, self.peer.send_request(request)).await {
+        let op = crate::telemetry::Op::internal(&self.telemetry, probe_method(&request));
+        let verdict = match tokio::time::timeout(timeout, self.peer.send_request(request)).await {
             Err(_) if self.load(timeout).is_busy() => Verdict::Busy,
             Err(_) => Verdict::Suspect {
                 status: None,
@@ -144,7 +155,16 @@ impl Live {
                 Verdict::Alive
             }
             Ok(Err(e)) => judge(&e),
-        }
+        };
+        op.end_probe(&verdict);
+        verdict
+    }
+}
+
+fn probe_method(request: &ClientRequest) -> &'static str {
+    match request {
+        ClientRequest::DiscoverRequest(_) => "server/discover",
+        _ => "ping",
     }
 }
 

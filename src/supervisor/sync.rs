@@ -31,6 +31,7 @@ pub(crate) struct Listing {
 pub(crate) async fn list_all_tools(
     peer: &Peer<RoleClient>,
     limits: &Limits,
+    labels: &crate::telemetry::Labels,
 ) -> Result<Listing, Death> {
     let mut listing = Listing::default();
     let mut cursor: Option<String> = None;
@@ -41,10 +42,14 @@ pub(crate) async fn list_all_tools(
         let params = cursor
             .clone()
             .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-        let page = peer
-            .list_tools(params)
-            .await
-            .map_err(|e| failed(&e, limits))?;
+        let op = crate::telemetry::Op::internal(labels, "tools/list");
+        let page = peer.list_tools(params).await;
+        op.end(match &page {
+            Ok(_) => crate::telemetry::Outcome::Ok,
+            Err(ServiceError::McpError(e)) => crate::telemetry::Outcome::Rpc(e),
+            Err(_) => crate::telemetry::Outcome::Failed("connect_failed"),
+        });
+        let page = page.map_err(|e| failed(&e, limits))?;
         let cursor_bytes = page.next_cursor.as_ref().map_or(0, String::len);
         budget.page(
             page.tools.len(),

@@ -78,6 +78,7 @@ impl Outstanding {
             return false;
         }
         self.strays += 1;
+        crate::telemetry::stray(&self.server);
         let (server, generation, strays) = (&*self.server, self.generation, self.strays);
         if strays == 1 {
             tracing::warn!(server, generation, %id, "ignored a response to a request never sent (or answered already); further ones are counted at debug level");

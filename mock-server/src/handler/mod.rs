@@ -102,6 +102,9 @@ impl ServerHandler for MockHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.shared.count_call();
+        let traceparent = request.meta.as_ref().and_then(|m| m.get_traceparent());
+        self.shared
+            .note_traceparent(traceparent.or_else(|| context.meta.get_traceparent()));
         let args = request.arguments.unwrap_or_default();
         if self.shared.escapes()
             && let Some(answer) = hostile::escapes::call(&self.shared, &request.name)

@@ -2,7 +2,8 @@
 // HTTP at /mcp with sessions, built like the SDK's examples/server/simpleStreamableHttp.js.
 // Run from a folder whose node_modules has the SDK, express and zod (setup-ts.sh):
 //   cd target/counterparts-ts && node ../../scripts/counterparts/ts/server.mjs --port N
-// Tools: echo(text); sleep(ms) awaits; block(ms) busy-waits, blocking node's event loop.
+// Tools: echo(text); sleep(ms) awaits; block(ms) busy-waits, blocking node's event loop;
+// meta() answers the W3C trace context the call carried in `_meta`.
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -29,6 +30,8 @@ function getServer() {
         async ({ ms }) => { await new Promise((r) => setTimeout(r, ms)); return text(`slept ${ms} ms`); });
     server.registerTool('block', { description: 'Block the event loop for ms', inputSchema: { ms: z.number() } },
         async ({ ms }) => { const end = Date.now() + ms; while (Date.now() < end) { /* busy */ } return text(`blocked ${ms} ms`); });
+    server.registerTool('meta', { description: 'The W3C trace context the call carried in _meta', inputSchema: {} },
+        async (_args, extra) => text(JSON.stringify({ traceparent: extra?._meta?.traceparent ?? null, tracestate: extra?._meta?.tracestate ?? null })));
     return server;
 }
 

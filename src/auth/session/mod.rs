@@ -142,6 +142,7 @@ impl Authorizer {
 
     fn deny(&self, detail: impl Into<String>) -> Denied {
         let detail = detail.into();
+        crate::telemetry::auth_refused(&self.name);
         tracing::warn!(server = %self.name, "authorization: {detail}");
         if let Ok(mut last) = self.last_denial.lock() {
             *last = Some(detail.clone());
@@ -201,10 +202,12 @@ impl Authorizer {
                 return Ok(answer);
             }
             Some(Refusal::Unauthorized(challenge)) => {
-                self.renew(token.as_deref(), &challenge).await?
+                self.renew(token.as_deref(), &challenge).await
             }
-            Some(Refusal::InsufficientScope(challenge)) => self.step_up(&challenge).await?,
+            Some(Refusal::InsufficientScope(challenge)) => self.step_up(&challenge).await,
         };
+        crate::telemetry::auth_renewal(&self.name, renewed.as_ref().err().map(|d| d.transient));
+        let renewed = renewed?;
         let answer = send(Some(renewed)).await;
         if refusal(&answer).is_none() {
             self.accepted();

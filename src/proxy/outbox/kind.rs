@@ -43,6 +43,17 @@ impl Kind {
         }
     }
 
+    /// The notification's method (what a drop is counted under).
+    pub(super) fn method(&self) -> &'static str {
+        match self {
+            Kind::Log => "notifications/message",
+            Kind::Progress => "notifications/progress",
+            Kind::Updated(_) => "notifications/resources/updated",
+            Kind::Changed(method) => method,
+            Kind::Keep => "_OTHER",
+        }
+    }
+
     /// Counted against the bounds, and dropped past them.
     pub(super) fn bounded(&self) -> bool {
         matches!(self, Kind::Log | Kind::Progress | Kind::Updated(_))

@@ -199,6 +199,7 @@ impl Outbox {
 
     /// Counts a bounded message as dropped, and reports the drops if a report is due.
     fn refuse(&self, mut state: MutexGuard<'_, State>, kind: &Kind) {
+        crate::telemetry::notification_dropped(kind.method());
         state.unreported.add(kind);
         let due = !state.closed
             && state

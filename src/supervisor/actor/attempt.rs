@@ -202,6 +202,11 @@ impl Actor {
             straggler,
             result,
         } = done;
+        if let Err(failure) = &result
+            && (!straggler || failure.death.cause.is_permanent())
+        {
+            crate::telemetry::attempt_failed(self.server(), &failure.death);
+        }
         match result {
             Ok(connected) => {
                 // A straggler can win after the current attempt failed and a backoff was armed.

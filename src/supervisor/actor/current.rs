@@ -36,6 +36,7 @@ impl Actor {
             protocol.clone(),
             self.link.guard.clone(),
             self.link.tx.clone(),
+            crate::telemetry::transport(&self.config, self.context.detected.get()),
         );
         let heartbeat = self.config.heartbeat.enabled.then(|| Heartbeat {
             interval: self.config.heartbeat.interval,
@@ -59,6 +60,8 @@ impl Actor {
             self.config.close_timeout,
         );
         self.refresh_after(ttl);
+        let outage = self.outage.as_ref().map(|o| o.started.elapsed());
+        crate::telemetry::ready(&live.telemetry, outage);
         self.link.live.send_replace(Some(live));
         self.running = Some(running);
         self.stable = false;
@@ -93,6 +96,7 @@ impl Actor {
             Ok(change) if change.is_empty() && self.published => {}
             Ok(change) => {
                 self.published = true;
+                crate::telemetry::tools(&change);
                 let _ = self.link.events.send(Event::Tools(change));
             }
             Err(e) => {

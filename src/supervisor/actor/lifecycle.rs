@@ -19,6 +19,7 @@ impl Actor {
         self.link.guard.set_current(0);
         self.link.live.send_replace(None);
         let generation = running.live.generation;
+        crate::telemetry::closed(&running.live.telemetry);
         let closed = running
             .close(Stop::Graceful, self.config.close_timeout)
             .await;

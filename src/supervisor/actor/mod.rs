@@ -212,6 +212,7 @@ impl Actor {
             state: state.clone(),
             generation,
         });
+        crate::telemetry::state(self.server(), &self.link.state.borrow(), &state);
         self.link.state.send_replace(state);
     }
 }

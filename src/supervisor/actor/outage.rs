@@ -22,6 +22,7 @@ impl Actor {
             return;
         };
         let generation = running.live.generation;
+        crate::telemetry::lost(&running.live.telemetry, &death);
         self.permit = Some(permit);
         self.link.live.send_replace(None);
         self.stability = None;
@@ -107,6 +108,7 @@ impl Actor {
         generation: Generation,
     ) {
         let delay_ms = delay.as_millis() as u64;
+        crate::telemetry::retry(self.server(), reason, &death, delay);
         match reason {
             Reason::ConnectionFailed => tracing::warn!(
                 server = %self.server(), generation, cause = %death.cause, attempt, delay_ms,
@@ -228,6 +230,7 @@ impl Actor {
 
     pub(super) fn unregister(&self) {
         if let Some(change) = self.registry.unregister(self.server(), Generation::MAX) {
+            crate::telemetry::tools(&change);
             let _ = self.link.events.send(Event::Tools(change));
         }
     }

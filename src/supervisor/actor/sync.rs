@@ -89,10 +89,11 @@ impl Actor {
             return;
         }
         let peer = running.live.peer.clone();
+        let labels = running.live.telemetry.clone();
         let config = self.config.clone();
         let timeout = self.config.call_timeout;
         let task = tokio::spawn(async move {
-            tokio::time::timeout(timeout, list_all_tools(&peer, &config.limits))
+            tokio::time::timeout(timeout, list_all_tools(&peer, &config.limits, &labels))
                 .await
                 .unwrap_or_else(|_| {
                     Err(Death::new(
@@ -127,6 +128,7 @@ impl Actor {
             Ok(Ok(change)) if change.is_empty() => {}
             Ok(Ok(change)) => {
                 tracing::info!(server = %self.server(), generation, added = change.added.len(), removed = change.removed.len(), changed = change.changed.len(), "tools changed");
+                crate::telemetry::tools(&change);
                 let _ = self.link.events.send(Event::Tools(change));
             }
             Ok(Err(e)) => {

@@ -32,8 +32,19 @@ pub(crate) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailur
     let started = Instant::now();
     let deadline = crate::clock::after(started, attempt.config.connect_timeout);
     let (config, ct) = (attempt.config.clone(), attempt.ct.clone());
-    let session = open(&attempt, deadline).await?;
-    let protocol = negotiated(&session);
+    let session = open(&attempt, deadline).await;
+    let protocol = session.as_ref().ok().map(negotiated);
+    let transport = crate::telemetry::transport(&config, attempt.context.detected.get());
+    let version = protocol.as_ref().map_or("", |p| p.as_str());
+    let labels =
+        crate::telemetry::Labels::new(&config.name, attempt.generation, transport, version);
+    crate::telemetry::handshake(
+        &labels,
+        started,
+        config.protocol,
+        session.as_ref().err().map(|f| f.death.cause),
+    );
+    let (session, protocol) = (session?, protocol.unwrap_or_default());
     // Subscribe before listing, so that no change falls between the two.
     let wanted = listen::Wanted::now(&config.handlers, &attempt.context.relay);
     let subscription = tokio::select! {
@@ -50,7 +61,7 @@ pub(crate) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailur
         }
     };
     let listed = tokio::select! {
-        listed = tokio::time::timeout_at(deadline, list_all_tools(session.running.peer(), &config.limits)) => {
+        listed = tokio::time::timeout_at(deadline, list_all_tools(session.running.peer(), &config.limits, &labels)) => {
             listed.unwrap_or_else(|_| Err(Death::new(Cause::ConnectFailed, format!("tools/list timed out (connect timeout {:?})", config.connect_timeout))))
         }
         _ = ct.cancelled() => Err(Death::new(Cause::ConnectFailed, "attempt cancelled")),

@@ -44,18 +44,40 @@ impl Link {
     pub(super) async fn send_once(
         &self,
         live: &Arc<Live>,
-        request: ClientRequest,
+        mut request: ClientRequest,
         deadline: Instant,
         limit: Duration,
         overloads: &mut u32,
         progress: Option<&ProgressFn>,
     ) -> Sent {
+        let op = crate::telemetry::Op::request(&live.telemetry, &request);
+        op.inject(&mut request);
+        let sent = self
+            .send_traced(live, request, deadline, limit, overloads, progress, &op)
+            .await;
+        op.end(sent.outcome());
+        sent
+    }
+
+    /// [`send_once`](Self::send_once) inside the request's client span (`op`).
+    #[expect(clippy::too_many_arguments, reason = "send_once's own, plus its span")]
+    async fn send_traced(
+        &self,
+        live: &Arc<Live>,
+        request: ClientRequest,
+        deadline: Instant,
+        limit: Duration,
+        overloads: &mut u32,
+        progress: Option<&ProgressFn>,
+        op: &crate::telemetry::Op,
+    ) -> Sent {
         let sent = Instant::now();
         let outcome = {
             let _in_flight = live.call_started();
+            let exchange = op.within(self.exchange(live, request, progress));
             tokio::select! {
                 biased;
-                outcome = tokio::time::timeout_at(deadline, self.exchange(live, request, progress)) => outcome,
+                outcome = tokio::time::timeout_at(deadline, exchange) => outcome,
                 _ = live.dead.cancelled() => {
                     return Sent::Done(Err(self.lost(live, "the generation died during the call", true)));
                 }
@@ -81,7 +103,7 @@ impl Link {
             }
             Ok(Err(e)) => e,
         };
-        self.after_error(live, &error, sent, deadline, overloads)
+        self.after_error(live, &error, sent, deadline, overloads, op)
             .await
     }
 
@@ -97,6 +119,7 @@ impl Link {
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await?;
+        crate::telemetry::request_id(&handle.id);
         let _route = progress.map(|callback| {
             self.relay.route_progress(
                 live.generation,
@@ -129,8 +152,11 @@ impl Link {
         sent: Instant,
         deadline: Instant,
         overloads: &mut u32,
+        op: &crate::telemetry::Op,
     ) -> Sent {
-        let failed = match judge(error) {
+        let verdict = judge(error);
+        op.verdict(&verdict);
+        let failed = match verdict {
             Verdict::Overload {
                 status,
                 retry_after: Some(asked),

@@ -64,6 +64,24 @@ enum Sent {
     Unsent(CallError),
 }
 
+impl Sent {
+    /// How this send ended, for its duration and span.
+    fn outcome(&self) -> crate::telemetry::Outcome<'_> {
+        use crate::telemetry::{Outcome, error_kind};
+        match self {
+            Sent::Done(Ok(ServerResult::CallToolResult(result)))
+                if result.is_error == Some(true) =>
+            {
+                Outcome::ToolError
+            }
+            Sent::Done(Ok(_)) => Outcome::Ok,
+            Sent::Done(Err(CallError::Server(error))) => Outcome::Rpc(error),
+            Sent::Done(Err(error)) | Sent::Unsent(error) => Outcome::Failed(error_kind(error)),
+            Sent::Again => Outcome::Failed("overloaded"),
+        }
+    }
+}
+
 impl Link {
     pub(crate) fn new(
         server: Arc<str>,
@@ -73,12 +91,14 @@ impl Link {
         relay: Arc<Relay>,
     ) -> Self {
         let hb = &config.heartbeat;
+        let connecting = ConnectionState::Connecting { attempt: 1 };
+        crate::telemetry::state(&server, &connecting, &connecting);
         Link {
             server,
             tx,
             guard: Arc::new(RetryGuard::default()),
             live: watch::Sender::new(None),
-            state: watch::Sender::new(ConnectionState::Connecting { attempt: 1 }),
+            state: watch::Sender::new(connecting),
             events,
             relay,
             call_timeout: config.call_timeout,
@@ -111,6 +131,18 @@ impl Link {
     /// never left, answering `input_required` rounds — stays inside one deadline (default: the
     /// server's call timeout), counted from when a ready generation was found.
     pub(crate) async fn call(
+        &self,
+        params: CallToolRequestParams,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, CallError> {
+        let result = self.call_unrecorded(params, options).await;
+        if let Err(error) = &result {
+            crate::telemetry::call_failed(&self.server, error);
+        }
+        result
+    }
+
+    async fn call_unrecorded(
         &self,
         mut params: CallToolRequestParams,
         options: &CallOptions,

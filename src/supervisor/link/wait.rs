@@ -56,10 +56,12 @@ impl Link {
             return Err(self.unavailable());
         };
         let deadline = crate::clock::deadline_in(wait);
+        let mut held = crate::telemetry::Held::start(&self.server);
         let (mut live, mut state) = (self.live.subscribe(), self.state.subscribe());
         loop {
             let current = live.borrow_and_update().clone();
             if let Some(ready) = current.filter(|l| !l.dead.is_cancelled()) {
+                held.ready();
                 return Ok(ready);
             }
             if matches!(

@@ -82,6 +82,8 @@ pub(crate) enum Command {
         /// JSON Lines instead of text.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        telemetry: crate::telemetry::TelemetryArgs,
     },
     /// Serve MCP on stdio for a host (Claude Desktop, Claude Code, Cursor, VS Code, …) with
     /// supervised upstreams behind it: one transparently, or several under public names.
@@ -136,6 +138,8 @@ pub(crate) struct ProxyArgs {
     /// configuration sets no `callWait`).
     #[arg(long, value_parser = flag_duration, default_value = "10s")]
     pub(crate) call_wait: Duration,
+    #[command(flatten)]
+    pub(crate) telemetry: crate::telemetry::TelemetryArgs,
 }
 
 /// Which server, and the supervision policy.

@@ -1,0 +1,129 @@
+//! What telemetry costs a call and a probe, for `valgrind --tool=callgrind` (BENCHMARKS.md § 12).
+//!
+//! Supervises a stdio mock server (a child process, so callgrind counts only this client),
+//! makes `--calls N` echo calls one after another, then stays idle while the heartbeat probes
+//! every 20 ms until `--probes N` probes have gone out (the mock's `whoami` counts them), and
+//! prints one line of totals. Build it with and without feature `otel`:
+//!
+//! ```sh
+//! cargo build --release -p mcp-mock-server --no-default-features --example telemetry_cost
+//! valgrind --tool=callgrind target/release/examples/telemetry_cost \
+//!     --mock target/release/mcp-mock-server --calls 2000 --probes 200 [--sdk]
+//! ```
+//!
+//! `--sdk` (feature `otel` only) installs an SDK meter provider (a periodic reader into memory,
+//! which exports once a minute: not during a run)
+//! and tracer provider (spans dropped at once); without it the library records into the
+//! global no-op providers, as it does for an application that installs none.
+
+use std::{process::ExitCode, time::Duration};
+
+use mcp_resilient::{
+    ConnectionState, Supervisor, ToolRegistry,
+    config::{Heartbeat, ServerConfig},
+};
+use serde_json::json;
+
+fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mock: String = flag(&args, "--mock", "target/release/mcp-mock-server".to_owned());
+    let calls: u64 = flag(&args, "--calls", 2000);
+    let probes: u64 = flag(&args, "--probes", 200);
+    let sdk = args.iter().any(|a| a == "--sdk");
+    #[cfg(feature = "otel")]
+    let _providers = sdk.then(install_sdk);
+    #[cfg(not(feature = "otel"))]
+    if sdk {
+        eprintln!("--sdk needs feature otel");
+        return ExitCode::from(2);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(run(mock, calls, probes))
+}
+
+async fn run(mock: String, calls: u64, probes: u64) -> ExitCode {
+    let config = ServerConfig::stdio("cost", mock)
+        .args(["--transport", "stdio"])
+        .protocol(mcp_resilient::config::ProtocolChoice::V2025_11_25)
+        .heartbeat(Heartbeat {
+            interval: Duration::from_millis(20),
+            timeout: Duration::from_millis(15),
+            failures: 1000,
+            ..Heartbeat::default()
+        });
+    let registry = ToolRegistry::new();
+    let Ok(server) = Supervisor::start(config, registry.clone()).await else {
+        return ExitCode::from(3);
+    };
+    if server.wait_ready(Duration::from_secs(30)).await.is_err() {
+        return ExitCode::from(3);
+    }
+    let echo = registry.handle("mcp__cost__echo").expect("echo");
+    let whoami = registry.handle("mcp__cost__whoami").expect("whoami");
+    let mut failed = 0;
+    for _ in 0..calls {
+        if echo.call(json!({"text": "hi"})).await.is_err() {
+            failed += 1;
+        }
+    }
+    let pings = |result: &rmcp::model::CallToolResult| {
+        mcp_mock_server::Whoami::from_result(result)
+            .and_then(|who| who.methods.get("ping").copied())
+            .unwrap_or(0)
+    };
+    let start = pings(&whoami.call(json!({})).await.expect("whoami"));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    let mut probed = 0;
+    while probed < probes && tokio::time::Instant::now() < deadline {
+        // Idle, so the heartbeat probes; look every half second (each look is one more call).
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        probed = pings(&whoami.call(json!({})).await.expect("whoami")) - start;
+    }
+    let state = server.state();
+    server.shutdown().await;
+    println!(
+        "{{\"calls\": {calls}, \"failed\": {failed}, \"probes\": {probed}, \"otel\": {}, \"ready\": {}}}",
+        cfg!(feature = "otel"),
+        matches!(state, ConnectionState::Ready { .. })
+    );
+    ExitCode::SUCCESS
+}
+
+#[cfg(feature = "otel")]
+fn install_sdk() -> (
+    opentelemetry_sdk::metrics::SdkMeterProvider,
+    opentelemetry_sdk::trace::SdkTracerProvider,
+) {
+    let meters = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
+        .with_reader(
+            opentelemetry_sdk::metrics::PeriodicReader::builder(
+                opentelemetry_sdk::metrics::InMemoryMetricExporter::default(),
+            )
+            .build(),
+        )
+        .build();
+    let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_simple_exporter(opentelemetry_sdk::testing::trace::NoopSpanExporter::new())
+        .build();
+    opentelemetry::global::set_text_map_propagator(
+        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+    );
+    mcp_resilient::telemetry::Telemetry::new()
+        .meter_provider(&meters)
+        .tracer_provider(&tracer)
+        .install()
+        .expect("the only install");
+    (meters, tracer)
+}

@@ -1,0 +1,205 @@
+//! The bounded attribute values: one generation's labels, and the words for verdicts, call
+//! errors, JSON-RPC codes and limits. Nothing here carries an argument, a URL or a token.
+
+use std::{sync::Arc, time::Instant};
+
+use opentelemetry::KeyValue;
+
+use super::names;
+use crate::{
+    CallError,
+    config::{RemoteKind, ServerConfig, TransportConfig},
+    state::{Cause, Death, Generation},
+    transport::detect::Protocol,
+    verdict::Verdict,
+};
+
+/// What every measurement of one generation carries: the server, its transport and the
+/// protocol version it negotiated. Cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct Labels(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    server: Arc<str>,
+    /// The negotiated version, or empty.
+    protocol: String,
+    generation: Generation,
+    /// Server, transport, network transport (and protocol), protocol version.
+    common: Vec<KeyValue>,
+    /// When the generation became ready (for the session duration).
+    born: Instant,
+}
+
+impl Labels {
+    /// The labels of generation `generation` of `server`, over `transport` (see [`transport`]),
+    /// which negotiated `protocol` (empty while it is not known yet).
+    pub(crate) fn new(
+        server: &str,
+        generation: Generation,
+        transport: &'static str,
+        protocol: &str,
+    ) -> Self {
+        let server: Arc<str> = Arc::from(server);
+        let mut common = vec![
+            KeyValue::new(names::SERVER, server.clone()),
+            KeyValue::new(names::TRANSPORT, transport),
+        ];
+        if transport == "stdio" {
+            common.push(KeyValue::new(names::NETWORK_TRANSPORT, "pipe"));
+        } else {
+            common.push(KeyValue::new(names::NETWORK_TRANSPORT, "tcp"));
+            common.push(KeyValue::new(names::NETWORK_PROTOCOL, "http"));
+        }
+        if !protocol.is_empty() {
+            common.push(KeyValue::new(names::PROTOCOL_VERSION, protocol.to_owned()));
+        }
+        Labels(Arc::new(Inner {
+            server,
+            protocol: protocol.to_owned(),
+            generation,
+            common,
+            born: Instant::now(),
+        }))
+    }
+
+    pub(super) fn server(&self) -> &Arc<str> {
+        &self.0.server
+    }
+
+    pub(super) fn protocol(&self) -> &str {
+        &self.0.protocol
+    }
+
+    pub(super) fn generation(&self) -> Generation {
+        self.0.generation
+    }
+
+    /// Server, transport, network transport, protocol version.
+    pub(super) fn common(&self) -> &[KeyValue] {
+        &self.0.common
+    }
+
+    /// Seconds since the generation became ready.
+    pub(super) fn age(&self) -> f64 {
+        self.0.born.elapsed().as_secs_f64()
+    }
+}
+
+/// `stdio`, `sse` or `http`: what a server's generations run over (`auto`: what it found, or
+/// Streamable HTTP, which it tries first).
+pub(crate) fn transport(config: &ServerConfig, detected: Option<Protocol>) -> &'static str {
+    match &config.transport {
+        TransportConfig::Stdio(_) => "stdio",
+        TransportConfig::Remote(remote) => match (remote.kind, detected) {
+            (RemoteKind::Sse, _) | (RemoteKind::Auto, Some(Protocol::Sse)) => "sse",
+            _ => "http",
+        },
+    }
+}
+
+/// The server attribute alone.
+pub(super) fn server(server: &str) -> KeyValue {
+    KeyValue::new(names::SERVER, Arc::<str>::from(server))
+}
+
+/// The fault model's word for a verdict.
+pub(super) fn verdict(verdict: &Verdict) -> &'static str {
+    match verdict {
+        Verdict::Death(_) => "death",
+        Verdict::Busy => "busy",
+        Verdict::Overload { .. } => "overload",
+        Verdict::Suspect { .. } => "suspect",
+        Verdict::Alive => "alive",
+        Verdict::Unauthorized { .. } => "unauthorized",
+        Verdict::AuthUnavailable { .. } => "auth_unavailable",
+        Verdict::Rejected { .. } => "rejected",
+    }
+}
+
+/// A call error's kind, snake_case, and whether the call may have run on the server
+/// ([`CallError::may_have_run`], the crate's one answer to that).
+pub(super) fn call_error(error: &CallError) -> (&'static str, bool) {
+    let kind = match error {
+        CallError::Unavailable { .. } => "unavailable",
+        CallError::ConnectionLost { .. } => "connection_lost",
+        CallError::Timeout { .. } => "timeout",
+        CallError::ToolNotFound { .. } => "tool_not_found",
+        CallError::Server(_) => "server_error",
+        CallError::Protocol { .. } => "protocol",
+        CallError::Overloaded { .. } => "overloaded",
+        CallError::Http { .. } => "http",
+        CallError::AuthUnavailable { .. } => "auth_unavailable",
+        CallError::InputRequired { .. } => "input_required",
+        CallError::Rejected { .. } => "rejected",
+    };
+    (kind, error.may_have_run())
+}
+
+/// A call error's kind (`error.type`).
+pub(crate) fn error_kind(error: &CallError) -> &'static str {
+    call_error(error).0
+}
+
+/// A JSON-RPC error code as `error.type` and `rpc.response.status_code`: the codes JSON-RPC and
+/// MCP define, else `_OTHER` (a server could answer endless codes).
+pub(super) fn rpc_code(code: i32) -> &'static str {
+    match code {
+        -32700 => "-32700",
+        -32600 => "-32600",
+        -32601 => "-32601",
+        -32602 => "-32602",
+        -32603 => "-32603",
+        -32800 => "-32800",
+        -32002 => "-32002",
+        -32042 => "-32042",
+        -32020 => "-32020",
+        -32021 => "-32021",
+        -32022 => "-32022",
+        _ => "_OTHER",
+    }
+}
+
+/// The `Limits` field a `limit_exceeded` death names (its detail always does), or `other`.
+pub(super) fn limit(death: &Death) -> Option<&'static str> {
+    const FIELDS: [&str; 6] = [
+        "max_list_bytes",
+        "max_list_items",
+        "max_list_pages",
+        "max_message_bytes",
+        "max_sse_event_bytes",
+        "max_sse_line_bytes",
+    ];
+    (death.cause == Cause::LimitExceeded).then(|| {
+        FIELDS
+            .into_iter()
+            .find(|field| death.detail.contains(field))
+            .unwrap_or("other")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_limit_death_names_its_field_and_nothing_else_does() {
+        let death = crate::verdict::limit::exceeded(
+            "tools/list exceeded limits.max_list_items (15): 20 tools in 2 pages",
+        );
+        assert_eq!(limit(&death), Some("max_list_items"));
+        let strange = crate::verdict::limit::exceeded("a limit nobody named");
+        assert_eq!(limit(&strange), Some("other"));
+        assert_eq!(
+            limit(&Death::new(Cause::ProcessExited, "exit status: 1")),
+            None
+        );
+    }
+
+    #[test]
+    fn a_server_chosen_error_code_is_bounded() {
+        assert_eq!(rpc_code(-32602), "-32602");
+        assert_eq!(rpc_code(12345), "_OTHER");
+        assert_eq!(rpc_code(-32099), "_OTHER");
+    }
+}

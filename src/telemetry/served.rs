@@ -1,0 +1,91 @@
+//! The proxy's side of a trace: the `SERVER` span of one host request, whose parent is the
+//! context the host sent in `_meta`, and what it says went wrong.
+
+use opentelemetry::{
+    Context, KeyValue,
+    trace::{SpanKind, Status, TraceContextExt, Tracer},
+};
+use rmcp::model::RequestMetaObject;
+
+use super::{labels, names, propagate, recorder::recorder};
+use crate::CallError;
+
+#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
+/// What a proxied call's server span says went wrong, if anything.
+pub(crate) fn served_error(
+    outcome: &Result<rmcp::model::CallToolResult, CallError>,
+) -> Option<&'static str> {
+    match outcome {
+        Ok(result) if result.is_error == Some(true) => Some("tool_error"),
+        Ok(_) => None,
+        Err(error) => Some(labels::error_kind(error)),
+    }
+}
+
+#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
+/// The proxy serving one host request: a `SERVER` span whose parent is the context the host
+/// sent in `_meta` (or none), and in which the upstream call runs.
+#[derive(Debug)]
+pub(crate) struct Served {
+    cx: Context,
+}
+
+#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
+impl Served {
+    /// `metas`: where the host's `_meta` may be (rmcp keeps it in the params or the request
+    /// context); the first that carries a `traceparent` is the parent.
+    pub(crate) fn start(
+        method: &'static str,
+        metas: &[Option<&RequestMetaObject>],
+        tool: Option<&str>,
+    ) -> Served {
+        let recorder = recorder();
+        let meta = metas
+            .iter()
+            .flatten()
+            .find(|meta| meta.get_traceparent().is_some());
+        let parent = propagate::extract(meta.copied());
+        let tool = tool.filter(|_| recorder.tool_names);
+        let name = match tool {
+            Some(tool) => format!("{method} {tool}"),
+            None => method.to_owned(),
+        };
+        let mut attributes = vec![
+            KeyValue::new(names::METHOD, method),
+            KeyValue::new(names::NETWORK_TRANSPORT, "pipe"),
+        ];
+        if method == "tools/call" {
+            attributes.push(KeyValue::new(names::OPERATION_NAME, "execute_tool"));
+        }
+        if let Some(tool) = tool {
+            attributes.push(KeyValue::new(names::TOOL_NAME, tool.to_owned()));
+        }
+        let span = recorder
+            .tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Server)
+            .with_attributes(attributes)
+            .start_with_context(&recorder.tracer, &parent);
+        Served {
+            cx: parent.with_span(span),
+        }
+    }
+
+    /// Runs `work` inside this span.
+    pub(crate) fn within<F: std::future::Future>(
+        &self,
+        work: F,
+    ) -> opentelemetry::context::WithContext<F> {
+        opentelemetry::context::FutureExt::with_context(work, self.cx.clone())
+    }
+
+    /// Ends the span, with `error` as `error.type` when the request failed.
+    pub(crate) fn end(self, error: Option<&'static str>) {
+        let span = self.cx.span();
+        if let Some(error) = error {
+            span.set_attribute(KeyValue::new(names::ERROR_TYPE, error));
+            span.set_status(Status::error(error));
+        }
+        span.end();
+    }
+}
