@@ -83,8 +83,12 @@ impl Instruments {
 /// Makes instruments on one meter, with the unit and the description each needs.
 struct Make<'a>(&'a Meter);
 
+type Seconds = Histogram<f64>;
+type Count = Counter<u64>;
+type Level = Gauge<i64>;
+
 impl Make<'_> {
-    fn seconds(&self, name: &'static str, what: &'static str, buckets: &[f64]) -> Histogram<f64> {
+    fn seconds(&self, name: &'static str, what: &'static str, buckets: &[f64]) -> Seconds {
         self.0
             .f64_histogram(name)
             .with_unit("s")
@@ -93,7 +97,7 @@ impl Make<'_> {
             .build()
     }
 
-    fn count(&self, name: &'static str, unit: &'static str, what: &'static str) -> Counter<u64> {
+    fn count(&self, name: &'static str, unit: &'static str, what: &'static str) -> Count {
         self.0
             .u64_counter(name)
             .with_unit(unit)
@@ -101,7 +105,7 @@ impl Make<'_> {
             .build()
     }
 
-    fn gauge(&self, name: &'static str, unit: &'static str, what: &'static str) -> Gauge<i64> {
+    fn gauge(&self, name: &'static str, unit: &'static str, what: &'static str) -> Level {
         self.0
             .i64_gauge(name)
             .with_unit(unit)
@@ -110,7 +114,7 @@ impl Make<'_> {
     }
 
     /// The durations of requests, sessions and held calls, and failed calls.
-    fn requests(&self) -> (Histogram<f64>, Histogram<f64>, Histogram<f64>, Counter<u64>) {
+    fn requests(&self) -> (Seconds, Seconds, Seconds, Count) {
         (
             self.seconds(
                 names::OPERATION_DURATION,
@@ -136,15 +140,7 @@ impl Make<'_> {
     }
 
     /// A server's state, its generations and how they end, and the verdicts that end them.
-    fn lifecycle(
-        &self,
-    ) -> (
-        Gauge<i64>,
-        Counter<u64>,
-        Counter<u64>,
-        Counter<u64>,
-        Counter<u64>,
-    ) {
+    fn lifecycle(&self) -> (Level, Count, Count, Count, Count) {
         (
             self.gauge(
                 names::STATE,
@@ -175,15 +171,7 @@ impl Make<'_> {
     }
 
     /// Reconnects, outages and probes.
-    fn recovery(
-        &self,
-    ) -> (
-        Counter<u64>,
-        Histogram<f64>,
-        Histogram<f64>,
-        Histogram<f64>,
-        Counter<u64>,
-    ) {
+    fn recovery(&self) -> (Count, Seconds, Seconds, Seconds, Count) {
         (
             self.count(
                 names::RECONNECT_ATTEMPTS,
@@ -214,7 +202,7 @@ impl Make<'_> {
     }
 
     /// Tool-set swaps and the tools registered.
-    fn tools(&self) -> (Counter<u64>, Counter<u64>, Gauge<i64>) {
+    fn tools(&self) -> (Count, Count, Level) {
         (
             self.count(
                 names::TOOL_SWAPS,
@@ -231,15 +219,7 @@ impl Make<'_> {
     }
 
     /// Authorization, limits, drops and stray responses.
-    fn faults(
-        &self,
-    ) -> (
-        Counter<u64>,
-        Counter<u64>,
-        Counter<u64>,
-        Counter<u64>,
-        Counter<u64>,
-    ) {
+    fn faults(&self) -> (Count, Count, Count, Count, Count) {
         (
             self.count(
                 names::AUTH_RENEWALS,
