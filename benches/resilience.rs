@@ -4,7 +4,7 @@
 //! ```sh
 //! cargo bench --bench resilience -- --quick     # under 2 minutes on 2 cores
 //! cargo bench --bench resilience                # full mode: more repetitions, longer windows
-//! cargo bench --bench resilience -- --only calls,faults,idle,storm,verdicts,era,proxy,auth,hostile
+//! cargo bench --bench resilience -- --only calls,faults,idle,storm,verdicts,era,proxy,auth,hostile,scale
 //! ```
 //!
 //! Sections 1-6 speak protocol 2025-11-25 (legacy SSE: 2024-11-05); `era` (section 8) measures
@@ -38,6 +38,8 @@ mod idle;
 mod mock;
 #[path = "resilience/proxy.rs"]
 mod proxy;
+#[path = "resilience/scale.rs"]
+mod scale;
 #[path = "resilience/stats.rs"]
 mod stats;
 #[path = "resilience/storm.rs"]
@@ -63,6 +65,14 @@ fn main() {
         .enable_all()
         .build()
         .expect("tokio runtime");
+    if let Some(at) = args.iter().position(|a| a == "--scale-child") {
+        if let Err(e) = runtime.block_on(scale::child(&args[at + 1..])) {
+            eprintln!("scale child: {e}");
+            std::process::exit(1);
+        }
+        // As the idle child: no orderly shutdown of thousands of supervisors.
+        std::process::exit(0);
+    }
     if let Some(at) = args.iter().position(|a| a == "--idle-child") {
         if let Err(e) = runtime.block_on(idle::child(&args[at + 1..])) {
             eprintln!("idle child: {e}");
@@ -85,6 +95,7 @@ fn main() {
     runtime.block_on(async {
         for (part, section) in [
             "calls", "faults", "idle", "storm", "verdicts", "era", "proxy", "auth", "hostile",
+            "scale",
         ]
         .iter()
         .zip([
@@ -97,6 +108,7 @@ fn main() {
             "9. proxy overhead per call",
             "10. authorization",
             "11. hostile input",
+            "13. scale",
         ]) {
             if !wanted(part) {
                 continue;
@@ -112,6 +124,7 @@ fn main() {
                 "era" => era::run(mode, &mut rows).await,
                 "auth" => auth::run(mode, &mut rows).await,
                 "hostile" => hostile::run(mode, &mut rows).await,
+                "scale" => scale::run(mode, &mut rows).await,
                 _ => proxy::run(mode, &mut rows).await,
             };
             if let Err(e) = result {

@@ -509,3 +509,114 @@ async fn giving_up_abandons_a_hedged_attempt_that_could_still_win() {
     server.shutdown().await;
     gateway.shutdown().await;
 }
+
+/// A mock of `transport` whose every stream carries a keep-alive comment each 50 ms: bytes that
+/// are never a message.
+async fn chatty_mock(transport: MockTransport) -> MockServer {
+    mock(MockOptions {
+        transport,
+        sse_keep_alive: Some(Duration::from_millis(50)),
+        ..MockOptions::default()
+    })
+    .await
+}
+
+fn chatty_config(
+    transport: MockTransport,
+    mock: &MockServer,
+    heartbeat: Heartbeat,
+) -> ServerConfig {
+    let config = match transport {
+        MockTransport::Sse => ServerConfig::sse("chatty", mock.sse_url()),
+        _ => era_2025(ServerConfig::http("chatty", mock.http_url())),
+    };
+    fast(config).heartbeat(heartbeat)
+}
+
+/// When each of the first `n` probes (`ping`) after now reached the mock, in µs.
+async fn next_pings(mock: &MockServer, n: usize) -> Vec<u64> {
+    mock.faults().clear_requests();
+    tokio::time::timeout(LIMIT * 2, async {
+        loop {
+            let pings: Vec<u64> = mock
+                .faults()
+                .requests()
+                .iter()
+                .filter(|r| r.rpc_methods == ["ping"])
+                .map(|r| r.at_us)
+                .collect();
+            if pings.len() >= n {
+                return pings;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{n} probes not seen within {:?}", LIMIT * 2))
+}
+
+/// Issue 16 item 3: bytes that arrive without a message (here SSE keep-alive comments, every
+/// 50 ms) prove the connection carries data, so a probe waits for them, but one interval at
+/// most: with a 400 ms interval the probes come about 800 ms apart, never 400 ms.
+#[tokio::test]
+async fn keep_alive_bytes_put_a_probe_off_by_one_interval_at_most() {
+    init_tracing();
+    for transport in [MockTransport::Sse, MockTransport::Http] {
+        let mock = chatty_mock(transport).await;
+        let interval = Duration::from_millis(400);
+        let heartbeat = Heartbeat {
+            interval,
+            timeout: Duration::from_secs(2),
+            failures: 2,
+            ..Heartbeat::default()
+        };
+        let server = Supervisor::start(
+            chatty_config(transport, &mock, heartbeat),
+            ToolRegistry::new(),
+        )
+        .await
+        .expect("start");
+        server.wait_ready(LIMIT).await.expect("ready");
+        let pings = next_pings(&mock, 5).await;
+        let gaps: Vec<u64> = pings.windows(2).map(|w| (w[1] - w[0]) / 1000).collect();
+        // Without the byte clock each gap is one interval (400 ms) plus a round trip.
+        assert!(
+            gaps.iter().all(|&gap| gap >= 700),
+            "{transport:?}: probes {gaps:?} ms apart, wanted about 2 × {interval:?}"
+        );
+        assert_eq!(server.generation(), Some(1), "{transport:?}: no reconnect");
+        server.shutdown().await;
+    }
+}
+
+/// Keep-alive comments cannot keep a hung server's session alive: the server stops answering
+/// (and its streams go on carrying comments each 50 ms), and the heartbeat still finds it out.
+#[tokio::test]
+async fn keep_alive_bytes_do_not_keep_a_hung_session_alive() {
+    init_tracing();
+    for transport in [MockTransport::Sse, MockTransport::Http] {
+        let mock = chatty_mock(transport).await;
+        let heartbeat = Heartbeat {
+            interval: Duration::from_millis(300),
+            timeout: Duration::from_millis(200),
+            failures: 2,
+            ..Heartbeat::default()
+        };
+        let server = Supervisor::start(
+            chatty_config(transport, &mock, heartbeat),
+            ToolRegistry::new(),
+        )
+        .await
+        .expect("start");
+        server.wait_ready(LIMIT).await.expect("ready");
+        let mut events = server.events();
+        mock.faults().hang();
+        let (_, death, _) = lost(&mut events).await;
+        assert_eq!(
+            death.cause,
+            Cause::HeartbeatTimeout,
+            "{transport:?}: {death:?}"
+        );
+        server.shutdown().await;
+    }
+}

@@ -45,7 +45,7 @@ pub fn cpu_ticks() -> u64 {
     field(14) + field(15)
 }
 
-fn rss_kib() -> u64 {
+pub fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()

@@ -30,7 +30,7 @@ struct Outcome {
 }
 
 /// The most timestamps (µs) inside any window of `WINDOW_US` starting at one of them.
-fn peak(mut times: Vec<u64>) -> usize {
+pub fn peak(mut times: Vec<u64>) -> usize {
     times.sort_unstable();
     let mut best = 0;
     let mut start = 0;
@@ -44,7 +44,7 @@ fn peak(mut times: Vec<u64>) -> usize {
 }
 
 /// Per client: attempt start times (µs) and when it became ready on a new generation.
-async fn follow(server: &Supervisor, old: u64) -> (Vec<u64>, Option<Instant>, ConnectionState) {
+pub async fn follow(server: &Supervisor, old: u64) -> (Vec<u64>, Option<Instant>, ConnectionState) {
     let mut events = server.events();
     let mut attempts = Vec::new();
     let deadline = tokio::time::Instant::now() + LIMIT * 2;

@@ -1,10 +1,7 @@
 //! What hosts read: a [`Snapshot`] of every server's tool set, immutable once built (invariant 1
 //! of the registry).
 
-use std::{
-    collections::{BTreeMap, HashMap},
-    sync::Arc,
-};
+use std::sync::Arc;
 
 use rmcp::model::Tool;
 
@@ -38,9 +35,14 @@ pub struct ServerTools {
 #[derive(Debug, Default)]
 pub struct Snapshot {
     /// Each server's set; written only by `publish` (building the next snapshot aside).
-    pub(super) servers: BTreeMap<Arc<str>, Arc<ServerTools>>,
+    ///
+    /// Both indexes are persistent maps (`imbl`): the next snapshot shares all but the changed
+    /// paths with this one, so a publish costs O(tools × log n) whatever the number n of
+    /// servers. With `std`'s maps each publish copied every server's entries, which made
+    /// starting 10,000 supervisors quadratic (issue 16).
+    pub(super) servers: imbl::OrdMap<Arc<str>, Arc<ServerTools>>,
     /// Public name → (its server, its index in that server's set).
-    pub(super) by_public: HashMap<Arc<str>, (Arc<str>, usize)>,
+    pub(super) by_public: imbl::HashMap<Arc<str>, (Arc<str>, usize)>,
 }
 
 impl Snapshot {
@@ -70,9 +72,9 @@ impl Snapshot {
         self.servers.get(name)
     }
 
-    /// The next snapshot: this one with `server`'s set replaced (or removed). Copies the
-    /// indexes (reference-count bumps, no rehashing) and patches only `server`'s entries, so a
-    /// publish costs a copy, not a rebuild, however many servers share the registry.
+    /// The next snapshot: this one with `server`'s set replaced (or removed). The indexes are
+    /// shared with this snapshot (a clone of a persistent map is one reference count) and only
+    /// `server`'s entries are patched.
     pub(super) fn with_server(
         &self,
         server: &Arc<str>,

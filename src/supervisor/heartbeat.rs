@@ -3,7 +3,12 @@
 //! Every `interval`, unless a message arrived within the last `interval`, send a probe (`ping`,
 //! or `server/discover` for servers that have no ping) with `timeout`. After a miss the next
 //! probe goes out at once, so `failures` consecutive misses are seen within
-//! `interval + failures × timeout` of the last message. It is the only detector of a dead
+//! `interval + failures × timeout` of the last message.
+//!
+//! Bytes that are not a message (an SSE comment or keepalive, part of a long answer) put a probe
+//! off too, but by one `interval` at most and never after a miss ([`probe_wait`]): a server
+//! that keeps a connection warm without answering is still found out, within
+//! `2 × interval + failures × timeout` of its last message. It is the only detector of a dead
 //! Streamable HTTP server or a half-open TCP connection, and the one that catches a hung stdio
 //! child. What a probe's outcome means is the verdict module's business
 //! ([`crate::verdict::probe`]): a busy server is not a dead one, and an overloaded one is alive.
@@ -37,12 +42,13 @@ impl Heartbeat {
         loop {
             let interval = stretch.apply(self.interval);
             let idle = live.activity.idle();
-            let now = Instant::now();
-            if idle < interval || now < not_before {
+            let suspect = live.misses.count() > 0;
+            let wait = probe_wait(interval, idle, live.activity.quiet(), suspect)
+                .max(not_before.saturating_duration_since(Instant::now()));
+            if !wait.is_zero() {
                 if idle < self.interval {
                     live.misses.clear();
                 }
-                let wait = interval.saturating_sub(idle).max(not_before - now);
                 tokio::select! {
                     _ = tokio::time::sleep(wait) => continue,
                     _ = live.dead.cancelled() => return,
@@ -118,5 +124,65 @@ impl Heartbeat {
             ),
         ));
         true
+    }
+}
+
+/// How long the heartbeat waits before its next probe (zero: probe now), given how long ago the
+/// last message (`since_message`) and the last bytes of any kind (`since_bytes`) arrived.
+///
+/// A message within `interval` puts the probe off until `interval` after it. Bytes without a
+/// message put it off until `interval` after them, but never past `2 × interval` after the last
+/// message, and not at all once a probe has been missed (`suspect`): a trickle of bytes cannot
+/// keep a session alive that no longer answers.
+pub(crate) fn probe_wait(
+    interval: Duration,
+    since_message: Duration,
+    since_bytes: Duration,
+    suspect: bool,
+) -> Duration {
+    let by_message = interval.saturating_sub(since_message);
+    if !by_message.is_zero() || suspect {
+        return by_message;
+    }
+    let by_bytes = interval.saturating_sub(since_bytes);
+    by_bytes.min((interval * 2).saturating_sub(since_message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::probe_wait;
+    use std::time::Duration;
+
+    const S: Duration = Duration::from_secs(1);
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_message_within_the_interval_puts_the_probe_off_until_an_interval_after_it() {
+        assert_eq!(probe_wait(S, ms(300), ms(300), false), ms(700));
+        assert_eq!(probe_wait(S, ms(300), ms(0), false), ms(700));
+        assert_eq!(probe_wait(S, ms(1000), ms(1000), false), ms(0));
+        assert_eq!(probe_wait(S, ms(5000), ms(5000), false), ms(0));
+    }
+
+    #[test]
+    fn bytes_without_a_message_put_it_off_by_one_interval_at_most() {
+        // Bytes 200 ms ago, the last message 1.2 s ago: probe 800 ms from now.
+        assert_eq!(probe_wait(S, ms(1200), ms(200), false), ms(800));
+        // Bytes just now, the message 1.7 s ago: 2 intervals after the message, not 1 s from now.
+        assert_eq!(probe_wait(S, ms(1700), ms(0), false), ms(300));
+        // A steady trickle of bytes: probed 2 intervals after the last message, every time.
+        for since_message in [2000, 2001, 10_000] {
+            assert_eq!(probe_wait(S, ms(since_message), ms(0), false), ms(0));
+        }
+    }
+
+    #[test]
+    fn after_a_miss_bytes_put_nothing_off() {
+        assert_eq!(probe_wait(S, ms(1200), ms(0), true), ms(0));
+        // A message still does (it also clears the misses, in the loop).
+        assert_eq!(probe_wait(S, ms(100), ms(0), true), ms(900));
     }
 }

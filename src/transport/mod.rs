@@ -39,6 +39,10 @@ pub(crate) struct Activity {
     base: Instant,
     /// Milliseconds from `base` to the last message received; written by `Observed::receive`.
     last_rx_ms: AtomicU64,
+    /// Milliseconds from `base` to the last bytes received of any kind (a chunk of a stream,
+    /// an SSE comment, an answer's headers); written by the transports. It only ever puts a
+    /// probe off (see `supervisor::heartbeat`), never stands in for a message.
+    last_byte_ms: AtomicU64,
     /// Writes handed to the transport and not finished; changed only by `Observed::send`.
     pending_sends: AtomicUsize,
     /// Milliseconds from `base` to the last finished write, or to when writes began to pend.
@@ -58,6 +62,7 @@ impl Activity {
             local_writes,
             base: Instant::now(),
             last_rx_ms: AtomicU64::new(0),
+            last_byte_ms: AtomicU64::new(0),
             pending_sends: AtomicUsize::new(0),
             send_progress_ms: AtomicU64::new(0),
             overdue_ms: AtomicU64::new(0),
@@ -71,6 +76,24 @@ impl Activity {
     /// Records that a message arrived now.
     pub(crate) fn touch(&self) {
         self.last_rx_ms.fetch_max(self.now_ms(), Ordering::Relaxed);
+    }
+
+    /// Records that bytes arrived now (not necessarily a whole message).
+    pub(crate) fn bytes_arrived(&self) {
+        self.last_byte_ms
+            .fetch_max(self.now_ms(), Ordering::Relaxed);
+    }
+
+    /// How long since the last bytes of any kind arrived, messages included (or since the
+    /// generation began).
+    pub(crate) fn quiet(&self) -> Duration {
+        let last = self
+            .last_byte_ms
+            .load(Ordering::Relaxed)
+            .max(self.last_rx_ms.load(Ordering::Relaxed));
+        self.base
+            .elapsed()
+            .saturating_sub(Duration::from_millis(last))
     }
 
     /// How long since the last message (or since the generation began).

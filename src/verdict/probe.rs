@@ -55,7 +55,6 @@ impl Misses {
     }
 
     /// Consecutive misses so far.
-    #[cfg(test)]
     pub(crate) fn count(&self) -> u32 {
         self.lock().count
     }

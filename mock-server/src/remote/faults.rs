@@ -36,10 +36,16 @@ pub struct RecordedRequest {
     /// The JSON-RPC `method` of each message in a POST's body (requests and notifications, in
     /// order); empty for other requests and for bodies that are not JSON-RPC.
     pub rpc_methods: Vec<String>,
+    /// A POST's body (lossy UTF-8) when it is at most 4 KiB; empty otherwise
+    /// (the benchmark replays a probe's exact bytes from it).
+    pub body: String,
     /// When the request arrived, in microseconds since the Unix epoch (the benchmark lines these
     /// up with client-side times of another process on the same machine).
     pub at_us: u64,
 }
+
+/// The largest POST body a [`RecordedRequest`] keeps.
+pub(crate) const RECORDED_BODY: usize = 4096;
 
 /// What `GET /_mock/state` reports.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -121,6 +127,8 @@ pub(crate) struct FaultState {
     pub(crate) streamable: Arc<LocalSessionManager>,
     /// The authorization server in OAuth mode; set only by `MockServer::start`.
     pub(crate) oauth: Option<Arc<Authority>>,
+    /// How often open legacy SSE streams carry a keep-alive comment.
+    pub(crate) legacy_keep_alive: Duration,
 }
 
 impl FaultState {
@@ -130,8 +138,10 @@ impl FaultState {
         streamable: Arc<LocalSessionManager>,
         stateless: bool,
         oauth: Option<Arc<Authority>>,
+        legacy_keep_alive: Duration,
     ) -> Self {
         Self {
+            legacy_keep_alive,
             stateless: AtomicBool::new(stateless),
             shared: shared.clone(),
             slow_ms: AtomicU64::new(0),

@@ -32,6 +32,7 @@ fn arrived(request: &Request) -> RecordedRequest {
         path: request.uri().path().to_owned(),
         headers,
         rpc_methods: Vec::new(),
+        body: String::new(),
         at_us: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
@@ -40,16 +41,20 @@ fn arrived(request: &Request) -> RecordedRequest {
 
 /// Reads a POST's body (at most [`super::BODY_LIMIT`]) to see its JSON-RPC messages; other
 /// requests pass untouched with an empty [`Rpc`].
-async fn read_rpc(request: Request) -> Result<(Request, Rpc), Response> {
+async fn read_rpc(request: Request) -> Result<(Request, Rpc, String), Response> {
     if request.method() != axum::http::Method::POST {
-        return Ok((request, Rpc::default()));
+        return Ok((request, Rpc::default(), String::new()));
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = to_bytes(body, super::BODY_LIMIT).await else {
         return Err(StatusCode::BAD_REQUEST.into_response());
     };
     let rpc = Rpc::parse(&bytes);
-    Ok((Request::from_parts(parts, Body::from(bytes)), rpc))
+    let kept = match bytes.len() <= super::faults::RECORDED_BODY {
+        true => String::from_utf8_lossy(&bytes).into_owned(),
+        false => String::new(),
+    };
+    Ok((Request::from_parts(parts, Body::from(bytes)), rpc, kept))
 }
 
 /// Runs an MCP request through the faults.
@@ -72,7 +77,7 @@ pub(crate) async fn gate(
     next: Next,
 ) -> Response {
     let mut recorded = arrived(&request);
-    let (request, rpc) = match read_rpc(request).await {
+    let (request, rpc, body) = match read_rpc(request).await {
         Ok(read) => read,
         Err(answer) => {
             faults.record(recorded);
@@ -80,6 +85,7 @@ pub(crate) async fn gate(
         }
     };
     recorded.rpc_methods.clone_from(&rpc.methods);
+    recorded.body = body;
     faults.record(recorded);
     for method in &rpc.requests {
         faults.shared.count_method(method);

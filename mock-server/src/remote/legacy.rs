@@ -16,7 +16,6 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{Query, State};
@@ -34,7 +33,6 @@ use super::faults::FaultState;
 use crate::handler::MockHandler;
 use crate::shared::Shared;
 
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
 const CHANNEL: usize = 64;
 
 struct Session {
@@ -147,6 +145,7 @@ pub(crate) async fn open_stream(
     State(faults): State<Arc<FaultState>>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let (id, from_server, guard) = faults.legacy.open();
+    let keep_alive = faults.legacy_keep_alive;
     let endpoint = faults
         .cross_origin()
         .unwrap_or_else(|| format!("/message?sessionId={id}"));
@@ -161,7 +160,7 @@ pub(crate) async fn open_stream(
         let event = next_event(&mut from_server, &mut oversized).await?;
         Some((event, (from_server, oversized, guard)))
     });
-    Sse::new(head.chain(tail).map(Ok)).keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+    Sse::new(head.chain(tail).map(Ok)).keep_alive(KeepAlive::new().interval(keep_alive))
 }
 
 /// The next event of a stream, or `None` once the session's server is gone.

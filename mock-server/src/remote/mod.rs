@@ -108,6 +108,12 @@ pub struct MockOptions {
     /// # Default
     /// `None`: no authorization.
     pub oauth: Option<OAuthOptions>,
+    /// How often every open stream carries an SSE keep-alive comment (bytes, never a message):
+    /// legacy SSE streams and Streamable HTTP's.
+    ///
+    /// # Default
+    /// `None`: every 15 s on legacy SSE streams, never on Streamable HTTP's.
+    pub sse_keep_alive: Option<Duration>,
 }
 
 impl Default for MockOptions {
@@ -122,6 +128,7 @@ impl Default for MockOptions {
             mcp_path: "/mcp".to_owned(),
             stateless: false,
             oauth: None,
+            sse_keep_alive: None,
         }
     }
 }
@@ -169,7 +176,14 @@ impl MockServer {
             let base = format!("http://{addr}");
             Arc::new(Authority::new(oauth, base, &opts.mcp_path, &opts.sse_path))
         });
-        let state = FaultState::new(shared, kill, manager, opts.stateless, oauth);
+        let state = FaultState::new(
+            shared,
+            kill,
+            manager,
+            opts.stateless,
+            oauth,
+            opts.sse_keep_alive.unwrap_or(LEGACY_KEEP_ALIVE),
+        );
         let state = Arc::new(state);
         let router = router(&opts, &state);
         let task = tokio::spawn(accept::serve(listener, router, state.clone()));
@@ -224,6 +238,9 @@ impl Drop for MockServer {
     }
 }
 
+/// How often legacy SSE streams carry a keep-alive comment unless `sse_keep_alive` says.
+const LEGACY_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
 type Service = StreamableHttpService<MockHandler, LocalSessionManager>;
 
 /// The two flavours of Streamable HTTP; the stateless switch picks one per request.
@@ -247,7 +264,7 @@ fn router(opts: &MockOptions, state: &Arc<FaultState>) -> Router {
         let service = |stateless: bool| {
             let shared = state.shared.clone();
             let config = StreamableHttpServerConfig::default()
-                .with_sse_keep_alive(None)
+                .with_sse_keep_alive(opts.sse_keep_alive)
                 .with_sse_retry(Some(opts.sse_retry))
                 .with_legacy_session_mode(!stateless)
                 .with_cancellation_token(state.kill.child_token());

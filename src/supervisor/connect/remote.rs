@@ -147,6 +147,7 @@ async fn serve_http(
         &config.limits,
         context.auth.clone(),
         standalone.clone(),
+        activity.clone(),
     )
     .map_err(|e| failed(e, None))?;
     let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);

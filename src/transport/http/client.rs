@@ -19,7 +19,7 @@ use rmcp::{
 };
 
 use super::{HttpError, Standalone, discover, errors::redacted, own_answer, routing, status_of};
-use crate::{auth::Authorizer, config::RemoteConfig};
+use crate::{auth::Authorizer, config::RemoteConfig, transport::Activity};
 
 /// rmcp's reqwest backend, with session-expiry and `retry:` policy applied (see module docs).
 #[derive(Debug, Clone)]
@@ -34,6 +34,8 @@ pub(crate) struct HttpClient {
     pub(super) standalone: Standalone,
     /// Whether the handshake is over (see [`discover`]).
     pub(super) opening: discover::Opening,
+    /// Stamped when an answer's headers and each event of a stream arrive (comments included).
+    pub(super) activity: Arc<Activity>,
 }
 
 type SseStream = BoxedSseResponse;
@@ -45,8 +47,10 @@ impl HttpClient {
         config: &RemoteConfig,
         auth: Option<Arc<Authorizer>>,
         standalone: Standalone,
+        activity: Arc<Activity>,
     ) -> Self {
         HttpClient {
+            activity,
             inner,
             treat_400_as_expired: config.treat_400_as_expired,
             retry_min: config.sse_retry_min,
@@ -57,14 +61,17 @@ impl HttpClient {
         }
     }
 
-    /// Clamps every `retry:` hint of `stream` to the configured bounds.
+    /// Clamps every `retry:` hint of `stream` to the configured bounds, and stamps each item's
+    /// arrival on the generation's activity.
     fn clamp_retry(&self, stream: SseStream) -> SseStream {
         let (min, max) = (
             self.retry_min.as_millis() as u64,
             self.retry_max.as_millis() as u64,
         );
+        let activity = self.activity.clone();
         stream
             .map(move |event| {
+                activity.bytes_arrived();
                 event.map(|mut sse| {
                     sse.retry = sse.retry.map(|ms| ms.clamp(min, max.max(min)));
                     sse
@@ -146,6 +153,9 @@ impl StreamableHttpClient for HttpClient {
                 )
             })
             .await;
+        if result.is_ok() {
+            self.activity.bytes_arrived();
+        }
         let result = redacted(result);
         let result = match expires {
             true => Self::expire_on_400(request_id.clone(), result),

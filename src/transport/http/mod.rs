@@ -56,7 +56,7 @@ const RESERVED: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
 
 /// Builds the transport of one generation. Nothing is sent until rmcp sends `initialize`.
 /// `standalone` learns when the session's standalone `GET` stream is open (see
-/// [`Standalone`]). rmcp bounds each JSON body by `limits.max_message_bytes` and each SSE event
+/// [`Standalone`]); `activity` is stamped as answers and stream events arrive. rmcp bounds each JSON body by `limits.max_message_bytes` and each SSE event
 /// by `limits.max_sse_event_bytes`, before it parses them.
 pub(crate) fn transport(
     http: &reqwest::Client,
@@ -64,6 +64,7 @@ pub(crate) fn transport(
     limits: &Limits,
     auth: Option<Arc<Authorizer>>,
     standalone: Standalone,
+    activity: Arc<super::Activity>,
 ) -> Result<StreamableHttpClientTransport<HttpClient>, String> {
     let mut custom_headers = HashMap::new();
     for (name, value) in header_map(config)? {
@@ -85,7 +86,7 @@ pub(crate) fn transport(
         .max_json_response_size(limits.max_message_bytes)
         .reinit_on_expired_session(false);
     transport_config.retry_config = Arc::new(retry);
-    let client = HttpClient::new(http.clone(), config, auth, standalone);
+    let client = HttpClient::new(http.clone(), config, auth, standalone, activity);
     Ok(StreamableHttpClientTransport::with_client(
         client,
         transport_config,

@@ -64,7 +64,7 @@ pub(crate) async fn connect(
     limits: &Limits,
     auth: Option<Arc<Authorizer>>,
     slot: DeathSlot,
-    progress: &Activity,
+    progress: &Arc<Activity>,
 ) -> Result<SseTransport, ConnectError> {
     let headers = http::header_map(config).map_err(ConnectError::new)?;
     let get = |token: Option<String>| {
@@ -123,7 +123,7 @@ pub(crate) async fn connect(
         });
     }
     let (max_event, max_line) = (limits.max_sse_event_bytes, limits.max_sse_line_bytes);
-    let mut events = stream::events(response, max_event, max_line);
+    let mut events = stream::events(response, max_event, max_line, progress.clone());
     let endpoint = stream::endpoint(&mut events, &config.url);
     let endpoint = tokio::time::timeout(config.endpoint_timeout, endpoint)
         .await

@@ -2,7 +2,7 @@
 //! event, and the reader task that feeds the transport's channel (see the parent module's
 //! invariants).
 
-use std::collections::VecDeque;
+use std::{collections::VecDeque, sync::Arc};
 
 use bytes::Bytes;
 use futures::{StreamExt, stream::BoxStream};
@@ -14,7 +14,7 @@ use url::Url;
 use super::parse::{Event, Parser, SseError};
 use crate::{
     state::{Cause, Death},
-    transport::DeathSlot,
+    transport::{Activity, DeathSlot},
 };
 
 /// Why the stream stopped being read.
@@ -35,11 +35,20 @@ pub(super) struct Events {
     /// What ends the stream once `ready` is drained.
     failed: Option<ReadError>,
     ended: bool,
+    /// Stamped with every chunk: bytes that are not yet (or never) a message, such as comments.
+    activity: Arc<Activity>,
 }
 
-/// The events of `response`, bounded to `max_event` bytes each and lines to `max_line`.
-pub(super) fn events(response: reqwest::Response, max_event: usize, max_line: usize) -> Events {
+/// The events of `response`, bounded to `max_event` bytes each and lines to `max_line`; every
+/// chunk that arrives is stamped on `activity`.
+pub(super) fn events(
+    response: reqwest::Response,
+    max_event: usize,
+    max_line: usize,
+    activity: Arc<Activity>,
+) -> Events {
     Events {
+        activity,
         body: response.bytes_stream().boxed(),
         parser: Parser::new(max_event, max_line),
         ready: VecDeque::new(),
@@ -68,11 +77,13 @@ impl Events {
                 return None;
             }
             self.failed = match self.body.next().await {
-                Some(Ok(chunk)) => self
-                    .parser
-                    .push(&chunk, &mut self.ready)
-                    .err()
-                    .map(ReadError::Sse),
+                Some(Ok(chunk)) => {
+                    self.activity.bytes_arrived();
+                    self.parser
+                        .push(&chunk, &mut self.ready)
+                        .err()
+                        .map(ReadError::Sse)
+                }
                 Some(Err(e)) => Some(ReadError::Http(e)),
                 None => {
                     self.ended = true;
