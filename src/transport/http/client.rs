@@ -34,7 +34,8 @@ pub(crate) struct HttpClient {
     pub(super) standalone: Standalone,
     /// Whether the handshake is over (see [`discover`]).
     pub(super) opening: discover::Opening,
-    /// Stamped when an answer's headers and each event of a stream arrive (comments included).
+    /// Stamped when an answer's headers and each event of a stream arrive. Comment lines (SSE
+    /// keep-alives) are not seen: rmcp's SSE parser drops them before yielding an event.
     pub(super) activity: Arc<Activity>,
 }
 
