@@ -25,7 +25,7 @@ HOLDERS = ('mcp_resilient', 'rmcp', 'reqwest')
 def crate(frame):
     """The crate of a demangled frame: the first path segment, generics and impls peeled."""
     f = frame.strip()
-    while f[:1] in '<&(' or f.startswith('dyn ') or f.startswith('mut '):
+    while f and (f[0] in '<&(' or f.startswith('dyn ') or f.startswith('mut ')):
         f = f[1:] if f[:1] in '<&(' else f.split(' ', 1)[1]
     return re.split(r'::|<| ', f, 1)[0]
 
@@ -42,13 +42,17 @@ def main():
         cost = int(count)
         frames = stack.split(';')
         total += cost
-        holder = 'runtime/other'
+        # A stack with none of the three is a task of its own: hyper's connection tasks
+        # (spawned by reqwest's pool) and the runtime's.
+        holder = 'spawned task (hyper connection, runtime)'
         for frame in frames:
             if crate(frame) in HOLDERS:
                 holder = crate(frame)
         site = 'std/alloc'
         for frame in reversed(frames):
             c = crate(frame)
+            if '(alloc.rs)' in frame or frame.startswith('_R') or '___rdl_alloc' in frame:
+                continue
             if c and not c.startswith(STD) and c not in STD:
                 name = re.sub(r'<.*', '', frame.strip().lstrip('<&'))
                 site = '::'.join(name.split('::')[:4])

@@ -23,6 +23,7 @@ pub mod definitions;
 pub(crate) mod handle;
 mod names;
 mod publish;
+mod shared;
 mod snapshot;
 
 use std::{
@@ -62,6 +63,8 @@ struct Inner {
     /// Call routes by server name; set by `attach` when a supervisor starts, removed by `detach`.
     routes: RwLock<HashMap<Arc<str>, Arc<dyn Route>>>,
     changes: broadcast::Sender<ToolsChanged>,
+    /// One copy of each distinct definition across servers.
+    definitions: shared::Definitions,
 }
 
 /// The tool registry shared by every supervisor of a host. Clone it freely: clones share state.
@@ -85,6 +88,7 @@ impl ToolRegistry {
                 snapshot: RwLock::new(Arc::new(Snapshot::default())),
                 routes: RwLock::new(HashMap::new()),
                 changes,
+                definitions: shared::Definitions::default(),
             }),
         }
     }

@@ -52,7 +52,7 @@ impl ToolRegistry {
                 public_name: Arc::from(public_name(server, &raw)),
                 server: server.clone(),
                 raw_name: raw,
-                definition: Arc::new(tool),
+                definition: self.inner.definitions.share(tool),
             });
         }
         let mut guard = write(&self.inner.snapshot);
