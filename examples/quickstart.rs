@@ -46,15 +46,18 @@ async fn main() -> Res<()> {
     let result = echo.call(json!({"text": "hello"})).await?;
     println!("echo: {}", for_terminal_line(&text(&result)));
 
-    // The server dies; the supervisor notices and starts reconnecting.
+    // The server dies; the supervisor notices and starts reconnecting. The event carries the
+    // state it announces (read it there: `state()` may still be catching up).
     let mut events = server.events();
     mock.faults().kill();
-    wait_for(
+    let died = wait_for(
         &mut events,
         |e| matches!(e, Event::State { state, .. } if !state.is_ready()),
     )
     .await?;
-    println!("the server died: {}", server.state());
+    if let Event::State { state, .. } = &died {
+        println!("the server died: {state}");
+    }
 
     // It comes back on the same port; the same handle works on the new generation.
     let restarted = MockServer::start(MockOptions {
@@ -62,10 +65,14 @@ async fn main() -> Res<()> {
         ..MockOptions::default()
     })
     .await?;
-    let generation = server
-        .wait_ready(STEP)
-        .await
-        .map_err(|state| format!("not ready again: {state}"))?;
+    let ready = wait_for(
+        &mut events,
+        |e| matches!(e, Event::State { state, .. } if state.is_ready()),
+    )
+    .await?;
+    let Event::State { generation, .. } = ready else {
+        return Err("not a state event".into());
+    };
     let result = echo.call(json!({"text": "hello again"})).await?;
     println!(
         "echo on generation {generation}: {}",
@@ -112,11 +119,11 @@ fn text(result: &rmcp::model::CallToolResult) -> String {
 async fn wait_for(
     events: &mut tokio::sync::broadcast::Receiver<Event>,
     want: impl Fn(&Event) -> bool,
-) -> Res<()> {
+) -> Res<Event> {
     tokio::time::timeout(STEP, async {
         loop {
             match events.recv().await {
-                Ok(event) if want(&event) => return Ok(()),
+                Ok(event) if want(&event) => return Ok(event),
                 Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                 Err(e) => return Err(e.to_string()),
             }
