@@ -18,12 +18,7 @@ if [ ! -e "$lib" ]; then
     apt-get install -y libjemalloc2 >/dev/null
 fi
 
-bench=$(cargo bench --bench resilience --no-run --message-format=json 2>/dev/null |
-    python3 -c 'import json,sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "resilience" and m.get("executable"):
-        print(m["executable"])')
+bench=$(scripts/bench-exe.sh)
 echo "glibc malloc:"
 MCP_SCALE_NO_RESTART=1 "$bench" --scale-child idle "$kind" "$n" 10000 | tail -1
 echo "jemalloc (LD_PRELOAD):"

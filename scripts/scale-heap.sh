@@ -16,12 +16,7 @@ if ! command -v heaptrack >/dev/null; then
     apt-get install -y heaptrack >/dev/null
 fi
 
-bench=$(cargo bench --bench resilience --no-run --message-format=json 2>/dev/null |
-    python3 -c 'import json,sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "resilience" and m.get("executable"):
-        print(m["executable"])')
+bench=$(scripts/bench-exe.sh)
 out="target/bench/heap"
 mkdir -p "$out"
 for kind in HTTP-2025 HTTP-2026 legacy-SSE; do

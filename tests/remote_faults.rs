@@ -510,27 +510,35 @@ async fn giving_up_abandons_a_hedged_attempt_that_could_still_win() {
     gateway.shutdown().await;
 }
 
-/// A mock of `transport` whose every stream carries a keep-alive comment each 50 ms: bytes that
-/// are never a message.
-async fn chatty_mock(transport: MockTransport) -> MockServer {
-    mock(MockOptions {
+/// A ready supervisor of a mock of `transport` whose every stream carries a keep-alive comment
+/// each 50 ms (bytes that are never a message), probing every `interval` with `timeout`.
+async fn chatty(
+    transport: MockTransport,
+    interval: Duration,
+    timeout: Duration,
+    failures: u32,
+) -> (MockServer, Supervisor) {
+    let mock = mock(MockOptions {
         transport,
         sse_keep_alive: Some(Duration::from_millis(50)),
         ..MockOptions::default()
     })
-    .await
-}
-
-fn chatty_config(
-    transport: MockTransport,
-    mock: &MockServer,
-    heartbeat: Heartbeat,
-) -> ServerConfig {
+    .await;
     let config = match transport {
         MockTransport::Sse => ServerConfig::sse("chatty", mock.sse_url()),
         _ => era_2025(ServerConfig::http("chatty", mock.http_url())),
     };
-    fast(config).heartbeat(heartbeat)
+    let heartbeat = Heartbeat {
+        interval,
+        timeout,
+        failures,
+        ..Heartbeat::default()
+    };
+    let server = Supervisor::start(fast(config).heartbeat(heartbeat), ToolRegistry::new())
+        .await
+        .expect("start");
+    server.wait_ready(LIMIT).await.expect("ready");
+    (mock, server)
 }
 
 /// When each of the first `n` probes (`ping`) after now reached the mock, in µs.
@@ -565,21 +573,8 @@ async fn next_pings(mock: &MockServer, n: usize) -> Vec<u64> {
 async fn keep_alive_bytes_put_a_probe_off_by_one_interval_at_most() {
     init_tracing();
     let transport = MockTransport::Sse;
-    let mock = chatty_mock(transport).await;
     let interval = Duration::from_millis(400);
-    let heartbeat = Heartbeat {
-        interval,
-        timeout: Duration::from_millis(300),
-        failures: 3,
-        ..Heartbeat::default()
-    };
-    let server = Supervisor::start(
-        chatty_config(transport, &mock, heartbeat),
-        ToolRegistry::new(),
-    )
-    .await
-    .expect("start");
-    server.wait_ready(LIMIT).await.expect("ready");
+    let (mock, server) = chatty(transport, interval, Duration::from_millis(300), 3).await;
     let pings = next_pings(&mock, 5).await;
     let gaps: Vec<u64> = pings.windows(2).map(|w| (w[1] - w[0]) / 1000).collect();
     // Without the byte clock each gap is one interval (400 ms) plus a round trip.
@@ -597,20 +592,8 @@ async fn keep_alive_bytes_put_a_probe_off_by_one_interval_at_most() {
 async fn keep_alive_bytes_do_not_keep_a_hung_session_alive() {
     init_tracing();
     for transport in [MockTransport::Sse, MockTransport::Http] {
-        let mock = chatty_mock(transport).await;
-        let heartbeat = Heartbeat {
-            interval: Duration::from_millis(300),
-            timeout: Duration::from_millis(200),
-            failures: 2,
-            ..Heartbeat::default()
-        };
-        let server = Supervisor::start(
-            chatty_config(transport, &mock, heartbeat),
-            ToolRegistry::new(),
-        )
-        .await
-        .expect("start");
-        server.wait_ready(LIMIT).await.expect("ready");
+        let (interval, timeout) = (Duration::from_millis(300), Duration::from_millis(200));
+        let (mock, server) = chatty(transport, interval, timeout, 2).await;
         let mut events = server.events();
         mock.faults().hang();
         let (_, death, _) = lost(&mut events).await;
