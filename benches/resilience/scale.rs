@@ -604,7 +604,8 @@ async fn run_child(args: &[String], limit: Duration, callgrind: bool) -> Res<(Va
                 stderr
                     .lines()
                     .rev()
-                    .find(|l| !l.trim().is_empty())
+                    .find(|l| l.starts_with("scale child:"))
+                    .or_else(|| stderr.lines().rev().find(|l| !l.trim().is_empty()))
                     .unwrap_or("")
             )
         })?;
@@ -779,7 +780,7 @@ async fn cost(kind: &Kind, mock: &MockProcess, port: &str, headers: &str) -> Res
         )
         .await?;
         let baseline = out["baseline"].as_u64().ok_or("no baseline")?;
-        let done = probe_count(kind, mock).await? - baseline;
+        let done = probe_count(kind, mock).await?.saturating_sub(baseline);
         probe_points.push((
             done as f64,
             instr.ok_or("callgrind collected nothing")? as f64,
