@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints the path of the benchmark binary (`benches/resilience.rs`), building it first in the
+# Prints the path of the benchmark binary (`cli/benches/resilience.rs`), building it first in the
 # bench profile. Shared by scripts/scale-heap.sh and scripts/scale-allocator.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -157,6 +157,7 @@ impl fmt::Display for Bytes {
 
 /// Parses a size: an integer number of bytes, optionally followed by `B`, `KiB`, `MiB` or `GiB`
 /// (case-insensitive, spaces allowed): `1048576`, `"512KiB"`, `"16 MiB"`.
+#[cfg_attr(not(feature = "config-files"), allow(dead_code))]
 pub(crate) fn parse_bytes(text: &str) -> Result<usize, String> {
     let text = text.trim();
     let digits = text

@@ -31,6 +31,7 @@
 
 mod builder;
 mod duration;
+#[cfg(feature = "config-files")]
 pub(crate) mod json;
 mod limits;
 mod policy;
@@ -42,11 +43,14 @@ mod validate;
 mod tests;
 
 pub use self::duration::{MAX_DURATION, format_duration, human_duration, parse_duration};
+#[cfg(feature = "config-files")]
 pub use self::json::{
     LoadedServers, SkippedServer, load_servers, load_servers_file, load_servers_with,
 };
+pub(crate) use self::limits::Bytes;
 pub use self::limits::Limits;
-pub(crate) use self::limits::{Bytes, parse_bytes};
+#[cfg(feature = "config-files")]
+pub(crate) use self::limits::parse_bytes;
 pub use self::policy::{Heartbeat, Reconnect};
 pub use self::server::{ProtocolChoice, ServerConfig, TransportConfig};
 pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};

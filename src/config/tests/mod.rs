@@ -1,25 +1,39 @@
 //! Unit tests of the configuration module, one file per concern.
 
+#[cfg(feature = "config-files")]
 mod auth;
 mod bounds;
 mod builder;
 mod duration;
+#[cfg(feature = "config-files")]
 mod expand;
+#[cfg(feature = "config-files")]
 mod files;
+#[cfg(feature = "config-files")]
 mod hosts_claude;
+#[cfg(feature = "config-files")]
 mod hosts_editors;
+#[cfg(feature = "config-files")]
 mod hosts_extensions;
+#[cfg(feature = "config-files")]
 mod huge_durations;
+#[cfg(feature = "config-files")]
 mod json;
+#[cfg(feature = "config-files")]
 mod json_errors;
+#[cfg(feature = "config-files")]
 mod jsonc_dotenv;
+#[cfg(feature = "config-files")]
 mod limits;
 mod redaction;
+#[cfg(feature = "config-files")]
 mod skipping;
 
 use std::time::Duration;
 
-use super::{ConfigError, ServerConfig, load_servers};
+#[cfg(feature = "config-files")]
+use super::load_servers;
+use super::{ConfigError, ServerConfig};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -38,6 +52,7 @@ fn rejected(config: ServerConfig) -> ConfigError {
     }
 }
 
+#[cfg(feature = "config-files")]
 /// Loads `json` and returns the error: the document's, or that of its one skipped entry. Fails
 /// the test if everything loaded.
 fn json_rejected(json: &str) -> ConfigError {
@@ -63,6 +78,7 @@ fn assert_error(err: &ConfigError, path: &str, needle: &str) {
     );
 }
 
+#[cfg(feature = "config-files")]
 /// A directory under `tests/fixtures/hosts`.
 fn fixture_dir(relative: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -70,6 +86,7 @@ fn fixture_dir(relative: &str) -> std::path::PathBuf {
         .join(relative)
 }
 
+#[cfg(feature = "config-files")]
 /// Loads a host file as if it lived in `fixture_dir(dir)`, with `env` as the whole environment.
 fn load_host(json: &str, dir: &str, env: &[(&str, &str)]) -> super::LoadedServers {
     let env: std::collections::BTreeMap<String, String> = env
@@ -83,6 +100,7 @@ fn load_host(json: &str, dir: &str, env: &[(&str, &str)]) -> super::LoadedServer
 
 /// The loaded server `name`.
 #[track_caller]
+#[cfg(feature = "config-files")]
 fn loaded<'a>(servers: &'a super::LoadedServers, name: &str) -> &'a ServerConfig {
     servers
         .servers
@@ -93,6 +111,7 @@ fn loaded<'a>(servers: &'a super::LoadedServers, name: &str) -> &'a ServerConfig
 
 /// The error of skipped entry `name`.
 #[track_caller]
+#[cfg(feature = "config-files")]
 fn skipped<'a>(servers: &'a super::LoadedServers, name: &str) -> &'a ConfigError {
     &servers
         .skipped
@@ -102,6 +121,7 @@ fn skipped<'a>(servers: &'a super::LoadedServers, name: &str) -> &'a ConfigError
         .error
 }
 
+#[cfg_attr(not(feature = "config-files"), allow(dead_code))]
 #[track_caller]
 fn stdio_of(config: &ServerConfig) -> &super::StdioConfig {
     match &config.transport {
@@ -110,6 +130,7 @@ fn stdio_of(config: &ServerConfig) -> &super::StdioConfig {
     }
 }
 
+#[cfg_attr(not(feature = "config-files"), allow(dead_code))]
 #[track_caller]
 fn remote_of(config: &ServerConfig) -> &super::RemoteConfig {
     match &config.transport {
@@ -118,6 +139,7 @@ fn remote_of(config: &ServerConfig) -> &super::RemoteConfig {
     }
 }
 
+#[cfg(feature = "config-files")]
 /// The names of the loaded servers, sorted.
 fn names(servers: &super::LoadedServers) -> Vec<&str> {
     servers.servers.iter().map(|s| s.name.as_str()).collect()

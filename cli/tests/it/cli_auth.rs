@@ -2,11 +2,10 @@
 //! process against the mock's OAuth mode, with a private config directory. Every run is traced
 //! at `trace` level, and no secret may appear in anything it printed.
 
-mod common;
-
+use crate::common;
 use std::path::Path;
 
-use common::{LIMIT, mock_binary};
+use crate::common::{LIMIT, mock_binary};
 use mcp_mock_server::{MockOptions, MockServer, OAuthOptions};
 use mcp_resilient::auth::{FileTokenStore, TokenStore};
 use oauth2::TokenResponse;

@@ -2,13 +2,17 @@
 //! in-memory exporters, and W3C trace context carried to the server in `params._meta`.
 //!
 //! One meter and tracer provider serve every test of this binary (the library's recorder is
-//! process-wide); each test uses its own server names and trace ids, and looks only at those.
+//! process-wide), so they run in a binary of their own; each test uses its own server names and
+//! trace ids, and looks only at those.
 
+#![allow(unreachable_pub)]
+
+#[path = "../it/common/mod.rs"]
 mod common;
 
 use std::{collections::BTreeMap, sync::OnceLock};
 
-use common::{LIMIT, era_2025, fast, process::MockProcess, wait_state};
+use crate::common::{LIMIT, era_2025, fast, process::MockProcess, wait_state};
 use mcp_resilient::{
     ConnectionState, Supervisor, ToolRegistry,
     auth::Auth,

@@ -1,15 +1,12 @@
 //! The CLI against hostile and sloppy input, with real child processes: durations that would
 //! overflow the clock, server text full of terminal escapes, and URLs that carry credentials.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 mod durations;
 mod escapes;
 mod redaction;
 mod token_store;
 
-use common::{LIMIT, mock_binary};
+use crate::common::{self, LIMIT, mock_binary};
 use tokio::process::Command;
 
 /// Runs the CLI with `args` (and `env`), returns its exit code, stdout and stderr.

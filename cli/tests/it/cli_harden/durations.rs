@@ -102,16 +102,16 @@ async fn twenty_four_hours_is_accepted_by_every_flag() {
 async fn a_per_call_timeout_of_duration_max_is_no_deadline_not_a_panic() {
     use mcp_resilient::{Supervisor, ToolRegistry};
     let registry = ToolRegistry::new();
-    let config = super::common::stdio_mock("big", &[]).call_wait(std::time::Duration::MAX);
+    let config = crate::common::stdio_mock("big", &[]).call_wait(std::time::Duration::MAX);
     assert!(
         Supervisor::start(config, registry.clone()).await.is_err(),
         "a config's call_wait is bounded at resolve"
     );
-    let server = Supervisor::start(super::common::stdio_mock("big", &[]), registry.clone())
+    let server = Supervisor::start(crate::common::stdio_mock("big", &[]), registry.clone())
         .await
         .expect("starts");
     server
-        .wait_ready(super::common::LIMIT)
+        .wait_ready(crate::common::LIMIT)
         .await
         .expect("ready");
     let echo = registry.handle("mcp__big__echo").expect("a handle");

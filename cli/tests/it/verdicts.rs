@@ -2,11 +2,9 @@
 //! mock server: what a supervisor does with overload, suspect answers, permanent refusals, a busy
 //! server, and the answers that prove a server alive.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, StatusFault};
 use mcp_resilient::{
     CallError, ConnectionState, Supervisor, ToolRegistry,

@@ -2,11 +2,9 @@
 //! on a server without sessions — the `server/discover` probe (never `ping`), the listen stream
 //! whose end is death, list changes on it, recovery after a kill, and multi-round tool calls.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{process::MockProcess, *};
+use crate::common::{process::MockProcess, *};
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, Whoami};
 use mcp_resilient::{
     CallError, ConnectionState, Supervisor, ToolRegistry,

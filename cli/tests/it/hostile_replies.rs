@@ -3,11 +3,9 @@
 //! see `verdict`) and every call either works or fails typed within its call timeout — never a
 //! hang, never a new generation.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{LIMIT, fast, mock_binary, wait_state};
+use crate::common::{LIMIT, fast, mock_binary, wait_state};
 use mcp_mock_server::{HostileReplies, ReplyKind, ReplyOptions};
 use mcp_resilient::{CallError, ConnectionState, Supervisor, ToolRegistry, config::ServerConfig};
 use serde_json::json;

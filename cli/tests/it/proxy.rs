@@ -1,11 +1,9 @@
 //! `mcp-resilient proxy` as a host sees it: the proxy is a real child process driven over its
 //! stdio by an rmcp client; the upstreams are mock servers in their own processes.
 
-mod common;
-
 use std::io::Write;
 
-use common::{
+use crate::common::{
     LIMIT, alive,
     host::{Host, text},
     mock_binary,

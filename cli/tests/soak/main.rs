@@ -17,7 +17,7 @@
 // how its modules reach each other, and nothing is an API.
 #![allow(unreachable_pub)]
 
-#[path = "../common/mod.rs"]
+#[path = "../it/common/mod.rs"]
 mod common;
 
 mod check;

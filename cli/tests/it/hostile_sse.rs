@@ -5,8 +5,6 @@
 //! counts as the client's. Margins are for a debug build on a loaded 2-core machine; each
 //! says what the code before the linear parser (eventsource-stream behind our framer) did.
 
-mod common;
-
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -21,7 +19,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdout, Command};
 
-use common::{LIMIT, fast, lost, mock_binary};
+use crate::common::{LIMIT, fast, lost, mock_binary};
 
 async fn hostile(kind: SseHostility, bytes: usize, pace: Duration) -> HostileSseServer {
     let opts = HostileSseOptions {

@@ -9,11 +9,9 @@
 //! initialized result", or "rejected" for the `-32022`; a 202 waited out rmcp's 10 s discover
 //! timeout first). The JSON-RPC errors and the 4xx already fell back; they are pinned here too.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{LIMIT, call, fast, mock_binary, ready_generation, stdio_mock};
+use crate::common::{LIMIT, call, fast, mock_binary, ready_generation, stdio_mock};
 use mcp_mock_server::{DiscoverRefusal, MockOptions, MockServer, MockTransport, Whoami};
 use mcp_resilient::{Supervisor, ToolRegistry, config::ServerConfig};
 use serde_json::{Value, json};

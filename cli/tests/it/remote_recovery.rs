@@ -1,11 +1,9 @@
 //! Remote servers as separate processes, SIGKILLed and restarted on the same port: recovery,
 //! hang detection, session expiry, in-flight calls, list_changed, and one registry for all.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{process::MockProcess, *};
+use crate::common::{process::MockProcess, *};
 use mcp_resilient::{
     CallError, ConnectionState, Supervisor, ToolRegistry,
     config::{Heartbeat, Reconnect, ServerConfig},

@@ -1,14 +1,12 @@
 //! SIGINT and SIGTERM end every CLI command within the close sequence's bound: the servers are
 //! shut down first (a stdio child reaped), and the exit code says what happened.
 
-mod common;
-
 use std::{
     process::Stdio,
     time::{Duration, Instant},
 };
 
-use common::{LIMIT, alive, mock_binary};
+use crate::common::{LIMIT, alive, mock_binary};
 use nix::{
     sys::signal::{Signal, kill},
     unistd::Pid,

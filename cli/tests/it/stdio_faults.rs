@@ -2,11 +2,9 @@
 //! full, one that ignores SIGTERM, one that dies right after its first tool listing (the window in
 //! which a death report used to be lost), and a give-up that is announced once.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use mcp_resilient::{
     CallError, ConnectionState, Supervisor, ToolRegistry,
     config::{Heartbeat, Reconnect},

@@ -1,10 +1,8 @@
 //! The supervisor end to end on the stdio transport, against the mock server as a real child.
 
-mod common;
-
 use std::{sync::Arc, time::Duration};
 
-use common::*;
+use crate::common::*;
 use mcp_resilient::{
     CallError, ConnectionState, Supervisor, ToolRegistry,
     config::{Heartbeat, Reconnect},

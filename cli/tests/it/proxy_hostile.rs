@@ -3,14 +3,12 @@
 //! asserts the bound (peak memory, time to exit, no process left), with what the code before the
 //! bounds measured in a comment.
 
-mod common;
-
 use std::{
     collections::HashSet,
     time::{Duration, Instant},
 };
 
-use common::{LIMIT, alive, mock_binary, process::MockProcess, raw::RawHost};
+use crate::common::{LIMIT, alive, mock_binary, process::MockProcess, raw::RawHost};
 use nix::{
     sys::signal::{Signal, kill, killpg},
     unistd::Pid,

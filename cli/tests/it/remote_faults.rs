@@ -2,11 +2,9 @@
 //! itself, a path that black-holes and heals, a server that expires every session at once, and
 //! a server redeployed from legacy SSE to Streamable HTTP at the same URL.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use mcp_mock_server::{
     MockOptions, MockServer, MockTransport, StatusFault,
     proxy::{GatewayFault, HttpFaultProxy, ProxyMode, TcpProxy},

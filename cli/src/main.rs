@@ -1,22 +1,13 @@
 //! The `mcp-resilient` command-line tool. See `mcp-resilient --help`.
 
-#[path = "cli/args/mod.rs"]
 mod args;
-#[path = "cli/auth.rs"]
 mod auth;
-#[path = "cli/commands.rs"]
 mod commands;
-#[path = "cli/demo/mod.rs"]
 mod demo;
-#[path = "cli/output.rs"]
 mod output;
-#[path = "cli/proxy.rs"]
 mod proxy;
-#[path = "cli/safe.rs"]
 mod safe;
-#[path = "cli/signals.rs"]
 mod signals;
-#[path = "cli/telemetry.rs"]
 mod telemetry;
 
 use std::process::ExitCode;

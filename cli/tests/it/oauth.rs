@@ -2,11 +2,9 @@
 //! 127.0.0.1, the mock as its own authorization server, the headless prompt following its
 //! redirects to our loopback callback.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{LIMIT, fast, wait_state};
+use crate::common::{LIMIT, fast, wait_state};
 use mcp_mock_server::{MockOptions, MockServer, OAuthOptions};
 use mcp_resilient::{
     ConnectionState, ServerConfig, Supervisor, ToolRegistry,

@@ -1,10 +1,9 @@
 //! The command-line contract: output shapes and exit codes, with real child processes.
 
-mod common;
-
+use crate::common;
 use std::process::Stdio;
 
-use common::{LIMIT, mock_binary};
+use crate::common::{LIMIT, mock_binary};
 use serde_json::Value;
 use tokio::{
     io::{AsyncBufReadExt, BufReader},

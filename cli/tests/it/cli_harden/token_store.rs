@@ -12,7 +12,7 @@ use std::{
 use mcp_mock_server::{MockOptions, MockServer, OAuthOptions};
 use tokio::process::Command;
 
-use super::common::{LIMIT, mock_binary};
+use crate::common::{LIMIT, mock_binary};
 
 async fn run(dir: &Path, args: &[&str]) -> (i32, String) {
     let output = tokio::time::timeout(

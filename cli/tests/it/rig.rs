@@ -1,13 +1,10 @@
 //! The `rig` feature end to end: rig-agent's real tool server (`ToolServerHandle`, rig's
 //! `ManagedToolSink`) kept in step with the registry, against the mock server as a real child
 //! process (stdio) or a real HTTP server process killed with SIGKILL and restarted.
-#![cfg(feature = "rig")]
-
-mod common;
 
 use std::{sync::Arc, time::Duration};
 
-use common::{process::MockProcess, *};
+use crate::common::{process::MockProcess, *};
 use mcp_resilient::{
     ConnectionState, Supervisor, ToolRegistry,
     config::{Reconnect, ServerConfig},

@@ -6,14 +6,13 @@
 //! `tools --url` run into its 30 s connect timeout ("could not connect within 30 s:
 //! connecting", exit 3) with a peak RSS of 1.0 GB (release: 3.4 GB after 71 pages).
 
-mod common;
-
+use crate::common;
 use std::{
     process::Stdio,
     time::{Duration, Instant},
 };
 
-use common::{LIMIT, mock_binary, process::MockProcess};
+use crate::common::{LIMIT, mock_binary, process::MockProcess};
 use tokio::process::Command;
 
 /// A CLI run: exit code, stdout, stderr, peak RSS (`VmHWM`, KiB) and wall time.

@@ -1,0 +1,34 @@
+//! The integration tests: the library, the CLI and the proxy against the mock server, with real
+//! sockets on 127.0.0.1 and real child processes. One test binary links once; the chaos soak,
+//! which counts the process's own descriptors, is a binary of its own (`tests/soak/`).
+//!
+//! They live in the CLI's package because they run the CLI's binary (`CARGO_BIN_EXE_…` names
+//! only a binary of the package under test): as the mock server (`mcp-resilient mock-server`),
+//! as the proxy, and as the command line itself.
+
+// Modules share helpers through `common`; what they export to each other is `pub`.
+#![allow(unreachable_pub)]
+
+mod common;
+
+mod cli;
+mod cli_auth;
+mod cli_harden;
+mod cli_signals;
+mod era_2026;
+mod era_fallback;
+mod hostile_limits;
+mod hostile_replies;
+mod hostile_sse;
+mod oauth;
+mod proxy;
+mod proxy_hostile;
+mod remote_faults;
+mod remote_recovery;
+mod remote_transport;
+#[cfg(feature = "rig")]
+mod rig;
+mod shape;
+mod stdio_faults;
+mod stdio_supervision;
+mod verdicts;
