@@ -121,6 +121,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod binary;
 mod block;
 mod complete;
 mod confirm;
@@ -136,36 +137,36 @@ mod process;
 mod progress;
 mod prompts;
 pub mod proxy;
+mod random;
 mod remote;
 mod resources;
+mod set_tools;
 mod shared;
 mod stdio;
 mod subscribers;
 mod tools;
 mod whoami;
 
-use std::hash::{BuildHasher, Hasher};
-use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use hostile::discover::{DiscoverRefusal, EmptyKind};
 pub use hostile::replies::{HostileReplies, ReplyKind, ReplyOptions};
 pub use process::spawn_process;
-pub use remote::faults::{Faults, MockState, RecordedRequest};
+pub use remote::MockServer;
+pub use remote::faults::Faults;
 pub use remote::oauth::{IssuedTokens, OAuthOptions, OAuthStats};
+pub use remote::options::{MockOptions, MockTransport};
+pub use remote::report::{MockState, RecordedRequest};
 pub use remote::status::{InvalidFault, StatusFault};
-pub use remote::{MockOptions, MockServer, MockTransport};
-pub use shared::SetTools;
+pub use set_tools::SetTools;
 pub use tools::BUILTINS;
 pub use whoami::Whoami;
 
 use args::{Args, Mode};
+use binary::{RUNTIME_SHUTDOWN, block_sigterm, init_tracing, print_listening, wait_for_signal};
 use crash::{CrashAction, CrashSwitch};
-
-/// How long the runtime waits for blocking work (a stdin read) when the server ends.
-const RUNTIME_SHUTDOWN: Duration = Duration::from_millis(200);
+use random::random_hex;
 
 /// Runs the mock server binary: parses `args` (without the program name), serves until the
 /// session ends (stdio) or a signal arrives (remote modes), and returns the exit code.
@@ -213,28 +214,6 @@ pub fn main_with_args<I: IntoIterator<Item = String>>(args: I) -> ExitCode {
     let code = runtime.block_on(run(args));
     runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
     code
-}
-
-/// Blocks SIGTERM in this (the main) thread, before the runtime starts its threads, which
-/// inherit the mask: a SIGTERM then stays pending for good (visible as `ShdPnd` in
-/// `/proc/<pid>/status`). Setting the disposition to SIG_IGN would need nix's `unsafe`
-/// `signal`/`sigaction`, which this crate forbids; changing the mask is safe. We start no child
-/// processes, which would inherit the mask too.
-fn block_sigterm() -> nix::Result<()> {
-    use nix::sys::signal::{SigSet, Signal};
-    let mut set = SigSet::empty();
-    set.add(Signal::SIGTERM);
-    set.thread_block()
-}
-
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    // A host that already installed a subscriber keeps it.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
 }
 
 async fn run(args: Args) -> ExitCode {
@@ -292,14 +271,7 @@ async fn run(args: Args) -> ExitCode {
         server.shutdown().await;
         return ExitCode::from(2);
     }
-    let mut stdout = std::io::stdout().lock();
-    if writeln!(stdout, "LISTENING {}", server.addr())
-        .and_then(|()| stdout.flush())
-        .is_err()
-    {
-        tracing::warn!("could not print the LISTENING line");
-    }
-    drop(stdout);
+    print_listening(server.addr());
     // With `--ignore-sigterm` SIGTERM is blocked, so only SIGINT ends this wait.
     wait_for_signal().await;
     server.shutdown().await;
@@ -314,29 +286,4 @@ fn apply_faults(args: &Args, faults: &Faults) -> Result<(), InvalidFault> {
     faults.set_discover_refusal(args.discover_refusal);
     faults.set_escapes(args.mods.escapes);
     Ok(())
-}
-
-/// Resolves on SIGINT or SIGTERM.
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(mut term) = signal(SignalKind::terminate()) else {
-        let _ = tokio::signal::ctrl_c().await;
-        return;
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
-}
-
-/// `len` random lowercase hex digits (std's per-instance random hasher keys; no extra crate).
-pub(crate) fn random_hex(len: usize) -> String {
-    let mut out = String::with_capacity(len + 16);
-    while out.len() < len {
-        let mut hasher = std::hash::RandomState::new().build_hasher();
-        hasher.write_usize(out.len());
-        out.push_str(&format!("{:016x}", hasher.finish()));
-    }
-    out.truncate(len);
-    out
 }

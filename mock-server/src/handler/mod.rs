@@ -4,6 +4,7 @@
 //! ([`crate::logging`]) and `subscriptions/listen` ([`crate::listen`]).
 
 mod builtins;
+mod params;
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -25,7 +26,7 @@ use crate::listen::{self, PendingMarks};
 use crate::shared::Shared;
 use crate::tools::ToolKind;
 use crate::{complete, hostile, prompts, resources};
-use builtins::{Echo, parse, text};
+use params::{Echo, parse, text};
 
 /// `tools/list` and `resources/list` page size.
 const PAGE: usize = 50;

@@ -31,6 +31,9 @@ mod routes;
 mod secret;
 mod token;
 
+#[cfg(test)]
+mod tests;
+
 pub(crate) use authority::Authority;
 pub(crate) use guard::check;
 pub use options::{IssuedTokens, OAuthOptions, OAuthStats};
