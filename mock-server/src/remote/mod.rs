@@ -15,6 +15,7 @@
 
 mod accept;
 mod admin;
+pub(crate) mod args;
 pub(crate) mod faults;
 mod gate;
 mod inject;

@@ -20,7 +20,8 @@ use tokio::task::JoinHandle;
 use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use tokio_util::sync::CancellationToken;
 
-use super::{ReplyOptions, Script};
+use super::options::ReplyOptions;
+use super::script::Script;
 use crate::binary::{print_listening, wait_for_signal};
 
 /// The longest request line read on stdio; a longer one is skipped.

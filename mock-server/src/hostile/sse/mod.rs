@@ -34,6 +34,7 @@ use tokio::net::TcpListener;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use options::SseArgs;
 pub use options::{HostileSseOptions, SseHostility, Trigger};
 use session::Sessions;
 

@@ -1,7 +1,10 @@
 //! What a hostile SSE server does, and when: its kind ([`SseHostility`]), its trigger
-//! ([`Trigger`]) and the rest of its options ([`HostileSseOptions`]).
+//! ([`Trigger`]) and the rest of its options ([`HostileSseOptions`]; binary: [`SseArgs`]).
 
 use std::time::Duration;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::value_parser;
 
 /// What a triggered session's stream carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +26,15 @@ pub enum SseHostility {
 }
 
 impl SseHostility {
+    /// The names of the kinds on the command line.
+    pub(crate) const NAMES: [&'static str; 5] = [
+        "invalid-utf8",
+        "newline-flood",
+        "endless-line",
+        "malformed-json",
+        "event-flood",
+    ];
+
     /// The kind named `name` on the command line (`invalid-utf8`, `newline-flood`,
     /// `endless-line`, `malformed-json`, `event-flood`).
     pub fn from_name(name: &str) -> Option<SseHostility> {
@@ -89,5 +101,68 @@ impl HostileSseOptions {
             pace: Duration::ZERO,
             trigger: Trigger::AfterList,
         }
+    }
+}
+
+/// `--hostile-bytes N`, `--hostile-trigger list|call` and `--hostile-pace-ms N`: the options of
+/// a `--transport sse --hostile KIND` server. Each left out keeps [`HostileSseOptions::new`]'s
+/// default (but see `pace`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::Args)]
+#[command(next_help_heading = "Hostile SSE (--transport sse --hostile KIND)")]
+pub(crate) struct SseArgs {
+    /// The size of a flood or an endless line.
+    #[arg(id = "hostile_bytes", long = "hostile-bytes", value_name = "N")]
+    pub(crate) bytes: Option<usize>,
+    /// When a session turns hostile: after its first `tools/list` answer (`list`), or on a
+    /// `tools/call` of `trigger` (`call`).
+    #[arg(
+        id = "hostile_trigger",
+        long = "hostile-trigger",
+        value_name = "WHEN",
+        value_parser = PossibleValuesParser::new(["list", "call"]).map(|when| trigger(&when))
+    )]
+    pub(crate) trigger: Option<Trigger>,
+    /// Milliseconds to wait before each chunk of a burst (`endless-line` drips one 8 KiB chunk
+    /// per millisecond unless told otherwise, the others send at once).
+    #[arg(
+        id = "hostile_pace_ms",
+        long = "hostile-pace-ms",
+        value_name = "MS",
+        value_parser = value_parser!(u64).map(Duration::from_millis)
+    )]
+    pub(crate) pace: Option<Duration>,
+}
+
+fn trigger(when: &str) -> Trigger {
+    match when {
+        "call" => Trigger::Manual,
+        _ => Trigger::AfterList,
+    }
+}
+
+impl SseArgs {
+    /// Whether any of these flags was given.
+    pub(crate) fn given(&self) -> bool {
+        *self != Self::default()
+    }
+
+    /// The options of a server of `kind` on `port`.
+    pub(crate) fn options(&self, kind: SseHostility, port: u16) -> HostileSseOptions {
+        let mut opts = HostileSseOptions::new(kind);
+        opts.port = port;
+        if let Some(bytes) = self.bytes {
+            opts.bytes = bytes;
+        }
+        if kind == SseHostility::EndlessLine {
+            // A slow drip: every 8 KiB chunk reaches the client on its own.
+            opts.pace = Duration::from_millis(1);
+        }
+        if let Some(pace) = self.pace {
+            opts.pace = pace;
+        }
+        if let Some(trigger) = self.trigger {
+            opts.trigger = trigger;
+        }
+        opts
     }
 }
