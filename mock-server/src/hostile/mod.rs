@@ -3,20 +3,20 @@
 //! the handshake like a real server first (where the kind allows it), so what is measured is the
 //! client's reaction to the bad bytes alone. Each area of misbehaviour has its own module; the
 //! binary picks a kind with `--hostile KIND` (legacy SSE kinds with `--transport sse`) or
-//! `--discover-refusal SHAPE`, and each kind's options sit next to it ([`args`] gathers them);
+//! `--discover-refusal SHAPE`, and each kind's options sit next to it (`hostile/args.rs` gathers them);
 //! tests start one in-process or through [`Faults`].
 //!
 //! Every hostile server binds 127.0.0.1 only, and every flood it can send is bounded in bytes or
 //! time and stops by itself.
 //!
-//! - [`discover`]: the ways a pre-2026 server refuses `server/discover`.
-//! - [`flood`]: stdio `notifications/message` as fast as the client reads them, up to
+//! - `discover`: the ways a pre-2026 server refuses `server/discover`.
+//! - `flood`: stdio `notifications/message` as fast as the client reads them, up to
 //!   `--flood-count` messages of `--flood-bytes` bytes or `--flood-ms` milliseconds, then one
 //!   `notifications/resources/list_changed` that marks the end (`--hostile flood`: a change of
 //!   the mock itself, requests are served meanwhile).
 //! - [`escapes`]: terminal escape sequences in tool names, descriptions, errors, instructions
 //!   and stderr (`--hostile escapes`, `escapes-exit`: a change of the mock itself, [`Hostile`]).
-//! - [`replies`]: bad replies on stdio and Streamable HTTP (huge and endless tool pages, stray
+//! - `replies`: bad replies on stdio and Streamable HTTP (huge and endless tool pages, stray
 //!   and duplicate responses, malformed JSON).
 //! - [`sse`]: legacy HTTP+SSE (invalid UTF-8, a newline flood, an endless line, malformed
 //!   JSON).
@@ -44,7 +44,7 @@ pub struct Hostile {
     /// # Default
     /// `false`
     pub escapes_exit: bool,
-    /// stdio: flood `notifications/message` once the session is initialized ([`flood`]).
+    /// stdio: flood `notifications/message` once the session is initialized (`flood`).
     ///
     /// # Default
     /// `false`
