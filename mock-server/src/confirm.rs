@@ -31,6 +31,8 @@ use rmcp::{ErrorData, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::random::random_hex;
+
 /// The key of the one input request of a 2026-07-28 round.
 pub(crate) const INPUT_KEY: &str = "confirm";
 
@@ -60,7 +62,7 @@ pub(crate) struct Nonces(Mutex<HashSet<String>>);
 
 impl Nonces {
     fn issue(&self, question: &str) -> String {
-        let nonce = crate::random_hex(16);
+        let nonce = random_hex(16);
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -120,8 +120,9 @@
 
 #![forbid(unsafe_code)]
 
-mod args;
+mod binary;
 mod block;
+mod cli;
 mod complete;
 mod confirm;
 mod crash;
@@ -136,207 +137,26 @@ mod process;
 mod progress;
 mod prompts;
 pub mod proxy;
+mod random;
 mod remote;
 mod resources;
+mod set_tools;
 mod shared;
 mod stdio;
 mod subscribers;
 mod tools;
 mod whoami;
 
-use std::hash::{BuildHasher, Hasher};
-use std::io::Write;
-use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
-
+pub use cli::main_with_args;
 pub use hostile::discover::{DiscoverRefusal, EmptyKind};
 pub use hostile::replies::{HostileReplies, ReplyKind, ReplyOptions};
 pub use process::spawn_process;
-pub use remote::faults::{Faults, MockState, RecordedRequest};
+pub use remote::MockServer;
+pub use remote::faults::Faults;
 pub use remote::oauth::{IssuedTokens, OAuthOptions, OAuthStats};
+pub use remote::options::{MockOptions, MockTransport};
+pub use remote::report::{MockState, RecordedRequest};
 pub use remote::status::{InvalidFault, StatusFault};
-pub use remote::{MockOptions, MockServer, MockTransport};
-pub use shared::SetTools;
+pub use set_tools::SetTools;
 pub use tools::BUILTINS;
 pub use whoami::Whoami;
-
-use args::{Args, Mode};
-use crash::{CrashAction, CrashSwitch};
-
-/// How long the runtime waits for blocking work (a stdin read) when the server ends.
-const RUNTIME_SHUTDOWN: Duration = Duration::from_millis(200);
-
-/// Runs the mock server binary: parses `args` (without the program name), serves until the
-/// session ends (stdio) or a signal arrives (remote modes), and returns the exit code.
-///
-/// Bad arguments print a message and return exit code 2; a lock-file overlap returns 99.
-pub fn main_with_args<I: IntoIterator<Item = String>>(args: I) -> ExitCode {
-    let args = match Args::parse(args) {
-        Ok(args) => args,
-        Err(message) => {
-            eprintln!("mcp-mock-server: {message}\n{}", args::USAGE);
-            return ExitCode::from(2);
-        }
-    };
-    let _lock = match &args.lock_file {
-        None => None,
-        Some(path) => match lock::take(path) {
-            Ok(lock::Lock::Held(lock)) => Some(lock),
-            Ok(lock::Lock::Overlap) => {
-                eprintln!("mcp-mock-server: another instance holds {}", path.display());
-                return ExitCode::from(lock::OVERLAP_EXIT_CODE);
-            }
-            Err(error) => {
-                eprintln!("mcp-mock-server: lock file {}: {error}", path.display());
-                return ExitCode::FAILURE;
-            }
-        },
-    };
-    init_tracing();
-    if args.ignore_sigterm
-        && let Err(error) = block_sigterm()
-    {
-        eprintln!("mcp-mock-server: cannot block SIGTERM: {error}");
-        return ExitCode::FAILURE;
-    }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("mcp-mock-server: cannot start the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let code = runtime.block_on(run(args));
-    runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
-    code
-}
-
-/// Blocks SIGTERM in this (the main) thread, before the runtime starts its threads, which
-/// inherit the mask: a SIGTERM then stays pending for good (visible as `ShdPnd` in
-/// `/proc/<pid>/status`). Setting the disposition to SIG_IGN would need nix's `unsafe`
-/// `signal`/`sigaction`, which this crate forbids; changing the mask is safe. We start no child
-/// processes, which would inherit the mask too.
-fn block_sigterm() -> nix::Result<()> {
-    use nix::sys::signal::{SigSet, Signal};
-    let mut set = SigSet::empty();
-    set.add(Signal::SIGTERM);
-    set.thread_block()
-}
-
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    // A host that already installed a subscriber keeps it.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
-}
-
-async fn run(args: Args) -> ExitCode {
-    // Legacy SSE has its own hostile kinds (`hostile::sse`); every other `--hostile` kind is
-    // dispatched by `hostile::run`.
-    if let (Mode::Sse, Some(hostile)) = (&args.mode, args.hostile_sse()) {
-        return hostile::sse::run(hostile).await;
-    }
-    if let Some(kind) = &args.hostile {
-        return hostile::run(kind, &args).await;
-    }
-    let boot_id = args.boot_id.clone().unwrap_or_else(|| random_hex(8));
-    let transport = match args.mode {
-        Mode::Stdio => {
-            let switch = CrashSwitch::new(CrashAction::Exit);
-            let shared = shared::Shared::new(boot_id, args.extra_tools, switch);
-            let shared = Arc::new(shared.for_stdio(args.exit_after_list));
-            shared.set_modern_only(args.modern_only);
-            shared.discover.set(args.discover_refusal);
-            if args.mods.escapes || args.mods.escapes_exit {
-                hostile::escapes::write_stderr();
-            }
-            if args.mods.escapes_exit {
-                return ExitCode::from(hostile::escapes::EXIT_CODE);
-            }
-            shared.set_escapes(args.mods.escapes);
-            let flood = args.mods.flood.then_some(args.flood);
-            return stdio::run(shared, args.ignore_stdin_eof, flood).await;
-        }
-        Mode::Sse => MockTransport::Sse,
-        Mode::Http => MockTransport::Http,
-    };
-    let opts = MockOptions {
-        transport,
-        port: args.port,
-        boot_id: Some(boot_id),
-        extra_tools: args.extra_tools,
-        sse_retry: args.sse_retry,
-        stateless: args.stateless,
-        oauth: args.oauth.clone(),
-        ..MockOptions::default()
-    };
-    let server = match MockServer::start_with(opts, true).await {
-        Ok(server) => server,
-        Err(error) => {
-            eprintln!(
-                "mcp-mock-server: cannot listen on port {}: {error}",
-                args.port
-            );
-            return ExitCode::FAILURE;
-        }
-    };
-    if let Err(error) = apply_faults(&args, server.faults()) {
-        eprintln!("mcp-mock-server: {error}\n{}", args::USAGE);
-        server.shutdown().await;
-        return ExitCode::from(2);
-    }
-    let mut stdout = std::io::stdout().lock();
-    if writeln!(stdout, "LISTENING {}", server.addr())
-        .and_then(|()| stdout.flush())
-        .is_err()
-    {
-        tracing::warn!("could not print the LISTENING line");
-    }
-    drop(stdout);
-    // With `--ignore-sigterm` SIGTERM is blocked, so only SIGINT ends this wait.
-    wait_for_signal().await;
-    server.shutdown().await;
-    ExitCode::SUCCESS
-}
-
-/// The remote fault flags, applied before the server reports that it listens.
-fn apply_faults(args: &Args, faults: &Faults) -> Result<(), InvalidFault> {
-    faults.set_status_fault(args.status_fault.clone())?;
-    faults.set_redirect(args.redirect.clone())?;
-    faults.set_modern_only(args.modern_only);
-    faults.set_discover_refusal(args.discover_refusal);
-    faults.set_escapes(args.mods.escapes);
-    Ok(())
-}
-
-/// Resolves on SIGINT or SIGTERM.
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(mut term) = signal(SignalKind::terminate()) else {
-        let _ = tokio::signal::ctrl_c().await;
-        return;
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
-}
-
-/// `len` random lowercase hex digits (std's per-instance random hasher keys; no extra crate).
-pub(crate) fn random_hex(len: usize) -> String {
-    let mut out = String::with_capacity(len + 16);
-    while out.len() < len {
-        let mut hasher = std::hash::RandomState::new().build_hasher();
-        hasher.write_usize(out.len());
-        out.push_str(&format!("{:016x}", hasher.finish()));
-    }
-    out.truncate(len);
-    out
-}

@@ -24,7 +24,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
 
 use rmcp::{Peer, RoleServer};
-use serde::Deserialize;
 use tokio::sync::watch;
 
 use crate::block::Block;
@@ -34,42 +33,11 @@ use crate::listen::Listens;
 use crate::logging::LastLevel;
 use crate::notify;
 use crate::resources::COUNTER;
+use crate::set_tools::SetTools;
 use crate::subscribers::Subscribers;
 use crate::tools::ToolSet;
 
-/// The body of the `set_tools` tool and of `POST /_mock/set-tools`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SetTools {
-    /// Tools to add (they behave like `echo`); a built-in name re-enables that built-in.
-    #[serde(default)]
-    pub add: Vec<String>,
-    /// Tools to remove; built-ins can be removed too.
-    #[serde(default)]
-    pub remove: Vec<String>,
-    /// Whether to send `notifications/tools/list_changed` to every session.
-    ///
-    /// # Default
-    /// `true`.
-    #[serde(default = "default_true")]
-    pub notify: bool,
-}
-
-fn default_true() -> bool {
-    true
-}
-
-impl Default for SetTools {
-    /// No change, and notify.
-    fn default() -> Self {
-        Self {
-            add: Vec::new(),
-            remove: Vec::new(),
-            notify: true,
-        }
-    }
-}
-
+/// The state every session of one server shares (see the module docs).
 pub(crate) struct Shared {
     pub(crate) boot_id: String,
     pub(crate) pid: u32,

@@ -1,7 +1,8 @@
 //! The shape of the sources (issue 18), checked in `cargo test` so that a change that breaks it
 //! fails the build's tests:
 //!
-//! - no import circle between the files of `src/` (the same check as `scripts/circles.py`);
+//! - no import circle between the files of `src/`, nor between those of `mock-server/src/`
+//!   (the same check as `scripts/circles.py`);
 //! - one module-file convention: a module with children is `foo/mod.rs`, never `foo.rs` beside
 //!   a `foo/`.
 //!
@@ -325,6 +326,26 @@ fn no_import_circle_between_the_files_of_src() {
     assert!(found.is_empty(), "import circles:\n{}", shown.join("\n"));
 }
 
+/// The mock server's sources: the circle and size checks cover them as they cover `src/`.
+fn mock_src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("mock-server/src")
+}
+
+#[test]
+fn no_import_circle_between_the_files_of_the_mock_server() {
+    let edges = edges(&mock_src());
+    assert!(
+        edges.len() > 30,
+        "the check sees too few files with imports: {}",
+        edges.len()
+    );
+    let found = circles(&edges);
+    assert!(
+        found.is_empty(),
+        "import circles in mock-server/src/: {found:?}"
+    );
+}
+
 #[test]
 fn the_check_finds_a_circle_and_follows_re_exports() {
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -616,6 +637,16 @@ fn oversized(root: &Path) -> Vec<String> {
 #[test]
 fn no_file_of_src_is_over_300_lines_without_a_reason_and_no_function_over_100() {
     let found = oversized(&src());
+    assert!(
+        found.is_empty(),
+        "split by concern (or say why in the module docs: \"over 300 lines\"):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn no_file_of_the_mock_server_is_over_300_lines_without_a_reason_and_no_function_over_100() {
+    let found = oversized(&mock_src());
     assert!(
         found.is_empty(),
         "split by concern (or say why in the module docs: \"over 300 lines\"):\n{}",

@@ -6,23 +6,17 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ProgressNotification
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 use super::MockHandler;
+use super::params::{Echo, parse, text};
 use crate::block::ANNOUNCEMENT;
 use crate::crash::{self, AfterFlush};
 use crate::progress::cancelled;
-use crate::shared::SetTools;
+use crate::set_tools::SetTools;
 use crate::{logging, progress};
 
 /// How long the `block` tool's progress notification may take to go out.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
-
-#[derive(Deserialize)]
-pub(super) struct Echo {
-    pub(super) text: String,
-}
 
 #[derive(Deserialize)]
 struct Add {
@@ -53,15 +47,6 @@ struct Crash {
 #[derive(Deserialize)]
 struct EndListens {
     graceful: bool,
-}
-
-pub(super) fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, ErrorData> {
-    serde_json::from_value(Value::Object(args))
-        .map_err(|error| ErrorData::invalid_params(format!("bad arguments: {error}"), None))
-}
-
-pub(super) fn text(text: impl Into<String>) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(text)])
 }
 
 impl MockHandler {

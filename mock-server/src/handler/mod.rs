@@ -4,6 +4,7 @@
 //! ([`crate::logging`]) and `subscriptions/listen` ([`crate::listen`]).
 
 mod builtins;
+mod params;
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -21,11 +22,12 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::confirm::{self, Retry};
 use crate::crash::{self, AfterFlush};
+use crate::hostile::escapes;
 use crate::listen::{self, PendingMarks};
 use crate::shared::Shared;
 use crate::tools::ToolKind;
-use crate::{complete, hostile, prompts, resources};
-use builtins::{Echo, parse, text};
+use crate::{complete, prompts, resources};
+use params::{Echo, parse, text};
 
 /// `tools/list` and `resources/list` page size.
 const PAGE: usize = 50;
@@ -71,7 +73,7 @@ impl ServerHandler for MockHandler {
             env!("CARGO_PKG_VERSION"),
         ));
         match self.shared.escapes() {
-            true => config.with_instructions(hostile::escapes::ESCAPES),
+            true => config.with_instructions(escapes::ESCAPES),
             false => config,
         }
     }
@@ -87,7 +89,7 @@ impl ServerHandler for MockHandler {
         }
         let mut tools = self.shared.tools().list();
         if self.shared.escapes() {
-            tools.extend(hostile::escapes::tools());
+            tools.extend(escapes::tools());
         }
         let (tools, next_cursor) = page(&tools, request)?;
         let mut result = ListToolsResult::with_all_items(tools);
@@ -107,7 +109,7 @@ impl ServerHandler for MockHandler {
             .note_traceparent(traceparent.or_else(|| context.meta.get_traceparent()));
         let args = request.arguments.unwrap_or_default();
         if self.shared.escapes()
-            && let Some(answer) = hostile::escapes::call(&self.shared, &request.name)
+            && let Some(answer) = escapes::call(&self.shared, &request.name)
         {
             return answer.map(Into::into);
         }

@@ -30,8 +30,6 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
-use crate::Faults;
-
 /// How a server that does not speak 2026-07-28 answers `server/discover` (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -235,7 +233,7 @@ impl fmt::Display for DiscoverRefusal {
     }
 }
 
-/// The server's discover refusal; set by [`Faults::set_discover_refusal`] and `--discover-refusal`.
+/// The server's discover refusal; set by `Faults::set_discover_refusal` and `--discover-refusal`.
 #[derive(Debug, Default)]
 pub(crate) struct Switch(Mutex<Option<DiscoverRefusal>>);
 
@@ -246,15 +244,6 @@ impl Switch {
 
     pub(crate) fn set(&self, shape: Option<DiscoverRefusal>) {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner) = shape;
-    }
-}
-
-impl Faults {
-    /// From now on a Streamable HTTP `server/discover` request is answered with `shape` instead
-    /// of by the server (see [`DiscoverRefusal`]); `None` ends it. Everything else, `initialize`
-    /// included, is served as usual: a 2025-11-25 server that refuses discovery its own way.
-    pub fn set_discover_refusal(&self, shape: Option<DiscoverRefusal>) {
-        self.state.shared.discover.set(shape);
     }
 }
 

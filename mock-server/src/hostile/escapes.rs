@@ -48,13 +48,6 @@ impl Shared {
     }
 }
 
-impl crate::Faults {
-    /// Turns the hostile kind `escapes` on or off (see [`crate::hostile::escapes`]).
-    pub fn set_escapes(&self, on: bool) {
-        self.state.shared.set_escapes(on);
-    }
-}
-
 /// The tools of this kind, appended to the list while it is on.
 pub(crate) fn tools() -> Vec<Tool> {
     let schema = |properties: serde_json::Value| {

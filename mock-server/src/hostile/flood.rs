@@ -12,19 +12,42 @@
 
 use std::time::Duration;
 
+use clap::builder::TypedValueParser;
+use clap::value_parser;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::{Peer, RoleServer};
 use serde_json::json;
 use tokio::time::Instant;
 
-/// How big and how long a flood is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How big and how long a flood is; also its flags (`--flood-count`, `--flood-bytes`,
+/// `--flood-ms`), whose defaults are [`FloodPlan::default`]'s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Args)]
+#[command(next_help_heading = "Hostile flood (--hostile flood, stdio)")]
 pub(crate) struct FloodPlan {
-    /// Messages to send (`--flood-count`).
+    /// Messages to send.
+    #[arg(
+        id = "flood_count",
+        long = "flood-count",
+        value_name = "N",
+        default_value_t = 100_000
+    )]
     pub(crate) count: u64,
-    /// Bytes of each message's pad (`--flood-bytes`).
+    /// Bytes of each message's pad.
+    #[arg(
+        id = "flood_bytes",
+        long = "flood-bytes",
+        value_name = "N",
+        default_value_t = 1024
+    )]
     pub(crate) bytes: usize,
-    /// The flood stops after this long in any case (`--flood-ms`).
+    /// Milliseconds after which the flood stops in any case.
+    #[arg(
+        id = "flood_ms",
+        long = "flood-ms",
+        value_name = "MS",
+        default_value = "60000",
+        value_parser = value_parser!(u64).map(Duration::from_millis)
+    )]
     pub(crate) limit: Duration,
 }
 

@@ -8,6 +8,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::args::{self, ProxyArgs};
 use super::{HttpFaultProxy, ProxyMode, TcpProxy};
+use crate::binary::{RUNTIME_SHUTDOWN, init_tracing, wait_for_signal};
 
 /// Runs a proxy as a command: parses `args` (without the program name; the first one is the
 /// form, `tcp` or `http`), prints `LISTENING 127.0.0.1:PORT`, and serves.
@@ -31,7 +32,7 @@ pub fn proxy_main_with_args<I: IntoIterator<Item = String>>(args: I) -> ExitCode
             return ExitCode::from(2);
         }
     };
-    crate::init_tracing();
+    init_tracing();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -59,7 +60,7 @@ pub fn proxy_main_with_args<I: IntoIterator<Item = String>>(args: I) -> ExitCode
         }
     });
     // The stdin reader is a blocking thread that only ends at the next line; do not wait on it.
-    runtime.shutdown_timeout(crate::RUNTIME_SHUTDOWN);
+    runtime.shutdown_timeout(RUNTIME_SHUTDOWN);
     code
 }
 
@@ -82,7 +83,7 @@ fn say(line: &str) {
 async fn run_tcp(proxy: TcpProxy) -> ExitCode {
     say(&format!("LISTENING {}", proxy.addr()));
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    let signal = crate::wait_for_signal();
+    let signal = wait_for_signal();
     tokio::pin!(signal);
     loop {
         let line = tokio::select! {
@@ -130,7 +131,7 @@ async fn run_http(proxy: HttpFaultProxy) -> ExitCode {
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let stdin_closed = async { while let Ok(Some(_)) = lines.next_line().await {} };
     tokio::select! {
-        () = crate::wait_for_signal() => {}
+        () = wait_for_signal() => {}
         () = stdin_closed => {}
     }
     let totals = json!({"injected": proxy.injected(), "forwarded": proxy.forwarded()});

@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::faults::FaultState;
+use super::state::ServerState;
 use crate::crash::CrashTap;
 
 /// How long a bind waits for a just-killed server (same process) to release its port.
@@ -42,17 +42,17 @@ pub(super) async fn bind(port: u16) -> io::Result<TcpListener> {
 }
 
 /// Serves connections until the kill token is cancelled, then tears everything down.
-pub(super) async fn serve(listener: TcpListener, router: Router, faults: Arc<FaultState>) {
+pub(super) async fn serve(listener: TcpListener, router: Router, server: Arc<ServerState>) {
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
-            () = faults.kill.cancelled() => break,
+            () = server.kill.cancelled() => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) if faults.refusing() => drop(stream),
+                Ok((stream, _)) if server.refusing() => drop(stream),
                 Ok((stream, _)) => {
                     // Small JSON-RPC frames must not wait for Nagle's algorithm.
                     let _ = stream.set_nodelay(true);
-                    let io = TokioIo::new(CrashTap::new(stream, faults.shared.crash.clone()));
+                    let io = TokioIo::new(CrashTap::new(stream, server.shared.crash.clone()));
                     let service = TowerToHyperService::new(router.clone());
                     connections.spawn(async move {
                         if let Err(error) = http1::Builder::new().serve_connection(io, service).await {
@@ -67,6 +67,6 @@ pub(super) async fn serve(listener: TcpListener, router: Router, faults: Arc<Fau
     }
     drop(listener);
     connections.shutdown().await;
-    faults.legacy.shutdown().await;
-    faults.streamable.sessions.write().await.clear();
+    server.legacy.shutdown().await;
+    server.streamable.sessions.write().await.clear();
 }

@@ -13,11 +13,13 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::faults::{FaultState, Faults, MockState, RecordedRequest};
+use super::faults::Faults;
+use super::report::{MockState, RecordedRequest};
+use super::state::ServerState;
 use super::status::{InvalidFault, StatusFault};
-use crate::shared::SetTools;
+use crate::set_tools::SetTools;
 
-type Admin = State<Arc<FaultState>>;
+type Admin = State<Arc<ServerState>>;
 
 fn faults(State(state): Admin) -> Faults {
     Faults { state }
@@ -45,7 +47,7 @@ fn oauth_off() -> (StatusCode, Json<Value>) {
 
 /// `/_mock/oauth/*`: expire access tokens, revoke refresh tokens, fail the token endpoint, read
 /// the counters.
-fn oauth_routes() -> Router<Arc<FaultState>> {
+fn oauth_routes() -> Router<Arc<ServerState>> {
     Router::new()
         .route(
             "/_mock/oauth/expire-access",
@@ -133,7 +135,15 @@ struct Location {
 }
 
 /// The admin routes, to be merged into the server's router.
-pub(crate) fn routes() -> Router<Arc<FaultState>> {
+pub(crate) fn routes() -> Router<Arc<ServerState>> {
+    transport_routes()
+        .merge(server_routes())
+        .merge(record_routes())
+        .merge(oauth_routes())
+}
+
+/// Faults of the transports: hang, streams, sessions, delays, legacy SSE events.
+fn transport_routes() -> Router<Arc<ServerState>> {
     Router::new()
         .route(
             "/_mock/hang",
@@ -198,6 +208,11 @@ pub(crate) fn routes() -> Router<Arc<FaultState>> {
                 ok()
             }),
         )
+}
+
+/// What the server serves (tools, counter, eras) and the answers the gate gives in its place.
+fn server_routes() -> Router<Arc<ServerState>> {
+    Router::new()
         .route(
             "/_mock/set-tools",
             post(|s: Admin, Json(b): Json<SetTools>| async move {
@@ -249,6 +264,11 @@ pub(crate) fn routes() -> Router<Arc<FaultState>> {
                 checked(faults(s).set_redirect(b.location))
             }),
         )
+}
+
+/// What the server recorded, and its state.
+fn record_routes() -> Router<Arc<ServerState>> {
+    Router::new()
         .route(
             "/_mock/requests",
             get(|s: Admin| async move { Json::<Vec<RecordedRequest>>(faults(s).requests()) }),
@@ -264,5 +284,4 @@ pub(crate) fn routes() -> Router<Arc<FaultState>> {
             "/_mock/state",
             get(|s: Admin| async move { Json::<MockState>(faults(s).state().await) }),
         )
-        .merge(oauth_routes())
 }

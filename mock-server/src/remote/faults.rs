@@ -1,207 +1,22 @@
-//! Fault controls of a remote mock server: the `/_mock/*` routes and [`Faults`] in-process.
-//!
-//! # Invariants
-//!
-//! 1. Every stream opened before `drop_streams()` ends when it is called; streams opened after
-//!    it are unaffected (each stream holds the drop token current at its start).
-//! 2. `kill()` ends every stream, session and connection; `refuse` only affects new connections.
-//!
-//! The faults that answer requests in the server's place (status, redirect, modern-only) are in
-//! [`super::inject`].
+//! Fault injection for a remote mock server: [`Faults`], the in-process handle of every
+//! control that the `/_mock/*` routes ([`super::admin`]) offer over HTTP. Each method changes
+//! the server's state ([`super::state`]) and nothing else; what the faults then do to requests
+//! is the gate's ([`super::gate`], [`super::inject`]) and the transports'. The OAuth controls
+//! are in [`super::oauth`].
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use serde::Serialize;
-use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
-
-use super::inject::Injections;
-use super::legacy::LegacySessions;
-use super::oauth::Authority;
-use crate::shared::{SetTools, Shared};
-
-/// One MCP request the server received (admin routes are not recorded).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RecordedRequest {
-    /// The HTTP method, e.g. `"POST"`.
-    pub method: String,
-    /// The request path without the query, e.g. `"/mcp"`.
-    pub path: String,
-    /// Header names (lowercase) and values (lossy UTF-8); a repeated header keeps its last value.
-    pub headers: BTreeMap<String, String>,
-    /// The JSON-RPC `method` of each message in a POST's body (requests and notifications, in
-    /// order); empty for other requests and for bodies that are not JSON-RPC.
-    pub rpc_methods: Vec<String>,
-    /// A POST's body (lossy UTF-8) when it is at most 4 KiB; empty otherwise
-    /// (the benchmark replays a probe's exact bytes from it).
-    pub body: String,
-    /// When the request arrived, in microseconds since the Unix epoch (the benchmark lines these
-    /// up with client-side times of another process on the same machine).
-    pub at_us: u64,
-}
-
-/// The largest POST body a [`RecordedRequest`] keeps.
-pub(crate) const RECORDED_BODY: usize = 4096;
-
-/// What `GET /_mock/state` reports.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MockState {
-    /// The server's boot id (`--boot-id` or random).
-    pub boot_id: String,
-    /// The process id serving.
-    pub pid: u32,
-    /// Open sessions, legacy SSE and Streamable HTTP together.
-    pub sessions: usize,
-    /// `tools/call` requests received so far.
-    pub calls: u64,
-    /// Open GET streams (legacy `GET /sse` and Streamable HTTP standalone `GET /mcp`).
-    pub streams: usize,
-    /// MCP requests the gate answered itself (status faults, redirects, modern-only
-    /// rejections) instead of the server.
-    pub faults_injected: u64,
-    /// JSON-RPC requests received so far by method, counted on arrival (also those a fault
-    /// answered); the same map `whoami` reports.
-    pub methods: BTreeMap<String, u64>,
-    /// Live `subscriptions/listen` subscriptions (registered and not ended).
-    pub listens: usize,
-    /// Whether Streamable HTTP runs without sessions now ([`Faults::set_stateless`]).
-    pub stateless: bool,
-    /// The value of `mock://counter` ([`Faults::bump_counter`], the `bump` tool).
-    pub counter: u64,
-    /// Live resource subscriptions: one per (initialize-era session, URI) of
-    /// `resources/subscribe`, plus one per URI accepted by each running 2026-07-28
-    /// `subscriptions/listen` (the same number `whoami` reports). Poll it to see a client
-    /// re-subscribe after a restart.
-    pub resource_subscriptions: usize,
-    /// The level the last `logging/setLevel` set (`"debug"` … `"emergency"`), if any.
-    pub log_level: Option<String>,
-    /// Calls of `sleep`, `block` and `progress` that ended because their request was
-    /// cancelled (`notifications/cancelled`, a 2026-07-28 client closing the response stream,
-    /// or the session ending).
-    pub cancelled: u64,
-}
-
-/// Counts one open GET stream while it lives.
-pub(crate) struct StreamGuard(watch::Sender<usize>);
-
-impl Drop for StreamGuard {
-    fn drop(&mut self) {
-        self.0.send_modify(|n| *n = n.saturating_sub(1));
-    }
-}
+use super::report::{MockState, RecordedRequest};
+use super::state::ServerState;
+use super::status::{InvalidFault, StatusFault};
+use crate::hostile::discover::DiscoverRefusal;
+use crate::set_tools::SetTools;
 
 /// Fault injection for one running [`MockServer`](crate::MockServer); cheap to clone.
 #[derive(Clone)]
 pub struct Faults {
-    pub(crate) state: Arc<FaultState>,
-}
-
-pub(crate) struct FaultState {
-    pub(crate) shared: Arc<Shared>,
-    /// Delay applied before each MCP request is handled; 0 = off.
-    slow_ms: AtomicU64,
-    /// Delay applied before each GET (a stream) is handled, on top of `slow_ms`; 0 = off.
-    slow_streams_ms: AtomicU64,
-    stale_400: AtomicBool,
-    /// Absolute endpoint announced by new legacy streams instead of the relative one.
-    cross_origin: Mutex<Option<String>>,
-    /// Size of the oversized event; each change makes open legacy streams send one.
-    pub(crate) oversized: watch::Sender<usize>,
-    /// Cancelled (and replaced) by `drop_streams`; a child of `kill`.
-    drop_streams: Mutex<CancellationToken>,
-    refuse: AtomicBool,
-    /// Streamable HTTP without sessions; set only by `MockServer::start` and `set_stateless`.
-    stateless: AtomicBool,
-    /// Status fault and redirect; see [`super::inject`].
-    pub(crate) inject: Injections,
-    /// Cancelled by `kill()`, by the in-process `crash` tool, and by shutdown.
-    pub(crate) kill: CancellationToken,
-    requests: Mutex<Vec<RecordedRequest>>,
-    /// Open GET streams; changed only by [`StreamGuard`]s.
-    streams: watch::Sender<usize>,
-    pub(crate) legacy: Arc<LegacySessions>,
-    pub(crate) streamable: Arc<LocalSessionManager>,
-    /// The authorization server in OAuth mode; set only by `MockServer::start`.
-    pub(crate) oauth: Option<Arc<Authority>>,
-    /// How often open legacy SSE streams carry a keep-alive comment.
-    pub(crate) legacy_keep_alive: Duration,
-}
-
-impl FaultState {
-    pub(crate) fn new(
-        shared: Arc<Shared>,
-        kill: CancellationToken,
-        streamable: Arc<LocalSessionManager>,
-        stateless: bool,
-        oauth: Option<Arc<Authority>>,
-        legacy_keep_alive: Duration,
-    ) -> Self {
-        Self {
-            legacy_keep_alive,
-            stateless: AtomicBool::new(stateless),
-            shared: shared.clone(),
-            slow_ms: AtomicU64::new(0),
-            slow_streams_ms: AtomicU64::new(0),
-            stale_400: AtomicBool::new(false),
-            cross_origin: Mutex::new(None),
-            oversized: watch::Sender::new(0),
-            drop_streams: Mutex::new(kill.child_token()),
-            refuse: AtomicBool::new(false),
-            inject: Injections::default(),
-            legacy: Arc::new(LegacySessions::new(shared, kill.child_token())),
-            kill,
-            requests: Mutex::new(Vec::new()),
-            streams: watch::Sender::new(0),
-            streamable,
-            oauth,
-        }
-    }
-
-    pub(crate) fn slow(&self) -> Duration {
-        Duration::from_millis(self.slow_ms.load(Ordering::SeqCst))
-    }
-
-    pub(crate) fn slow_streams(&self) -> Duration {
-        Duration::from_millis(self.slow_streams_ms.load(Ordering::SeqCst))
-    }
-
-    pub(crate) fn stale_400(&self) -> bool {
-        self.stale_400.load(Ordering::SeqCst)
-    }
-
-    pub(crate) fn refusing(&self) -> bool {
-        self.refuse.load(Ordering::SeqCst)
-    }
-
-    pub(crate) fn stateless(&self) -> bool {
-        self.stateless.load(Ordering::SeqCst)
-    }
-
-    pub(crate) fn cross_origin(&self) -> Option<String> {
-        lock(&self.cross_origin).clone()
-    }
-
-    /// The token that ends streams opened now.
-    pub(crate) fn stream_token(&self) -> CancellationToken {
-        lock(&self.drop_streams).clone()
-    }
-
-    pub(crate) fn stream_opened(&self) -> StreamGuard {
-        self.streams.send_modify(|n| *n += 1);
-        StreamGuard(self.streams.clone())
-    }
-
-    pub(crate) fn record(&self, request: RecordedRequest) {
-        lock(&self.requests).push(request);
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+    pub(crate) state: Arc<ServerState>,
 }
 
 impl Faults {
@@ -217,9 +32,7 @@ impl Faults {
 
     /// Ends every open SSE stream (legacy and Streamable HTTP) and forgets every session.
     pub async fn drop_streams(&self) {
-        let next = self.state.kill.child_token();
-        let old = std::mem::replace(&mut *lock(&self.state.drop_streams), next);
-        old.cancel();
+        self.state.drop_streams();
         self.expire_sessions().await;
     }
 
@@ -231,26 +44,24 @@ impl Faults {
 
     /// While on, a Streamable HTTP request with an unknown `Mcp-Session-Id` gets 400, not 404.
     pub fn set_stale_400(&self, on: bool) {
-        self.state.stale_400.store(on, Ordering::SeqCst);
+        self.state.set_stale_400(on);
     }
 
     /// Delays every MCP request by `delay` (zero turns it off).
     pub fn set_slow(&self, delay: Duration) {
-        let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
-        self.state.slow_ms.store(ms, Ordering::SeqCst);
+        self.state.set_slow(delay);
     }
 
     /// Delays every GET (the Streamable HTTP standalone stream, the legacy SSE stream) by
     /// `delay` before the server sees it (zero turns it off): the stream opens late, and what
     /// the server sends outside a request's own stream meanwhile has nowhere to go.
     pub fn set_slow_streams(&self, delay: Duration) {
-        let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
-        self.state.slow_streams_ms.store(ms, Ordering::SeqCst);
+        self.state.set_slow_streams(delay);
     }
 
     /// New legacy SSE streams announce `endpoint` (absolute) instead of `/message?…`; `None` resets.
     pub fn set_cross_origin(&self, endpoint: Option<String>) {
-        *lock(&self.state.cross_origin) = endpoint;
+        self.state.set_cross_origin(endpoint);
     }
 
     /// Every open legacy SSE stream, and every new one, sends one `message` event of `bytes`
@@ -283,12 +94,12 @@ impl Faults {
 
     /// Every MCP request received so far, oldest first.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        lock(&self.state.requests).clone()
+        self.state.requests()
     }
 
     /// Forgets the recorded requests.
     pub fn clear_requests(&self) {
-        lock(&self.state.requests).clear();
+        self.state.clear_requests();
     }
 
     /// Ends every live `subscriptions/listen` subscription. Graceful: each gets its final
@@ -303,7 +114,7 @@ impl Faults {
     /// Sessions opened before stay known to the session manager but are not consulted while
     /// on. Legacy SSE is not affected.
     pub fn set_stateless(&self, on: bool) {
-        self.state.stateless.store(on, Ordering::SeqCst);
+        self.state.set_stateless(on);
     }
 
     /// Boot id, pid, open sessions, calls served, answers injected, requests by method, live
@@ -316,7 +127,7 @@ impl Faults {
             pid: self.state.shared.pid,
             sessions: self.state.legacy.open_count() + streamable,
             calls: self.state.shared.calls(),
-            streams: *self.state.streams.borrow(),
+            streams: self.state.open_streams(),
             faults_injected: self.faults_injected(),
             methods: self.state.shared.methods(),
             listens: self.state.shared.listens.count(),
@@ -335,9 +146,7 @@ impl Faults {
     /// # Cancel safety
     /// Cancel safe; it only observes a counter.
     pub async fn wait_streams(&self, count: usize) {
-        let mut streams = self.state.streams.subscribe();
-        // The sender lives in `self.state`, so this cannot fail while we borrow it.
-        let _ = streams.wait_for(|open| *open >= count).await;
+        self.state.wait_streams(count).await;
     }
 
     /// Dies like a crash: stops accepting and aborts every connection and session. The port is
@@ -348,6 +157,50 @@ impl Faults {
 
     /// While on, accepted connections are closed at once.
     pub fn refuse(&self, on: bool) {
-        self.state.refuse.store(on, Ordering::SeqCst);
+        self.state.refuse(on);
+    }
+
+    /// From now on the gate answers matching MCP requests itself with `fault.status` (see
+    /// [`StatusFault`]); `None` clears it. Either resets the fault's counters.
+    ///
+    /// # Errors
+    /// A status outside 200–599 or a header value with control characters; the previous
+    /// setting then stays.
+    pub fn set_status_fault(&self, fault: Option<StatusFault>) -> Result<(), InvalidFault> {
+        self.state.inject.set_status(fault)
+    }
+
+    /// MCP requests the gate answered itself so far (status faults, redirects, modern-only
+    /// rejections), never handed to the server.
+    pub fn faults_injected(&self) -> u64 {
+        self.state.inject.injected()
+    }
+
+    /// While on, a POST to `/mcp` carrying an `initialize` request gets HTTP 400 with a
+    /// `-32022` JSON-RPC error naming `2026-07-28` as the only supported version; everything
+    /// else reaches the server, whose `server/discover` then lists `2026-07-28` alone.
+    pub fn set_modern_only(&self, on: bool) {
+        self.state.shared.set_modern_only(on);
+    }
+
+    /// While set, every MCP request is answered `307 Temporary Redirect` to `location`;
+    /// `None` ends it.
+    ///
+    /// # Errors
+    /// A location that is not a valid header value; the previous setting then stays.
+    pub fn set_redirect(&self, location: Option<String>) -> Result<(), InvalidFault> {
+        self.state.inject.set_redirect(location)
+    }
+
+    /// From now on a Streamable HTTP `server/discover` request is answered with `shape` instead
+    /// of by the server (see [`DiscoverRefusal`]); `None` ends it. Everything else, `initialize`
+    /// included, is served as usual: a 2025-11-25 server that refuses discovery its own way.
+    pub fn set_discover_refusal(&self, shape: Option<DiscoverRefusal>) {
+        self.state.shared.discover.set(shape);
+    }
+
+    /// Turns the hostile kind `escapes` on or off (see [`crate::hostile::escapes`]).
+    pub fn set_escapes(&self, on: bool) {
+        self.state.shared.set_escapes(on);
     }
 }

@@ -12,10 +12,15 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::faults::{FaultState, RecordedRequest, StreamGuard};
 use super::inject::{self, Rpc};
 use super::oauth;
+use super::report::{RECORDED_BODY, RecordedRequest};
+use super::state::{ServerState, StreamGuard};
 use crate::block;
+
+/// Largest MCP request body the gate reads into memory (to match a fault, or to hold it while
+/// hung); a larger one is answered 400.
+const BODY_LIMIT: usize = 16 * 1024 * 1024;
 
 /// What is known of a request on arrival; its JSON-RPC methods are filled in once the body is read.
 fn arrived(request: &Request) -> RecordedRequest {
@@ -39,18 +44,18 @@ fn arrived(request: &Request) -> RecordedRequest {
     }
 }
 
-/// Reads a POST's body (at most [`super::BODY_LIMIT`]) to see its JSON-RPC messages; other
+/// Reads a POST's body (at most [`BODY_LIMIT`]) to see its JSON-RPC messages; other
 /// requests pass untouched with an empty [`Rpc`].
 async fn read_rpc(request: Request) -> Result<(Request, Rpc, String), Response> {
     if request.method() != axum::http::Method::POST {
         return Ok((request, Rpc::default(), String::new()));
     }
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = to_bytes(body, super::BODY_LIMIT).await else {
+    let Ok(bytes) = to_bytes(body, BODY_LIMIT).await else {
         return Err(StatusCode::BAD_REQUEST.into_response());
     };
     let rpc = Rpc::parse(&bytes);
-    let kept = match bytes.len() <= super::faults::RECORDED_BODY {
+    let kept = match bytes.len() <= RECORDED_BODY {
         true => String::from_utf8_lossy(&bytes).into_owned(),
         false => String::new(),
     };
@@ -72,7 +77,7 @@ async fn read_rpc(request: Request) -> Result<(Request, Rpc, String), Response> 
 ///   a `subscriptions/listen` response also ends at an abrupt `end_listens` (the abort token
 ///   is taken on arrival, so it covers every listen that arrived before the end).
 pub(crate) async fn gate(
-    State(faults): State<Arc<FaultState>>,
+    State(server): State<Arc<ServerState>>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -80,65 +85,65 @@ pub(crate) async fn gate(
     let (request, rpc, body) = match read_rpc(request).await {
         Ok(read) => read,
         Err(answer) => {
-            faults.record(recorded);
+            server.record(recorded);
             return answer;
         }
     };
     recorded.rpc_methods.clone_from(&rpc.methods);
     recorded.body = body;
-    faults.record(recorded);
+    server.record(recorded);
     for method in &rpc.requests {
-        faults.shared.count_method(method);
+        server.shared.count_method(method);
     }
-    let listen_abort = rpc.is_listen().then(|| faults.shared.listens.abort_token());
-    let slow = faults.slow();
+    let listen_abort = rpc.is_listen().then(|| server.shared.listens.abort_token());
+    let slow = server.slow();
     if !slow.is_zero() {
         tokio::time::sleep(slow).await;
     }
-    let slow_stream = faults.slow_streams();
+    let slow_stream = server.slow_streams();
     if request.method() == axum::http::Method::GET && !slow_stream.is_zero() {
         tokio::time::sleep(slow_stream).await;
     }
-    let modern_only = faults.shared.modern_only();
-    let refusal = faults.shared.discover.get();
-    if let Some(answer) = inject::intercept(&faults.inject, modern_only, refusal, &request, &rpc) {
+    let modern_only = server.shared.modern_only();
+    let refusal = server.shared.discover.get();
+    if let Some(answer) = inject::intercept(&server.inject, modern_only, refusal, &request, &rpc) {
         return answer;
     }
     // The body was read above (a GET has none), so nothing waits on the client here.
-    faults.shared.wait_unhung().await;
-    let arrived_blocked = faults.shared.block.is_blocked();
+    server.shared.wait_unhung().await;
+    let arrived_blocked = server.shared.block.is_blocked();
     let is_stream = request.method() == axum::http::Method::GET;
     let stale_candidate = request.uri().path().starts_with("/mcp")
         && request.headers().contains_key("mcp-session-id");
-    let refusal = (faults.oauth.as_ref())
+    let refusal = (server.oauth.as_ref())
         .and_then(|authority| oauth::check(authority, &request, &rpc.tools_called));
     let mut response = match refusal {
         Some(refusal) => refusal,
         None => next.run(request).await,
     };
-    if stale_candidate && response.status() == StatusCode::NOT_FOUND && faults.stale_400() {
+    if stale_candidate && response.status() == StatusCode::NOT_FOUND && server.stale_400() {
         *response.status_mut() = StatusCode::BAD_REQUEST;
     }
     // A blocked server sends nothing, not even the head of a response.
     if arrived_blocked {
-        faults.shared.block.hold().await;
+        server.shared.block.hold().await;
     }
-    let counted = (is_stream && response.status().is_success()).then(|| faults.stream_opened());
-    hold_body(&faults, response, counted, listen_abort)
+    let counted = (is_stream && response.status().is_success()).then(|| server.stream_opened());
+    hold_body(&server, response, counted, listen_abort)
 }
 
 /// Wraps the body so it sends nothing while hung or blocked (frames wait in order; a block's
 /// announcement passes) and ends when streams are dropped, or `abort` (a listen's) fires.
 /// `guard` (for GET streams) is dropped with the body, which counts the stream as closed.
 fn hold_body(
-    faults: &FaultState,
+    server: &ServerState,
     response: Response,
     guard: Option<StreamGuard>,
     abort: Option<CancellationToken>,
 ) -> Response {
     let (parts, body) = response.into_parts();
-    let shared = faults.shared.clone();
-    let dropped = faults.stream_token();
+    let shared = server.shared.clone();
+    let dropped = server.stream_token();
     let end = async move {
         match abort {
             None => dropped.cancelled().await,

@@ -19,16 +19,16 @@ use axum::response::{IntoResponse, Response};
 use rmcp::model::{ErrorData, ProtocolVersion};
 use serde_json::{Value, json};
 
-use super::faults::Faults;
 use super::status::{Armed, InvalidFault, StatusFault, header_value};
 use crate::hostile::discover::DiscoverRefusal;
 
 /// The request-answering faults of one server.
 #[derive(Default)]
 pub(crate) struct Injections {
-    /// Set only by [`Faults::set_status_fault`]; its counters advance under this lock.
+    /// Set only by [`Injections::set_status`] (`Faults::set_status_fault`); its counters
+    /// advance under this lock.
     status: Mutex<Option<Armed>>,
-    /// Set only by [`Faults::set_redirect`].
+    /// Set only by [`Injections::set_redirect`] (`Faults::set_redirect`).
     redirect: Mutex<Option<HeaderValue>>,
     /// Answers given here so far; never reset.
     injected: AtomicU64,
@@ -42,6 +42,32 @@ impl Injections {
     fn count(&self, answer: Response) -> Response {
         self.injected.fetch_add(1, Ordering::SeqCst);
         answer
+    }
+
+    /// Arms `fault` (a fresh set of counters), or clears it.
+    ///
+    /// # Errors
+    /// A status outside 200–599 or a header value with control characters; the previous
+    /// setting then stays.
+    pub(crate) fn set_status(&self, fault: Option<StatusFault>) -> Result<(), InvalidFault> {
+        let armed = fault.map(Armed::new).transpose()?;
+        *lock(&self.status) = armed;
+        Ok(())
+    }
+
+    /// Redirects every MCP request to `location` from now on, or (`None`) stops.
+    ///
+    /// # Errors
+    /// A location that is not a valid header value; the previous setting then stays.
+    pub(crate) fn set_redirect(&self, location: Option<String>) -> Result<(), InvalidFault> {
+        let location = location.map(|l| header_value("location", &l)).transpose()?;
+        *lock(&self.redirect) = location;
+        Ok(())
+    }
+
+    /// Answers given here so far.
+    pub(crate) fn injected(&self) -> u64 {
+        self.injected.load(Ordering::SeqCst)
     }
 }
 
@@ -155,42 +181,4 @@ fn unsupported_version(id: Value, requested: ProtocolVersion) -> Response {
     let body = json!({"jsonrpc": "2.0", "id": id, "error": error});
     let headers = [(CONTENT_TYPE, "application/json")];
     (StatusCode::BAD_REQUEST, headers, body.to_string()).into_response()
-}
-
-impl Faults {
-    /// From now on the gate answers matching MCP requests itself with `fault.status` (see
-    /// [`StatusFault`]); `None` clears it. Either resets the fault's counters.
-    ///
-    /// # Errors
-    /// A status outside 200–599 or a header value with control characters; the previous
-    /// setting then stays.
-    pub fn set_status_fault(&self, fault: Option<StatusFault>) -> Result<(), InvalidFault> {
-        let armed = fault.map(Armed::new).transpose()?;
-        *lock(&self.state.inject.status) = armed;
-        Ok(())
-    }
-
-    /// MCP requests the gate answered itself so far (status faults, redirects, modern-only
-    /// rejections), never handed to the server.
-    pub fn faults_injected(&self) -> u64 {
-        self.state.inject.injected.load(Ordering::SeqCst)
-    }
-
-    /// While on, a POST to `/mcp` carrying an `initialize` request gets HTTP 400 with a
-    /// `-32022` JSON-RPC error naming `2026-07-28` as the only supported version; everything
-    /// else reaches the server, whose `server/discover` then lists `2026-07-28` alone.
-    pub fn set_modern_only(&self, on: bool) {
-        self.state.shared.set_modern_only(on);
-    }
-
-    /// While set, every MCP request is answered `307 Temporary Redirect` to `location`;
-    /// `None` ends it.
-    ///
-    /// # Errors
-    /// A location that is not a valid header value; the previous setting then stays.
-    pub fn set_redirect(&self, location: Option<String>) -> Result<(), InvalidFault> {
-        let location = location.map(|l| header_value("location", &l)).transpose()?;
-        *lock(&self.state.inject.redirect) = location;
-        Ok(())
-    }
 }

@@ -1,6 +1,6 @@
 //! Serving a [`Script`]: a line loop on stdio, or `POST /mcp` on 127.0.0.1.
 
-use std::io::{self, Write as _};
+use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -20,7 +20,9 @@ use tokio::task::JoinHandle;
 use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use tokio_util::sync::CancellationToken;
 
-use super::{ReplyOptions, Script};
+use super::options::ReplyOptions;
+use super::script::Script;
+use crate::binary::{print_listening, wait_for_signal};
 
 /// The longest request line read on stdio; a longer one is skipped.
 const LINE_MAX: usize = 1024 * 1024;
@@ -151,15 +153,8 @@ pub(super) async fn http_main(options: ReplyOptions) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut stdout = io::stdout().lock();
-    if writeln!(stdout, "LISTENING {}", server.addr())
-        .and_then(|()| stdout.flush())
-        .is_err()
-    {
-        tracing::warn!("could not print the LISTENING line");
-    }
-    drop(stdout);
-    crate::wait_for_signal().await;
+    print_listening(server.addr());
+    wait_for_signal().await;
     server.shutdown().await;
     ExitCode::SUCCESS
 }

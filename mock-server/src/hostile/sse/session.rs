@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{HostileSseOptions, SseHostility, Trigger};
+use super::options::{HostileSseOptions, SseHostility, Trigger};
+use crate::random::random_hex;
 
 /// Frames queued for one stream; a `POST` waits for room.
 const CHANNEL: usize = 64;
@@ -192,7 +193,7 @@ async fn next(mut s: Stream) -> Option<(Result<Bytes, Infallible>, Stream)> {
 
 /// `GET /sse`.
 pub(super) async fn open_stream(State(sessions): State<Arc<Sessions>>) -> Response {
-    let id = crate::random_hex(16);
+    let id = random_hex(16);
     let (tx, rx) = mpsc::channel(CHANNEL);
     let session = Session {
         tx,

@@ -18,6 +18,7 @@
 //! 3. No code, token, secret or client id is logged; the ledger's lock is never held across
 //!    an `.await`.
 
+pub(crate) mod args;
 mod authority;
 mod authorize;
 mod clients;
@@ -30,6 +31,9 @@ mod options;
 mod routes;
 mod secret;
 mod token;
+
+#[cfg(test)]
+mod tests;
 
 pub(crate) use authority::Authority;
 pub(crate) use guard::check;
