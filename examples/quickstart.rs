@@ -6,16 +6,15 @@
 //! cargo run --example quickstart -- http://127.0.0.1:8000/mcp    # your server: lists its tools
 //! ```
 //!
-//! Against the mock it also kills the server, starts it again on the same port, and calls
-//! through the same [`ToolHandle`]: the supervisor noticed the death, reconnected as a new
-//! generation and swapped the tools, and the handle follows. Against your own server it only
-//! lists the tools (calling one could have effects).
+//! Against the mock it also kills the server and calls through the same [`ToolHandle`] while
+//! it is down; the server starts again on the same port, the supervisor notices, reconnects as a
+//! new generation and swaps the tools, and the waiting call is answered by that generation.
+//! Against your own server it only lists the tools (calling one could have effects).
 
 use std::time::Duration;
 
 use mcp_mock_server::{MockOptions, MockServer};
-use mcp_resilient::text::for_terminal_line;
-use mcp_resilient::{ServerConfig, Supervisor, ToolHandle, ToolRegistry, state::Event};
+use mcp_resilient::{ServerConfig, Supervisor, ToolHandle, ToolRegistry};
 use serde_json::json;
 
 /// How long each step may take before the example gives up.
@@ -34,53 +33,41 @@ async fn main() -> Res<()> {
     // One registry for every server a host talks to; one supervisor per server.
     let registry = ToolRegistry::new();
     let config = ServerConfig::remote("demo", mock.http_url());
-    let server = Supervisor::start(config, registry.clone()).await?;
+    let server = Supervisor::spawn(config, &registry)?;
     let generation = server
         .wait_ready(STEP)
         .await
-        .map_err(|state| format!("not ready: {state}"))?;
+        .map_err(|status| format!("not ready: {status}"))?;
     println!("ready: generation {generation}");
 
     // Public names are `mcp__<server>__<tool>`; a handle is resolved at each call.
     let echo: ToolHandle = registry.handle("mcp__demo__echo")?;
     let result = echo.call(json!({"text": "hello"})).await?;
-    println!("echo: {}", for_terminal_line(&text(&result)));
+    println!("echo: {:?}", text(&result));
 
-    // The server dies; the supervisor notices and starts reconnecting. The event carries the
-    // state it announces (read it there: `state()` may still be catching up).
-    let mut events = server.events();
+    // The server dies; the supervisor notices and starts reconnecting. The status says so.
+    let mut watch = server.watch();
     mock.faults().kill();
-    let died = wait_for(
-        &mut events,
-        |e| matches!(e, Event::State { state, .. } if !state.is_ready()),
-    )
-    .await?;
-    if let Event::State { state, .. } = &died {
-        println!("the server died: {state}");
-    }
+    let died = tokio::time::timeout(STEP, watch.wait_for(|status| !status.is_ready()))
+        .await?
+        .ok_or("the supervisor stopped")?;
+    println!("the server died: {died}");
 
-    // It comes back on the same port; the same handle works on the new generation.
-    let restarted = MockServer::start(MockOptions {
+    // A call made now waits for the server to come back (the server's `call_wait`, 10 s by
+    // default); meanwhile it starts again on the same port.
+    let restart = tokio::spawn(MockServer::start(MockOptions {
         port,
         ..MockOptions::default()
-    })
-    .await?;
-    let ready = wait_for(
-        &mut events,
-        |e| matches!(e, Event::State { state, .. } if state.is_ready()),
-    )
-    .await?;
-    let Event::State { generation, .. } = ready else {
-        return Err("not a state event".into());
-    };
+    }));
     let result = echo.call(json!({"text": "hello again"})).await?;
+    let generation = server.status().ready().ok_or("not ready after the call")?;
     println!(
-        "echo on generation {generation}: {}",
-        for_terminal_line(&text(&result))
+        "echo, answered by generation {generation}: {:?}",
+        text(&result)
     );
 
     server.shutdown().await;
-    restarted.shutdown().await;
+    restart.await??.shutdown().await;
     mock.shutdown().await;
     Ok(())
 }
@@ -88,48 +75,29 @@ async fn main() -> Res<()> {
 /// Lists the tools of the server at `url` (protocol and transport detected).
 async fn list(url: &str) -> Res<()> {
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(ServerConfig::remote("server", url), registry.clone()).await?;
+    let server = Supervisor::spawn(ServerConfig::remote("server", url), &registry)?;
     let ready = server.wait_ready(STEP).await;
-    if let Err(state) = ready {
+    if let Err(status) = ready {
         server.shutdown().await;
-        return Err(format!("not ready within {STEP:?}: {state}").into());
+        return Err(format!("not ready within {STEP:?}: {status}").into());
     }
-    // A server's text goes to the terminal escaped: a description must not retitle, clear or
-    // recolour it.
+    // A server's text goes to the terminal quoted (`{:?}`): a description must not retitle,
+    // clear or recolour it.
     for tool in registry.snapshot().tools() {
         let about = tool.definition.description.as_deref().unwrap_or("");
-        let name = for_terminal_line(&tool.public_name);
-        println!("{name:40} {}", for_terminal_line(about));
+        let about = about.lines().next().unwrap_or("");
+        println!("{:40} {about:?}", format!("{:?}", &*tool.public_name));
     }
     server.shutdown().await;
     Ok(())
 }
 
 /// The text parts of a tool result.
-fn text(result: &rmcp::model::CallToolResult) -> String {
+fn text(result: &mcp_resilient::rmcp::model::CallToolResult) -> String {
     result
         .content
         .iter()
         .filter_map(|c| c.as_text().map(|t| t.text.clone()))
         .collect::<Vec<_>>()
         .join("")
-}
-
-/// Waits (at most [`STEP`]) for an event that `want` accepts.
-async fn wait_for(
-    events: &mut tokio::sync::broadcast::Receiver<Event>,
-    want: impl Fn(&Event) -> bool,
-) -> Res<Event> {
-    tokio::time::timeout(STEP, async {
-        loop {
-            match events.recv().await {
-                Ok(event) if want(&event) => return Ok(event),
-                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-    })
-    .await
-    .map_err(|_| format!("no such event within {STEP:?}"))?
-    .map_err(Into::into)
 }

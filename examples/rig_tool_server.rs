@@ -45,7 +45,7 @@ async fn main() -> ExitCode {
     let registry = ToolRegistry::new();
     let mut supervisors = Vec::new();
     for config in loaded.servers {
-        match Supervisor::start(config, registry.clone()).await {
+        match Supervisor::spawn(config, &registry) {
             Ok(supervisor) => supervisors.push(supervisor),
             Err(error) => eprintln!("warning: not started: {error}"),
         }

@@ -64,7 +64,7 @@ async fn run(mock: String, calls: u64, probes: u64) -> ExitCode {
             ..Heartbeat::default()
         });
     let registry = ToolRegistry::new();
-    let Ok(server) = Supervisor::start(config, registry.clone()).await else {
+    let Ok(server) = Supervisor::spawn(config, &registry) else {
         return ExitCode::from(3);
     };
     if server.wait_ready(Duration::from_secs(30)).await.is_err() {
@@ -91,7 +91,7 @@ async fn run(mock: String, calls: u64, probes: u64) -> ExitCode {
         tokio::time::sleep(Duration::from_millis(500)).await;
         probed = pings(&whoami.call(json!({})).await.expect("whoami")) - start;
     }
-    let state = server.state();
+    let state = server.status().state;
     server.shutdown().await;
     println!(
         "{{\"calls\": {calls}, \"failed\": {failed}, \"probes\": {probed}, \"otel\": {}, \"ready\": {}}}",

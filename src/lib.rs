@@ -37,7 +37,6 @@
 //!   `tools` JSON ([`registry::definitions`], [`registry::Snapshot::openai_tools`]);
 //! - [`host`]: answers to what a server asks of the host (elicitation, sampling, roots);
 //! - [`auth`]: bearer tokens and OAuth (login, token stores);
-//! - [`text`]: redaction and terminal escaping for what a server sends;
 //! - `proxy` (feature `proxy`): serve supervised servers to an MCP host over stdio;
 //! - `rig` (feature `rig`): `rig::ToolSync` keeps a rig agent's tool server in step with the
 //!   registry.
@@ -63,13 +62,26 @@ pub mod rig;
 pub mod state;
 mod supervisor;
 pub mod telemetry;
-pub mod text;
+mod text;
 mod transport;
 mod verdict;
+
+/// rmcp, the official Rust SDK, is a public dependency: its model types (`CallToolResult`,
+/// `Tool`, `ClientRequest`, …) are in this crate's signatures. Name them through this
+/// re-export, or depend on the same rmcp release (3.11) yourself.
+pub use rmcp;
 
 // The root holds what the quick start above uses; everything else has one path, in its module.
 pub use config::ServerConfig;
 pub use error::{CallError, StartError};
 pub use registry::{ToolHandle, ToolRegistry};
-pub use state::ConnectionState;
-pub use supervisor::Supervisor;
+pub use state::{ConnectionState, Status};
+pub use supervisor::{StatusWatch, Supervisor, SupervisorBuilder};
+
+/// Not part of the API: what the `mcp-resilient` command line shares with the library (its
+/// redaction of URLs and its duration syntax). It may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::config::duration::{format_duration, human_duration, parse_duration};
+    pub use crate::text::{closest, redact, redact_url};
+}

@@ -11,7 +11,7 @@ use super::{
     commands::{exit, fail},
     output, safe,
 };
-use mcp_resilient::text::redact;
+use mcp_resilient::__private::redact;
 
 /// `login NAME`: runs the authorization and stores the tokens under NAME.
 pub(crate) async fn login(

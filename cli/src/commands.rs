@@ -2,7 +2,10 @@
 
 use std::process::ExitCode;
 
-use mcp_resilient::{CallError, ConnectionState, Supervisor, ToolRegistry, state::Event};
+use mcp_resilient::{
+    CallError, ConnectionState, Supervisor, ToolRegistry, call::CallOptions,
+    rmcp::model::CallToolRequestParams, state::Event,
+};
 
 use super::{args::ServerArgs, output, safe, signals::Signals};
 
@@ -36,12 +39,10 @@ async fn connect(
     let config = args.to_config().map_err(|e| fail(exit::USAGE, e))?;
     let budget = config.connect_timeout;
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone())
-        .await
-        .map_err(|e| match e {
-            mcp_resilient::StartError::Config(e) => fail(exit::USAGE, e),
-            other => fail(exit::USAGE, other),
-        })?;
+    let server = Supervisor::spawn(config, &registry).map_err(|e| match e {
+        mcp_resilient::StartError::Config(e) => fail(exit::USAGE, e),
+        other => fail(exit::USAGE, other),
+    })?;
     let ready = tokio::select! {
         ready = server.wait_ready(budget) => ready,
         () = signals.stop.cancelled() => {
@@ -51,8 +52,9 @@ async fn connect(
     };
     match ready {
         Ok(_) => Ok((server, registry)),
-        Err(state) => {
+        Err(status) => {
             server.shutdown().await;
+            let state = status.state;
             let within = match state {
                 ConnectionState::Failed { .. } => String::new(),
                 _ => format!(" within {}", output::human(budget)),
@@ -81,10 +83,10 @@ pub(crate) async fn tools(args: &ServerArgs, json: bool, signals: &Signals) -> E
     };
     let snapshot = registry.snapshot();
     if json {
-        let protocol = server.protocol();
+        let status = server.status();
         let tools: Vec<_> = snapshot
             .tools()
-            .map(|tool| output::tool_json(tool, protocol.as_deref()))
+            .map(|tool| output::tool_json(tool, status.protocol()))
             .collect();
         println!("{}", safe::json(&tools));
     } else {
@@ -112,12 +114,29 @@ pub(crate) async fn call(
         Ok(_) => return fail(exit::USAGE, "ARGS_JSON must be a JSON object"),
         Err(e) => return fail(exit::USAGE, format!("ARGS_JSON is not JSON: {e}")),
     };
-    let (server, _registry) = match connect(args, signals).await {
+    let (server, registry) = match connect(args, signals).await {
         Ok(connected) => connected,
         Err(code) => return code,
     };
+    let listed = registry
+        .snapshot()
+        .server(server.name())
+        .is_some_and(|set| set.tools.iter().any(|t| &*t.raw_name == tool));
+    if !listed {
+        let known = registry.snapshot();
+        let names = known.tools().map(|t| &*t.raw_name);
+        let hint = mcp_resilient::__private::closest(tool, names)
+            .map(|near| format!(" (did you mean '{near}'?)"))
+            .unwrap_or_default();
+        server.shutdown().await;
+        return fail(exit::USAGE, format!("no tool named '{tool}'{hint}"));
+    }
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    if let serde_json::Value::Object(arguments) = arguments {
+        params = params.with_arguments(arguments);
+    }
     let called = tokio::select! {
-        called = server.call_tool(tool, arguments) => called,
+        called = server.call(params, CallOptions::default()) => called,
         () = signals.stop.cancelled() => {
             // Dropping the call abandons it (the server is told it was cancelled).
             server.shutdown().await;
@@ -157,22 +176,21 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool, signals: &Signals) -> E
         Err(e) => return fail(exit::USAGE, e),
     };
     let registry = ToolRegistry::new();
-    let server = match Supervisor::start(config, registry).await {
+    let server = match Supervisor::spawn(config, &registry) {
         Ok(server) => server,
         Err(e) => return fail(exit::USAGE, e),
     };
     let mut events = server.events();
     let name = server.name().to_owned();
-    // The supervisor publishes a state on the event channel first, then in the state watch. A
-    // state read here may therefore also be the first event received: print it once.
-    let now = server.state();
-    let generation = now.is_ready().then(|| server.generation()).flatten();
-    output::print_initial(&name, &now, generation, json);
-    let mut shown = Some(now);
+    // Subscribed first, read second: the status read here may also arrive as an event, which
+    // its sequence number tells apart.
+    let now = server.status();
+    output::print_initial(&name, &now, json);
+    let shown = now.seq;
     loop {
         tokio::select! {
             event = events.recv() => match event {
-                Ok(event) if repeats_shown(&mut shown, &event) => {}
+                Ok(event) if already_shown(shown, &event) => {}
                 Ok(event) => output::print_event(&event, json),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => safe::eprint("mcp-resilient", format!("{n} events dropped")),
                 Err(_) => break,
@@ -187,41 +205,7 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool, signals: &Signals) -> E
     ExitCode::from(exit::OK)
 }
 
-/// True when `event` is the state `watch` already printed from the state watch: only the first
-/// event received can be that one (a state is published as an event first, then in the watch).
-fn repeats_shown(shown: &mut Option<ConnectionState>, event: &Event) -> bool {
-    let shown = shown.take();
-    matches!(event, Event::State { state, .. } if shown.as_ref() == Some(state))
-}
-
-#[cfg(test)]
-mod tests {
-    use mcp_resilient::state::{Cause, Death, Reason};
-
-    use super::*;
-
-    fn state(state: ConnectionState) -> Event {
-        Event::State {
-            server: "s".into(),
-            state,
-            generation: 1,
-        }
-    }
-
-    #[test]
-    fn a_state_printed_from_the_watch_is_not_printed_again_from_the_events() {
-        let failed = ConnectionState::Failed {
-            reason: Reason::ConnectionFailed,
-            death: Death::new(Cause::Rejected, "HTTP 403"),
-            manual_recovery: false,
-            retry_in: None,
-        };
-        // The watch already showed `failed`, and the same change then arrives as an event.
-        let mut shown = Some(failed.clone());
-        assert!(repeats_shown(&mut shown, &state(failed.clone())));
-        // Only the first event is compared: a later identical state is a new change.
-        assert!(!repeats_shown(&mut shown, &state(failed.clone())));
-        let mut shown = Some(ConnectionState::Connecting { attempt: 1 });
-        assert!(!repeats_shown(&mut shown, &state(failed)));
-    }
+/// True when `event` announces a status no newer than the one `watch` printed first.
+fn already_shown(shown: u64, event: &Event) -> bool {
+    matches!(event, Event::State { status, .. } if status.seq <= shown)
 }

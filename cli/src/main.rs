@@ -4,6 +4,7 @@ mod args;
 mod auth;
 mod commands;
 mod demo;
+mod escape;
 mod output;
 mod proxy;
 mod safe;

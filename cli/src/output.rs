@@ -2,7 +2,9 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use mcp_resilient::{ConnectionState, registry::RegisteredTool, state::Event, text::redact};
+use mcp_resilient::{
+    __private::redact, ConnectionState, Status, registry::RegisteredTool, state::Event,
+};
 use serde_json::{Value, json};
 
 /// An error and its causes on one line, `error: cause: cause`, the way our errors are meant to
@@ -44,14 +46,11 @@ fn now_ms() -> u128 {
 pub(crate) fn event_json(event: &Event) -> Value {
     let ts = now_ms();
     match event {
-        Event::State {
-            server,
-            state,
-            generation,
-        } => {
+        Event::State { server, status } => {
+            let state = &status.state;
             let mut line = json!({
                 "ts": ts as u64, "server": &**server, "event": "state",
-                "state": state.as_str(), "generation": generation,
+                "state": state.as_str(), "generation": status.generation, "seq": status.seq,
             });
             let fields = match state {
                 ConnectionState::Reconnecting {
@@ -108,22 +107,19 @@ fn merge(into: &mut Value, from: Value) {
 /// One event as a human line.
 pub(crate) fn event_text(event: &Event) -> String {
     match event {
-        Event::State {
-            server,
-            state,
-            generation,
-        } => match state {
+        Event::State { server, status } => match &status.state {
             ConnectionState::Reconnecting {
                 reason,
                 death,
                 attempt,
                 delay,
             } => format!(
-                "{server}: {} (generation {generation}, {}: {}); attempt {attempt} in {}",
+                "{server}: {} ({}{}: {}); attempt {attempt} in {}",
                 match reason {
                     mcp_resilient::state::Reason::ConnectionFailed => "connection failed; retrying",
                     mcp_resilient::state::Reason::ConnectionLost => "connection lost; reconnecting",
                 },
+                of_generation(status),
                 death.cause,
                 death.detail,
                 human(*delay)
@@ -134,7 +130,8 @@ pub(crate) fn event_text(event: &Event) -> String {
                 retry_in,
                 ..
             } => format!(
-                "{server}: failed (generation {generation}, {}: {}); {}",
+                "{server}: failed ({}{}: {}); {}",
+                of_generation(status),
                 death.cause,
                 death.detail,
                 match (manual_recovery, retry_in) {
@@ -143,10 +140,22 @@ pub(crate) fn event_text(event: &Event) -> String {
                     (false, None) => "giving up".to_owned(),
                 }
             ),
-            ConnectionState::Ready { protocol, .. } => {
+            ConnectionState::Ready {
+                generation,
+                protocol,
+            } => {
                 format!("{server}: ready (generation {generation}, protocol {protocol})")
             }
-            other => format!("{server}: {other} (generation {generation})"),
+            ConnectionState::Connecting { attempt } => match status.generation {
+                Some(generation) => {
+                    format!("{server}: connecting (generation {generation}, attempt {attempt})")
+                }
+                None => format!("{server}: connecting (attempt {attempt})"),
+            },
+            other => match status.generation {
+                Some(generation) => format!("{server}: {other} (generation {generation})"),
+                None => format!("{server}: {other}"),
+            },
         },
         Event::Tools(change) => format!(
             "{}: tools of generation {}: {} (+{} -{} ~{})",
@@ -171,43 +180,25 @@ pub(crate) fn event_text(event: &Event) -> String {
     }
 }
 
-/// A duration as people write it: `0 ms`, `93 ms`, `1.5 s`, `30 s`.
-pub(crate) use mcp_resilient::config::human_duration as human;
+/// "generation N, " when the status names one, for a line about it.
+fn of_generation(status: &Status) -> String {
+    status
+        .generation
+        .map(|generation| format!("generation {generation}, "))
+        .unwrap_or_default()
+}
 
-/// Prints the state `watch` reads when it starts, before any event. The state watch carries no
-/// generation, so the line names one only when a generation is ready (`generation`); otherwise
-/// it claims none (a `connecting` line that said generation 0 would contradict the event about
-/// generation 1 that follows).
-pub(crate) fn print_initial(
-    server: &str,
-    state: &ConnectionState,
-    generation: Option<mcp_resilient::state::Generation>,
-    json: bool,
-) {
+/// A duration as people write it: `0 ms`, `93 ms`, `1.5 s`, `30 s`.
+pub(crate) use mcp_resilient::__private::human_duration as human;
+
+/// Prints the status `watch` reads when it starts, before any event, as the event that
+/// announced it.
+pub(crate) fn print_initial(server: &str, status: &Status, json: bool) {
     let event = Event::State {
         server: server.into(),
-        state: state.clone(),
-        generation: generation.unwrap_or_default(),
+        status: status.clone(),
     };
-    if generation.is_some() {
-        return print_event(&event, json);
-    }
-    if json {
-        let mut line = event_json(&event);
-        if let Value::Object(fields) = &mut line {
-            fields.remove("generation");
-        }
-        println!("{}", redact(&super::safe::json(&line)));
-    } else {
-        let text = match state {
-            ConnectionState::Connecting { attempt } => {
-                format!("{server}: connecting (attempt {attempt})")
-            }
-            // Reconnecting and failed name the generation they are about: say the state only.
-            other => format!("{server}: {other}"),
-        };
-        println!("{}", super::safe::line(&redact(&text)));
-    }
+    print_event(&event, json);
 }
 
 /// Prints `event` as a JSON line or a human line. Both are redacted (a cause's detail may quote a

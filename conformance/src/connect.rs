@@ -79,14 +79,15 @@ pub(crate) async fn wait_ready(
         .await
     {
         Ok(_generation) => {
-            let negotiated = server.protocol().unwrap_or_else(|| "unknown".into());
+            let status = server.status();
+            let negotiated = status.protocol().unwrap_or("unknown");
             eprintln!("mcp-conformance-client: ready at {negotiated} (suite wire {wire})");
             Ok(())
         }
         Err(state) => Err(format!(
             "not ready after {:.1}s (suite wire {wire}): {}",
             started.elapsed().as_secs_f64(),
-            describe(&state)
+            describe(&state.state)
         )),
     }
 }

@@ -68,8 +68,7 @@ async fn run(invocation: &Invocation) -> Result<(), String> {
     let deadline = Instant::now() + BUDGET;
     let steps = scenario::plan(invocation)?;
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(connect::config(invocation)?, registry.clone())
-        .await
+    let server = Supervisor::spawn(connect::config(invocation)?, &registry)
         .map_err(|e| format!("cannot start: {e}"))?;
     let outcome = async {
         connect::wait_ready(&server, invocation, deadline).await?;

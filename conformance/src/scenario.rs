@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use mcp_resilient::{ToolHandle, ToolRegistry};
+use mcp_resilient::{ToolHandle, ToolRegistry, call::CallOptions};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
@@ -138,7 +138,10 @@ async fn call(handle: &ToolHandle, arguments: Value, deadline: Instant) -> Resul
         return Err(format!("no time left to call {tool}"));
     }
     let result = handle
-        .call_with_timeout(arguments, Some(left.min(CALL_TIMEOUT)))
+        .call_with(
+            arguments,
+            CallOptions::new().timeout(left.min(CALL_TIMEOUT)),
+        )
         .await
         .map_err(|e| format!("calling {tool}: {e}"))?;
     if result.is_error == Some(true) {

@@ -231,14 +231,11 @@ fn variant(error: &CallError) -> &'static str {
 /// One supervisor event as a JSON object (the shape of `mcp-resilient watch --json`).
 fn event_json(event: &Event) -> Value {
     match event {
-        Event::State {
-            server,
-            state,
-            generation,
-        } => {
+        Event::State { server, status } => {
+            let state = &status.state;
             let mut line = json!({
                 "ts": now_ms(), "server": &**server, "event": "state",
-                "state": state.as_str(), "generation": generation,
+                "state": state.as_str(), "generation": status.generation,
             });
             match state {
                 ConnectionState::Reconnecting {
@@ -301,7 +298,7 @@ struct Seen {
 
 async fn run(opts: Opts) -> ExitCode {
     let registry = ToolRegistry::new();
-    let supervisor = match Supervisor::start(opts.config(), registry.clone()).await {
+    let supervisor = match Supervisor::spawn(opts.config(), &registry) {
         Ok(supervisor) => supervisor,
         Err(error) => {
             eprintln!("counterpart_calls: cannot start: {error:?}");
@@ -346,7 +343,7 @@ async fn run(opts: Opts) -> ExitCode {
                 Err(RecvError::Closed) => break,
             };
             match &event {
-                Event::State { state, .. } => match state {
+                Event::State { status, .. } => match &status.state {
                     ConnectionState::Ready { .. } if first_ready => first_ready = false,
                     ConnectionState::Ready { .. } => seen.readies += 1,
                     ConnectionState::Reconnecting { death, .. }
@@ -377,10 +374,7 @@ async fn run(opts: Opts) -> ExitCode {
         }
     };
     let ready_ms = started.elapsed().as_millis();
-    let protocol = match supervisor.state() {
-        ConnectionState::Ready { protocol, .. } => Some(protocol),
-        _ => None,
-    };
+    let protocol = supervisor.status().protocol().map(str::to_owned);
     let public = format!("mcp__{}__{}", opts.name, opts.tool);
     let handle = match registry.handle(&public) {
         Ok(handle) => handle,
@@ -421,8 +415,9 @@ async fn run(opts: Opts) -> ExitCode {
     if !opts.linger.is_zero() {
         tokio::time::sleep(opts.linger).await;
     }
-    let generation_end = supervisor.generation();
-    let state_end = supervisor.state().to_string();
+    let status_end = supervisor.status();
+    let generation_end = status_end.ready();
+    let state_end = status_end.state.to_string();
     supervisor.shutdown().await;
     let _ = stop.send(());
     let seen = watcher.await.unwrap_or_default();

@@ -168,7 +168,8 @@ impl ServerConfig {
         self
     }
 
-    /// Lets calls made during an outage wait up to `wait` for the server to be ready again.
+    /// Lets calls made during an outage wait up to `wait` for the server to be ready again
+    /// (default 10 s); `Duration::ZERO` makes them fail at once.
     pub fn call_wait(mut self, wait: Duration) -> Self {
         self.call_wait = Some(wait);
         self

@@ -30,7 +30,7 @@
 //!    (`mcpServers.weather.reconnect.initialDelay`).
 
 mod builder;
-mod duration;
+pub(crate) mod duration;
 #[cfg(feature = "config-files")]
 pub(crate) mod json;
 mod limits;
@@ -42,7 +42,10 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
-pub use self::duration::{MAX_DURATION, format_duration, human_duration, parse_duration};
+pub use self::duration::MAX_DURATION;
+pub(crate) use self::duration::format_duration;
+#[cfg(feature = "config-files")]
+pub(crate) use self::duration::{human_duration, parse_duration};
 #[cfg(feature = "config-files")]
 pub use self::json::{
     LoadedServers, SkippedServer, load_servers, load_servers_file, load_servers_with,
@@ -52,7 +55,7 @@ pub use self::limits::Limits;
 #[cfg(feature = "config-files")]
 pub(crate) use self::limits::parse_bytes;
 pub use self::policy::{Heartbeat, Reconnect};
-pub use self::server::{ProtocolChoice, ServerConfig, TransportConfig};
+pub use self::server::{DEFAULT_CALL_WAIT, ProtocolChoice, ServerConfig, TransportConfig};
 pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};
 pub use self::validate::validate_server_name;
 

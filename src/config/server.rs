@@ -49,11 +49,12 @@ pub struct ServerConfig {
     /// 10 s; at most 24 h
     pub close_timeout: Duration,
     /// How long a call made while the server is connecting or reconnecting waits for it to be
-    /// ready again before failing with `Unavailable`. `None`: fail at once. When set, must be
-    /// greater than zero.
+    /// ready again before failing with `Unavailable`: a blip (a restart, a dropped session)
+    /// costs the caller a short wait, not a failure. `Some(Duration::ZERO)`: fail at once.
+    /// `None`: the default (the proxy gives such servers its own `--call-wait`).
     ///
     /// # Default
-    /// `None`; at most 24 h
+    /// `None`, which is 10 s ([`DEFAULT_CALL_WAIT`]); at most 24 h
     pub call_wait: Option<Duration>,
     /// Bounds on what the server may send: list sizes, message and SSE event sizes, buffered
     /// notifications. A bound exceeded ends the generation with cause `limit_exceeded`.
@@ -126,5 +127,16 @@ impl fmt::Display for ProtocolChoice {
             Self::V2025_11_25 => "2025-11-25",
             Self::V2026_07_28 => "2026-07-28",
         })
+    }
+}
+
+/// How long a call waits for a reconnecting server when the configuration does not say
+/// ([`ServerConfig::call_wait`]).
+pub const DEFAULT_CALL_WAIT: Duration = Duration::from_secs(10);
+
+impl ServerConfig {
+    /// The `call_wait` in effect: the configured one, or [`DEFAULT_CALL_WAIT`].
+    pub fn effective_call_wait(&self) -> Duration {
+        self.call_wait.unwrap_or(DEFAULT_CALL_WAIT)
     }
 }

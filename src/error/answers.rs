@@ -37,7 +37,9 @@ impl CallError {
             // A server refused for now (`retry_in`) is tried again by the supervisor itself.
             CallError::Unavailable { state, .. } => !matches!(
                 state,
-                ConnectionState::Failed { retry_in: None, .. } | ConnectionState::Stopped
+                ConnectionState::Failed { retry_in: None, .. }
+                    | ConnectionState::Stopping
+                    | ConnectionState::Stopped
             ),
             CallError::ConnectionLost { .. }
             | CallError::Timeout { .. }

@@ -60,7 +60,7 @@ mod answers;
 pub enum CallError {
     /// No ready generation: the server is connecting, reconnecting, failed or stopped.
     /// Transient unless the server gave up (`failed`, nothing scheduled) or is `stopped`.
-    #[error("server '{server}' is unavailable ({})", unavailable_state(state))]
+    #[error("server '{server}' is unavailable ({state})")]
     Unavailable {
         /// The server's name.
         server: String,
@@ -183,7 +183,7 @@ fn http_what(status: Option<u16>, detail: &str) -> String {
     }
 }
 
-/// Why [`Supervisor::start`](crate::Supervisor::start) refused to start.
+/// Why a [`Supervisor`](crate::Supervisor) could not be spawned.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum StartError {
@@ -193,25 +193,16 @@ pub enum StartError {
     /// The registry already has a supervisor for a server of that name.
     #[error("a server named '{0}' is already registered")]
     DuplicateServer(String),
-    /// The default HTTP client could not be built (see `Supervisor::start_with_client`).
+    /// The default HTTP client could not be built (see
+    /// [`SupervisorBuilder::http_client`](crate::supervisor::SupervisorBuilder::http_client)).
     #[error("could not build the HTTP client: {0}")]
     HttpClient(String),
     /// The configured authorization cannot be set up (no directory for the token store).
     #[error("authorization: {0}")]
     Auth(String),
-}
-
-/// The state an [`CallError::Unavailable`] names. A call can find no live generation while the
-/// state still reads `ready`: the generation has just died and the supervisor has not yet
-/// published what follows. "unavailable (ready)" would contradict itself, so that moment is
-/// named for what it is.
-fn unavailable_state(state: &ConnectionState) -> String {
-    match state {
-        ConnectionState::Ready { generation, .. } => {
-            format!("generation {generation} has just ended")
-        }
-        other => other.to_string(),
-    }
+    /// `spawn` was called outside a Tokio runtime: the supervisor is a task and needs one.
+    #[error("no Tokio runtime: spawn a supervisor from within a runtime")]
+    NoRuntime,
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ fn failed(retry_in: Option<Duration>, manual_recovery: bool) -> ConnectionState 
 fn lost(may_have_run: bool) -> CallError {
     CallError::ConnectionLost {
         server: "s".into(),
-        generation: 2,
+        generation: Generation::of(2),
         detail: "stream closed".into(),
         may_have_run,
     }
@@ -217,15 +217,11 @@ fn unavailable_text(state: ConnectionState) -> String {
 }
 
 #[test]
-fn unavailable_never_says_ready() {
-    let ready = ConnectionState::Ready {
-        generation: 3,
-        protocol: "2025-11-25".into(),
-    };
-    assert_eq!(
-        unavailable_text(ready),
-        "server 'demo' is unavailable (generation 3 has just ended)"
-    );
+fn unavailable_names_the_state_it_found() {
+    let connecting = unavailable_text(ConnectionState::Connecting { attempt: 2 });
+    assert_eq!(connecting, "server 'demo' is unavailable (connecting)");
+    let stopping = unavailable_text(ConnectionState::Stopping);
+    assert_eq!(stopping, "server 'demo' is unavailable (stopping)");
     let stopped = unavailable_text(ConnectionState::Stopped);
     assert_eq!(stopped, "server 'demo' is unavailable (stopped)");
 }

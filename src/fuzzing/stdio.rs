@@ -15,7 +15,7 @@ use rmcp::{
 
 use crate::{
     registry::{PublishError, ToolRegistry, definitions},
-    state::Cause,
+    state::{Cause, Generation},
     supervisor::connect::{era, handshake::Handshake},
     transport::{Activity, Observed, judge},
     verdict::Verdict,
@@ -29,17 +29,23 @@ pub fn stdio_output(data: &[u8]) {
     let stdout = std::io::Cursor::new(data.to_vec());
     let transport = AsyncRwTransport::<RoleClient, _, _>::new_client(stdout, tokio::io::sink());
     let activity = Activity::new(true);
-    let mut io = Observed::new(transport, activity.clone(), "fuzz".into(), 1);
+    let mut io = Observed::new(
+        transport,
+        activity.clone(),
+        "fuzz".into(),
+        Generation::FIRST,
+    );
     let registry = ToolRegistry::new();
     let era = era::EraMemory::default();
-    let mut generation = 0;
+    let mut generation = None;
     futures::executor::block_on(async {
         while let Some(message) = io.receive().await {
             match message {
                 JsonRpcMessage::Response(response) => match response.result {
                     ServerResult::ListToolsResult(page) => {
-                        generation += 1;
-                        publish(&registry, generation, page.tools);
+                        let next = generation.map_or(Generation::FIRST, Generation::next);
+                        generation = Some(next);
+                        publish(&registry, next, page.tools);
                     }
                     ServerResult::InitializeResult(init) => {
                         era.remember(&init.protocol_version);
@@ -56,7 +62,7 @@ pub fn stdio_output(data: &[u8]) {
     let _ = activity.idle();
 }
 
-fn publish(registry: &ToolRegistry, generation: u64, tools: Vec<Tool>) {
+fn publish(registry: &ToolRegistry, generation: Generation, tools: Vec<Tool>) {
     let server: Arc<str> = Arc::from("fuzz");
     let count = tools.len();
     let mut raw: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();

@@ -93,7 +93,7 @@ impl ProxyHandler {
         // Only a call the server provably did not run may go again (the `CallError` table);
         // a server that gave up is not transient by itself, but the keeper revives it.
         let unrun = outcome.as_ref().is_err_and(|error| !error.may_have_run());
-        if !unrun || left.is_zero() || !Upstream::reviving(&upstream.supervisor.state()) {
+        if !unrun || left.is_zero() || !Upstream::reviving(&upstream.supervisor.status().state) {
             return outcome;
         }
         if upstream.wait_ready(left).await {
@@ -101,7 +101,7 @@ impl ProxyHandler {
         } else {
             Err(CallError::Unavailable {
                 server: upstream.name().to_owned(),
-                state: upstream.supervisor.state(),
+                state: upstream.supervisor.status().state,
             })
         }
     }

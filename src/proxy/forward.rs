@@ -68,7 +68,7 @@ pub(super) fn request_error(upstream: &Upstream, error: CallError) -> ErrorData 
 /// Where `upstream` stands now.
 pub(super) fn standing(upstream: &Upstream) -> Standing {
     Standing {
-        state: upstream.supervisor.state(),
+        state: upstream.supervisor.status().state,
         revive_in: upstream.revive_in(),
     }
 }

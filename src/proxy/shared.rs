@@ -112,8 +112,7 @@ impl Shared {
             let call_wait = *config.call_wait.get_or_insert(self.options.call_wait);
             let revive_after = config.reconnect.max_delay;
             let name = config.name.clone();
-            match Supervisor::start(config.handlers(handlers.clone()), self.registry.clone()).await
-            {
+            match Supervisor::spawn(config.handlers(handlers.clone()), &self.registry) {
                 Ok(supervisor) => {
                     upstreams.push(Arc::new(Upstream::new(supervisor, revive_after, call_wait)))
                 }
@@ -137,9 +136,10 @@ impl Shared {
         let wait = self.options.startup_wait;
         futures::future::join_all(upstreams.iter().map(|u| u.supervisor.wait_ready(wait))).await;
         for upstream in upstreams {
-            if !upstream.supervisor.state().is_ready() {
+            let status = upstream.supervisor.status();
+            if !status.is_ready() {
                 tracing::warn!(
-                    server = %upstream.name(), state = %upstream.supervisor.state(),
+                    server = %upstream.name(), state = %status,
                     "not ready after {wait:?}; answering the host without it, its tools follow when it is"
                 );
             }

@@ -55,13 +55,9 @@ impl Upstream {
 
     /// Waits until the server is ready, at most `limit`; true if it is.
     pub(super) async fn wait_ready(&self, limit: Duration) -> bool {
-        let mut states = self.supervisor.state_watch();
-        let ready = tokio::time::timeout(
-            limit,
-            states.wait_for(|s| s.is_ready() || matches!(s, ConnectionState::Stopped)),
-        )
-        .await;
-        matches!(ready, Ok(Ok(state)) if state.is_ready())
+        let mut watch = self.supervisor.watch();
+        let ready = tokio::time::timeout(limit, watch.wait_for(|s| s.is_ready())).await;
+        matches!(ready, Ok(Some(_)))
     }
 
     pub(super) fn name(&self) -> &str {
@@ -106,10 +102,10 @@ impl Upstream {
     /// reconnect is left `failed`, as configured. Each new generation is also sent the log level
     /// the host set, if it set one.
     pub(super) async fn keep(self: Arc<Self>, stop: CancellationToken) {
-        let mut states = self.supervisor.state_watch();
+        let mut watch = self.supervisor.watch();
         let mut leveled = None;
         loop {
-            let state = states.borrow_and_update().clone();
+            let state = watch.status().state;
             if let ConnectionState::Ready { generation, .. } = state
                 && leveled != Some(generation)
             {
@@ -134,7 +130,7 @@ impl Upstream {
             }
             tokio::select! {
                 _ = stop.cancelled() => return,
-                changed = states.changed() => if changed.is_err() { return },
+                changed = watch.changed() => if changed.is_none() { return },
             }
         }
     }

@@ -76,7 +76,7 @@ mod tests {
     use rmcp::model::Tool;
     use serde_json::json;
 
-    use crate::ToolRegistry;
+    use crate::{ToolRegistry, state::Generation};
 
     /// Two servers, published out of name order; one tool has no description.
     fn registry() -> ToolRegistry {
@@ -95,9 +95,11 @@ mod tests {
         let mut bare = Tool::new("ping", "", Arc::new(serde_json::Map::new()));
         bare.description = None;
         registry
-            .publish(&Arc::from("wx"), 1, vec![weather])
+            .publish(&Arc::from("wx"), Generation::of(1), vec![weather])
             .unwrap();
-        registry.publish(&Arc::from("a-b"), 1, vec![bare]).unwrap();
+        registry
+            .publish(&Arc::from("a-b"), Generation::of(1), vec![bare])
+            .unwrap();
         registry
     }
 

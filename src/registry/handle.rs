@@ -1,11 +1,11 @@
 //! [`ToolHandle`]: a host's long-lived reference to one tool.
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, JsonObject};
 
 use super::{RegisteredTool, ToolRegistry};
-use crate::CallError;
+use crate::{CallError, call::CallOptions};
 
 /// A reference to one tool that survives reconnects.
 ///
@@ -52,29 +52,32 @@ impl ToolHandle {
             .map(|t| t.definition.clone())
     }
 
-    /// Calls the tool on the server's current generation with the server's call timeout.
+    /// Calls the tool on the server's current generation, with the server's call timeout.
+    /// While the server reconnects, the call waits for it (the server's `call_wait`, 10 s by
+    /// default), so a blip costs the caller a short wait, not a failure.
     ///
     /// `arguments` must be a JSON object or `null`. A result with `is_error == Some(true)` is
     /// the tool's own failure and comes back as `Ok`.
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future abandons the call; rmcp then sends `notifications/cancelled` to the
-    /// server. Nothing else is affected.
+    /// Dropping the future abandons the call; the server is then sent
+    /// `notifications/cancelled`. Nothing else is affected.
     pub async fn call(&self, arguments: serde_json::Value) -> Result<CallToolResult, CallError> {
-        self.call_with_timeout(arguments, None).await
+        self.call_with(arguments, CallOptions::default()).await
     }
 
-    /// Like [`call`](Self::call) with an explicit timeout instead of the server's default.
+    /// Like [`call`](Self::call), with per-call options: a timeout of its own, a progress
+    /// callback.
     ///
     /// # Cancel safety
     ///
     /// As [`call`](Self::call): dropping the future abandons the call, and the server is sent
     /// `notifications/cancelled` for it.
-    pub async fn call_with_timeout(
+    pub async fn call_with(
         &self,
         arguments: serde_json::Value,
-        timeout: Option<Duration>,
+        options: CallOptions,
     ) -> Result<CallToolResult, CallError> {
         let arguments = to_object(arguments)?;
         if self.registry.snapshot().get(&self.public_name).is_none() {
@@ -87,7 +90,7 @@ impl ToolHandle {
                 name: self.public_name.to_string(),
             });
         };
-        link.call_tool(&self.raw_name, arguments, timeout).await
+        link.call_tool(&self.raw_name, arguments, options).await
     }
 }
 

@@ -35,11 +35,24 @@ use tokio::sync::broadcast;
 
 pub use handle::ToolHandle;
 pub use names::{MAX_PUBLIC_NAME, public_name};
-pub use publish::PublishError;
+pub(crate) use publish::Publish;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use publish::PublishError;
 pub use snapshot::{RegisteredTool, ServerTools, Snapshot};
 
 use crate::error::StartError;
 pub use crate::state::ToolsChanged;
+
+/// No tool of that public name is registered ([`ToolRegistry::handle`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no tool named '{name}'{}", .closest.as_ref().map(|c| format!(" (did you mean '{c}'?)")).unwrap_or_default())]
+#[non_exhaustive]
+pub struct UnknownTool {
+    /// The name asked for.
+    pub name: String,
+    /// The registered name closest to it, when one is close (a typo, a case mistake).
+    pub closest: Option<String>,
+}
 
 /// How a [`ToolHandle`] reaches its server: the supervisor's call path, registered by `attach`.
 /// A trait so that the registry does not depend on the supervisor that implements it.
@@ -49,11 +62,14 @@ pub(crate) trait Route: Send + Sync + std::fmt::Debug {
         &'a self,
         tool: &'a str,
         arguments: Option<rmcp::model::JsonObject>,
-        timeout: Option<std::time::Duration>,
+        options: crate::call::CallOptions,
     ) -> futures::future::BoxFuture<'a, Result<rmcp::model::CallToolResult, crate::CallError>>;
 
-    /// The server's state, live: a receiver of the supervisor's state channel.
-    fn state_watch(&self) -> tokio::sync::watch::Receiver<crate::ConnectionState>;
+    /// The server's status now.
+    fn status(&self) -> crate::state::Status;
+
+    /// A watch of the server's status.
+    fn watch(&self) -> crate::StatusWatch;
 }
 
 #[derive(Debug)]
@@ -106,13 +122,20 @@ impl ToolRegistry {
         self.inner.changes.subscribe()
     }
 
-    /// A handle to the tool with this public name. It stays valid across reconnects; it fails
-    /// with `ToolNotFound` only while the tool is not registered.
-    pub fn handle(&self, public_name: &str) -> Result<ToolHandle, crate::CallError> {
-        match self.snapshot().get(public_name) {
+    /// A handle to the tool with this public name. It stays valid across reconnects; its calls
+    /// fail with `ToolNotFound` only while the tool is not registered. A name that is not
+    /// registered now is an [`UnknownTool`], which names the closest registered one.
+    pub fn handle(&self, public_name: &str) -> Result<ToolHandle, UnknownTool> {
+        let snapshot = self.snapshot();
+        match snapshot.get(public_name) {
             Some(tool) => Ok(ToolHandle::new(self.clone(), tool)),
-            None => Err(crate::CallError::ToolNotFound {
+            None => Err(UnknownTool {
                 name: public_name.to_owned(),
+                closest: crate::text::closest(
+                    public_name,
+                    snapshot.tools().map(|t| &*t.public_name),
+                )
+                .map(str::to_owned),
             }),
         }
     }
@@ -127,28 +150,24 @@ impl ToolRegistry {
         names
     }
 
-    /// The state of the attached server `server`; `None` when no supervisor of that name is
+    /// The status of the attached server `server`; `None` when no supervisor of that name is
     /// attached (never started, or shut down).
-    pub fn server_state(&self, server: &str) -> Option<crate::ConnectionState> {
-        let route = self.route(server)?;
-        let state = route.state_watch().borrow().clone();
-        Some(state)
+    pub fn status(&self, server: &str) -> Option<crate::state::Status> {
+        self.route(server).map(|route| route.status())
     }
 
     /// True while the attached server `server` has a ready generation. Cheap: one map lookup
     /// and one channel read, no await.
-    pub fn is_ready(&self, server: &str) -> bool {
+    #[cfg_attr(not(feature = "rig"), allow(dead_code))]
+    pub(crate) fn is_ready(&self, server: &str) -> bool {
         self.route(server)
-            .is_some_and(|route| route.state_watch().borrow().is_ready())
+            .is_some_and(|route| route.status().is_ready())
     }
 
-    /// The state channel of the attached server `server`.
+    /// A watch of the attached server `server`'s status.
     #[cfg_attr(not(feature = "rig"), allow(dead_code))]
-    pub(crate) fn state_watch(
-        &self,
-        server: &str,
-    ) -> Option<tokio::sync::watch::Receiver<crate::ConnectionState>> {
-        self.route(server).map(|route| route.state_watch())
+    pub(crate) fn watch(&self, server: &str) -> Option<crate::StatusWatch> {
+        self.route(server).map(|route| route.watch())
     }
 
     pub(crate) fn route(&self, server: &str) -> Option<Arc<dyn Route>> {

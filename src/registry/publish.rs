@@ -13,16 +13,23 @@ use super::{
 };
 use crate::state::Generation;
 
+/// A tool set swapped in by [`ToolRegistry::publish`], not yet announced.
+#[derive(Debug)]
+pub(crate) struct Publish {
+    /// What changed against the set registered before.
+    pub(crate) change: ToolsChanged,
+    /// Whether [`ToolRegistry::changes`] hears of it: the server's first set, or a set that
+    /// differs from the registered one.
+    announce: bool,
+}
+
 /// Why a tool list was not published.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum PublishError {
+pub(crate) enum PublishError {
     /// A newer generation's set is already registered.
     #[error("generation {generation} is older than the registered generation {registered}")]
     Stale {
-        /// The generation that tried to publish.
         generation: Generation,
-        /// The generation already registered.
         registered: Generation,
     },
     /// The list names the same tool twice.
@@ -34,13 +41,16 @@ pub enum PublishError {
 }
 
 impl ToolRegistry {
-    /// Replaces `server`'s whole tool set with `tools`, listed by `generation`.
+    /// Replaces `server`'s whole tool set with `tools`, listed by `generation`. Readers of
+    /// [`snapshot`](Self::snapshot) see the new set at once; [`changes`](Self::changes) hears of
+    /// it only from [`announce`](Self::announce), which the supervisor calls once its status
+    /// says the generation takes calls (tools are announced only when calls can reach them).
     pub(crate) fn publish(
         &self,
         server: &Arc<str>,
         generation: Generation,
         tools: Vec<Tool>,
-    ) -> Result<ToolsChanged, PublishError> {
+    ) -> Result<Publish, PublishError> {
         let mut next = Vec::with_capacity(tools.len());
         let mut seen = HashMap::with_capacity(tools.len());
         for tool in tools {
@@ -80,24 +90,24 @@ impl ToolRegistry {
         });
         *guard = Arc::new(guard.with_server(server, Some(set)));
         drop(guard);
-        // A reconnect that lists the same tools again changes nothing a host can see.
-        if previous.is_none() || !change.is_empty() {
-            let _ = self.inner.changes.send(change.clone());
-        }
-        Ok(change)
+        Ok(Publish {
+            // A reconnect that lists the same tools again changes nothing a host can see.
+            announce: previous.is_none() || !change.is_empty(),
+            change,
+        })
     }
 
-    /// Removes `server`'s tools, unless a newer generation than `generation` registered them.
-    pub(crate) fn unregister(
-        &self,
-        server: &Arc<str>,
-        generation: Generation,
-    ) -> Option<ToolsChanged> {
+    /// Tells [`changes`](Self::changes) of a publish that changed what a host can see.
+    pub(crate) fn announce(&self, publish: &Publish) {
+        if publish.announce {
+            let _ = self.inner.changes.send(publish.change.clone());
+        }
+    }
+
+    /// Removes `server`'s tools, and tells [`changes`](Self::changes).
+    pub(crate) fn unregister(&self, server: &Arc<str>) -> Option<ToolsChanged> {
         let mut guard = write(&self.inner.snapshot);
         let previous = guard.servers.get(server).cloned()?;
-        if previous.generation > generation {
-            return None;
-        }
         let change = diff(server, previous.generation, Some(&previous), &[]);
         *guard = Arc::new(guard.with_server(server, None));
         drop(guard);

@@ -25,8 +25,9 @@ fn server(name: &str) -> Arc<str> {
 fn publish_registers_every_tool_under_its_public_name() {
     let registry = ToolRegistry::new();
     let change = registry
-        .publish(&server("s"), 1, tools(&["a", "b"]))
-        .unwrap();
+        .publish(&server("s"), Generation::of(1), tools(&["a", "b"]))
+        .unwrap()
+        .change;
     assert_eq!(change.added, ["a", "b"]);
     let snapshot = registry.snapshot();
     assert_eq!(snapshot.len(), 2);
@@ -41,17 +42,18 @@ fn the_diff_names_added_removed_and_changed_tools() {
     registry
         .publish(
             &server("s"),
-            1,
+            Generation::of(1),
             vec![tool("keep", "x"), tool("edit", "old"), tool("drop", "x")],
         )
         .unwrap();
     let change = registry
         .publish(
             &server("s"),
-            2,
+            Generation::of(2),
             vec![tool("keep", "x"), tool("edit", "new"), tool("new", "x")],
         )
-        .unwrap();
+        .unwrap()
+        .change;
     assert_eq!(change.added, ["new"]);
     assert_eq!(change.removed, ["drop"]);
     assert_eq!(change.changed, ["edit"]);
@@ -59,19 +61,22 @@ fn the_diff_names_added_removed_and_changed_tools() {
     let same = registry
         .publish(
             &server("s"),
-            2,
+            Generation::of(2),
             vec![tool("keep", "x"), tool("edit", "new"), tool("new", "x")],
         )
-        .unwrap();
+        .unwrap()
+        .change;
     assert!(same.is_empty(), "an unchanged list is no change");
 }
 
 #[test]
 fn a_duplicate_raw_name_rejects_the_list_and_keeps_the_previous_set() {
     let registry = ToolRegistry::new();
-    registry.publish(&server("s"), 1, tools(&["a"])).unwrap();
+    registry
+        .publish(&server("s"), Generation::of(1), tools(&["a"]))
+        .unwrap();
     let err = registry
-        .publish(&server("s"), 2, tools(&["b", "b"]))
+        .publish(&server("s"), Generation::of(2), tools(&["b", "b"]))
         .unwrap_err();
     assert_eq!(err, PublishError::DuplicateTool("b".into()));
     let snapshot = registry.snapshot();
@@ -82,20 +87,18 @@ fn a_duplicate_raw_name_rejects_the_list_and_keeps_the_previous_set() {
 #[test]
 fn an_older_generation_cannot_overwrite_a_newer_one() {
     let registry = ToolRegistry::new();
-    registry.publish(&server("s"), 4, tools(&["new"])).unwrap();
+    registry
+        .publish(&server("s"), Generation::of(4), tools(&["new"]))
+        .unwrap();
     let err = registry
-        .publish(&server("s"), 3, tools(&["old"]))
+        .publish(&server("s"), Generation::of(3), tools(&["old"]))
         .unwrap_err();
     assert_eq!(
         err,
         PublishError::Stale {
-            generation: 3,
-            registered: 4
+            generation: Generation::of(3),
+            registered: Generation::of(4)
         }
-    );
-    assert!(
-        registry.unregister(&server("s"), 3).is_none(),
-        "nor unregister it"
     );
     assert!(registry.snapshot().get("mcp__s__new").is_some());
 }
@@ -107,9 +110,13 @@ fn a_public_name_owned_by_another_server_is_refused() {
     // clash through a tool whose name equals another server's hashed public name.
     let hashed = public_name("x", "t.t");
     let tail = hashed.strip_prefix("mcp__x__").unwrap().to_owned();
-    registry.publish(&server("x"), 1, tools(&["t.t"])).unwrap();
+    registry
+        .publish(&server("x"), Generation::of(1), tools(&["t.t"]))
+        .unwrap();
     // Same server publishing its own names again is fine.
-    registry.publish(&server("x"), 2, tools(&["t.t"])).unwrap();
+    registry
+        .publish(&server("x"), Generation::of(2), tools(&["t.t"]))
+        .unwrap();
     // A tool of server `x` literally named like the hash tail gets a different (hashed) name.
     assert_ne!(public_name("x", &tail), hashed);
 }
@@ -117,10 +124,14 @@ fn a_public_name_owned_by_another_server_is_refused() {
 #[test]
 fn unregister_removes_one_server_and_reports_it() {
     let registry = ToolRegistry::new();
-    registry.publish(&server("a"), 1, tools(&["t"])).unwrap();
-    registry.publish(&server("b"), 1, tools(&["t"])).unwrap();
+    registry
+        .publish(&server("a"), Generation::of(1), tools(&["t"]))
+        .unwrap();
+    registry
+        .publish(&server("b"), Generation::of(1), tools(&["t"]))
+        .unwrap();
     let mut changes = registry.changes();
-    let change = registry.unregister(&server("a"), Generation::MAX).unwrap();
+    let change = registry.unregister(&server("a")).unwrap();
     assert_eq!(change.removed, ["t"]);
     assert!(change.tools.is_empty());
     assert_eq!(changes.try_recv().unwrap(), change);
@@ -132,9 +143,13 @@ fn unregister_removes_one_server_and_reports_it() {
 #[test]
 fn snapshots_are_immutable_once_taken() {
     let registry = ToolRegistry::new();
-    registry.publish(&server("s"), 1, tools(&["a"])).unwrap();
+    registry
+        .publish(&server("s"), Generation::of(1), tools(&["a"]))
+        .unwrap();
     let before = registry.snapshot();
-    registry.publish(&server("s"), 2, tools(&["b"])).unwrap();
+    registry
+        .publish(&server("s"), Generation::of(2), tools(&["b"]))
+        .unwrap();
     assert!(before.get("mcp__s__a").is_some() && before.get("mcp__s__b").is_none());
     assert!(registry.snapshot().get("mcp__s__b").is_some());
 }
@@ -145,7 +160,9 @@ fn concurrent_readers_see_whole_sets_only() {
     let odd: Vec<String> = (0..50).map(|i| format!("odd_{i}")).collect();
     let even: Vec<String> = (0..50).map(|i| format!("even_{i}")).collect();
     let as_tools = |names: &[String]| names.iter().map(|n| tool(n, "d")).collect::<Vec<_>>();
-    registry.publish(&server("s"), 1, as_tools(&odd)).unwrap();
+    registry
+        .publish(&server("s"), Generation::of(1), as_tools(&odd))
+        .unwrap();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let readers: Vec<_> = (0..2)
         .map(|_| {
@@ -177,7 +194,7 @@ fn concurrent_readers_see_whole_sets_only() {
     for generation in 2..200 {
         let names = if generation % 2 == 0 { &even } else { &odd };
         registry
-            .publish(&server("s"), generation, as_tools(names))
+            .publish(&server("s"), Generation::of(generation), as_tools(names))
             .unwrap();
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -189,36 +206,49 @@ fn concurrent_readers_see_whole_sets_only() {
 #[test]
 fn handles_resolve_by_name_and_fail_for_unknown_tools() {
     let registry = ToolRegistry::new();
-    registry.publish(&server("s"), 1, tools(&["a"])).unwrap();
+    registry
+        .publish(&server("s"), Generation::of(1), tools(&["a"]))
+        .unwrap();
     let handle = registry.handle("mcp__s__a").unwrap();
     assert_eq!(
         (handle.server(), handle.raw_name(), handle.public_name()),
         ("s", "a", "mcp__s__a")
     );
-    assert!(matches!(
-        registry.handle("mcp__s__zzz"),
-        Err(crate::CallError::ToolNotFound { .. })
-    ));
+    let unknown = registry.handle("mcp__s__zzz").unwrap_err();
+    assert_eq!(unknown.name, "mcp__s__zzz");
+    let typo = registry.handle("mcp__s__b").unwrap_err();
+    assert_eq!(typo.closest.as_deref(), Some("mcp__s__a"), "{typo}");
+    assert_eq!(
+        typo.to_string(),
+        "no tool named 'mcp__s__b' (did you mean 'mcp__s__a'?)"
+    );
 }
 
 #[test]
 fn an_identical_set_from_a_new_generation_is_not_announced() {
     let registry = ToolRegistry::new();
     let mut changes = registry.changes();
-    registry.publish(&server("s"), 1, tools(&["a"])).unwrap();
+    registry
+        .publish(&server("s"), Generation::of(1), tools(&["a"]))
+        .map(|published| registry.announce(&published))
+        .unwrap();
     let first = changes
         .try_recv()
         .expect("the first registration is announced");
     assert_eq!(first.added, ["a"]);
     // A reconnect (generation 2) that lists exactly the same tools.
-    registry.publish(&server("s"), 2, tools(&["a"])).unwrap();
+    registry
+        .publish(&server("s"), Generation::of(2), tools(&["a"]))
+        .map(|published| registry.announce(&published))
+        .unwrap();
     assert!(
         changes.try_recv().is_err(),
         "nothing changed, nothing announced"
     );
     assert_eq!(registry.snapshot().server("s").unwrap().generation, 2);
     registry
-        .publish(&server("s"), 3, tools(&["a", "b"]))
+        .publish(&server("s"), Generation::of(3), tools(&["a", "b"]))
+        .map(|published| registry.announce(&published))
         .unwrap();
     assert_eq!(changes.try_recv().expect("a real change").added, ["b"]);
 }

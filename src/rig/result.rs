@@ -267,7 +267,7 @@ mod tests {
     fn an_outage_says_whether_the_call_was_sent() {
         let lost = call_error(&CallError::ConnectionLost {
             server: "files".into(),
-            generation: 2,
+            generation: crate::state::Generation::of(2),
             detail: "stream closed".into(),
             may_have_run: true,
         });
@@ -277,7 +277,7 @@ mod tests {
 
         let unsent = call_error(&CallError::ConnectionLost {
             server: "files".into(),
-            generation: 2,
+            generation: crate::state::Generation::of(2),
             detail: "connect refused".into(),
             may_have_run: false,
         });

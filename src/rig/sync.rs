@@ -8,12 +8,12 @@ use futures::{
 };
 use rig_core::tool::{ManagedToolSink, ManagedToolToken};
 use tokio::{
-    sync::{broadcast, oneshot, watch},
+    sync::{broadcast, oneshot},
     task::JoinHandle,
 };
 
 use super::tool::dynamic_tools;
-use crate::{ConnectionState, ToolRegistry, registry::ToolsChanged};
+use crate::{StatusWatch, ToolRegistry, registry::ToolsChanged};
 
 /// The tokens a sink returned for one server's tools, by public name.
 type Tokens = HashMap<String, ManagedToolToken>;
@@ -110,7 +110,7 @@ struct Syncer<S> {
     /// first install until the server's tools are unregistered.
     tokens: HashMap<Arc<str>, Tokens>,
     /// The state channel each server is watched on (to notice a new supervisor of the same name).
-    watched: HashMap<Arc<str>, watch::Receiver<ConnectionState>>,
+    watched: HashMap<Arc<str>, StatusWatch>,
     readiness: SelectAll<BoxStream<'static, (Arc<str>, Option<bool>)>>,
 }
 
@@ -188,7 +188,7 @@ impl<S: ManagedToolSink> Syncer<S> {
 
     /// Starts watching `server`'s readiness, unless its current supervisor is watched already.
     fn watch(&mut self, server: &Arc<str>) {
-        let Some(rx) = self.registry.state_watch(server) else {
+        let Some(rx) = self.registry.watch(server) else {
             return;
         };
         if self
@@ -205,20 +205,17 @@ impl<S: ManagedToolSink> Syncer<S> {
 
 /// The readiness edges of one server: `Some(ready)` each time it flips, then `None` once when
 /// its supervisor is gone.
-fn readiness(
-    server: Arc<str>,
-    mut rx: watch::Receiver<ConnectionState>,
-) -> BoxStream<'static, (Arc<str>, Option<bool>)> {
-    let last = rx.borrow_and_update().is_ready();
+fn readiness(server: Arc<str>, rx: StatusWatch) -> BoxStream<'static, (Arc<str>, Option<bool>)> {
+    let last = rx.status().is_ready();
     futures::stream::unfold(Some((rx, last)), move |state| {
         let server = server.clone();
         async move {
             let (mut rx, last) = state?;
             loop {
-                if rx.changed().await.is_err() {
+                let Some(status) = rx.changed().await else {
                     return Some(((server, None), None));
-                }
-                let ready = rx.borrow_and_update().is_ready();
+                };
+                let ready = status.is_ready();
                 if ready != last {
                     return Some(((server, Some(ready)), Some((rx, ready))));
                 }

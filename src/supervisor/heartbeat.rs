@@ -70,13 +70,13 @@ impl Heartbeat {
                     live.misses.clear();
                     stretch.overloaded();
                     not_before = crate::clock::deadline_in(stretch.apply(self.interval));
-                    tracing::debug!(server = %live.server, generation = live.generation, status, "probe answered overloaded; probing less often");
+                    tracing::debug!(server = %live.server, generation = %live.generation, status, "probe answered overloaded; probing less often");
                 }
                 // The server is working on a call inside its deadline: look again an interval later.
                 Verdict::Busy => {}
                 // No token to probe with: nothing learned about the server; an interval later.
                 Verdict::AuthUnavailable { detail } => {
-                    tracing::debug!(server = %live.server, generation = live.generation, "probe not sent: {detail}");
+                    tracing::debug!(server = %live.server, generation = %live.generation, "probe not sent: {detail}");
                 }
                 Verdict::Suspect { detail, .. } => {
                     not_before = Instant::now();
@@ -107,7 +107,7 @@ impl Heartbeat {
         let Some(misses) = live.misses.record(sent) else {
             return false;
         };
-        tracing::warn!(server = %live.server, generation = live.generation, misses, "probe missed: {detail}");
+        tracing::warn!(server = %live.server, generation = %live.generation, misses, "probe missed: {detail}");
         let _ = self.events.send(Event::ProbeMissed {
             server: live.server.clone(),
             generation: live.generation,

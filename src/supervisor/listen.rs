@@ -137,13 +137,13 @@ async fn resubscribe(live: &Live, resources: &BTreeSet<String>) {
         let sent = tokio::time::timeout(SUBSCRIBE_LIMIT, live.peer.send_request(request));
         match sent.await {
             Ok(Ok(_)) => {
-                tracing::debug!(server = %live.server, generation = live.generation, %uri, "resource subscription renewed");
+                tracing::debug!(server = %live.server, generation = %live.generation, %uri, "resource subscription renewed");
             }
             Ok(Err(error)) => {
-                tracing::warn!(server = %live.server, generation = live.generation, %uri, %error, "resource subscription not renewed");
+                tracing::warn!(server = %live.server, generation = %live.generation, %uri, %error, "resource subscription not renewed");
             }
             Err(_) => {
-                tracing::warn!(server = %live.server, generation = live.generation, %uri, "resource subscription not renewed: no answer within {SUBSCRIBE_LIMIT:?}");
+                tracing::warn!(server = %live.server, generation = %live.generation, %uri, "resource subscription not renewed: no answer within {SUBSCRIBE_LIMIT:?}");
             }
         }
     }
@@ -205,7 +205,7 @@ async fn listen(listener: Listener, live: Arc<Live>) {
                         return die(&live, "the listen stream ended without its final response");
                     }
                 };
-                tracing::info!(server = %live.server, generation = live.generation, "{why}; subscribing again");
+                tracing::info!(server = %live.server, generation = %live.generation, "{why}; subscribing again");
                 // A change may have been missed meanwhile.
                 let _ = tx.send(Msg::ListChanged {
                     generation: live.generation,

@@ -99,10 +99,10 @@ impl Live {
     pub(crate) fn report_death(&self, death: Death) -> bool {
         self.dead.cancel();
         let Some(permit) = self.guard.try_begin(self.generation) else {
-            tracing::debug!(server = %self.server, generation = self.generation, cause = %death.cause, "death already reported");
+            tracing::debug!(server = %self.server, generation = %self.generation, cause = %death.cause, "death already reported");
             return false;
         };
-        tracing::debug!(server = %self.server, generation = self.generation, cause = %death.cause, "death reported");
+        tracing::debug!(server = %self.server, generation = %self.generation, cause = %death.cause, "death reported");
         self.tx.send(Msg::Died { death, permit }).is_ok()
     }
 
@@ -151,7 +151,7 @@ impl Live {
                 if e.code == ErrorCode::METHOD_NOT_FOUND
                     && !self.discover.swap(true, Ordering::Relaxed) =>
             {
-                tracing::info!(server = %self.server, generation = self.generation, "server has no ping; probing with server/discover");
+                tracing::info!(server = %self.server, generation = %self.generation, "server has no ping; probing with server/discover");
                 Verdict::Alive
             }
             Ok(Err(e)) => judge(&e),

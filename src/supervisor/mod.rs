@@ -1,19 +1,19 @@
 //! The supervisor: one per server, owner of that server's generations.
 //!
-//! [`Supervisor::start`] validates the configuration, attaches the server to the
+//! [`Supervisor::builder`] validates the configuration, attaches the server to the
 //! [`ToolRegistry`] and spawns the supervisor task, which connects, publishes the tools, watches
 //! the generation (transport end, child exit, heartbeat, failing calls), and rebuilds it with
 //! bounded backoff when it dies.
 //!
-//! The handle is [`Supervisor`]: started in `start`, its requests to the server in `requests`,
-//! its state, restart and shutdown here.
+//! The handle is [`Supervisor`]: built in `start`, its requests to the server in `requests`,
+//! its status, restart and shutdown here.
 //!
 //! # Invariants
 //!
 //! The ten invariants of the design hold here; the pieces that carry them:
 //! [`retry_guard`] (single retrier), `actor` (one live generation, fence, serialized sync,
 //! quiescent disposal, outage budget), `generation` (death reporting, close barrier),
-//! `heartbeat` (idle-only probe).
+//! `heartbeat` (idle-only probe), `status` (one status, never contradicting itself).
 
 mod actor;
 mod backoff;
@@ -31,118 +31,105 @@ mod relay;
 mod requests;
 mod retry_guard;
 mod start;
+mod status;
 mod sync;
+mod watch;
 
 use std::{sync::Arc, time::Duration};
 
 use rmcp::model::ServerPeerInfo;
-use tokio::{
-    sync::{broadcast, oneshot, watch},
-    task::JoinHandle,
-};
+use tokio::sync::{broadcast, oneshot};
 
 pub(crate) use link::Link;
+pub use start::SupervisorBuilder;
+pub use watch::StatusWatch;
 
 use crate::{
     registry::ToolRegistry,
-    state::{Cause, ConnectionState, Death, Event, Generation},
+    state::{Cause, ConnectionState, Death, Event, Generation, Status},
 };
 
-/// The handle to one supervised server.
+/// The handle to one supervised server. Cheap to clone: clones share the supervisor.
 ///
-/// Dropping it without [`shutdown`](Self::shutdown) asks the supervisor task to stop, but does
-/// not wait for it; call `shutdown().await` for a quiescent stop.
-#[derive(Debug)]
+/// Dropping the last clone without [`shutdown`](Self::shutdown) asks the supervisor task to
+/// stop, but does not wait for it; call `shutdown().await` for a quiescent stop.
+#[derive(Debug, Clone)]
 pub struct Supervisor {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
     link: Arc<Link>,
     registry: ToolRegistry,
-    /// The supervisor task; cleared by the `shutdown` that saw it end.
-    task: tokio::sync::Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Supervisor {
     /// The server's name.
     pub fn name(&self) -> &str {
-        &self.link.server
-    }
-
-    /// The bounds on what the server may send (its config's [`Limits`](crate::config::Limits)).
-    pub fn limits(&self) -> &crate::config::Limits {
-        &self.link.limits
+        &self.inner.link.server
     }
 
     /// The registry this server publishes into.
     pub fn registry(&self) -> &ToolRegistry {
-        &self.registry
+        &self.inner.registry
     }
 
-    /// The current state.
-    pub fn state(&self) -> ConnectionState {
-        self.link.state.borrow().clone()
+    /// The server's status now: its state, the generation it is about, and its sequence number.
+    pub fn status(&self) -> Status {
+        self.inner.link.board.status()
     }
 
-    /// A receiver that sees every state change (the latest one wins if it lags).
-    pub fn state_watch(&self) -> watch::Receiver<ConnectionState> {
-        self.link.state.subscribe()
+    /// Follows the status: every change from now on (the latest wins if the reader lags).
+    pub fn watch(&self) -> StatusWatch {
+        StatusWatch::new(self.inner.link.board.subscribe())
     }
 
-    /// Every state change, tool-set change, probe miss and stability mark from now on. A
+    /// Every status change, tool-set change, probe miss and stability mark from now on. A
     /// receiver that falls more than 32 events behind gets `Lagged`; read
-    /// [`state`](Self::state) and the registry's snapshot then.
+    /// [`status`](Self::status) and the registry's snapshot then.
     pub fn events(&self) -> broadcast::Receiver<Event> {
-        self.link.events.subscribe()
-    }
-
-    /// The protocol version the ready generation negotiated (`2026-07-28`, `2025-11-25`, …), if
-    /// there is one.
-    pub fn protocol(&self) -> Option<String> {
-        self.link
-            .live
-            .borrow()
-            .as_ref()
-            .map(|live| live.protocol.to_string())
-    }
-
-    /// The ready generation, if there is one.
-    pub fn generation(&self) -> Option<Generation> {
-        self.link.live.borrow().as_ref().map(|live| live.generation)
+        self.inner.link.board.events()
     }
 
     /// What the ready generation's server said about itself (`initialize` result, or for a
     /// 2026-07-28 server its `server/discover` answer): name, version, capabilities,
     /// instructions. `None` during an outage.
     pub fn server_info(&self) -> Option<ServerPeerInfo> {
-        let live = self.link.live.borrow().clone()?;
+        let live = self.inner.link.board.current().live?;
         live.peer.peer_info().map(|info| (*info).clone())
     }
 
-    /// Waits until the server is ready (returns its generation), failed or stopped (returns
-    /// that state as the error), or `limit` elapsed (returns the state at that time).
+    /// Waits until the server is ready and takes calls (returns its generation), failed,
+    /// stopping or stopped (returns that status as the error), or `limit` elapsed (returns the
+    /// status at that time). A generation whose death has been reported is not returned: the
+    /// wait goes on to the next one.
     ///
     /// # Cancel safety
     ///
     /// Cancel-safe: it only watches.
-    pub async fn wait_ready(&self, limit: Duration) -> Result<Generation, ConnectionState> {
-        let mut rx = self.state_watch();
+    pub async fn wait_ready(&self, limit: Duration) -> Result<Generation, Status> {
+        let mut rx = self.inner.link.board.subscribe();
         let settled = tokio::time::timeout(
             limit,
-            rx.wait_for(|s| {
-                matches!(
-                    s,
-                    ConnectionState::Ready { .. }
-                        | ConnectionState::Failed { .. }
-                        | ConnectionState::Stopped
-                )
+            rx.wait_for(|board| {
+                board.taking_calls().is_some()
+                    || matches!(
+                        board.status.state,
+                        ConnectionState::Failed { .. }
+                            | ConnectionState::Stopping
+                            | ConnectionState::Stopped
+                    )
             }),
         )
         .await;
-        let state = match settled {
-            Ok(Ok(state)) => state.clone(),
-            _ => self.state(),
+        let board = match settled {
+            Ok(Ok(board)) => board.clone(),
+            _ => self.inner.link.board.current(),
         };
-        match state {
-            ConnectionState::Ready { generation, .. } => Ok(generation),
-            other => Err(other),
+        match board.taking_calls() {
+            Some(live) => Ok(live.generation),
+            None => Err(board.status),
         }
     }
 
@@ -150,8 +137,7 @@ impl Supervisor {
     /// Returns true if this report started the recovery; false if the generation is not the
     /// current one, its death was already reported, or the supervisor is stopping.
     pub fn report_failure(&self, generation: Generation, detail: impl Into<String>) -> bool {
-        let live = self.link.live.borrow().clone();
-        match live {
+        match self.inner.link.board.current().live {
             Some(live) if live.generation == generation => live.report_death(Death::new(
                 Cause::TransportError,
                 format!("reported by host: {}", detail.into()),
@@ -163,7 +149,11 @@ impl Supervisor {
     /// Asks for a tool re-sync of `generation`, as a `tools/list_changed` notification would.
     /// Ignored unless `generation` is the current one.
     pub fn request_tool_sync(&self, generation: Generation) {
-        let _ = self.link.tx.send(msg::Msg::ListChanged { generation });
+        let _ = self
+            .inner
+            .link
+            .tx
+            .send(msg::Msg::ListChanged { generation });
     }
 
     /// Closes the current generation (if any), refills the outage budget and connects again.
@@ -175,45 +165,38 @@ impl Supervisor {
     /// restarts the server; only the wait for the new attempt to start is given up.
     pub async fn restart(&self) {
         let (done, wait) = oneshot::channel();
-        if self.link.tx.send(msg::Msg::Restart { done }).is_ok() {
+        if self.inner.link.tx.send(msg::Msg::Restart { done }).is_ok() {
             let _ = wait.await;
         }
     }
 
     /// Stops supervising: cancels any backoff and attempt, closes the current generation
     /// through the close barrier, unregisters the tools and detaches from the registry.
-    /// Returns when nothing of this server is left running. Idempotent.
+    /// Returns when nothing of this server is left running (the status is `stopped`).
+    /// Idempotent; concurrent calls from several clones all return once it is done.
     ///
     /// # Cancel safety
     ///
     /// Cancel-safe: a call dropped midway leaves the shutdown going on (the actor has been
-    /// told), and the next call waits for it to finish; concurrent calls all return once it
-    /// has.
+    /// told), and the next call waits for it to finish.
     pub async fn shutdown(&self) {
-        let mut task = self.task.lock().await;
-        // The handle stays in place until the actor has ended: a call dropped before that must
-        // leave the next one something to wait for.
-        let Some(handle) = task.as_mut() else { return };
-        let (done, wait) = oneshot::channel();
-        // A second `Shutdown` (after a dropped call) finds the actor already stopping: its
-        // `done` is dropped with the queue, and the handle below is what is waited for.
-        if self
-            .link
-            .tx
-            .send(msg::Msg::Shutdown { done: Some(done) })
-            .is_ok()
-        {
-            let _ = wait.await;
+        let mut rx = self.inner.link.board.subscribe();
+        if matches!(rx.borrow().status.state, ConnectionState::Stopped) {
+            return;
         }
-        let _ = handle.await;
-        *task = None;
+        // A second `Shutdown` (after a dropped call, or from another clone) finds the actor
+        // already stopping or gone: either way the status below is what is waited for.
+        let _ = self.inner.link.tx.send(msg::Msg::Shutdown);
+        let _ = rx
+            .wait_for(|board| matches!(board.status.state, ConnectionState::Stopped))
+            .await;
     }
 }
 
-impl Drop for Supervisor {
+impl Drop for Inner {
     fn drop(&mut self) {
-        if self.task.get_mut().is_some() {
-            let _ = self.link.tx.send(msg::Msg::Shutdown { done: None });
+        if !matches!(self.link.board.status().state, ConnectionState::Stopped) {
+            let _ = self.link.tx.send(msg::Msg::Shutdown);
         }
     }
 }

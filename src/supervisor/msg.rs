@@ -15,6 +15,6 @@ pub(crate) enum Msg {
     ListChanged { generation: Generation },
     /// Close what runs, refill the budget, connect again.
     Restart { done: oneshot::Sender<()> },
-    /// Stop everything.
-    Shutdown { done: Option<oneshot::Sender<()>> },
+    /// Stop everything (the status says `stopped` when done).
+    Shutdown,
 }

@@ -122,18 +122,34 @@ mod tests {
         let seen = Arc::new(AtomicU32::new(0));
         let counter = seen.clone();
         let route = relay.route_progress(
-            2,
+            Generation::of(2),
             progress("1", 0.0).progress_token,
             Arc::new(move |_| {
                 counter.fetch_add(1, Ordering::SeqCst);
             }),
         );
-        assert!(relay.progress(2, progress("1", 0.5)).is_none());
+        assert!(
+            relay
+                .progress(Generation::of(2), progress("1", 0.5))
+                .is_none()
+        );
         // The same token on another generation is another request.
-        assert!(relay.progress(1, progress("1", 0.5)).is_some());
-        assert!(relay.progress(2, progress("2", 0.5)).is_some());
+        assert!(
+            relay
+                .progress(Generation::of(1), progress("1", 0.5))
+                .is_some()
+        );
+        assert!(
+            relay
+                .progress(Generation::of(2), progress("2", 0.5))
+                .is_some()
+        );
         drop(route);
-        assert!(relay.progress(2, progress("1", 1.0)).is_some());
+        assert!(
+            relay
+                .progress(Generation::of(2), progress("1", 1.0))
+                .is_some()
+        );
         assert_eq!(seen.load(Ordering::SeqCst), 1);
     }
 }

@@ -10,43 +10,14 @@ use rmcp::model::{
 use rmcp::model::{SubscribeRequest, UnsubscribeRequest};
 
 use super::{Supervisor, connect::era::is_modern};
-use crate::{CallError, call::CallOptions, registry::handle::to_object};
+use crate::{CallError, call::CallOptions};
 
 impl Supervisor {
-    /// Calls tool `tool` (its name on this server) with the configured call timeout.
-    ///
-    /// # Cancel safety
-    ///
-    /// Dropping the future abandons the call; rmcp sends `notifications/cancelled`.
-    ///
-    /// Fails with `ToolNotFound`, without contacting the server, when the server's registered
-    /// tool set does not list `tool`.
-    pub async fn call_tool(
-        &self,
-        tool: &str,
-        arguments: serde_json::Value,
-    ) -> Result<CallToolResult, CallError> {
-        let arguments = to_object(arguments)?;
-        let snapshot = self.registry.snapshot();
-        let listed = snapshot
-            .server(self.name())
-            .map(|set| set.tools.iter().any(|t| &*t.raw_name == tool));
-        if listed == Some(false) {
-            return Err(CallError::ToolNotFound {
-                name: tool.to_owned(),
-            });
-        }
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        if let Some(arguments) = arguments {
-            params = params.with_arguments(arguments);
-        }
-        self.link.call(params, &CallOptions::default()).await
-    }
-
     /// Calls a tool with everything the request may carry (`params.name` is the tool's name on
     /// this server; `_meta` is sent as given, except the progress token, which is this crate's
-    /// own: see [`CallOptions::progress`]). Unlike [`call_tool`](Self::call_tool) it does not
-    /// check the registered tool set first: the server decides.
+    /// own: see [`CallOptions::progress`]). It does not check the registered tool set first:
+    /// the server decides. A host usually calls through a
+    /// [`ToolHandle`](crate::ToolHandle) instead, which survives the tool's renames of server.
     ///
     /// # Cancel safety
     ///
@@ -56,7 +27,7 @@ impl Supervisor {
         params: CallToolRequestParams,
         options: CallOptions,
     ) -> Result<CallToolResult, CallError> {
-        self.link.call(params, &options).await
+        self.inner.link.call(params, &options).await
     }
 
     /// Sends any request (`resources/read`, `prompts/get`, `completion/complete`,
@@ -76,7 +47,7 @@ impl Supervisor {
         request: ClientRequest,
         options: CallOptions,
     ) -> Result<ServerResult, CallError> {
-        self.link.request(request, &options).await
+        self.inner.link.request(request, &options).await
     }
 
     /// Subscribes to updates of the resource `uri`, now and on every generation after this one
@@ -95,6 +66,7 @@ impl Supervisor {
     /// not this server saw the request. [`unsubscribe`](Self::unsubscribe) takes it back.
     pub async fn subscribe(&self, uri: &str) -> Result<(), CallError> {
         let added = self
+            .inner
             .link
             .relay
             .subscriptions
@@ -110,7 +82,7 @@ impl Supervisor {
             Ok(_) => Ok(()),
             Err(error) => {
                 if added && matches!(error, CallError::Server(_)) {
-                    self.link.relay.subscriptions.send_modify(|set| {
+                    self.inner.link.relay.subscriptions.send_modify(|set| {
                         set.remove(uri);
                     });
                 }
@@ -129,6 +101,7 @@ impl Supervisor {
     /// send its updates until it ends.
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), CallError> {
         let removed = self
+            .inner
             .link
             .relay
             .subscriptions
@@ -148,7 +121,7 @@ impl Supervisor {
     /// Whether the ready generation speaks an era with sessions (2025-11-25 and earlier), where
     /// subscriptions are requests of their own.
     fn sessionful(&self) -> bool {
-        let live = self.link.live.borrow().clone();
+        let live = self.inner.link.board.current().live;
         live.is_some_and(|live| !is_modern(&live.protocol))
     }
 
@@ -156,7 +129,13 @@ impl Supervisor {
     /// sessions, no `logging/setLevel`, a log level in each request's `_meta`.
     #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
     pub(crate) fn stateless(&self) -> bool {
-        let live = self.link.live.borrow().clone();
+        let live = self.inner.link.board.current().live;
         live.is_some_and(|live| is_modern(&live.protocol))
+    }
+
+    /// The bounds on what the server may send (its config's [`Limits`](crate::config::Limits)).
+    #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
+    pub(crate) fn limits(&self) -> &crate::config::Limits {
+        &self.inner.link.limits
     }
 }

@@ -25,7 +25,7 @@ use crate::state::Generation;
 /// Grants at most one recovery at a time for one server.
 #[derive(Debug, Default)]
 pub(crate) struct RetryGuard {
-    /// The generation whose death may be reported; moved forward only by the supervisor task.
+    /// The generation whose death may be reported (0: none); moved only by the supervisor task.
     current: AtomicU64,
     /// True while a permit is out.
     busy: AtomicBool,
@@ -56,7 +56,8 @@ impl Drop for RetryPermit {
 impl RetryGuard {
     /// Takes the permit if `generation` is current and no recovery is running.
     pub(crate) fn try_begin(self: &Arc<Self>, generation: Generation) -> Option<RetryPermit> {
-        if self.closed.load(Ordering::Acquire) || self.current.load(Ordering::Acquire) != generation
+        if self.closed.load(Ordering::Acquire)
+            || self.current.load(Ordering::Acquire) != generation.get()
         {
             return None;
         }
@@ -64,7 +65,8 @@ impl RetryGuard {
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
             .ok()?;
         // Re-check after winning: the generation may have moved while we raced.
-        if self.closed.load(Ordering::Acquire) || self.current.load(Ordering::Acquire) != generation
+        if self.closed.load(Ordering::Acquire)
+            || self.current.load(Ordering::Acquire) != generation.get()
         {
             self.busy.store(false, Ordering::Release);
             return None;
@@ -75,9 +77,11 @@ impl RetryGuard {
         })
     }
 
-    /// Makes `generation` the one whose death may be reported.
-    pub(crate) fn set_current(&self, generation: Generation) {
-        self.current.store(generation, Ordering::Release);
+    /// Makes `generation` the one whose death may be reported; `None`: no generation's (one
+    /// the supervisor closes itself).
+    pub(crate) fn set_current(&self, generation: Option<Generation>) {
+        self.current
+            .store(generation.map_or(0, Generation::get), Ordering::Release);
     }
 
     /// Refuses every future report.
@@ -90,15 +94,19 @@ impl RetryGuard {
 mod tests {
     use super::*;
 
+    fn g(n: u64) -> Generation {
+        Generation::new(n).expect("not 0")
+    }
+
     #[test]
     fn only_one_permit_at_a_time() {
         let guard = Arc::new(RetryGuard::default());
-        guard.set_current(3);
-        let first = guard.try_begin(3).expect("first report wins");
-        assert!(guard.try_begin(3).is_none(), "second report coalesces");
+        guard.set_current(Generation::new(3));
+        let first = guard.try_begin(g(3)).expect("first report wins");
+        assert!(guard.try_begin(g(3)).is_none(), "second report coalesces");
         drop(first);
         assert!(
-            guard.try_begin(3).is_some(),
+            guard.try_begin(g(3)).is_some(),
             "permit is free again after drop"
         );
     }
@@ -106,23 +114,23 @@ mod tests {
     #[test]
     fn stale_generations_get_nothing() {
         let guard = Arc::new(RetryGuard::default());
-        guard.set_current(4);
-        assert!(guard.try_begin(3).is_none());
-        assert!(guard.try_begin(5).is_none());
+        guard.set_current(Generation::new(4));
+        assert!(guard.try_begin(g(3)).is_none());
+        assert!(guard.try_begin(g(5)).is_none());
     }
 
     #[test]
     fn closed_guard_grants_nothing() {
         let guard = Arc::new(RetryGuard::default());
-        guard.set_current(1);
+        guard.set_current(Generation::new(1));
         guard.close();
-        assert!(guard.try_begin(1).is_none());
+        assert!(guard.try_begin(g(1)).is_none());
     }
 
     #[test]
     fn concurrent_reports_yield_one_permit() {
         let guard = Arc::new(RetryGuard::default());
-        guard.set_current(7);
+        guard.set_current(Generation::new(7));
         let barrier = Arc::new(std::sync::Barrier::new(16));
         let threads: Vec<_> = (0..16)
             .map(|_| {
@@ -131,7 +139,7 @@ mod tests {
                     barrier.wait();
                     // Keep the permit alive until every thread has tried.
                     guard
-                        .try_begin(7)
+                        .try_begin(g(7))
                         .map(std::mem::ManuallyDrop::new)
                         .is_some()
                 })

@@ -50,7 +50,10 @@ impl Op {
             };
             let mut attributes = labels.common().to_vec();
             attributes.push(KeyValue::new(names::METHOD, method));
-            attributes.push(KeyValue::new(names::GENERATION, labels.generation() as i64));
+            attributes.push(KeyValue::new(
+                names::GENERATION,
+                labels.generation().get() as i64,
+            ));
             if method == "tools/call" {
                 attributes.push(KeyValue::new(names::OPERATION_NAME, "execute_tool"));
             }

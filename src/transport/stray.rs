@@ -81,9 +81,9 @@ impl Outstanding {
         crate::telemetry::stray(&self.server);
         let (server, generation, strays) = (&*self.server, self.generation, self.strays);
         if strays == 1 {
-            tracing::warn!(server, generation, %id, "ignored a response to a request never sent (or answered already); further ones are counted at debug level");
+            tracing::warn!(server, %generation, %id, "ignored a response to a request never sent (or answered already); further ones are counted at debug level");
         } else {
-            tracing::debug!(server, generation, %id, strays, "ignored another response to a request never sent (or answered already)");
+            tracing::debug!(server, %generation, %id, strays, "ignored another response to a request never sent (or answered already)");
         }
         true
     }
@@ -128,7 +128,7 @@ mod tests {
 
     #[test]
     fn a_response_nobody_waits_for_is_counted_once_per_response() {
-        let mut outstanding = Outstanding::new("s".into(), 1);
+        let mut outstanding = Outstanding::new("s".into(), Generation::FIRST);
         outstanding.sent(&request(1));
         outstanding.sent(&request(2));
         assert!(!outstanding.received(&response(RequestId::Number(1))));
@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn memory_is_bounded_by_the_oldest_forgotten() {
-        let mut outstanding = Outstanding::new("s".into(), 1);
+        let mut outstanding = Outstanding::new("s".into(), Generation::FIRST);
         for id in 0..(TRACKED as i64 + 10) {
             outstanding.sent(&request(id));
         }

@@ -47,7 +47,7 @@ fn config(mock: &MockProcess, auth: Auth) -> mcp_resilient::ServerConfig {
 }
 
 async fn ready(server: &Supervisor) -> Res<()> {
-    let (state, _) = mock::wait_state(&mut server.state_watch(), LIMIT, |s| {
+    let (state, _) = mock::wait_state(&mut server.watch(), LIMIT, |s| {
         matches!(
             s,
             ConnectionState::Ready { .. } | ConnectionState::Failed { .. }
@@ -71,9 +71,7 @@ struct Side {
 impl Side {
     async fn start(name: &'static str, config: mcp_resilient::ServerConfig) -> Res<Side> {
         let registry = ToolRegistry::new();
-        let server = Supervisor::start(config, registry.clone())
-            .await
-            .map_err(|e| e.to_string())?;
+        let server = Supervisor::spawn(config, &registry).map_err(|e| e.to_string())?;
         ready(&server).await?;
         Ok(Side {
             name,
@@ -211,7 +209,7 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
         guarded.admin("oauth/expire-access", json!({})).await?;
         let t = Instant::now();
         let _ = mock::echo(&side.registry, NAME, "refused").await;
-        let failed = mock::wait_state(&mut side.server.state_watch(), LIMIT, |s| {
+        let failed = mock::wait_state(&mut side.server.watch(), LIMIT, |s| {
             matches!(s, ConnectionState::Failed { .. })
         })
         .await;
@@ -240,7 +238,7 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
 }
 
 fn generation(server: &Supervisor) -> Res<mcp_resilient::state::Generation> {
-    match server.state() {
+    match server.status().state {
         ConnectionState::Ready { generation, .. } => Ok(generation),
         other => Err(format!("not ready: {other}")),
     }

@@ -358,14 +358,12 @@ pub async fn supervised(
     version: &str,
 ) -> Res<(Supervisor, ToolRegistry, Caller)> {
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone())
-        .await
-        .map_err(|e| e.to_string())?;
+    let server = Supervisor::spawn(config, &registry).map_err(|e| e.to_string())?;
     server
         .wait_ready(LIMIT)
         .await
         .map_err(|s| format!("{name} not ready: {s}"))?;
-    let negotiated = server.protocol();
+    let negotiated = server.status().protocol().map(str::to_owned);
     if negotiated.as_deref() != Some(version) {
         return Err(format!(
             "{name}: supervisor negotiated {negotiated:?}, wanted {version}"

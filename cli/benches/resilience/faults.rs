@@ -238,7 +238,7 @@ async fn scenario(era: &Era, sc: &Scenario, reps: usize) -> Figures {
     }
     .protocol(era.protocol);
     let registry = ToolRegistry::new();
-    let server = match Supervisor::start(config, registry.clone()).await {
+    let server = match Supervisor::spawn(config, &registry) {
         Ok(s) => s,
         Err(e) => {
             f.detect.fail(e.to_string());
@@ -310,7 +310,7 @@ async fn collect(mut events: broadcast::Receiver<Event>, old: u64) -> Vec<(Insta
     let mut seen = Vec::new();
     let deadline = tokio::time::Instant::now() + LIMIT * 2;
     while let Ok(Ok(event)) = tokio::time::timeout_at(deadline, events.recv()).await {
-        let done = matches!(&event, Event::Stable { generation, .. } if *generation > old);
+        let done = matches!(&event, Event::Stable { generation, .. } if generation.get() > old);
         seen.push((Instant::now(), event));
         if done {
             break;
@@ -327,7 +327,7 @@ async fn check_era(
     registry: &ToolRegistry,
 ) -> Res<mcp_mock_server::Whoami> {
     let version = era.version(sc.transport);
-    let negotiated = server.protocol();
+    let negotiated = server.status().protocol().map(str::to_owned);
     if negotiated.as_deref() != Some(version) {
         return Err(format!("negotiated {negotiated:?}, wanted {version}"));
     }
@@ -343,15 +343,19 @@ async fn rep(
     registry: &ToolRegistry,
     mut mock: Option<&mut MockProcess>,
 ) -> Res<Rep> {
-    let old = server.generation().ok_or("not ready before the fault")?;
+    let old = server
+        .status()
+        .ready()
+        .map(u64::from)
+        .ok_or("not ready before the fault")?;
     let who = check_era(era, sc, server, registry).await?;
     let (boot1, pid1) = (who.boot_id, who.pid);
-    let mut rx = server.state_watch();
+    let mut rx = server.watch();
     let collector = tokio::spawn(collect(server.events(), old));
     // The detector waits from before the fault, so a death seen while the bench is still busy
     // (reaping a killed mock) is timed when it happens, not when the bench looks.
     let (armed_tx, armed) = tokio::sync::oneshot::channel();
-    let mut detect_rx = server.state_watch();
+    let mut detect_rx = server.watch();
     let detector = tokio::spawn(async move {
         let _ = armed_tx.send(());
         wait_state(&mut detect_rx, LIMIT, |s| !s.is_ready()).await
@@ -416,7 +420,7 @@ async fn rep(
     let (_, t_ready) = wait_state(
         &mut rx,
         LIMIT,
-        |s| matches!(s, ConnectionState::Ready { generation, .. } if *generation > old),
+        |s| matches!(s, ConnectionState::Ready { generation, .. } if generation.get() > old),
     )
     .await?;
     let ready_us = now_us();
@@ -436,7 +440,11 @@ async fn rep(
             );
         }
     }
-    let new = server.generation().ok_or("not ready after recovery")?;
+    let new = server
+        .status()
+        .ready()
+        .map(u64::from)
+        .ok_or("not ready after recovery")?;
     if new <= old {
         return Err(format!("generation did not increase ({old} -> {new})"));
     }
@@ -454,7 +462,7 @@ async fn rep(
         .map_err(|e| e.to_string())?;
     if !events
         .iter()
-        .any(|(_, e)| matches!(e, Event::Stable { generation, .. } if *generation == new))
+        .any(|(_, e)| matches!(e, Event::Stable { generation, .. } if generation.get() == new))
     {
         return Err("new generation never became stable".into());
     }
@@ -463,7 +471,11 @@ async fn rep(
         .iter()
         .filter_map(|(t, e)| match e {
             Event::State {
-                state: ConnectionState::Reconnecting { delay, .. },
+                status:
+                    mcp_resilient::Status {
+                        state: ConnectionState::Reconnecting { delay, .. },
+                        ..
+                    },
                 ..
             } => Some((*t, *delay)),
             _ => None,

@@ -167,9 +167,7 @@ async fn once(case: &Case) -> Res<(f64, f64)> {
         .heartbeat(Heartbeat::disabled())
         .call_timeout(LIMIT);
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone())
-        .await
-        .map_err(|e| format!("start: {e}"))?;
+    let server = Supervisor::spawn(config, &registry).map_err(|e| format!("start: {e}"))?;
     let result = measure(case, &server, &registry).await;
     server.shutdown().await;
     result
@@ -194,9 +192,13 @@ async fn measure(case: &Case, server: &Supervisor, registry: &ToolRegistry) -> R
             match events.recv().await {
                 // A transport's death reconnects; a limit exceeded is a refusal (`failed`).
                 Ok(Event::State {
-                    state:
-                        ConnectionState::Reconnecting { death, .. }
-                        | ConnectionState::Failed { death, .. },
+                    status:
+                        mcp_resilient::Status {
+                            state:
+                                ConnectionState::Reconnecting { death, .. }
+                                | ConnectionState::Failed { death, .. },
+                            ..
+                        },
                     ..
                 }) => return Ok(death),
                 Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}

@@ -91,15 +91,12 @@ pub async fn child(args: &[String]) -> Res<()> {
             mock::backoff(Duration::from_millis(500), 0.2),
             heartbeat(),
         );
-        servers.push(
-            Supervisor::start(config, registry.clone())
-                .await
-                .map_err(|e| e.to_string())?,
-        );
+        servers.push(Supervisor::spawn(config, &registry).map_err(|e| e.to_string())?);
     }
     let ready = futures::future::join_all(servers.iter().map(|s| s.wait_ready(LIMIT))).await;
     let generations: Vec<u64> = ready
         .into_iter()
+        .map(|r| r.map(u64::from))
         .collect::<Result<_, _>>()
         .map_err(|s| format!("not ready: {s}"))?;
     // Let the handshakes' garbage settle and every heartbeat reach its steady phase.
@@ -113,11 +110,13 @@ pub async fn child(args: &[String]) -> Res<()> {
     let still = servers
         .iter()
         .zip(&generations)
-        .filter(|(s, g)| s.generation() == Some(**g))
+        .filter(|(s, g)| s.status().ready().map(u64::from) == Some(**g))
         .count();
     // Pinned to 2025-11-25 (legacy SSE: 2024-11-05): the probes are `ping`s on a session.
-    let negotiated: std::collections::BTreeSet<String> =
-        servers.iter().filter_map(Supervisor::protocol).collect();
+    let negotiated: std::collections::BTreeSet<String> = servers
+        .iter()
+        .filter_map(|s| s.status().protocol().map(str::to_owned))
+        .collect();
     let out = json!({
         "n": n,
         "cpu_s": (cpu1 - cpu0) as f64 / clk_tck(),
@@ -289,9 +288,7 @@ async fn measure_bytes(kind: &'static str, window: Duration) -> Res<(u64, usize)
         mock::backoff(Duration::from_millis(500), 0.2),
         heartbeat(),
     );
-    let server = Supervisor::start(config, registry)
-        .await
-        .map_err(|e| e.to_string())?;
+    let server = Supervisor::spawn(config, &registry).map_err(|e| e.to_string())?;
     server
         .wait_ready(LIMIT)
         .await

@@ -15,7 +15,7 @@ use mcp_resilient::{
     config::{Heartbeat, ProtocolChoice, Reconnect, TransportConfig},
 };
 use serde_json::{Value, json};
-use tokio::{process::Child, sync::watch};
+use tokio::process::Child;
 
 /// The limit of every single wait in the benchmark.
 pub const LIMIT: Duration = Duration::from_secs(30);
@@ -267,20 +267,17 @@ pub async fn methods(mock: &MockProcess) -> Res<BTreeMap<String, u64>> {
 
 /// Waits (bounded) until the state satisfies `want`; returns it and when it was seen.
 pub async fn wait_state(
-    rx: &mut watch::Receiver<ConnectionState>,
+    rx: &mut mcp_resilient::StatusWatch,
     limit: Duration,
-    want: impl FnMut(&ConnectionState) -> bool,
+    mut want: impl FnMut(&ConnectionState) -> bool,
 ) -> Res<(ConnectionState, Instant)> {
-    let seen = tokio::time::timeout(limit, async {
-        rx.wait_for(want).await.map(|s| (s.clone(), Instant::now()))
-    })
-    .await;
+    let seen = tokio::time::timeout(limit, rx.wait_for(|status| want(&status.state))).await;
     match seen {
-        Ok(Ok(seen)) => Ok(seen),
-        Ok(Err(_)) => Err("state channel closed".into()),
+        Ok(Some(status)) => Ok((status.state, Instant::now())),
+        Ok(None) => Err("stopped before the state was reached".into()),
         Err(_) => Err(format!(
             "state not reached in {limit:?}; last {}",
-            *rx.borrow()
+            rx.status()
         )),
     }
 }

@@ -143,11 +143,7 @@ async fn start_all(
     let mut servers = Vec::with_capacity(n);
     for i in 0..n {
         let config = config(kind, &format!("s{i}"), mock, heartbeat.clone());
-        servers.push(
-            Supervisor::start(config, registry.clone())
-                .await
-                .map_err(|e| e.to_string())?,
-        );
+        servers.push(Supervisor::spawn(config, &registry).map_err(|e| e.to_string())?);
     }
     let limit = LIMIT * 4;
     let ready = futures::future::join_all(servers.iter().map(|s| s.wait_ready(limit))).await;
@@ -156,7 +152,10 @@ async fn start_all(
     if failed > 0 {
         return Err(format!("{failed} of {n} not ready within {limit:?}"));
     }
-    let generations = ready.into_iter().map(|r| r.unwrap_or(0)).collect();
+    let generations = ready
+        .into_iter()
+        .map(|r| r.map(u64::from).unwrap_or(0))
+        .collect();
     Ok((servers, generations, took))
 }
 
@@ -201,13 +200,15 @@ fn same_generation(servers: &[Supervisor], generations: &[u64]) -> usize {
     servers
         .iter()
         .zip(generations)
-        .filter(|(s, g)| s.generation() == Some(**g))
+        .filter(|(s, g)| s.status().ready().map(u64::from) == Some(**g))
         .count()
 }
 
 fn protocols(servers: &[Supervisor]) -> Vec<String> {
-    let set: std::collections::BTreeSet<String> =
-        servers.iter().filter_map(Supervisor::protocol).collect();
+    let set: std::collections::BTreeSet<String> = servers
+        .iter()
+        .filter_map(|s| s.status().protocol().map(str::to_owned))
+        .collect();
     set.into_iter().collect()
 }
 

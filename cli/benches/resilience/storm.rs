@@ -52,26 +52,38 @@ pub async fn follow(server: &Supervisor, old: u64) -> (Vec<u64>, Option<Instant>
     while let Ok(Ok(event)) = tokio::time::timeout_at(deadline, events.recv()).await {
         match event {
             Event::State {
-                state: ConnectionState::Reconnecting { delay, .. },
+                status:
+                    mcp_resilient::Status {
+                        state: ConnectionState::Reconnecting { delay, .. },
+                        ..
+                    },
                 ..
             } => {
                 attempts.push(now_us() + delay.as_micros() as u64);
             }
             Event::State {
-                state: ConnectionState::Ready { generation, .. },
+                status:
+                    mcp_resilient::Status {
+                        state: ConnectionState::Ready { generation, .. },
+                        ..
+                    },
                 ..
-            } if generation > old => {
+            } if generation.get() > old => {
                 ready = Some(Instant::now());
                 break;
             }
             Event::State {
-                state: ConnectionState::Failed { .. },
+                status:
+                    mcp_resilient::Status {
+                        state: ConnectionState::Failed { .. },
+                        ..
+                    },
                 ..
             } => break,
             _ => {}
         }
     }
-    (attempts, ready, server.state())
+    (attempts, ready, server.status().state)
 }
 
 async fn storm(clients: usize, jitter: f64) -> Res<Outcome> {
@@ -89,15 +101,12 @@ async fn storm(clients: usize, jitter: f64) -> Res<Outcome> {
             reconnect.clone(),
             Heartbeat::default(),
         );
-        servers.push(
-            Supervisor::start(config, registry.clone())
-                .await
-                .map_err(|e| e.to_string())?,
-        );
+        servers.push(Supervisor::spawn(config, &registry).map_err(|e| e.to_string())?);
     }
     let ready = futures::future::join_all(servers.iter().map(|s| s.wait_ready(LIMIT))).await;
     let old: Vec<u64> = ready
         .into_iter()
+        .map(|r| r.map(u64::from))
         .collect::<Result<_, _>>()
         .map_err(|s| format!("not ready: {s}"))?;
     let followers = futures::future::join_all(servers.iter().zip(&old).map(|(s, g)| follow(s, *g)));

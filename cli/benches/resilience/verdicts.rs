@@ -142,7 +142,7 @@ fn check_version(supervisor: &Supervisor, kind: &str) -> Res<()> {
     } else {
         "2025-11-25"
     };
-    let got = supervisor.protocol();
+    let got = supervisor.status().protocol().map(str::to_owned);
     if got.as_deref() == Some(want) {
         Ok(())
     } else {
@@ -187,20 +187,19 @@ async fn black_hole(kind: &str) -> Res<Duration> {
         "sse" => ServerConfig::sse("hole", proxy.url("/sse")),
         _ => ServerConfig::http("hole", proxy.url("/mcp")),
     };
-    let supervisor = Supervisor::start(fast_remote(config), ToolRegistry::new())
-        .await
-        .map_err(|e| e.to_string())?;
+    let supervisor =
+        Supervisor::spawn(fast_remote(config), &ToolRegistry::new()).map_err(|e| e.to_string())?;
     supervisor
         .wait_ready(LIMIT)
         .await
         .map_err(|s| s.to_string())?;
     check_version(&supervisor, kind)?;
-    let mut state = supervisor.state_watch();
+    let mut state = supervisor.watch();
     proxy.set_mode(ProxyMode::BlackHole);
     tokio::time::timeout(LIMIT, state.wait_for(|s| !s.is_ready()))
         .await
         .map_err(|_| "the black hole was not detected")?
-        .map_err(|e| e.to_string())?;
+        .ok_or("stopped")?;
     // 3 s plus a random part of a hedge interval, so the heal lands anywhere between two
     // hedges (a fixed hole would always heal at the same point of the cycle).
     let extra = Duration::from_millis(rand::random_range(0..1000));
@@ -210,7 +209,7 @@ async fn black_hole(kind: &str) -> Res<Duration> {
     tokio::time::timeout(LIMIT, state.wait_for(|s| s.is_ready()))
         .await
         .map_err(|_| "not ready after the heal")?
-        .map_err(|e| e.to_string())?;
+        .ok_or("stopped")?;
     let after = healed.elapsed();
     supervisor.shutdown().await;
     proxy.shutdown().await;
@@ -231,11 +230,10 @@ async fn gateway(status: u16, retry_after: Option<&str>) -> Res<(u64, u64, u64)>
         .await
         .map_err(|e| e.to_string())?;
     let registry = ToolRegistry::new();
-    let supervisor = Supervisor::start(
+    let supervisor = Supervisor::spawn(
         ServerConfig::http("gw", proxy.url("/mcp")).protocol(PINNED),
-        registry.clone(),
+        &registry,
     )
-    .await
     .map_err(|e| e.to_string())?;
     let first = supervisor
         .wait_ready(LIMIT)
@@ -252,12 +250,16 @@ async fn gateway(status: u16, retry_after: Option<&str>) -> Res<(u64, u64, u64)>
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let now = supervisor.generation().unwrap_or(u64::MAX);
+    let now = supervisor
+        .status()
+        .ready()
+        .map(u64::from)
+        .unwrap_or(u64::MAX);
     let injected = proxy.injected();
     supervisor.shutdown().await;
     proxy.shutdown().await;
     server.shutdown().await;
-    Ok((failed, injected, now.saturating_sub(first)))
+    Ok((failed, injected, now.saturating_sub(first.get())))
 }
 
 /// Time from `start` to `failed` against a server refusing us (`None`: a 2026-only server), and
@@ -272,24 +274,23 @@ async fn refused(fault: Option<StatusFault>) -> Res<(Duration, String)> {
         None => server.faults().set_modern_only(true),
     }
     let started = Instant::now();
-    let supervisor = Supervisor::start(
+    let supervisor = Supervisor::spawn(
         ServerConfig::http("no", server.http_url()).protocol(PINNED),
-        ToolRegistry::new(),
+        &ToolRegistry::new(),
     )
-    .await
     .map_err(|e| e.to_string())?;
-    let mut state = supervisor.state_watch();
+    let mut state = supervisor.watch();
     let cause = tokio::time::timeout(
         LIMIT,
-        state.wait_for(|s| matches!(s, ConnectionState::Failed { .. })),
+        state.wait_for(|s| matches!(s.state, ConnectionState::Failed { .. })),
     )
     .await
     .map_err(|_| "not failed in time")?
-    .map(|s| match &*s {
+    .map(|s| match s.state {
         ConnectionState::Failed { death, .. } => death.cause.to_string(),
         _ => String::new(),
     })
-    .map_err(|e| e.to_string())?;
+    .ok_or("stopped")?;
     let took = started.elapsed();
     supervisor.shutdown().await;
     server.shutdown().await;
@@ -308,9 +309,7 @@ async fn blocked() -> Res<bool> {
             failures: 2,
             ..Heartbeat::default()
         });
-    let supervisor = Supervisor::start(config, registry.clone())
-        .await
-        .map_err(|e| e.to_string())?;
+    let supervisor = Supervisor::spawn(config, &registry).map_err(|e| e.to_string())?;
     let first = supervisor
         .wait_ready(LIMIT)
         .await
@@ -320,7 +319,7 @@ async fn blocked() -> Res<bool> {
         .handle("mcp__busy__block")
         .map_err(|e| e.to_string())?;
     let done = block.call(json!({"ms": 1500})).await.is_ok();
-    let survived = done && supervisor.generation() == Some(first);
+    let survived = done && supervisor.status().ready().map(u64::from) == Some(first.get());
     supervisor.shutdown().await;
     server.shutdown().await;
     Ok(survived)

@@ -26,7 +26,7 @@ impl Clock {
         println!(
             "[{:>6.0} ms] {}",
             self.0.elapsed().as_secs_f64() * 1000.0,
-            crate::safe::line(&mcp_resilient::text::redact(message.as_ref()))
+            crate::safe::line(&mcp_resilient::__private::redact(message.as_ref()))
         );
     }
 }
@@ -60,9 +60,7 @@ pub(super) async fn start_ready(
     place: &str,
 ) -> DemoResult<(Supervisor, ToolRegistry, broadcast::Receiver<Event>)> {
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone())
-        .await
-        .map_err(|e| e.to_string())?;
+    let server = Supervisor::spawn(config, &registry).map_err(|e| e.to_string())?;
     let generation = server
         .wait_ready(STEP_LIMIT)
         .await
@@ -101,16 +99,16 @@ async fn wait_state(
             .map_err(|_| "timed out waiting for the supervisor".to_owned())?
             .map_err(|e| format!("event stream: {e}"))?;
         match event {
-            Event::State { state, .. } if want(&state) => return Ok(state),
-            Event::State {
-                state: ConnectionState::Failed { death, .. },
-                ..
-            } => {
-                return Err(format!(
-                    "supervisor failed: {}: {}",
-                    death.cause, death.detail
-                ));
-            }
+            Event::State { status, .. } => match status.state {
+                state if want(&state) => return Ok(state),
+                ConnectionState::Failed { death, .. } => {
+                    return Err(format!(
+                        "supervisor failed: {}: {}",
+                        death.cause, death.detail
+                    ));
+                }
+                _ => {}
+            },
             Event::Tools(change) => clock.say(format!(
                 "tools re-listed by generation {}: {}",
                 change.generation,

@@ -119,28 +119,28 @@ async fn watch_json_prints_state_lines_and_stops_on_interrupt() {
         .expect("watch");
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut seen = Vec::new();
+    // The tools are announced once the generation that listed them is ready.
     let ready = tokio::time::timeout(LIMIT, async {
+        let mut ready = false;
         while let Some(line) = lines.next_line().await.expect("read") {
             let event: Value = serde_json::from_str(&line).expect("a JSON line");
             assert!(
                 event["ts"].is_u64() && event["server"].is_string(),
                 "{line}"
             );
-            let is_ready = event["event"] == "state" && event["state"] == "ready";
+            ready |= event["event"] == "state" && event["state"] == "ready";
+            let tools = event["event"] == "tools"
+                && event["tools"].as_array().is_some_and(|t| !t.is_empty());
+            assert!(!tools || ready, "tools announced before ready: {line}");
             seen.push(event);
-            if is_ready {
+            if tools {
                 return;
             }
         }
-        panic!("watch ended before ready");
+        panic!("watch ended before ready and its tools");
     })
     .await;
-    ready.expect("ready within the limit");
-    assert!(
-        seen.iter()
-            .any(|e| e["event"] == "tools" && e["tools"].as_array().is_some_and(|t| !t.is_empty())),
-        "{seen:?}"
-    );
+    ready.expect("ready and tools within the limit");
     // The state read at start names no generation it does not know (it said 0, then the
     // attempt's event said 1), and the first attempt is told once.
     assert!(

@@ -36,13 +36,13 @@ fn probing(config: ServerConfig) -> ServerConfig {
 
 async fn ready(config: ServerConfig) -> (Supervisor, ToolRegistry, String) {
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone())
-        .await
-        .expect("valid config");
+    let server = Supervisor::spawn(config, &registry).expect("valid config");
     server.wait_ready(LIMIT).await.expect("ready");
     let protocol = server
+        .status()
         .protocol()
-        .expect("a ready generation has a protocol");
+        .expect("a ready generation has a protocol")
+        .to_owned();
     (server, registry, protocol)
 }
 
@@ -109,7 +109,7 @@ async fn a_2026_generation_is_probed_with_discover_and_never_pinged() {
             .expect("the heartbeat probes");
         assert_eq!(who.methods.get("ping"), None, "no ping: {:?}", who.methods);
         assert_eq!(who.methods.get("initialize"), None, "{:?}", who.methods);
-        assert_eq!(server.generation(), Some(1));
+        assert_eq!(server.status().ready().map(u64::from), Some(1));
         server.shutdown().await;
     }
 }
@@ -148,7 +148,10 @@ async fn a_killed_2026_server_is_noticed_by_its_listen_stream_and_recovered() {
     assert!(ready_generation(&mut events).await >= 2);
     let (boot2, _) = whoami(&registry, "gone").await;
     assert_ne!(boot1, boot2, "a new server process answers");
-    assert_eq!(server.protocol().as_deref(), Some(MODERN));
+    assert_eq!(
+        server.status().protocol().map(str::to_owned).as_deref(),
+        Some(MODERN)
+    );
     server.shutdown().await;
     process.kill().await;
 }
@@ -171,7 +174,11 @@ async fn the_listen_stream_ending_without_its_final_response_is_death_and_a_grac
     tokio::time::timeout(LIMIT, resubscribed)
         .await
         .expect("subscribed again");
-    assert_eq!(server.generation(), Some(1), "a graceful end is not death");
+    assert_eq!(
+        server.status().ready().map(u64::from),
+        Some(1),
+        "a graceful end is not death"
+    );
     call(&registry, "listening", "echo", json!({"text": "still"})).await;
     // An abrupt end: death, and the next generation subscribes again.
     server_side.faults().end_listens(false);
@@ -188,7 +195,7 @@ async fn a_list_change_on_the_listen_stream_resyncs_the_tools() {
     let server_side = mock(MockTransport::Http).await;
     let (server, registry, _) =
         ready(fast(ServerConfig::http("changing", server_side.http_url()))).await;
-    let generation = server.generation().expect("ready");
+    let generation = server.status().ready().expect("ready");
     let mut events = server.events();
     server_side
         .faults()
@@ -273,7 +280,7 @@ async fn auto_asks_again_when_a_remembered_legacy_server_is_upgraded() {
     assert!(format!("{answered:?}").contains("after"));
     let generation = ready_generation(&mut events).await;
     assert!(generation >= 2);
-    let state = server.state();
+    let state = server.status().state;
     assert!(
         matches!(&state, ConnectionState::Ready { protocol, .. } if protocol == MODERN),
         "{state:?}"
@@ -348,7 +355,7 @@ async fn a_list_ttl_refreshes_the_tools_without_a_notification() {
     let (server, registry, protocol) =
         ready(fast(ServerConfig::http("cached", server_side.http_url()))).await;
     assert_eq!(protocol, MODERN);
-    let generation = server.generation().expect("ready");
+    let generation = server.status().ready().expect("ready");
     let mut events = server.events();
     server_side
         .faults()
@@ -367,6 +374,6 @@ async fn a_list_ttl_refreshes_the_tools_without_a_notification() {
         (generation, vec!["quiet".to_owned()])
     );
     assert!(registry.snapshot().get("mcp__cached__quiet").is_some());
-    assert_eq!(server.generation(), Some(generation));
+    assert_eq!(server.status().ready(), Some(generation));
     server.shutdown().await;
 }

@@ -210,11 +210,12 @@ async fn a_2026_only_server_still_negotiates_2026_07_28_over_stdio() {
 /// Starts a supervisor on `config` and waits until it is ready on 2025-11-25.
 async fn ready_on_2025(config: ServerConfig) -> (Supervisor, ToolRegistry) {
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone())
-        .await
-        .expect("valid config");
+    let server = Supervisor::spawn(config, &registry).expect("valid config");
     server.wait_ready(LIMIT).await.expect("ready");
-    assert_eq!(server.protocol().as_deref(), Some("2025-11-25"));
+    assert_eq!(
+        server.status().protocol().map(str::to_owned).as_deref(),
+        Some("2025-11-25")
+    );
     (server, registry)
 }
 

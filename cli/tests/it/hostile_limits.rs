@@ -231,10 +231,8 @@ async fn a_resync_over_the_limits_ends_the_generation_as_a_refusal() {
     )));
     config.limits.max_list_items = mcp_mock_server::BUILTINS.len() + 1;
     let registry = ToolRegistry::new();
-    let supervisor = Supervisor::start(config, registry.clone())
-        .await
-        .expect("start");
-    let mut states = supervisor.state_watch();
+    let supervisor = Supervisor::spawn(config, &registry).expect("start");
+    let mut states = supervisor.watch();
     common::wait_state(&mut states, ConnectionState::is_ready).await;
     mock.faults().wait_streams(1).await;
     let change = SetTools {

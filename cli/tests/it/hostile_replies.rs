@@ -26,15 +26,13 @@ async fn http(kind: ReplyKind) -> (HostileReplies, ServerConfig) {
 /// Starts `config`, waits until ready, and returns the supervisor and the ready generation.
 async fn ready(config: ServerConfig) -> (Supervisor, ToolRegistry, u64) {
     let registry = ToolRegistry::new();
-    let supervisor = Supervisor::start(config, registry.clone())
-        .await
-        .expect("start");
-    let mut states = supervisor.state_watch();
+    let supervisor = Supervisor::spawn(config, &registry).expect("start");
+    let mut states = supervisor.watch();
     let state = wait_state(&mut states, ConnectionState::is_ready).await;
     let ConnectionState::Ready { generation, .. } = state else {
         unreachable!()
     };
-    (supervisor, registry, generation)
+    (supervisor, registry, generation.get())
 }
 
 async fn echo(registry: &ToolRegistry, tool: &str, text: &str) -> Result<String, CallError> {
@@ -57,11 +55,15 @@ async fn calls_keep_working(supervisor: &Supervisor, registry: &ToolRegistry, ge
         assert_eq!(echo(registry, "echo", &text).await.expect("echo"), text);
     }
     assert_eq!(
-        supervisor.generation(),
+        supervisor.status().ready().map(u64::from),
         Some(generation),
         "no new generation"
     );
-    assert!(supervisor.state().is_ready(), "{:?}", supervisor.state());
+    assert!(
+        supervisor.status().state.is_ready(),
+        "{:?}",
+        supervisor.status().state
+    );
 }
 
 #[tokio::test]
@@ -119,7 +121,7 @@ async fn a_body_that_is_not_json_fails_its_call_typed_and_the_generation_lives()
     assert_eq!(echo(&registry, "echo", "x").await.expect("echo"), "x");
     calls_keep_working(&supervisor, &registry, generation).await;
     assert_eq!(
-        supervisor.generation(),
+        supervisor.status().ready().map(u64::from),
         Some(generation),
         "no new generation"
     );

@@ -38,9 +38,7 @@ async fn supervise(server: &HostileSseServer) -> (Supervisor, ToolRegistry) {
     let config =
         fast(ServerConfig::sse("hostile", server.sse_url())).heartbeat(Heartbeat::disabled());
     let registry = ToolRegistry::new();
-    let supervisor = Supervisor::start(config, registry.clone())
-        .await
-        .expect("supervisor starts");
+    let supervisor = Supervisor::spawn(config, &registry).expect("supervisor starts");
     if let Err(state) = supervisor.wait_ready(LIMIT).await {
         panic!("not ready within {LIMIT:?}: {state:?}");
     }

@@ -29,6 +29,7 @@ mod remote_transport;
 #[cfg(feature = "rig")]
 mod rig;
 mod shape;
+mod status;
 mod stdio_faults;
 mod stdio_supervision;
 mod verdicts;

@@ -48,7 +48,7 @@ fn config(server: &MockServer, wire: Wire, oauth: OAuthConfig) -> ServerConfig {
 }
 
 async fn ready(server: &Supervisor) -> Generation {
-    let mut states = server.state_watch();
+    let mut states = server.watch();
     match wait_state(&mut states, |s| {
         matches!(
             s,
@@ -74,7 +74,7 @@ async fn echo(registry: &ToolRegistry, text: &str) -> Result<(), String> {
 }
 
 fn generation_of(server: &Supervisor) -> Option<Generation> {
-    match server.state() {
+    match server.status().state {
         ConnectionState::Ready { generation, .. } => Some(generation),
         _ => None,
     }
@@ -91,9 +91,7 @@ async fn a_server_that_asks_for_oauth_is_authorized_through_the_prompt() {
             .store(store.clone())
             .prompt(Headless::new());
         let registry = ToolRegistry::new();
-        let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
-            .await
-            .unwrap();
+        let server = Supervisor::spawn(config(&mock, wire, oauth), &registry).unwrap();
         ready(&server).await;
         echo(&registry, "hi")
             .await
@@ -131,9 +129,7 @@ async fn running(mock: &MockServer, wire: Wire) -> (MemoryTokenStore, ToolRegist
     logged_in(mock, wire, store.clone()).await;
     let registry = ToolRegistry::new();
     let oauth = OAuthConfig::default().store(store.clone());
-    let server = Supervisor::start(config(mock, wire, oauth), registry.clone())
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(config(mock, wire, oauth), &registry).unwrap();
     ready(&server).await;
     (store, registry, server)
 }
@@ -154,9 +150,7 @@ async fn a_token_that_expires_mid_session_costs_no_call_and_no_generation() {
         let registry = ToolRegistry::new();
         // No prompt: only refreshes can keep this server authorized.
         let oauth = OAuthConfig::default().store(store.clone());
-        let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
-            .await
-            .unwrap();
+        let server = Supervisor::spawn(config(&mock, wire, oauth), &registry).unwrap();
         let first = ready(&server).await;
         // Ahead of time: call until rmcp has refreshed twice (each token lives 2 s and is
         // refreshed in its last second).
@@ -217,7 +211,7 @@ async fn a_revoked_refresh_token_fails_the_server_as_unauthorized_without_a_retr
             refused.0.is_err() && refused.1.is_err() && refused.2.is_err(),
             "{wire:?}: no call can be authorized: {refused:?}"
         );
-        let mut states = server.state_watch();
+        let mut states = server.watch();
         let failed = wait_state(&mut states, |s| matches!(s, ConnectionState::Failed { .. })).await;
         let ConnectionState::Failed {
             death, retry_in, ..
@@ -300,7 +294,11 @@ async fn an_authorization_server_outage_during_a_refresh_is_transient() {
         assert!(record.can_refresh(), "{wire:?}: the grant stands");
         while let Ok(event) = events.try_recv() {
             if let Event::State {
-                state: ConnectionState::Failed { death, .. },
+                status:
+                    mcp_resilient::Status {
+                        state: ConnectionState::Failed { death, .. },
+                        ..
+                    },
                 ..
             } = event
             {
@@ -377,9 +375,7 @@ async fn a_step_up_is_followed_and_the_call_goes_through() {
             .store(store.clone())
             .prompt(Headless::new());
         let registry = ToolRegistry::new();
-        let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
-            .await
-            .unwrap();
+        let server = Supervisor::spawn(config(&mock, wire, oauth), &registry).unwrap();
         let first = ready(&server).await;
         let granted = store
             .load()
@@ -439,9 +435,9 @@ async fn two_concurrent_refreshes_end_with_one_valid_token() {
     let (one, two) = (ToolRegistry::new(), ToolRegistry::new());
     let start = |registry: &ToolRegistry| {
         let config = config(&mock, Wire::Http2026, OAuthConfig::default().store(file()));
-        Supervisor::start(config, registry.clone())
+        Supervisor::spawn(config, registry)
     };
-    let (a, b) = (start(&one).await.unwrap(), start(&two).await.unwrap());
+    let (a, b) = (start(&one).unwrap(), start(&two).unwrap());
     ready(&a).await;
     ready(&b).await;
     mock.faults().expire_access_tokens();
@@ -461,7 +457,7 @@ async fn two_concurrent_refreshes_end_with_one_valid_token() {
     // The stored token is the valid one: a third process uses it without refreshing.
     let refreshed = stats.refreshed;
     let three = ToolRegistry::new();
-    let c = start(&three).await.unwrap();
+    let c = start(&three).unwrap();
     ready(&c).await;
     echo(&three, "three").await.expect("third process's call");
     assert_eq!(mock.faults().oauth_stats().unwrap().refreshed, refreshed);
@@ -504,9 +500,7 @@ async fn a_new_login_while_running_is_picked_up_at_the_next_renewal() {
     let first_client = store.load().await.unwrap().unwrap().credentials.client_id;
     let registry = ToolRegistry::new();
     let oauth = OAuthConfig::default().store(store.clone());
-    let server = Supervisor::start(config(&mock, Wire::Http2026, oauth), registry.clone())
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(config(&mock, Wire::Http2026, oauth), &registry).unwrap();
     let first = ready(&server).await;
     echo(&registry, "before").await.unwrap();
     logged_in(&mock, Wire::Http2026, store.clone()).await;
@@ -575,9 +569,7 @@ async fn client_credentials_get_a_token_before_each_expiry_bites() {
             .grant(mcp_resilient::auth::Grant::ClientCredentials);
         oauth.client_secret = Some(mcp_resilient::auth::ClientSecret::new("m2m-secret"));
         let registry = ToolRegistry::new();
-        let server = Supervisor::start(config(&mock, wire, oauth), registry.clone())
-            .await
-            .unwrap();
+        let server = Supervisor::spawn(config(&mock, wire, oauth), &registry).unwrap();
         let first = ready(&server).await;
         let deadline = Instant::now() + LIMIT;
         while mock

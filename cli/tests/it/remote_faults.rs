@@ -56,11 +56,11 @@ async fn behind_a_flaky_gateway(fault: GatewayFault) -> (usize, u64, Option<u64>
         failures: 2,
         ..Heartbeat::default()
     });
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     gateway.set_fault(Some(fault));
     let failed = two_hundred_calls(&registry, "gw").await;
-    let generation = server.generation();
+    let generation = server.status().ready().map(u64::from);
     let injected = gateway.injected();
     server.shutdown().await;
     gateway.shutdown().await;
@@ -129,9 +129,9 @@ async fn heals_after_a_black_hole(kind: &str) {
         (config, max_delay)
     };
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
-    let mut state = server.state_watch();
+    let mut state = server.watch();
     let mut events = server.events();
     proxy.set_mode(ProxyMode::BlackHole);
     let lost = wait_state(&mut state, |s| !s.is_ready()).await;
@@ -164,13 +164,17 @@ async fn heals_after_a_black_hole(kind: &str) {
     let mut abandoned = Vec::new();
     while let Ok(event) = events.try_recv() {
         if let Event::State {
-            state: ConnectionState::Reconnecting { death, .. },
-            generation: g,
+            status:
+                mcp_resilient::Status {
+                    state: ConnectionState::Reconnecting { death, .. },
+                    generation: g,
+                    ..
+                },
             ..
         } = event
             && death.detail.contains("abandoned")
         {
-            abandoned.push(g);
+            abandoned.extend(g);
         }
     }
     assert!(
@@ -213,7 +217,7 @@ async fn a_server_that_expires_every_session_at_once_meets_the_backoff() {
             max_attempts: 10,
             ..Reconnect::default()
         });
-    let server = Supervisor::start(config, registry).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
     // Every probe on a session is answered 404: each generation is expired moments after it
@@ -252,9 +256,7 @@ async fn auto_detects_again_when_a_legacy_server_is_redeployed_as_streamable_htt
     let port = legacy.addr().port();
     let registry = ToolRegistry::new();
     let url = format!("http://127.0.0.1:{port}{PATH}");
-    let server = Supervisor::start(fast(ServerConfig::remote("moved", &url)), registry.clone())
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(fast(ServerConfig::remote("moved", &url)), &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready on legacy SSE");
     let mut events = server.events();
     assert!(
@@ -285,12 +287,12 @@ async fn a_call_the_server_did_not_run_is_sent_once_more_and_one_that_ran_never(
     // Unknown sessions (404) are a 2025-era thing.
     let config = era_2025(fast(ServerConfig::http("restarted", mock.http_url())))
         .heartbeat(Heartbeat::disabled());
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     mock.shutdown().await;
     let echo = registry.handle("mcp__restarted__echo").unwrap();
     let held = tokio::spawn(async move { echo.call(json!({"text": "held"})).await });
-    let mut state = server.state_watch();
+    let mut state = server.watch();
     wait_state(&mut state, |s| !s.is_ready()).await;
     let back = mock_on(port).await;
     let outcome = held.await.unwrap();
@@ -366,7 +368,7 @@ async fn a_hedged_attempt_that_wins_late_leaves_nothing_scheduled() {
             max_attempts: 100,
             ..Reconnect::default()
         });
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     let first_forwarded = async {
         while gateway.forwarded() == 0 {
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -394,7 +396,10 @@ async fn a_hedged_attempt_that_wins_late_leaves_nothing_scheduled() {
     let anything = tokio::time::timeout(Duration::from_millis(1500), async {
         loop {
             match events.recv().await {
-                Ok(Event::State { state, .. }) => return state,
+                Ok(Event::State {
+                    status: mcp_resilient::Status { state, .. },
+                    ..
+                }) => return state,
                 Ok(_) => {}
                 Err(e) => panic!("{e}"),
             }
@@ -405,7 +410,7 @@ async fn a_hedged_attempt_that_wins_late_leaves_nothing_scheduled() {
         anything.is_err(),
         "a state change after ready: {anything:?}"
     );
-    assert_eq!(server.generation(), Some(generation));
+    assert_eq!(server.status().ready(), Some(generation));
     call(&registry, "late", "echo", json!({"text": "one generation"})).await;
     server.shutdown().await;
     gateway.shutdown().await;
@@ -428,7 +433,7 @@ async fn a_slow_server_that_answers_every_step_is_never_abandoned() {
             ..Reconnect::default()
         })
         .connect_timeout(Duration::from_secs(15));
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     let mut events = server.events();
     let generation = server
         .wait_ready(LIMIT)
@@ -443,7 +448,11 @@ async fn a_slow_server_that_answers_every_step_is_never_abandoned() {
             !matches!(
                 event,
                 Event::State {
-                    state: ConnectionState::Reconnecting { .. } | ConnectionState::Failed { .. },
+                    status: mcp_resilient::Status {
+                        state: ConnectionState::Reconnecting { .. }
+                            | ConnectionState::Failed { .. },
+                        ..
+                    },
                     ..
                 }
             ),
@@ -472,7 +481,7 @@ async fn giving_up_abandons_a_hedged_attempt_that_could_still_win() {
             max_attempts: 3,
             ..Reconnect::default()
         });
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     let forwarded = async {
         while gateway.forwarded() == 0 {
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -485,7 +494,7 @@ async fn giving_up_abandons_a_hedged_attempt_that_could_still_win() {
         methods: vec!["initialize".into()],
         ..GatewayFault::new(503, 1)
     }));
-    let mut state = server.state_watch();
+    let mut state = server.watch();
     let failed = wait_state(&mut state, |s| matches!(s, ConnectionState::Failed { .. })).await;
     assert!(
         matches!(failed, ConnectionState::Failed { retry_in: None, .. }),
@@ -495,13 +504,13 @@ async fn giving_up_abandons_a_hedged_attempt_that_could_still_win() {
     mock.faults().unhang();
     let revived = tokio::time::timeout(
         Duration::from_millis(1500),
-        state.wait_for(|s| !matches!(s, ConnectionState::Failed { .. })),
+        state.wait_for(|s| !matches!(s.state, ConnectionState::Failed { .. })),
     )
     .await;
     assert!(
         revived.is_err(),
         "a given-up server came back: {:?}",
-        server.state()
+        server.status().state
     );
     assert!(registry.snapshot().server("spent").is_none());
     server.shutdown().await;
@@ -532,9 +541,8 @@ async fn chatty(
         failures,
         ..Heartbeat::default()
     };
-    let server = Supervisor::start(fast(config).heartbeat(heartbeat), ToolRegistry::new())
-        .await
-        .expect("start");
+    let server =
+        Supervisor::spawn(fast(config).heartbeat(heartbeat), &ToolRegistry::new()).expect("start");
     server.wait_ready(LIMIT).await.expect("ready");
     (mock, server)
 }
@@ -580,7 +588,11 @@ async fn keep_alive_bytes_put_a_probe_off_by_one_interval_at_most() {
         gaps.iter().all(|&gap| gap >= 700),
         "{transport:?}: probes {gaps:?} ms apart, wanted about 2 × {interval:?}"
     );
-    assert_eq!(server.generation(), Some(1), "{transport:?}: no reconnect");
+    assert_eq!(
+        server.status().ready().map(u64::from),
+        Some(1),
+        "{transport:?}: no reconnect"
+    );
     server.shutdown().await;
 }
 

@@ -37,9 +37,7 @@ async fn killed_server_recovers(kind: &'static str) {
     init_tracing();
     let mut mock = MockProcess::start(kind).await;
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(remote("far", &mock), registry.clone())
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(remote("far", &mock), &registry).unwrap();
     let first = server.wait_ready(LIMIT).await.expect("ready");
     let (boot1, _) = whoami(&registry, "far").await;
     let echo = registry.handle("mcp__far__echo").unwrap();
@@ -92,9 +90,7 @@ async fn hang_is_detected_by_the_heartbeat(kind: &'static str) {
     init_tracing();
     let mut mock = MockProcess::start(kind).await;
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(remote("stuck", &mock), registry.clone())
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(remote("stuck", &mock), &registry).unwrap();
     let first = server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
     let hung_at = Instant::now();
@@ -102,7 +98,14 @@ async fn hang_is_detected_by_the_heartbeat(kind: &'static str) {
     let mut misses = 0;
     let death = loop {
         match wait_event(&mut events, |e| {
-            matches!(e, Event::ProbeMissed { .. } | Event::State { .. })
+            matches!(
+                e,
+                Event::ProbeMissed { .. }
+                    | Event::State {
+                        status: mcp_resilient::Status { .. },
+                        ..
+                    }
+            )
         })
         .await
         {
@@ -115,7 +118,11 @@ async fn hang_is_detected_by_the_heartbeat(kind: &'static str) {
                 misses = m;
             }
             Event::State {
-                state: ConnectionState::Reconnecting { death, .. },
+                status:
+                    mcp_resilient::Status {
+                        state: ConnectionState::Reconnecting { death, .. },
+                        ..
+                    },
                 ..
             } => break death,
             other => panic!("unexpected {other:?}"),
@@ -164,7 +171,7 @@ async fn expired_session_is_rebuilt_without_backoff(stale_400: bool) {
         max_delay: Duration::from_secs(60),
         ..Reconnect::default()
     });
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     let first = server.wait_ready(LIMIT).await.expect("ready");
     let (boot1, _) = whoami(&registry, "expiring").await;
     let mut events = server.events();
@@ -203,9 +210,7 @@ async fn in_flight_call_fails_and_is_not_replayed(kind: &'static str) {
     init_tracing();
     let mut mock = MockProcess::start(kind).await;
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(remote("inflight", &mock), registry.clone())
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(remote("inflight", &mock), &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
     let posts = |requests: &serde_json::Value| {
@@ -266,9 +271,7 @@ async fn list_changed_resyncs(kind: &'static str) {
     init_tracing();
     let mut mock = MockProcess::start(kind).await;
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(remote("changing", &mock), registry.clone())
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(remote("changing", &mock), &registry).unwrap();
     let generation = server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
     mock.wait_streams(1).await;
@@ -305,15 +308,9 @@ async fn stdio_sse_and_http_share_one_registry_and_a_reconnect_leaves_the_others
     let sse = MockProcess::start("sse").await;
     let mut http = MockProcess::start("http").await;
     let registry = ToolRegistry::new();
-    let local = Supervisor::start(stdio_mock("local", &[]), registry.clone())
-        .await
-        .unwrap();
-    let legacy = Supervisor::start(remote("legacy", &sse), registry.clone())
-        .await
-        .unwrap();
-    let modern = Supervisor::start(remote("modern", &http), registry.clone())
-        .await
-        .unwrap();
+    let local = Supervisor::spawn(stdio_mock("local", &[]), &registry).unwrap();
+    let legacy = Supervisor::spawn(remote("legacy", &sse), &registry).unwrap();
+    let modern = Supervisor::spawn(remote("modern", &http), &registry).unwrap();
     for server in [&local, &legacy, &modern] {
         server.wait_ready(LIMIT).await.expect("ready");
     }

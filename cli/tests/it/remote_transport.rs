@@ -47,15 +47,13 @@ fn era_2025(config: ServerConfig) -> ServerConfig {
 
 async fn start(config: ServerConfig) -> (Supervisor, ToolRegistry) {
     let registry = ToolRegistry::new();
-    let supervisor = Supervisor::start(config, registry.clone())
-        .await
-        .expect("supervisor starts");
+    let supervisor = Supervisor::spawn(config, &registry).expect("supervisor starts");
     (supervisor, registry)
 }
 
 async fn ready(supervisor: &Supervisor) -> u64 {
     match supervisor.wait_ready(LIMIT).await {
-        Ok(generation) => generation,
+        Ok(generation) => generation.get(),
         Err(state) => panic!("not ready within {LIMIT:?}: {state:?}"),
     }
 }
@@ -79,7 +77,10 @@ async fn next_state(
     let wait = async {
         loop {
             match events.recv().await {
-                Ok(Event::State { state, .. }) if want(&state) => return state,
+                Ok(Event::State {
+                    status: mcp_resilient::Status { state, .. },
+                    ..
+                }) if want(&state) => return state,
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => panic!("event channel closed"),
             }
@@ -211,8 +212,12 @@ async fn an_endpoint_on_another_origin_is_refused_and_never_contacted() {
             ..Reconnect::default()
         });
     let (supervisor, _registry) = start(config).await;
-    let Err(ConnectionState::Failed { death, .. }) = supervisor.wait_ready(LIMIT).await else {
-        panic!("expected failed, got {:?}", supervisor.state());
+    let Err(mcp_resilient::Status {
+        state: ConnectionState::Failed { death, .. },
+        ..
+    }) = supervisor.wait_ready(LIMIT).await
+    else {
+        panic!("expected failed, got {:?}", supervisor.status().state);
     };
     assert_eq!(death.cause, Cause::ConnectFailed);
     assert!(death.detail.contains("origin"), "detail: {}", death.detail);
@@ -263,7 +268,7 @@ async fn a_dropped_sse_stream_ends_the_generation_and_a_new_one_follows() {
     server.faults().drop_streams().await;
     next_state(&mut events, lost_with(Cause::StreamClosed)).await;
     let next = next_state(&mut events, |s| matches!(s, ConnectionState::Ready { .. })).await;
-    assert!(matches!(next, ConnectionState::Ready { generation, .. } if generation > first));
+    assert!(matches!(next, ConnectionState::Ready { generation, .. } if generation.get() > first));
     assert!(echo(&registry, "legacy").await.contains("hi"));
     supervisor.shutdown().await;
     server.shutdown().await;
@@ -293,7 +298,7 @@ async fn expired_session_is_rebuilt_at_once(stale_400: bool) {
     );
     next_state(&mut events, lost_with(Cause::SessionExpired)).await;
     let next = next_state(&mut events, |s| matches!(s, ConnectionState::Ready { .. })).await;
-    assert!(matches!(next, ConnectionState::Ready { generation, .. } if generation > first));
+    assert!(matches!(next, ConnectionState::Ready { generation, .. } if generation.get() > first));
     assert!(echo(&registry, "modern").await.contains("hi"));
     supervisor.shutdown().await;
     server.shutdown().await;

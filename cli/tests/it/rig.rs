@@ -71,9 +71,7 @@ fn names(set: &ToolSet) -> Vec<String> {
 async fn the_registrys_tools_appear_in_rigs_tool_server_and_calls_reach_the_server() {
     init_tracing();
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(stdio_mock("files", &[]), registry.clone())
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(stdio_mock("files", &[]), &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     let sink = ToolServer::new().run();
     let sync = ToolSync::start(registry.clone(), sink.clone());
@@ -128,8 +126,8 @@ async fn after_kill_9_and_restart_the_same_rig_tool_answers_from_the_new_generat
         max_attempts: 1000,
         ..Reconnect::default()
     });
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
-    let mut state = server.state_watch();
+    let server = Supervisor::spawn(config, &registry).unwrap();
+    let mut state = server.watch();
     server.wait_ready(LIMIT).await.expect("ready");
     let sink = ToolServer::new().run();
     let sync = ToolSync::start(registry.clone(), sink.clone());
@@ -199,12 +197,8 @@ async fn after_kill_9_and_restart_the_same_rig_tool_answers_from_the_new_generat
 async fn tools_removed_upstream_disappear_from_rig_and_added_ones_appear() {
     init_tracing();
     let registry = ToolRegistry::new();
-    let alpha = Supervisor::start(stdio_mock("alpha", &[]), registry.clone())
-        .await
-        .unwrap();
-    let beta = Supervisor::start(stdio_mock("beta", &[]), registry.clone())
-        .await
-        .unwrap();
+    let alpha = Supervisor::spawn(stdio_mock("alpha", &[]), &registry).unwrap();
+    let beta = Supervisor::spawn(stdio_mock("beta", &[]), &registry).unwrap();
     alpha.wait_ready(LIMIT).await.expect("alpha ready");
     beta.wait_ready(LIMIT).await.expect("beta ready");
     let sink = ToolServer::new().run();
@@ -253,9 +247,7 @@ async fn tools_removed_upstream_disappear_from_rig_and_added_ones_appear() {
 async fn a_stale_reconcile_never_undoes_a_newer_registration() {
     init_tracing();
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(stdio_mock("shared", &[]), registry.clone())
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(stdio_mock("shared", &[]), &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     let sink = ToolServer::new().run();
     let sync = ToolSync::start(registry.clone(), sink.clone());
@@ -329,9 +321,7 @@ fn shutdown_leaves_no_task_and_stops_syncing() {
         let metrics = tokio::runtime::Handle::current().metrics();
         let before = metrics.num_alive_tasks();
         let registry = ToolRegistry::new();
-        let server = Supervisor::start(stdio_mock("tidy", &[]), registry.clone())
-            .await
-            .unwrap();
+        let server = Supervisor::spawn(stdio_mock("tidy", &[]), &registry).unwrap();
         server.wait_ready(LIMIT).await.expect("ready");
         let sink = ToolServer::new().run();
         let marker = Arc::new(());

@@ -31,10 +31,10 @@ async fn a_wedged_child_is_replaced(extra: &[&str]) {
     args.extend_from_slice(extra);
     let registry = ToolRegistry::new();
     let config = stdio_mock("wedged", &args).heartbeat(HEARTBEAT);
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     let first = server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
-    let mut state = server.state_watch();
+    let mut state = server.watch();
     let (boot1, pid1) = whoami(&registry, "wedged").await;
     call(&registry, "wedged", "wedge", json!({})).await;
     let big = "x".repeat(300 * 1024);
@@ -49,14 +49,21 @@ async fn a_wedged_child_is_replaced(extra: &[&str]) {
         matches!(
             e,
             Event::State {
-                state: ConnectionState::Reconnecting { .. } | ConnectionState::Failed { .. },
+                status: mcp_resilient::Status {
+                    state: ConnectionState::Reconnecting { .. } | ConnectionState::Failed { .. },
+                    ..
+                },
                 ..
             }
         )
     })
     .await;
     let Event::State {
-        state: ConnectionState::Reconnecting { death, .. },
+        status:
+            mcp_resilient::Status {
+                state: ConnectionState::Reconnecting { death, .. },
+                ..
+            },
         ..
     } = lost
     else {
@@ -120,8 +127,8 @@ async fn a_child_that_dies_right_after_its_first_listing_is_never_left_ready() {
                         max_attempts: 3,
                         ..Reconnect::default()
                     });
-                let server = Supervisor::start(config, registry).await.unwrap();
-                let mut state = server.state_watch();
+                let server = Supervisor::spawn(config, &registry).unwrap();
+                let mut state = server.watch();
                 let end =
                     wait_state(&mut state, |s| matches!(s, ConnectionState::Failed { .. })).await;
                 server.shutdown().await;
@@ -151,9 +158,9 @@ async fn giving_up_is_announced_once() {
         max_attempts: 3,
         ..Reconnect::default()
     });
-    let server = Supervisor::start(config, registry).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     let mut events = server.events();
-    let mut state = server.state_watch();
+    let mut state = server.watch();
     wait_state(&mut state, |s| matches!(s, ConnectionState::Failed { .. })).await;
     server.shutdown().await;
     let mut failed = 0;
@@ -161,7 +168,10 @@ async fn giving_up_is_announced_once() {
         failed += usize::from(matches!(
             event,
             Event::State {
-                state: ConnectionState::Failed { .. },
+                status: mcp_resilient::Status {
+                    state: ConnectionState::Failed { .. },
+                    ..
+                },
                 ..
             }
         ));
@@ -173,9 +183,7 @@ async fn giving_up_is_announced_once() {
 async fn a_reconnect_to_an_unchanged_server_announces_no_tool_change() {
     init_tracing();
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(stdio_mock("same", &[]), registry.clone())
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(stdio_mock("same", &[]), &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
     let mut changes = registry.changes();
@@ -186,13 +194,16 @@ async fn a_reconnect_to_an_unchanged_server_announces_no_tool_change() {
         matches!(
             e,
             Event::State {
-                state: ConnectionState::Ready { .. },
+                status: mcp_resilient::Status {
+                    state: ConnectionState::Ready { .. },
+                    ..
+                },
                 ..
             }
         )
     })
     .await;
-    assert!(matches!(ready, Event::State { generation: 2, .. }));
+    assert!(matches!(ready, Event::State { status, .. } if status.ready().is_some_and(|g| g == 2)));
     assert_eq!(tool_events, 0, "no tool change announced on the reconnect");
     assert_eq!(
         registry.snapshot().server("same").unwrap().generation,

@@ -5,6 +5,7 @@ use std::{sync::Arc, time::Duration};
 use crate::common::*;
 use mcp_resilient::{
     CallError, ConnectionState, Supervisor, ToolRegistry,
+    call::CallOptions,
     config::{Heartbeat, Reconnect},
     state::{Cause, Event, Reason},
 };
@@ -14,9 +15,7 @@ use serde_json::json;
 async fn recovers_after_a_child_crash_on_a_new_generation() {
     init_tracing();
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(stdio_mock("crashy", &[]), registry.clone())
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(stdio_mock("crashy", &[]), &registry).unwrap();
     let first = server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
     let echo = registry
@@ -29,27 +28,34 @@ async fn recovers_after_a_child_crash_on_a_new_generation() {
         matches!(
             e,
             Event::State {
-                state: ConnectionState::Reconnecting { .. },
+                status: mcp_resilient::Status {
+                    state: ConnectionState::Reconnecting { .. },
+                    ..
+                },
                 ..
             }
         )
     })
     .await;
     let Event::State {
-        state:
-            ConnectionState::Reconnecting {
-                reason,
-                death,
-                attempt,
+        status:
+            mcp_resilient::Status {
+                state:
+                    ConnectionState::Reconnecting {
+                        reason,
+                        death,
+                        attempt,
+                        ..
+                    },
+                generation,
                 ..
             },
-        generation,
         ..
     } = lost
     else {
         unreachable!()
     };
-    assert_eq!(generation, first);
+    assert_eq!(generation, Some(first));
     assert_eq!(reason, Reason::ConnectionLost);
     assert_eq!(attempt, 1, "the first reconnect after a loss is attempt 1");
     assert_eq!(death.cause, Cause::ProcessExited, "{death:?}");
@@ -92,8 +98,8 @@ async fn the_failure_cap_unregisters_tools_and_reports_final_failure() {
         stability_window: Some(Duration::from_secs(60)),
         ..Reconnect::default()
     });
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
-    let mut state = server.state_watch();
+    let server = Supervisor::spawn(config, &registry).unwrap();
+    let mut state = server.watch();
     server.wait_ready(LIMIT).await.expect("ready");
     assert!(registry.snapshot().server("capped").is_some());
     let mut changes = registry.changes();
@@ -131,8 +137,8 @@ async fn the_failure_cap_unregisters_tools_and_reports_final_failure() {
         .unwrap();
     assert!(removal.tools.is_empty() && !removal.removed.is_empty());
     match registry.handle("mcp__capped__echo") {
-        Err(CallError::ToolNotFound { .. }) => {}
-        other => panic!("expected ToolNotFound, got {other:?}"),
+        Err(unknown) => assert_eq!(unknown.name, "mcp__capped__echo"),
+        other => panic!("expected an unknown tool, got {other:?}"),
     }
     // restart() is the way out once the server can start again.
     std::fs::remove_file(&broken).unwrap();
@@ -156,8 +162,8 @@ async fn a_crash_loop_with_brief_connects_still_exhausts_the_budget() {
     init_tracing();
     let registry = ToolRegistry::new();
     let config = stdio_mock("looping", &[]).reconnect(crash_loop_policy(Duration::from_secs(60)));
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
-    let mut state = server.state_watch();
+    let server = Supervisor::spawn(config, &registry).unwrap();
+    let mut state = server.watch();
     let mut readies = 0;
     // Each generation connects fine and crashes before the stability window.
     loop {
@@ -186,7 +192,7 @@ async fn a_generation_that_stayed_ready_refills_the_budget() {
     init_tracing();
     let registry = ToolRegistry::new();
     let config = stdio_mock("steady", &[]).reconnect(crash_loop_policy(Duration::from_millis(150)));
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     let mut generation = server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
     // Four crashes with a budget of two: each generation first outlives the stability window.
@@ -201,7 +207,7 @@ async fn a_generation_that_stayed_ready_refills_the_budget() {
         assert!(next > generation);
         generation = next;
     }
-    assert!(server.state().is_ready());
+    assert!(server.status().state.is_ready());
     server.shutdown().await;
 }
 
@@ -222,8 +228,8 @@ async fn shutdown_during_backoff_cancels_the_reconnect() {
         jitter: 0.0,
         ..Reconnect::default()
     });
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
-    let mut state = server.state_watch();
+    let server = Supervisor::spawn(config, &registry).unwrap();
+    let mut state = server.watch();
     server.wait_ready(LIMIT).await.expect("ready");
     call(&registry, "patient", "crash", json!({})).await;
     let waiting = wait_state(&mut state, |s| {
@@ -238,7 +244,7 @@ async fn shutdown_during_backoff_cancels_the_reconnect() {
     tokio::time::timeout(Duration::from_secs(10), server.shutdown())
         .await
         .expect("shutdown cancels the backoff");
-    assert_eq!(server.state(), ConnectionState::Stopped);
+    assert_eq!(server.status().state, ConnectionState::Stopped);
     assert_eq!(line_count(&spawns), 1, "no second child was started");
     assert!(registry.snapshot().is_empty());
 }
@@ -247,9 +253,7 @@ async fn shutdown_during_backoff_cancels_the_reconnect() {
 async fn a_death_report_after_shutdown_schedules_nothing() {
     init_tracing();
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(stdio_mock("done", &[]), registry.clone())
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(stdio_mock("done", &[]), &registry).unwrap();
     let generation = server.wait_ready(LIMIT).await.expect("ready");
     let handle = registry.handle("mcp__done__echo").unwrap();
     let mut events = server.events();
@@ -259,7 +263,7 @@ async fn a_death_report_after_shutdown_schedules_nothing() {
         "no recovery after shutdown"
     );
     server.restart().await;
-    assert_eq!(server.state(), ConnectionState::Stopped);
+    assert_eq!(server.status().state, ConnectionState::Stopped);
     match handle.call(json!({"text": "x"})).await {
         Err(CallError::ToolNotFound { .. } | CallError::Unavailable { .. }) => {}
         other => panic!("expected the call to be refused, got {other:?}"),
@@ -273,7 +277,10 @@ async fn a_death_report_after_shutdown_schedules_nothing() {
         matches!(
             last,
             Some(Event::State {
-                state: ConnectionState::Stopped,
+                status: mcp_resilient::Status {
+                    state: ConnectionState::Stopped,
+                    ..
+                },
                 ..
             })
         ),
@@ -286,8 +293,8 @@ async fn reconnect_disabled_keeps_the_tools_and_asks_for_manual_recovery() {
     init_tracing();
     let registry = ToolRegistry::new();
     let config = stdio_mock("manual", &[]).reconnect(Reconnect::disabled());
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
-    let mut state = server.state_watch();
+    let server = Supervisor::spawn(config, &registry).unwrap();
+    let mut state = server.watch();
     let first = server.wait_ready(LIMIT).await.expect("ready");
     let before = registry
         .snapshot()
@@ -335,9 +342,7 @@ async fn reconnect_disabled_keeps_the_tools_and_asks_for_manual_recovery() {
 async fn a_stale_sync_request_from_a_replaced_generation_changes_nothing() {
     init_tracing();
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(stdio_mock("fenced", &[]), registry.clone())
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(stdio_mock("fenced", &[]), &registry).unwrap();
     let old = server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
     call(&registry, "fenced", "crash", json!({})).await;
@@ -373,12 +378,8 @@ async fn a_stale_sync_request_from_a_replaced_generation_changes_nothing() {
 async fn a_list_changed_resync_swaps_the_whole_set_atomically() {
     init_tracing();
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(
-        stdio_mock("atomic", &["--extra-tools", "40"]),
-        registry.clone(),
-    )
-    .await
-    .unwrap();
+    let server =
+        Supervisor::spawn(stdio_mock("atomic", &["--extra-tools", "40"]), &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
     let old: Vec<String> = names(&registry, "atomic");
@@ -459,11 +460,7 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 async fn a_hundred_concurrent_death_reports_make_one_recovery() {
     init_tracing();
     let registry = ToolRegistry::new();
-    let server = Arc::new(
-        Supervisor::start(stdio_mock("herd", &[]), registry.clone())
-            .await
-            .unwrap(),
-    );
+    let server = Arc::new(Supervisor::spawn(stdio_mock("herd", &[]), &registry).unwrap());
     let first = server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
     let barrier = Arc::new(tokio::sync::Barrier::new(100));
@@ -482,16 +479,19 @@ async fn a_hundred_concurrent_death_reports_make_one_recovery() {
     }
     assert_eq!(winners, 1, "exactly one report starts the recovery");
     let second = ready_generation(&mut events).await;
-    assert_eq!(second, first + 1, "one new generation");
+    assert_eq!(second, first.get() + 1, "one new generation");
     // The generation after the recovery stays: no coalesced report starts another one.
     call(&registry, "herd", "echo", json!({"text": "still here"})).await;
-    assert_eq!(server.generation(), Some(second));
+    assert_eq!(server.status().ready(), Some(second));
     let mut reconnects = 0;
     while let Ok(event) = events.try_recv() {
         reconnects += usize::from(matches!(
             event,
             Event::State {
-                state: ConnectionState::Reconnecting { .. },
+                status: mcp_resilient::Status {
+                    state: ConnectionState::Reconnecting { .. },
+                    ..
+                },
                 ..
             }
         ));
@@ -513,7 +513,7 @@ async fn a_hung_child_is_detected_by_the_heartbeat_and_replaced() {
         failures: 2,
         ..Heartbeat::default()
     });
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     let first = server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
     let (boot1, pid1) = whoami(&registry, "hung").await;
@@ -521,7 +521,10 @@ async fn a_hung_child_is_detected_by_the_heartbeat_and_replaced() {
     // The hang call itself never gets an answer. While it is inside its deadline the server is
     // only busy; once it has run past its deadline with no answer, missed probes mean death.
     let outcome = hang
-        .call_with_timeout(json!({}), Some(Duration::from_millis(300)))
+        .call_with(
+            json!({}),
+            CallOptions::new().timeout(Duration::from_millis(300)),
+        )
         .await;
     assert!(
         matches!(outcome, Err(CallError::Timeout { .. })),
@@ -558,7 +561,7 @@ async fn no_two_children_of_one_server_are_ever_alive_at_once() {
         max_attempts: 3,
         ..Reconnect::default()
     });
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     let mut generation = server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
     let mut pids = vec![whoami(&registry, "single").await.1];
@@ -594,9 +597,7 @@ fn after_shutdown_no_child_and_no_task_is_left() {
         let metrics = tokio::runtime::Handle::current().metrics();
         let before = metrics.num_alive_tasks();
         let registry = ToolRegistry::new();
-        let server = Supervisor::start(stdio_mock("quiet", &[]), registry.clone())
-            .await
-            .unwrap();
+        let server = Supervisor::spawn(stdio_mock("quiet", &[]), &registry).unwrap();
         server.wait_ready(LIMIT).await.expect("ready");
         let (_, pid) = whoami(&registry, "quiet").await;
         assert!(alive(pid));
@@ -629,14 +630,13 @@ async fn a_call_during_an_outage_fails_fast_or_waits_for_call_wait() {
         jitter: 0.0,
         ..Reconnect::default()
     };
-    for wait in [None, Some(LIMIT)] {
+    // Zero: fail at once; `None`: the default (10 s); or a wait of one's own.
+    for wait in [Some(Duration::ZERO), None, Some(LIMIT)] {
         let registry = ToolRegistry::new();
         let mut config = stdio_mock("waiting", &[]).reconnect(slow.clone());
-        if let Some(wait) = wait {
-            config = config.call_wait(wait);
-        }
-        let server = Supervisor::start(config, registry.clone()).await.unwrap();
-        let mut state = server.state_watch();
+        config.call_wait = wait;
+        let server = Supervisor::spawn(config, &registry).unwrap();
+        let mut state = server.watch();
         let first = server.wait_ready(LIMIT).await.expect("ready");
         call(&registry, "waiting", "crash", json!({})).await;
         wait_state(&mut state, |s| {
@@ -649,7 +649,7 @@ async fn a_call_during_an_outage_fails_fast_or_waits_for_call_wait() {
             .call(json!({"text": "later"}))
             .await;
         match wait {
-            None => assert!(
+            Some(Duration::ZERO) => assert!(
                 matches!(
                     &outcome,
                     Err(CallError::Unavailable {
@@ -659,13 +659,13 @@ async fn a_call_during_an_outage_fails_fast_or_waits_for_call_wait() {
                 ),
                 "{outcome:?}"
             ),
-            Some(_) => {
+            _ => {
                 let reply = outcome.expect("served once the server is back");
                 assert_eq!(
                     reply.content[0].as_text().map(|t| t.text.as_str()),
                     Some("later")
                 );
-                assert!(server.generation().expect("ready") > first);
+                assert!(server.status().ready().map(u64::from).expect("ready") > first);
             }
         }
         server.shutdown().await;
@@ -679,7 +679,7 @@ async fn a_shutdown_cancelled_midway_is_finished_by_the_next_one() {
     // The child ignores its stdin's end, so closing it takes the whole stdin grace (300 ms)
     // and then SIGTERM: a shutdown runs long enough to be cancelled in its middle.
     let config = stdio_mock("stubborn", &["--ignore-stdin-eof"]);
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     let (_, pid) = whoami(&registry, "stubborn").await;
     // The first shutdown is dropped while the child is still being closed.
@@ -694,7 +694,7 @@ async fn a_shutdown_cancelled_midway_is_finished_by_the_next_one() {
         !alive(pid),
         "shutdown returned while the child {pid} was still running"
     );
-    assert!(matches!(server.state(), ConnectionState::Stopped));
+    assert!(matches!(server.status().state, ConnectionState::Stopped));
     // And it stays idempotent.
     tokio::time::timeout(LIMIT, server.shutdown())
         .await

@@ -8,6 +8,7 @@ use crate::common::*;
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, StatusFault};
 use mcp_resilient::{
     CallError, ConnectionState, Supervisor, ToolRegistry,
+    call::CallOptions,
     config::{Heartbeat, Reconnect, ServerConfig},
     state::{Cause, Event, Reason},
 };
@@ -38,9 +39,7 @@ fn fault(status: u16, retry_after: Option<&str>, every: u32, methods: &[&str]) -
 
 async fn ready(config: ServerConfig) -> (Supervisor, ToolRegistry) {
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone())
-        .await
-        .expect("valid config");
+    let server = Supervisor::spawn(config, &registry).expect("valid config");
     server.wait_ready(LIMIT).await.expect("ready");
     (server, registry)
 }
@@ -61,7 +60,7 @@ async fn echo(registry: &ToolRegistry, server: &str, text: &str) -> Result<Strin
 async fn failed_state(
     server: &Supervisor,
 ) -> (Reason, mcp_resilient::state::Death, Option<Duration>) {
-    let mut state = server.state_watch();
+    let mut state = server.watch();
     let seen = wait_state(&mut state, |s| {
         matches!(s, ConnectionState::Failed { .. } | ConnectionState::Stopped)
     })
@@ -99,7 +98,11 @@ async fn overload_with_retry_after_is_waited_out_and_sent_again() {
         "every third POST of 12 was refused"
     );
     assert_eq!(faults.state().await.calls, 9, "each call ran exactly once");
-    assert_eq!(server.generation(), Some(1), "overload is not death");
+    assert_eq!(
+        server.status().ready().map(u64::from),
+        Some(1),
+        "overload is not death"
+    );
     server.shutdown().await;
 }
 
@@ -118,7 +121,7 @@ async fn a_503_with_retry_after_is_overload_too() {
         "refused once, resent after one second"
     );
     assert_eq!(mock.faults().faults_injected(), 1);
-    assert_eq!(server.generation(), Some(1));
+    assert_eq!(server.status().ready().map(u64::from), Some(1));
     server.shutdown().await;
 }
 
@@ -148,7 +151,10 @@ async fn overload_without_a_usable_wait_fails_the_call_typed_and_keeps_the_sessi
         .set_status_fault(Some(fault(429, Some("30"), 1, &["tools/call"])))
         .unwrap();
     let outcome = handle
-        .call_with_timeout(json!({"text": "x"}), Some(Duration::from_secs(5)))
+        .call_with(
+            json!({"text": "x"}),
+            CallOptions::new().timeout(Duration::from_secs(5)),
+        )
         .await;
     assert!(
         matches!(&outcome, Err(CallError::Overloaded { retry_after: Some(wait), .. }) if *wait == Duration::from_secs(30)),
@@ -174,7 +180,11 @@ async fn overload_without_a_usable_wait_fails_the_call_typed_and_keeps_the_sessi
     assert_eq!(mock.faults().state().await.calls, 0, "nothing ran");
     mock.faults().set_status_fault(None).unwrap();
     assert_eq!(echo(&registry, "busy", "after").await.unwrap(), "after");
-    assert_eq!(server.generation(), Some(1), "overload is not death");
+    assert_eq!(
+        server.status().ready().map(u64::from),
+        Some(1),
+        "overload is not death"
+    );
     server.shutdown().await;
 }
 
@@ -214,7 +224,7 @@ async fn a_5xx_without_retry_after_is_one_miss_and_failures_in_a_row_confirmed_b
             outcome.expect("every other call passes");
         }
     }
-    assert_eq!(server.generation(), Some(1));
+    assert_eq!(server.status().ready().map(u64::from), Some(1));
     // Two suspect answers in a row, but the probe that follows is answered: a flaky gateway in
     // front of a live server, not death.
     faults
@@ -228,7 +238,7 @@ async fn a_5xx_without_retry_after_is_one_miss_and_failures_in_a_row_confirmed_b
         );
     }
     assert_eq!(
-        server.generation(),
+        server.status().ready().map(u64::from),
         Some(1),
         "the confirming probe was answered"
     );
@@ -259,13 +269,15 @@ async fn a_5xx_without_retry_after_is_one_miss_and_failures_in_a_row_confirmed_b
 async fn a_json_rpc_error_proves_the_server_alive() {
     init_tracing();
     let mock = mock(MockTransport::Http).await;
-    let (server, _registry) = ready(quiet("alive", mock.http_url())).await;
-    let outcome = server
-        .call_tool("sleep", json!({"ms": "not a number"}))
+    let (server, registry) = ready(quiet("alive", mock.http_url())).await;
+    let outcome = registry
+        .handle("mcp__alive__sleep")
+        .expect("sleep is listed")
+        .call(json!({"ms": "not a number"}))
         .await;
     assert!(matches!(outcome, Err(CallError::Server(_))), "{outcome:?}");
-    assert_eq!(server.generation(), Some(1));
-    assert!(server.state().is_ready());
+    assert_eq!(server.status().ready().map(u64::from), Some(1));
+    assert!(server.status().state.is_ready());
     server.shutdown().await;
 }
 
@@ -295,13 +307,20 @@ async fn a_probe_answered_429_proves_life_and_probes_less_often() {
         "{probes} probes in 2.5 s: the interval must stretch, not spin"
     );
     assert_eq!(
-        server.generation(),
+        server.status().ready().map(u64::from),
         Some(1),
         "an overloaded server is alive"
     );
     while let Ok(event) = events.try_recv() {
         assert!(
-            !matches!(event, Event::ProbeMissed { .. } | Event::State { .. }),
+            !matches!(
+                event,
+                Event::ProbeMissed { .. }
+                    | Event::State {
+                        status: mcp_resilient::Status { .. },
+                        ..
+                    }
+            ),
             "{event:?}"
         );
     }
@@ -322,7 +341,7 @@ async fn unauthorized_at_connect_fails_at_once_and_retries_only_at_max_delay() {
         max_attempts: 3,
         ..Reconnect::default()
     });
-    let server = Supervisor::start(config, registry.clone()).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     let mut events = server.events();
     let (reason, death, retry_in) = failed_state(&server).await;
     assert_eq!(
@@ -356,7 +375,7 @@ async fn forbidden_is_rejected_on_both_remote_transports() {
         ServerConfig::remote("no", mock.http_url()),
     ] {
         let registry = ToolRegistry::new();
-        let server = Supervisor::start(fast(config), registry).await.unwrap();
+        let server = Supervisor::spawn(fast(config), &registry).unwrap();
         let (_, death, retry_in) = failed_state(&server).await;
         assert_eq!(death.cause, Cause::Rejected, "{death:?}");
         assert!(death.detail.contains("403"), "{death:?}");
@@ -371,9 +390,7 @@ async fn a_wrong_path_is_rejected_after_every_transport_auto_tries() {
     let mock = mock(MockTransport::Both).await;
     let url = format!("http://{}/no-such-endpoint", mock.addr());
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(fast(ServerConfig::remote("lost", url)), registry)
-        .await
-        .unwrap();
+    let server = Supervisor::spawn(fast(ServerConfig::remote("lost", url)), &registry).unwrap();
     let mut events = server.events();
     let (_, death, _) = failed_state(&server).await;
     assert_eq!(death.cause, Cause::Rejected, "{death:?}");
@@ -386,7 +403,10 @@ async fn a_wrong_path_is_rejected_after_every_transport_auto_tries() {
             !matches!(
                 event,
                 Event::State {
-                    state: ConnectionState::Reconnecting { .. },
+                    status: mcp_resilient::Status {
+                        state: ConnectionState::Reconnecting { .. },
+                        ..
+                    },
                     ..
                 }
             ),
@@ -403,7 +423,7 @@ async fn a_server_that_speaks_only_2026_is_rejected_by_a_2025_client_with_its_ve
     mock.faults().set_modern_only(true);
     let registry = ToolRegistry::new();
     let config = era_2025(fast(ServerConfig::http("modern", mock.http_url())));
-    let server = Supervisor::start(config, registry).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     let (_, death, _) = failed_state(&server).await;
     assert_eq!(death.cause, Cause::Rejected, "{death:?}");
     assert!(death.detail.contains("2026-07-28"), "{death:?}");
@@ -452,7 +472,7 @@ async fn a_403_on_one_call_fails_that_call_only() {
     );
     mock.faults().set_status_fault(None).unwrap();
     assert_eq!(echo(&registry, "scoped", "y").await.unwrap(), "y");
-    assert_eq!(server.generation(), Some(1));
+    assert_eq!(server.status().ready().map(u64::from), Some(1));
     server.shutdown().await;
 }
 
@@ -482,9 +502,22 @@ async fn a_busy_server_is_not_killed_by_the_heartbeat() {
             .await
             .expect("the call completes");
         assert!(format!("{result:?}").contains("blocked 1500ms"));
-        assert_eq!(server.generation(), Some(1), "busy is not dead");
+        assert_eq!(
+            server.status().ready().map(u64::from),
+            Some(1),
+            "busy is not dead"
+        );
         while let Ok(event) = events.try_recv() {
-            assert!(!matches!(event, Event::State { .. }), "{event:?}");
+            assert!(
+                !matches!(
+                    event,
+                    Event::State {
+                        status: mcp_resilient::Status { .. },
+                        ..
+                    }
+                ),
+                "{event:?}"
+            );
         }
         server.shutdown().await;
     }
@@ -498,7 +531,7 @@ async fn a_cross_origin_redirect_is_never_followed() {
     mock.faults().set_redirect(Some(target.http_url())).unwrap();
     let registry = ToolRegistry::new();
     let config = fast(ServerConfig::http("moved", mock.http_url())).header("X-Api-Key", "secret");
-    let server = Supervisor::start(config, registry).await.unwrap();
+    let server = Supervisor::spawn(config, &registry).unwrap();
     let (_, death, _) = failed_state(&server).await;
     assert_eq!(death.cause, Cause::Rejected, "{death:?}");
     assert!(

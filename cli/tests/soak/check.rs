@@ -9,7 +9,10 @@ use std::{
     time::Duration,
 };
 
-use mcp_resilient::{ConnectionState, ToolRegistry, state::Event};
+use mcp_resilient::{
+    ConnectionState, ToolRegistry,
+    state::{Event, Generation},
+};
 use tokio::{sync::broadcast, time::Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -76,7 +79,7 @@ pub async fn watch_generations(
     violations: Arc<Violations>,
     stop: CancellationToken,
 ) {
-    let mut last_ready: Option<u64> = None;
+    let mut last_ready: Option<Generation> = None;
     let mut lost_since_ready = true;
     loop {
         let event = tokio::select! {
@@ -92,7 +95,10 @@ pub async fn watch_generations(
             Err(broadcast::error::RecvError::Closed) => return,
         };
         let Event::State {
-            state, generation, ..
+            status: mcp_resilient::Status {
+                state, generation, ..
+            },
+            ..
         } = event
         else {
             continue;
@@ -112,7 +118,7 @@ pub async fn watch_generations(
             ConnectionState::Reconnecting { death, .. } | ConnectionState::Failed { death, .. } => {
                 if !health.death_allowed() {
                     violations.add(format!(
-                        "{name}: generation {generation} lost without a death fault: {} ({})",
+                        "{name}: generation {generation:?} lost without a death fault: {} ({})",
                         death.cause, death.detail
                     ));
                 }
@@ -177,7 +183,9 @@ pub async fn caller(
         let healthy = health.healthy();
         let started = Instant::now();
         let call = async {
-            let handle = registry.handle(&format!("mcp__{name}__echo"))?;
+            let handle = registry
+                .handle(&format!("mcp__{name}__echo"))
+                .map_err(|unknown| mcp_resilient::CallError::ToolNotFound { name: unknown.name })?;
             handle.call(serde_json::json!({ "text": text })).await
         };
         let outcome = tokio::time::timeout(deadline, call).await;

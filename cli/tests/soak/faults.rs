@@ -7,7 +7,7 @@ use mcp_mock_server::{
     MockOptions, MockServer, MockTransport, SetTools, StatusFault,
     proxy::{ProxyMode, TcpProxy},
 };
-use mcp_resilient::{CallError, Supervisor, ToolRegistry};
+use mcp_resilient::{CallError, Supervisor, ToolRegistry, call::CallOptions};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -173,7 +173,9 @@ impl Injector {
 
     async fn call(&self, tool: &str, args: serde_json::Value, timeout: Duration) {
         if let Ok(handle) = self.registry.handle(&format!("mcp__{}__{tool}", self.name)) {
-            let _ = handle.call_with_timeout(args, Some(timeout)).await;
+            let _ = handle
+                .call_with(args, CallOptions::new().timeout(timeout))
+                .await;
         }
     }
 
@@ -288,7 +290,7 @@ impl Injector {
             loop {
                 let outcome = match self.registry.handle(&format!("mcp__{}__echo", self.name)) {
                     Ok(handle) => handle.call(json!({"text": "settled?"})).await,
-                    Err(e) => Err(e),
+                    Err(unknown) => Err(CallError::ToolNotFound { name: unknown.name }),
                 };
                 match outcome {
                     Ok(_) => return,
@@ -303,7 +305,7 @@ impl Injector {
             self.violations.add(format!(
                 "{}: not answering 30 s after {fault:?} ended ({})",
                 self.name,
-                self.server.state()
+                self.server.status().state
             ));
         }
         // Let what the fault left in flight (timed-out calls, abandoned attempts) drain away.

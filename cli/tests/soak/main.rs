@@ -129,11 +129,7 @@ async fn soak(length: Duration, seed: u64) -> Report {
         .enumerate()
     {
         let name = config.name.clone();
-        let server = Arc::new(
-            Supervisor::start(config, registry.clone())
-                .await
-                .expect("start"),
-        );
+        let server = Arc::new(Supervisor::spawn(config, &registry).expect("start"));
         server
             .wait_ready(common::LIMIT)
             .await
@@ -216,11 +212,10 @@ async fn warm_up() {
     let mock = mcp_mock_server::MockServer::start(mcp_mock_server::MockOptions::default())
         .await
         .expect("mock");
-    let server = Supervisor::start(
+    let server = Supervisor::spawn(
         policy(ServerConfig::http("warm", mock.http_url())),
-        ToolRegistry::new(),
+        &ToolRegistry::new(),
     )
-    .await
     .expect("start");
     let _ = server.wait_ready(common::LIMIT).await;
     server.shutdown().await;

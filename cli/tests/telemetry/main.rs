@@ -207,10 +207,8 @@ async fn an_outage_and_failing_calls_leave_every_series_with_bounded_attributes(
         .auth(Auth::bearer_env("CARGO_MANIFEST_DIR"))
         .call_wait(LIMIT);
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(config, registry.clone())
-        .await
-        .expect("start");
-    let mut state = server.state_watch();
+    let server = Supervisor::spawn(config, &registry).expect("start");
+    let mut state = server.watch();
     wait_state(&mut state, ConnectionState::is_ready).await;
 
     // An idle generation is probed; the answer is a verdict (alive) and a round trip.
@@ -247,7 +245,7 @@ async fn an_outage_and_failing_calls_leave_every_series_with_bounded_attributes(
     mock.admin("status-fault/clear", json!({})).await;
     wait_state(
         &mut state,
-        |s| matches!(s, ConnectionState::Ready { generation, .. } if *generation >= 2),
+        |s| matches!(s, ConnectionState::Ready { generation, .. } if generation.get() >= 2),
     )
     .await;
 
@@ -257,7 +255,7 @@ async fn an_outage_and_failing_calls_leave_every_series_with_bounded_attributes(
     mock.admin("unhang", json!({})).await;
     wait_state(
         &mut state,
-        |s| matches!(s, ConnectionState::Ready { generation, .. } if *generation >= 3),
+        |s| matches!(s, ConnectionState::Ready { generation, .. } if generation.get() >= 3),
     )
     .await;
 
@@ -288,10 +286,8 @@ async fn an_outage_and_failing_calls_leave_every_series_with_bounded_attributes(
         max_list_items: 1,
         ..Limits::default()
     });
-    let limited = Supervisor::start(era_2025(fast(limited)), registry.clone())
-        .await
-        .expect("start");
-    let mut limited_state = limited.state_watch();
+    let limited = Supervisor::spawn(era_2025(fast(limited)), &registry).expect("start");
+    let mut limited_state = limited.watch();
     wait_state(&mut limited_state, |s| {
         matches!(s, ConnectionState::Failed { .. })
     })
@@ -300,10 +296,8 @@ async fn an_outage_and_failing_calls_leave_every_series_with_bounded_attributes(
 
     // A server that answers ids it was never sent.
     let stray = common::stdio_mock("tel-stray", &["--hostile", "stray-response"]);
-    let stray = Supervisor::start(stray, registry.clone())
-        .await
-        .expect("start");
-    let mut stray_state = stray.state_watch();
+    let stray = Supervisor::spawn(stray, &registry).expect("start");
+    let mut stray_state = stray.watch();
     wait_state(&mut stray_state, ConnectionState::is_ready).await;
     let stray_echo = registry.handle("mcp__tel-stray__echo").expect("echo");
     stray_echo.call(json!({"text": "x"})).await.expect("echo");
@@ -508,10 +502,8 @@ fn spans_of(trace: opentelemetry::trace::TraceId) -> Vec<SpanData> {
 async fn a_call_is_a_client_span_under_the_host_span_and_its_traceparent_reaches_the_server() {
     let sinks = sinks();
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(common::stdio_mock("tel-trace", &[]), registry.clone())
-        .await
-        .expect("start");
-    let mut state = server.state_watch();
+    let server = Supervisor::spawn(common::stdio_mock("tel-trace", &[]), &registry).expect("start");
+    let mut state = server.watch();
     wait_state(&mut state, ConnectionState::is_ready).await;
     let whoami = registry.handle("mcp__tel-trace__whoami").expect("whoami");
 
@@ -571,10 +563,9 @@ async fn a_tracing_host_span_is_the_parent_through_tracing_opentelemetry() {
         .with(tracing_opentelemetry::layer().with_tracer(sinks.tracer.tracer("tracing-host")));
     let _default = tracing::subscriber::set_default(subscriber);
     let registry = ToolRegistry::new();
-    let server = Supervisor::start(common::stdio_mock("tel-tracing", &[]), registry.clone())
-        .await
-        .expect("start");
-    let mut state = server.state_watch();
+    let server =
+        Supervisor::spawn(common::stdio_mock("tel-tracing", &[]), &registry).expect("start");
+    let mut state = server.watch();
     wait_state(&mut state, ConnectionState::is_ready).await;
     let echo = registry.handle("mcp__tel-tracing__echo").expect("echo");
     let step = tracing::info_span!("agent step");

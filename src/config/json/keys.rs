@@ -43,29 +43,11 @@ fn check(map: &Map<String, Value>, known: &[&str], prefix: &str) -> Result<(), C
     } else {
         format!("{prefix}.{key}")
     };
-    let message = match suggest(key, known) {
+    let message = match crate::text::closest(key, known.iter().copied()) {
         Some(near) => format!("unknown field `{key}`; did you mean `{near}`?"),
         None => format!("unknown field `{key}`"),
     };
     Err(ConfigError::new(path, message))
-}
-
-/// The known key closest to `wanted`, if it is close: fewer than one edit per three characters
-/// of the longer of the two (and at most three), ignoring case, a swap of neighbours counting as
-/// one edit. So `arg` gets `args` and `timout` gets `timeout`, but `cmd` does not get `cwd`: one
-/// edit in three characters is a different word.
-pub(super) fn suggest<'k>(wanted: &str, known: &[&'k str]) -> Option<&'k str> {
-    let wanted = wanted.to_lowercase();
-    known
-        .iter()
-        .map(|key| {
-            let key_lower = key.to_lowercase();
-            let longer = wanted.chars().count().max(key_lower.chars().count());
-            (strsim::osa_distance(&wanted, &key_lower), longer, *key)
-        })
-        .filter(|(distance, longer, _)| *distance <= 3 && distance * 3 < *longer)
-        .min_by_key(|(distance, _, _)| *distance)
-        .map(|(_, _, key)| key)
 }
 
 /// The JSON keys `T`'s derived `Deserialize` accepts.

@@ -47,7 +47,7 @@ impl ServerConfig {
         positive("close_timeout", self.close_timeout)?;
         check_close_timeout(&self.transport, self.close_timeout)?;
         if let Some(wait) = self.call_wait {
-            positive("call_wait", wait)?;
+            at_most("call_wait", wait)?;
         }
         self.limits.check()?;
         Ok(self)

@@ -94,10 +94,7 @@ fn what_happened(server: &str, error: &CallError) -> String {
 fn state_words(state: &ConnectionState) -> String {
     match state {
         ConnectionState::Connecting { attempt } => format!("connecting, attempt {attempt}"),
-        // No live generation while the state still reads ready: that one has just ended.
-        ConnectionState::Ready { generation, .. } => {
-            format!("generation {generation} has just ended")
-        }
+        ConnectionState::Ready { generation, .. } => format!("ready, generation {generation}"),
         ConnectionState::Reconnecting { reason, death, .. } => {
             format!(
                 "{}: {}, {}",
@@ -109,21 +106,17 @@ fn state_words(state: &ConnectionState) -> String {
         ConnectionState::Failed { death, .. } => {
             format!("gave up: {}, {}", death.cause, death.detail)
         }
+        ConnectionState::Stopping => "stopping".to_owned(),
         ConnectionState::Stopped => "stopped".to_owned(),
     }
 }
 
-/// The generation an outage ended, for an error that reports one: the lost generation, the one
-/// a ready state named when no live generation was found, or 0 for an outage that started
-/// before any state this error names. `None` when the error is not an outage.
-fn outage_of(error: &CallError) -> Option<Generation> {
+/// The generation an outage ended, for an error that reports one: the lost generation, or
+/// `Some(None)` for an outage whose error names none. `None` when the error is not an outage.
+fn outage_of(error: &CallError) -> Option<Option<Generation>> {
     match error {
-        CallError::ConnectionLost { generation, .. } => Some(*generation),
-        CallError::Unavailable {
-            state: ConnectionState::Ready { generation, .. },
-            ..
-        } => Some(*generation),
-        CallError::Unavailable { .. } => Some(0),
+        CallError::ConnectionLost { generation, .. } => Some(Some(*generation)),
+        CallError::Unavailable { .. } => Some(None),
         _ => None,
     }
 }
@@ -141,7 +134,7 @@ fn reason_words(reason: crate::state::Reason) -> &'static str {
 fn next_words(error: &CallError, standing: &Standing) -> String {
     match &standing.state {
         ConnectionState::Ready { generation, .. } => match outage_of(error) {
-            Some(ended) if *generation <= ended => {
+            Some(Some(ended)) if *generation <= ended => {
                 "Its connection has just ended; when it is tried again is not known yet.".into()
             }
             Some(_) => format!("It is connected again, as generation {generation}."),
@@ -169,7 +162,9 @@ fn next_words(error: &CallError, standing: &Standing) -> String {
             Some(wait) => format!("The proxy starts it again in {}.", seconds(wait)),
             None => "The proxy starts it again shortly.".into(),
         },
-        ConnectionState::Stopped => "The proxy is shutting down.".into(),
+        ConnectionState::Stopping | ConnectionState::Stopped => {
+            "The proxy is shutting down.".into()
+        }
     }
 }
 

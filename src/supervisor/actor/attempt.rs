@@ -119,7 +119,7 @@ impl Actor {
     /// is not announced again).
     pub(super) fn start_attempt(&mut self, hedged: bool) {
         let generation = self.next_generation;
-        self.next_generation += 1;
+        self.next_generation = generation.next();
         let attempt = match &mut self.outage {
             Some(outage) => {
                 outage.tries += 1;
@@ -130,7 +130,7 @@ impl Actor {
         if self.outage.is_none() && !hedged {
             self.set_state(ConnectionState::Connecting { attempt }, generation);
         }
-        tracing::debug!(server = %self.server(), generation, attempt, hedged, "connecting");
+        tracing::debug!(server = %self.server(), %generation, attempt, hedged, "connecting");
         let ct = CancellationToken::new();
         let local = matches!(self.config.transport, TransportConfig::Stdio(_));
         let activity = Activity::new(local);
@@ -188,7 +188,7 @@ impl Actor {
                 Ok(Ok(Ok(connected))) => connect::discard(connected.session, limit).await,
                 Ok(_) => {}
                 Err(_) => {
-                    tracing::error!(server = %self.server(), generation = attempt.generation, "an attempt did not stop within {limit:?}; aborting it");
+                    tracing::error!(server = %self.server(), generation = %attempt.generation, "an attempt did not stop within {limit:?}; aborting it");
                     task.abort();
                     let _ = task.await;
                 }
@@ -232,7 +232,7 @@ impl Actor {
             }
             // The hedged older attempt failed; the current one goes on.
             Err(failure) if straggler => {
-                tracing::debug!(server = %self.server(), generation, "a hedged attempt failed: {}", failure.death.detail);
+                tracing::debug!(server = %self.server(), %generation, "a hedged attempt failed: {}", failure.death.detail);
             }
             Err(failure) => {
                 self.hedge = None;

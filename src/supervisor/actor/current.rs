@@ -4,6 +4,7 @@
 
 use super::Actor;
 use crate::{
+    registry::Publish,
     state::{ConnectionState, Event, Generation},
     supervisor::{
         connect::Connected,
@@ -26,8 +27,8 @@ impl Actor {
         } = connected;
         // Fence first, then free the permit, then start the watchers (invariant 2): a late report
         // about the old generation finds it stale; a report about this one finds the permit free.
-        self.link.guard.set_current(generation);
-        self.last_current = generation;
+        self.link.guard.set_current(Some(generation));
+        self.last_current = Some(generation);
         self.permit = None;
         let live = generation::live(
             self.server().clone(),
@@ -42,9 +43,11 @@ impl Actor {
             interval: self.config.heartbeat.interval,
             timeout: self.config.heartbeat.timeout,
             failures: self.config.heartbeat.failures,
-            events: self.link.events.clone(),
+            events: self.link.board.event_sender(),
         });
-        self.publish(generation, tools);
+        // The tools go into the registry now (a reader that sees `ready` finds them), and are
+        // announced once the status says the generation takes calls.
+        let published = self.publish(generation, tools);
         let listen = crate::supervisor::listen::Listener {
             subscription,
             wanted,
@@ -62,46 +65,60 @@ impl Actor {
         self.refresh_after(ttl);
         let outage = self.outage.as_ref().map(|o| o.started.elapsed());
         crate::telemetry::ready(&live.telemetry, outage);
-        self.link.live.send_replace(Some(live));
         self.running = Some(running);
         self.stable = false;
         self.stability = Some(Box::pin(tokio::time::sleep(self.budget.stability_window())));
         let handshake_ms = elapsed.as_millis() as u64;
         match self.outage.take() {
             Some(outage) => tracing::info!(
-                server = %self.server(), generation, handshake_ms, %protocol,
+                server = %self.server(), %generation, handshake_ms, %protocol,
                 downtime_ms = outage.started.elapsed().as_millis() as u64, "recovered"
             ),
             None => {
-                tracing::info!(server = %self.server(), generation, handshake_ms, %protocol, "connected")
+                tracing::info!(server = %self.server(), %generation, handshake_ms, %protocol, "connected")
             }
         }
         let protocol = protocol.to_string();
-        self.set_state(
-            ConnectionState::Ready {
-                generation,
-                protocol,
-            },
+        let ready = ConnectionState::Ready {
             generation,
-        );
+            protocol,
+        };
+        self.link.board.publish(ready, Some(generation), Some(live));
+        if let Some(published) = published {
+            self.announce(&published);
+        }
         if self.sync.take_pending(generation) {
             self.on_list_changed(generation);
         }
     }
 
-    /// Registers a new generation's tools; announces them only when something changed (or on
-    /// this supervisor's first publish), so a reconnect to an unchanged server is silent.
-    fn publish(&mut self, generation: Generation, tools: Vec<rmcp::model::Tool>) {
+    /// Registers a new generation's tools, to be announced ([`announce`](Self::announce)) when
+    /// something changed (or on this supervisor's first publish), so a reconnect to an
+    /// unchanged server is silent.
+    fn publish(
+        &mut self,
+        generation: Generation,
+        tools: Vec<rmcp::model::Tool>,
+    ) -> Option<Publish> {
         match self.registry.publish(self.server(), generation, tools) {
-            Ok(change) if change.is_empty() && self.published => {}
-            Ok(change) => {
+            Ok(published) if published.change.is_empty() && self.published => None,
+            Ok(published) => {
                 self.published = true;
-                crate::telemetry::tools(&change);
-                let _ = self.link.events.send(Event::Tools(change));
+                Some(published)
             }
             Err(e) => {
-                tracing::error!(server = %self.server(), generation, "tool list rejected, keeping the previous set: {e}")
+                tracing::error!(server = %self.server(), %generation, "tool list rejected, keeping the previous set: {e}");
+                None
             }
         }
+    }
+
+    /// Tells the registry's `changes` and this server's events of a tool set now published.
+    pub(super) fn announce(&self, published: &Publish) {
+        self.registry.announce(published);
+        crate::telemetry::tools(&published.change);
+        self.link
+            .board
+            .event(Event::Tools(published.change.clone()));
     }
 }

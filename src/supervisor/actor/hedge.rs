@@ -43,7 +43,7 @@ impl Actor {
         };
         let next = delay.mul_f64(self.attempts.multiplier);
         self.attempts.hedge_delay = Some(next.min(self.attempts.max_hedge));
-        tracing::info!(server = %self.server(), generation = stuck.generation, "no answer within {delay:?}; starting a fresh attempt beside it");
+        tracing::info!(server = %self.server(), generation = %stuck.generation, "no answer within {delay:?}; starting a fresh attempt beside it");
         if let Some(older) = self.attempts.straggler.replace(stuck) {
             let generation = older.generation;
             self.abandon(older);
@@ -67,7 +67,7 @@ impl Actor {
         }
         let tries = self.tries(false);
         let attempt = self.outage.get_or_insert(Outage::new(tries)).tries + 1;
-        tracing::warn!(server = %self.server(), generation, cause = %death.cause, attempt, "connection failed; retrying: {}", death.detail);
+        tracing::warn!(server = %self.server(), %generation, cause = %death.cause, attempt, "connection failed; retrying: {}", death.detail);
         self.set_state(
             ConnectionState::Reconnecting {
                 reason: Reason::ConnectionFailed,

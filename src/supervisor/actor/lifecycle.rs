@@ -8,16 +8,24 @@ use crate::{
 
 impl Actor {
     /// Closes the current generation (restart, shutdown); true when the barrier confirmed it.
-    async fn close_current(&mut self) -> bool {
+    /// `closing` is the status shown meanwhile (none: the caller published one), published
+    /// before anything is closed: a generation being closed takes no calls, so it is never
+    /// shown `ready`.
+    async fn close_current(&mut self, closing: Option<ConnectionState>) -> bool {
         self.stability = None;
         self.stable = false;
+        if let Some(running) = &self.running {
+            // Reports about a generation we close ourselves are not deaths.
+            self.link.guard.set_current(None);
+            running.live.dead.cancel();
+            if let Some(closing) = closing {
+                self.set_state(closing, None);
+            }
+        }
         self.stop_sync().await;
         let Some(running) = self.running.take() else {
             return true;
         };
-        // Reports about a generation we close ourselves are not deaths.
-        self.link.guard.set_current(0);
-        self.link.live.send_replace(None);
         let generation = running.live.generation;
         crate::telemetry::closed(&running.live.telemetry);
         let closed = running
@@ -25,14 +33,15 @@ impl Actor {
             .await;
         self.lingering.push(closed.monitor);
         if !closed.confirmed {
-            tracing::error!(server = %self.server(), generation, "could not confirm generation {generation} closed within {:?}", self.config.close_timeout);
+            tracing::error!(server = %self.server(), %generation, "could not confirm generation {generation} closed within {:?}", self.config.close_timeout);
         }
         closed.confirmed
     }
 
     pub(super) async fn on_restart(&mut self) {
         self.stop_attempts().await;
-        if !self.close_current().await {
+        let connecting = ConnectionState::Connecting { attempt: 1 };
+        if !self.close_current(Some(connecting)).await {
             let death = Death::new(Cause::ConnectFailed, "restart requested");
             return self.fail_closed(self.last_current, death);
         }
@@ -57,8 +66,9 @@ impl Actor {
     pub(super) async fn on_shutdown(&mut self) {
         self.stopping = true;
         self.link.guard.close();
+        self.set_state(ConnectionState::Stopping, self.last_current);
         self.stop_attempts().await;
-        self.close_current().await;
+        self.close_current(None).await;
         self.unregister();
         self.registry.detach(self.server());
         self.permit = None;

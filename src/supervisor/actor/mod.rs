@@ -46,7 +46,7 @@ use super::{
 use crate::{
     config::ServerConfig,
     registry::ToolRegistry,
-    state::{ConnectionState, Event, Generation},
+    state::{ConnectionState, Generation},
 };
 
 enum Step {
@@ -86,8 +86,8 @@ pub(crate) struct Actor {
     rx: mpsc::UnboundedReceiver<Msg>,
     /// The number the next attempt gets; only `begin_attempt` increments it.
     next_generation: Generation,
-    /// The last generation that became current (0 before any); set by `become_current`.
-    last_current: Generation,
+    /// The last generation that became current (none before any); set by `become_current`.
+    last_current: Option<Generation>,
     /// The ready generation, if any; set by `become_current`, taken by death, restart, shutdown.
     running: Option<Running>,
     /// True once `running` stayed ready for the stability window.
@@ -133,8 +133,8 @@ impl Actor {
             context,
             registry,
             rx,
-            next_generation: 1,
-            last_current: 0,
+            next_generation: Generation::FIRST,
+            last_current: None,
             running: None,
             stable: false,
             permit: None,
@@ -163,11 +163,8 @@ impl Actor {
                     self.on_restart().await;
                     let _ = done.send(());
                 }
-                Step::Msg(Msg::Shutdown { done }) => {
+                Step::Msg(Msg::Shutdown) => {
                     self.on_shutdown().await;
-                    if let Some(done) = done {
-                        let _ = done.send(());
-                    }
                     return;
                 }
                 Step::AttemptDone(done) => self.on_attempt_done(done).await,
@@ -190,7 +187,7 @@ impl Actor {
         // permit, and must release it before the new generation's watchers can report.
         tokio::select! {
             biased;
-            msg = self.rx.recv() => Step::Msg(msg.unwrap_or(Msg::Shutdown { done: None })),
+            msg = self.rx.recv() => Step::Msg(msg.unwrap_or(Msg::Shutdown)),
             done = self.attempts.done() => Step::AttemptDone(done),
             (generation, result) = self.sync.done() => Step::SyncDone(generation, result),
             () = elapsed(&mut self.backoff) => Step::BackoffElapsed,
@@ -204,16 +201,21 @@ impl Actor {
         &self.link.server
     }
 
-    /// Publishes a state: the event first, then the watch, so whoever saw the new state in the
-    /// watch and subscribes to events afterwards does not receive that same change again.
-    fn set_state(&self, state: ConnectionState, generation: Generation) {
-        let _ = self.link.events.send(Event::State {
-            server: self.server().clone(),
-            state: state.clone(),
-            generation,
-        });
-        crate::telemetry::state(self.server(), &self.link.state.borrow(), &state);
-        self.link.state.send_replace(state);
+    /// Publishes a state that is not `ready` (that one is published with its generation by
+    /// `become_current`): the board first, then its event.
+    fn set_state(&self, state: ConnectionState, generation: impl Into<Option<Generation>>) {
+        self.link.board.publish(state, generation.into(), None);
+    }
+}
+
+impl Drop for Actor {
+    /// The actor ends after publishing `stopped`; if it ended otherwise (a panic), say so, so
+    /// that nobody waits for a server that no task runs any more.
+    fn drop(&mut self) {
+        if !matches!(self.link.board.status().state, ConnectionState::Stopped) {
+            self.link.guard.close();
+            self.set_state(ConnectionState::Stopped, self.last_current);
+        }
     }
 }
 

@@ -15,7 +15,7 @@ impl Actor {
     pub(super) async fn on_died(&mut self, death: Death, permit: RetryPermit) {
         let current = self.running.as_ref().map(|r| r.live.generation);
         if self.stopping || current != Some(permit.generation()) {
-            tracing::debug!(server = %self.server(), ?current, reported = permit.generation(), "ignoring a death report about another generation");
+            tracing::debug!(server = %self.server(), ?current, reported = %permit.generation(), "ignoring a death report about another generation");
             return;
         }
         let Some(running) = self.running.take() else {
@@ -24,7 +24,6 @@ impl Actor {
         let generation = running.live.generation;
         crate::telemetry::lost(&running.live.telemetry, &death);
         self.permit = Some(permit);
-        self.link.live.send_replace(None);
         self.stability = None;
         let was_stable = std::mem::take(&mut self.stable);
         // Say what happened before the close barrier, which can take up to `close_timeout`
@@ -42,7 +41,7 @@ impl Actor {
         self.lingering.push(closed.monitor);
         if !closed.confirmed {
             self.backoff = None;
-            self.fail_closed(generation, death);
+            self.fail_closed(Some(generation), death);
         }
     }
 
@@ -73,7 +72,7 @@ impl Actor {
             }
             Next::Manual => {
                 tracing::error!(
-                    server = %self.server(), generation, cause = %death.cause,
+                    server = %self.server(), %generation, cause = %death.cause,
                     "connection lost; reconnect is disabled, call restart() to recover: {}", death.detail
                 );
                 let state = ConnectionState::Failed {
@@ -87,7 +86,7 @@ impl Actor {
             Next::GiveUp(why) => {
                 self.outage.get_or_insert(Outage::new(tries));
                 if why == Why::Disabled {
-                    tracing::error!(server = %self.server(), generation, cause = %death.cause, "connection failed; reconnect is disabled: {}", death.detail);
+                    tracing::error!(server = %self.server(), %generation, cause = %death.cause, "connection failed; reconnect is disabled: {}", death.detail);
                 }
                 self.give_up(reason, death, generation);
             }
@@ -111,11 +110,11 @@ impl Actor {
         crate::telemetry::retry(self.server(), reason, &death, delay);
         match reason {
             Reason::ConnectionFailed => tracing::warn!(
-                server = %self.server(), generation, cause = %death.cause, attempt, delay_ms,
+                server = %self.server(), %generation, cause = %death.cause, attempt, delay_ms,
                 "connection failed; retrying: {}", death.detail
             ),
             Reason::ConnectionLost => tracing::warn!(
-                server = %self.server(), generation, cause = %death.cause, attempt, delay_ms,
+                server = %self.server(), %generation, cause = %death.cause, attempt, delay_ms,
                 "connection lost; reconnecting: {}", death.detail
             ),
         }
@@ -161,11 +160,11 @@ impl Actor {
         };
         match retry_in {
             Some(wait) => tracing::error!(
-                server = %self.server(), generation, cause = %death.cause,
+                server = %self.server(), %generation, cause = %death.cause,
                 "{what}; trying again only in {wait:?}: {}", death.detail
             ),
             None => tracing::error!(
-                server = %self.server(), generation, cause = %death.cause,
+                server = %self.server(), %generation, cause = %death.cause,
                 "{what}; reconnect is disabled: {}", death.detail
             ),
         }
@@ -183,7 +182,7 @@ impl Actor {
         // A hedged attempt still in flight must not bring a given-up server back.
         self.abandon_all();
         tracing::error!(
-            server = %self.server(), generation, cause = %death.cause, failures = self.budget.failures(),
+            server = %self.server(), %generation, cause = %death.cause, failures = self.budget.failures(),
             "giving up: {}", death.detail
         );
         self.unregister();
@@ -198,17 +197,21 @@ impl Actor {
 
     /// The close barrier could not confirm a process gone: stop for good (two live servers are
     /// worse than none). Says so once: a server already `failed` keeps its state.
-    pub(super) fn fail_closed(&mut self, generation: Generation, death: Death) {
+    pub(super) fn fail_closed(&mut self, generation: Option<Generation>, death: Death) {
+        let which = generation.map_or_else(
+            || "the last generation".to_owned(),
+            |g| format!("generation {g}"),
+        );
         tracing::error!(
-            server = %self.server(), generation,
-            "giving up: could not confirm generation {generation} closed within {:?}; not reconnecting to avoid two live servers",
+            server = %self.server(), generation = generation.map(Generation::get),
+            "giving up: could not confirm {which} closed within {:?}; not reconnecting to avoid two live servers",
             self.config.close_timeout
         );
         self.backoff = None;
         self.abandon_all();
         self.unconfirmed = true;
         let already = matches!(
-            *self.link.state.borrow(),
+            self.link.board.status().state,
             ConnectionState::Failed { retry_in: None, .. }
         );
         self.unregister();
@@ -229,9 +232,9 @@ impl Actor {
     }
 
     pub(super) fn unregister(&self) {
-        if let Some(change) = self.registry.unregister(self.server(), Generation::MAX) {
+        if let Some(change) = self.registry.unregister(self.server()) {
             crate::telemetry::tools(&change);
-            let _ = self.link.events.send(Event::Tools(change));
+            self.link.board.event(Event::Tools(change));
         }
     }
 
@@ -240,8 +243,8 @@ impl Actor {
         self.budget.refill();
         if let Some(running) = &self.running {
             let generation = running.live.generation;
-            tracing::debug!(server = %self.server(), generation, "generation stable; outage budget refilled");
-            let _ = self.link.events.send(Event::Stable {
+            tracing::debug!(server = %self.server(), %generation, "generation stable; outage budget refilled");
+            self.link.board.event(Event::Stable {
                 server: self.server().clone(),
                 generation,
             });

@@ -6,7 +6,7 @@ use tokio::task::JoinHandle;
 
 use super::Actor;
 use crate::{
-    state::{Cause, Death, Event, Generation},
+    state::{Cause, Death, Generation},
     supervisor::sync::{Listing, list_all_tools},
 };
 
@@ -81,7 +81,7 @@ impl Actor {
             return;
         };
         if running.live.generation != generation {
-            tracing::debug!(server = %self.server(), generation, current = running.live.generation, "ignoring list_changed from a replaced generation");
+            tracing::debug!(server = %self.server(), %generation, current = %running.live.generation, "ignoring list_changed from a replaced generation");
             return;
         }
         if self.sync.task.is_some() {
@@ -125,17 +125,17 @@ impl Actor {
         }
         let result = result.map(|listing| listing.tools);
         match result.map(|tools| self.registry.publish(self.server(), generation, tools)) {
-            Ok(Ok(change)) if change.is_empty() => {}
-            Ok(Ok(change)) => {
-                tracing::info!(server = %self.server(), generation, added = change.added.len(), removed = change.removed.len(), changed = change.changed.len(), "tools changed");
-                crate::telemetry::tools(&change);
-                let _ = self.link.events.send(Event::Tools(change));
+            Ok(Ok(published)) if published.change.is_empty() => {}
+            Ok(Ok(published)) => {
+                let change = &published.change;
+                tracing::info!(server = %self.server(), %generation, added = change.added.len(), removed = change.removed.len(), changed = change.changed.len(), "tools changed");
+                self.announce(&published);
             }
             Ok(Err(e)) => {
-                tracing::warn!(server = %self.server(), generation, "tool list rejected, keeping the previous set: {e}")
+                tracing::warn!(server = %self.server(), %generation, "tool list rejected, keeping the previous set: {e}")
             }
             Err(death) => {
-                tracing::warn!(server = %self.server(), generation, "tool sync failed, keeping the previous set: {}", death.detail)
+                tracing::warn!(server = %self.server(), %generation, "tool sync failed, keeping the previous set: {}", death.detail)
             }
         }
         if std::mem::take(&mut self.sync.again) {
@@ -161,7 +161,7 @@ mod tests {
     async fn a_panicked_sync_is_answered_for_its_own_generation() {
         let mut state = SyncState {
             task: Some(SyncTask {
-                generation: 7,
+                generation: Generation::of(7),
                 task: tokio::spawn(async { panic!("a sync that panics") }),
             }),
             again: true,

@@ -165,7 +165,7 @@ impl Link {
             {
                 let wait = overload_wait(asked, *overloads);
                 *overloads += 1;
-                tracing::debug!(server = %self.server, generation = live.generation, status, wait_ms = wait.as_millis() as u64, "call refused for load; sending it again after Retry-After");
+                tracing::debug!(server = %self.server, generation = %live.generation, status, wait_ms = wait.as_millis() as u64, "call refused for load; sending it again after Retry-After");
                 tokio::select! {
                     _ = tokio::time::sleep(wait) => return Sent::Again,
                     _ = live.dead.cancelled() => self.lost(live, "the generation died while waiting out Retry-After", false),

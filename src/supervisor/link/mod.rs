@@ -5,42 +5,32 @@ use std::{sync::Arc, time::Duration};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject, ServerResult,
 };
-use tokio::{
-    sync::{broadcast, mpsc, watch},
-    time::Instant,
-};
+use tokio::{sync::mpsc, time::Instant};
 
 mod answer;
 mod input;
 mod probe;
 mod wait;
 
-use super::{live::Live, msg::Msg, relay::Relay, retry_guard::RetryGuard};
-use crate::{
-    CallError,
-    call::CallOptions,
-    config::ServerConfig,
-    state::{ConnectionState, Event},
-};
+use super::{live::Live, msg::Msg, relay::Relay, retry_guard::RetryGuard, status::Board};
+use crate::{CallError, call::CallOptions, config::ServerConfig, state::ConnectionState};
 
 /// Shared between the [`Supervisor`](super::Supervisor) handle, the registry's tool handles and
-/// the supervisor task. Written only by the supervisor task (`live`, `state`).
+/// the supervisor task. The board is written only by the supervisor task.
 #[derive(Debug)]
 pub(crate) struct Link {
     pub(crate) server: Arc<str>,
     pub(crate) tx: mpsc::UnboundedSender<Msg>,
     pub(crate) guard: Arc<RetryGuard>,
-    /// The ready generation, or `None` during an outage.
-    pub(crate) live: watch::Sender<Option<Arc<Live>>>,
-    pub(crate) state: watch::Sender<ConnectionState>,
-    pub(crate) events: broadcast::Sender<Event>,
+    /// The status and the ready generation.
+    pub(crate) board: Board,
     /// Progress routes and resource subscriptions, shared with every generation.
     pub(crate) relay: Arc<Relay>,
     call_timeout: Duration,
     /// The host's answers to what the server asks (`input_required` rounds).
     handlers: crate::host::HostHandlers,
-    /// How long a call during an outage waits for a ready generation.
-    call_wait: Option<Duration>,
+    /// How long a call during an outage waits for a ready generation; zero: not at all.
+    call_wait: Duration,
     /// `(interval, timeout, failures)` when the heartbeat is on: a call after a silence longer
     /// than `interval` probes first.
     probe_first: Option<(Duration, Duration, u32)>,
@@ -87,32 +77,29 @@ impl Link {
         server: Arc<str>,
         config: &ServerConfig,
         tx: mpsc::UnboundedSender<Msg>,
-        events: broadcast::Sender<Event>,
         relay: Arc<Relay>,
     ) -> Self {
         let hb = &config.heartbeat;
-        let connecting = ConnectionState::Connecting { attempt: 1 };
-        crate::telemetry::state(&server, &connecting, &connecting);
         Link {
+            board: Board::new(server.clone()),
             server,
             tx,
             guard: Arc::new(RetryGuard::default()),
-            live: watch::Sender::new(None),
-            state: watch::Sender::new(connecting),
-            events,
             relay,
             call_timeout: config.call_timeout,
-            call_wait: config.call_wait,
+            call_wait: config.effective_call_wait(),
             handlers: config.handlers.clone(),
             probe_first: hb.enabled.then_some((hb.interval, hb.timeout, hb.failures)),
             limits: config.limits.clone(),
         }
     }
 
-    pub(super) fn unavailable(&self) -> CallError {
+    /// The call finds no generation to go to: the server is in `state`, never `ready`.
+    pub(super) fn unavailable(&self, state: ConnectionState) -> CallError {
+        debug_assert!(!state.is_ready());
         CallError::Unavailable {
             server: self.server.to_string(),
-            state: self.state.borrow().clone(),
+            state,
         }
     }
 
@@ -217,8 +204,8 @@ impl Link {
         &self,
         options: &CallOptions,
     ) -> Result<(Arc<Live>, Instant, Duration), CallError> {
-        let live = self.current().await?;
         let limit = options.timeout.unwrap_or(self.call_timeout);
+        let live = self.current(limit).await?;
         let deadline = crate::clock::deadline_in(limit);
         if let Some((interval, probe_timeout, failures)) = self.probe_first
             && live.activity.idle() > interval
@@ -252,20 +239,20 @@ impl crate::registry::Route for Link {
         &'a self,
         tool: &'a str,
         arguments: Option<JsonObject>,
-        timeout: Option<Duration>,
+        options: CallOptions,
     ) -> futures::future::BoxFuture<'a, Result<CallToolResult, CallError>> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        let options = CallOptions {
-            timeout,
-            ..CallOptions::default()
-        };
         Box::pin(async move { Link::call(self, params, &options).await })
     }
 
-    fn state_watch(&self) -> tokio::sync::watch::Receiver<crate::ConnectionState> {
-        self.state.subscribe()
+    fn status(&self) -> crate::state::Status {
+        self.board.status()
+    }
+
+    fn watch(&self) -> super::StatusWatch {
+        super::StatusWatch::new(self.board.subscribe())
     }
 }

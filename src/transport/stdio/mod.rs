@@ -130,7 +130,7 @@ pub(crate) async fn spawn(
     let stdin = child.stdin.take().ok_or_else(missing)?;
     let stderr = child.stderr.take().ok_or_else(missing)?;
     let pgid = child.id().map(|pid| Pid::from_raw(pid as i32));
-    tracing::debug!(server, generation, pid = ?child.id(), command = %config.command, "spawned child");
+    tracing::debug!(server, %generation, pid = ?child.id(), command = %config.command, "spawned child");
     let tail = Arc::new(std::sync::Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
     let stderr = tokio::spawn(drain_stderr(
         stderr,
@@ -161,7 +161,7 @@ async fn drain_stderr(
     while let Some(line) = lines.next().await {
         match line {
             Ok(line) => {
-                tracing::info!(target: "mcp_resilient::stderr", server = %server, generation, "{line}");
+                tracing::info!(target: "mcp_resilient::stderr", server = %server, %generation, "{line}");
                 let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
                 if tail.len() == STDERR_TAIL {
                     tail.pop_front();
@@ -169,7 +169,7 @@ async fn drain_stderr(
                 tail.push_back(line);
             }
             Err(tokio_util::codec::LinesCodecError::MaxLineLengthExceeded) => {
-                tracing::debug!(server = %server, generation, "dropped an overlong stderr line");
+                tracing::debug!(server = %server, %generation, "dropped an overlong stderr line");
             }
             Err(tokio_util::codec::LinesCodecError::Io(_)) => break,
         }

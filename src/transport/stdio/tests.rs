@@ -14,7 +14,9 @@ async fn the_group_is_swept_while_the_leader_is_still_unreaped() {
     // The leader starts a grandchild in its own group, prints its pid and exits.
     let mut config = StdioConfig::new("sh");
     config.args = vec!["-c".into(), "sleep 60 & echo $!; exit 0".into()];
-    let (stdout, stdin, mut guard) = spawn(&config, "sweep", 1).await.expect("spawn");
+    let (stdout, stdin, mut guard) = spawn(&config, "sweep", Generation::FIRST)
+        .await
+        .expect("spawn");
     let leader = guard.pid().expect("a pid");
     let mut lines = BufReader::new(stdout).lines();
     let grandchild: u32 = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
@@ -64,7 +66,9 @@ async fn a_child_judged_dead_is_signalled_without_waiting_for_its_stdin_grace() 
     config.args = vec!["-c".into(), "exec sleep 60".into()];
     config.stdin_close_grace = Duration::from_secs(30);
     config.term_grace = Duration::from_secs(30);
-    let (_stdout, stdin, guard) = spawn(&config, "dead", 1).await.expect("spawn");
+    let (_stdout, stdin, guard) = spawn(&config, "dead", Generation::FIRST)
+        .await
+        .expect("spawn");
     let pid = guard.pid().expect("a pid");
     drop(stdin);
     // Far less than either grace: the escalation starts after the short dead grace and SIGTERM

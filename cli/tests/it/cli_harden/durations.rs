@@ -104,12 +104,11 @@ async fn a_per_call_timeout_of_duration_max_is_no_deadline_not_a_panic() {
     let registry = ToolRegistry::new();
     let config = crate::common::stdio_mock("big", &[]).call_wait(std::time::Duration::MAX);
     assert!(
-        Supervisor::start(config, registry.clone()).await.is_err(),
+        Supervisor::spawn(config, &registry).is_err(),
         "a config's call_wait is bounded at resolve"
     );
-    let server = Supervisor::start(crate::common::stdio_mock("big", &[]), registry.clone())
-        .await
-        .expect("starts");
+    let server =
+        Supervisor::spawn(crate::common::stdio_mock("big", &[]), &registry).expect("starts");
     server
         .wait_ready(crate::common::LIMIT)
         .await
@@ -117,7 +116,10 @@ async fn a_per_call_timeout_of_duration_max_is_no_deadline_not_a_panic() {
     let echo = registry.handle("mcp__big__echo").expect("a handle");
     let args = serde_json::json!({"text": "forever"});
     let result = echo
-        .call_with_timeout(args, Some(std::time::Duration::MAX))
+        .call_with(
+            args,
+            mcp_resilient::call::CallOptions::new().timeout(std::time::Duration::MAX),
+        )
         .await
         .expect("answered");
     assert_eq!(

@@ -9,12 +9,12 @@ pub mod raw;
 use std::{path::Path, time::Duration};
 
 use mcp_resilient::{
-    ConnectionState, ToolRegistry,
+    ConnectionState, StatusWatch, ToolRegistry,
     config::{Heartbeat, Reconnect, ServerConfig, TransportConfig},
     state::{Event, Generation},
 };
 use serde_json::json;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::broadcast;
 
 /// The limit of every wait in these tests: generous, so a loaded 2-core CI machine passes;
 /// a hang still fails the test instead of the whole run.
@@ -81,16 +81,16 @@ pub fn era_2025(config: ServerConfig) -> ServerConfig {
 
 /// Waits until the state satisfies `want`, at most [`LIMIT`].
 pub async fn wait_state(
-    rx: &mut watch::Receiver<ConnectionState>,
-    want: impl FnMut(&ConnectionState) -> bool,
+    rx: &mut StatusWatch,
+    mut want: impl FnMut(&ConnectionState) -> bool,
 ) -> ConnectionState {
-    let seen =
-        tokio::time::timeout(LIMIT, async { rx.wait_for(want).await.map(|s| s.clone()) }).await;
+    let seen = tokio::time::timeout(LIMIT, rx.wait_for(|status| want(&status.state))).await;
     match seen {
-        Ok(state) => state.expect("supervisor state channel closed"),
+        Ok(Some(status)) => status.state,
+        Ok(None) => panic!("stopped before the state was reached"),
         Err(_) => panic!(
             "state not reached within {LIMIT:?}; last: {:?}",
-            *rx.borrow()
+            rx.status()
         ),
     }
 }
@@ -124,25 +124,18 @@ pub async fn lost(
     Duration,
 ) {
     let event = wait_event(events, |e| {
-        matches!(
-            e,
-            Event::State {
-                state: ConnectionState::Reconnecting { .. },
-                ..
-            }
-        )
+        matches!(e, Event::State { status, .. } if matches!(status.state, ConnectionState::Reconnecting { .. }))
     })
     .await;
-    let Event::State {
-        state:
-            ConnectionState::Reconnecting {
-                reason,
-                death,
-                delay,
-                ..
-            },
+    let Event::State { status, .. } = event else {
+        unreachable!()
+    };
+    let ConnectionState::Reconnecting {
+        reason,
+        death,
+        delay,
         ..
-    } = event
+    } = status.state
     else {
         unreachable!()
     };
@@ -151,21 +144,13 @@ pub async fn lost(
 
 /// The next `ready` state's generation.
 pub async fn ready_generation(rx: &mut broadcast::Receiver<Event>) -> Generation {
-    match wait_event(rx, |e| {
-        matches!(
-            e,
-            Event::State {
-                state: ConnectionState::Ready { .. },
-                ..
-            }
-        )
-    })
+    match wait_event(
+        rx,
+        |e| matches!(e, Event::State { status, .. } if status.is_ready()),
+    )
     .await
     {
-        Event::State {
-            state: ConnectionState::Ready { generation, .. },
-            ..
-        } => generation,
+        Event::State { status, .. } => status.ready().expect("a ready status"),
         _ => unreachable!(),
     }
 }

@@ -5,10 +5,13 @@
 //! ends for a [`Cause`]; an outage is either a connection that *failed* (never
 //! became ready) or one that was *lost* (was ready, then ended).
 
+mod generation;
+mod status;
+
 use std::{fmt, sync::Arc, time::Duration};
 
-/// The number of one connection attempt to a server: 1, 2, 3 … never reused.
-pub type Generation = u64;
+pub use generation::Generation;
+pub use status::Status;
 
 /// Why a generation ended or an attempt failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -164,7 +167,9 @@ pub enum ConnectionState {
         /// `None`: nothing more happens until `restart()`.
         retry_in: Option<Duration>,
     },
-    /// `shutdown()` completed, or is completing. Nothing runs any more.
+    /// `shutdown()` is closing the server: no call is taken any more; `stopped` follows.
+    Stopping,
+    /// `shutdown()` completed. Nothing of this server runs any more.
     Stopped,
 }
 
@@ -176,6 +181,7 @@ impl ConnectionState {
             ConnectionState::Ready { .. } => "ready",
             ConnectionState::Reconnecting { .. } => "reconnecting",
             ConnectionState::Failed { .. } => "failed",
+            ConnectionState::Stopping => "stopping",
             ConnectionState::Stopped => "stopped",
         }
     }
@@ -196,16 +202,13 @@ impl fmt::Display for ConnectionState {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Event {
-    /// The state changed.
+    /// The status changed: `status` is the new one, already visible to
+    /// [`Supervisor::status`](crate::Supervisor::status).
     State {
         /// The server's name.
         server: Arc<str>,
-        /// The new state.
-        state: ConnectionState,
-        /// The generation the state is about: the one being tried (`connecting`), the ready
-        /// one, the one lost or whose attempt failed (`reconnecting`, `failed`), or the last
-        /// ready one (`stopped`; 0 when none was).
-        generation: Generation,
+        /// The new status.
+        status: Status,
     },
     /// The server's registered tool set changed (or was first registered).
     Tools(ToolsChanged),

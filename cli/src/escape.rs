@@ -10,24 +10,20 @@ use std::{borrow::Cow, fmt::Write};
 /// controls (`U+0080`–`U+009F`, among them the one-byte CSI `U+009B`), and the bidirectional
 /// overrides and isolates (`U+202A`–`U+202E`, `U+2066`–`U+2069`).
 ///
-/// ```
-/// use mcp_resilient::text::for_terminal;
-/// assert_eq!(for_terminal("\u{1b}]0;pwned\u{7}ok\n"), "\\u{1b}]0;pwned\\u{7}ok\n");
-/// ```
-pub fn for_terminal(text: &str) -> Cow<'_, str> {
+pub(crate) fn for_terminal(text: &str) -> Cow<'_, str> {
     escape(text, true)
 }
 
 /// Like [`for_terminal`], for text that must stay on one line (a table row, a name): `\n` is
 /// escaped too. `\t` is kept.
-pub fn for_terminal_line(text: &str) -> Cow<'_, str> {
+pub(crate) fn for_terminal_line(text: &str) -> Cow<'_, str> {
     escape(text, false)
 }
 
 /// Whether a terminal may obey `c` rather than show it: what [`for_terminal_line`] escapes (C0
 /// controls but `\t`, DEL, C1 controls, bidi overrides and isolates). For writers of other
 /// formats (a JSON string: serde escapes C0 controls, not DEL, C1 or bidi).
-pub fn is_terminal_control(c: char) -> bool {
+pub(crate) fn is_terminal_control(c: char) -> bool {
     is_unsafe(c, false)
 }
 
