@@ -54,7 +54,7 @@ async fn connect(
         Ok(_) => Ok((server, registry)),
         Err(status) => {
             server.shutdown().await;
-            let state = status.state;
+            let state = status.status.state;
             let within = match state {
                 ConnectionState::Failed { .. } => String::new(),
                 _ => format!(" within {}", output::human(budget)),
@@ -186,12 +186,20 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool, signals: &Signals) -> E
     // its sequence number tells apart.
     let now = server.status();
     output::print_initial(&name, &now, json);
-    let shown = now.seq;
+    let mut shown = now.seq;
+    let mut print = |event: &Event| {
+        if already_shown(shown, event) {
+            return;
+        }
+        if let Event::State { status, .. } = event {
+            shown = status.seq;
+        }
+        output::print_event(event, json);
+    };
     loop {
         tokio::select! {
             event = events.recv() => match event {
-                Ok(event) if already_shown(shown, &event) => {}
-                Ok(event) => output::print_event(&event, json),
+                Ok(event) => print(&event),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => safe::eprint("mcp-resilient", format!("{n} events dropped")),
                 Err(_) => break,
             },
@@ -200,8 +208,14 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool, signals: &Signals) -> E
     }
     server.shutdown().await;
     while let Ok(event) = events.try_recv() {
-        output::print_event(&event, json);
+        print(&event);
     }
+    // The status is `stopped` once shutdown returns; its event may still be on its way.
+    let last = Event::State {
+        server: name.as_str().into(),
+        status: server.status(),
+    };
+    print(&last);
     ExitCode::from(exit::OK)
 }
 

@@ -20,6 +20,7 @@ mod era_fallback;
 mod hostile_limits;
 mod hostile_replies;
 mod hostile_sse;
+mod layers;
 mod oauth;
 mod proxy;
 mod proxy_hostile;
