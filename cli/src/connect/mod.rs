@@ -50,7 +50,10 @@ pub(crate) async fn connect(
     let budget = wait.unwrap_or(config.connect_timeout);
     let target = Target::of(&config);
     let registry = ToolRegistry::new();
-    let server = Supervisor::spawn(config, &registry).map_err(|e| fail(exit::USAGE, e))?;
+    let server = Supervisor::spawn(config, &registry).map_err(|e| match e {
+        mcp_resilient::StartError::Config(e) => fail(exit::USAGE, e),
+        other => fail(exit::USAGE, other),
+    })?;
     // The progress line is erased (dropped inside `follow`) before anything below is said.
     let ended = follow(
         &server,
@@ -126,13 +129,18 @@ async fn follow(
 /// command waited for it, if the time ran out, and the way to wait for the server when the
 /// person did not ask to.
 fn refused(target: &Target, within: Option<Duration>, wait: Option<Duration>) -> String {
-    let at = target.address.as_deref().unwrap_or(&target.shown);
+    let (to, at) = (&target.shown, target.address.as_deref().unwrap_or_default());
     let mut message = match within {
         Some(budget) => format!(
-            "nothing accepted connections at {at} within {} (connection refused)",
+            "could not connect to {to}: nothing accepted connections at {at} within {} \
+             (connection refused)",
             human(budget)
         ),
-        None => format!("nothing accepts connections at {at} (connection refused)"),
+        None => {
+            format!(
+                "could not connect to {to}: nothing accepts connections at {at} (connection refused)"
+            )
+        }
     };
     if wait.is_none() {
         message.push_str("; start the server, or pass --wait 30s to wait for it");
