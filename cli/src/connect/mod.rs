@@ -15,7 +15,7 @@ mod refusal;
 
 use std::{process::ExitCode, time::Duration};
 
-use mcp_resilient::{ConnectionState, Status, Supervisor, ToolRegistry, state::Death};
+use mcp_resilient::{ConnectionState, Supervisor, ToolRegistry, state::Death};
 
 use crate::{
     args::ServerArgs,
@@ -31,8 +31,8 @@ enum Ended {
     Ready,
     /// A connection nothing accepted, and no `--wait`.
     Refused,
-    /// `failed`, `stopped`, or the time ran out: the status then, and the last death seen.
-    NotReady(Status, Option<Death>),
+    /// `failed`, `stopped`, or the time ran out: the state then, and the last death seen.
+    NotReady(ConnectionState, Option<Death>),
     Signal,
 }
 
@@ -70,7 +70,7 @@ pub(crate) async fn connect(
         Ended::Ready => return Ok((server, registry)),
         Ended::Signal => return Err(ExitCode::from(signals.exit_code())),
         Ended::Refused => refused(&target, None, None),
-        Ended::NotReady(status, last) => not_ready(&target, &status, last.as_ref(), wait, budget),
+        Ended::NotReady(state, last) => not_ready(&target, &state, last.as_ref(), wait, budget),
     };
     Err(fail(exit::CONNECT, message))
 }
@@ -110,7 +110,7 @@ async fn follow(
                     progress.ready();
                     Ended::Ready
                 }
-                Err(status) => Ended::NotReady(status, progress.last_death().cloned()),
+                Err(status) => Ended::NotReady(status.state, progress.last_death().cloned()),
             },
             changed = watch.changed(), if watching => match changed {
                 Some(next) => status = next,
@@ -148,17 +148,17 @@ fn refused(target: &Target, within: Option<Duration>, wait: Option<Duration>) ->
     message
 }
 
-/// The message for a wait that ended without a ready server: the status it ended in (`failed`
+/// The message for a wait that ended without a ready server: the state it ended in (`failed`
 /// says why), or the last death seen when the time ran out.
 fn not_ready(
     target: &Target,
-    status: &Status,
+    state: &ConnectionState,
     last: Option<&Death>,
     wait: Option<Duration>,
     budget: Duration,
 ) -> String {
     let to = &target.shown;
-    let (death, within) = match &status.state {
+    let (death, within) = match state {
         ConnectionState::Failed { death, .. } => (death, None),
         ConnectionState::Reconnecting { death, .. } => (death, Some(budget)),
         ConnectionState::Connecting { attempt } => match last {
@@ -180,4 +180,73 @@ fn not_ready(
         "could not connect to {to}{within}: {}: {}",
         death.cause, death.detail
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_resilient::{
+        ServerConfig,
+        state::{Cause, Reason},
+    };
+
+    const URL: &str = "http://127.0.0.1:8000/mcp";
+    const REFUSED: &str = "GET failed: Connection refused (os error 111)";
+    const SECOND: Duration = Duration::from_secs(1);
+
+    fn failed(cause: Cause, detail: &str) -> ConnectionState {
+        ConnectionState::Failed {
+            reason: Reason::ConnectionFailed,
+            death: Death::new(cause, detail),
+            manual_recovery: false,
+            retry_in: None,
+        }
+    }
+
+    fn says(state: &ConnectionState, last: Option<&Death>, wait: Option<Duration>) -> String {
+        let target = Target::of(&ServerConfig::remote("s", URL));
+        not_ready(&target, state, last, wait, 30 * SECOND)
+    }
+
+    #[test]
+    fn a_failed_server_is_said_with_its_cause_and_detail_and_no_time() {
+        let rejected = failed(Cause::Rejected, "HTTP 404 Not Found");
+        assert_eq!(
+            says(&rejected, None, None),
+            format!("could not connect to {URL}: rejected: HTTP 404 Not Found")
+        );
+    }
+
+    #[test]
+    fn a_wait_that_ran_out_gives_the_last_death_and_how_long_it_waited() {
+        let connecting = ConnectionState::Connecting { attempt: 3 };
+        let timed_out = Death::new(Cause::ConnectFailed, "initialize timed out");
+        assert_eq!(
+            says(&connecting, Some(&timed_out), None),
+            format!("could not connect to {URL} within 30 s: connect_failed: initialize timed out")
+        );
+        assert_eq!(
+            says(&connecting, None, None),
+            format!("could not connect to {URL} within 30 s: attempt 3 got no answer")
+        );
+        let refused = Death::new(Cause::ConnectFailed, REFUSED);
+        assert_eq!(
+            says(&connecting, Some(&refused), Some(30 * SECOND)),
+            format!(
+                "could not connect to {URL}: nothing accepted connections at 127.0.0.1:8000 \
+                 within 30 s (connection refused)"
+            )
+        );
+    }
+
+    #[test]
+    fn a_refusal_without_wait_says_how_to_wait() {
+        let gave_up = failed(Cause::ConnectFailed, REFUSED);
+        let message = says(&gave_up, None, None);
+        assert!(
+            message.ends_with("at 127.0.0.1:8000 (connection refused); start the server, or pass --wait 30s to wait for it"),
+            "{message}"
+        );
+        assert!(!says(&gave_up, None, Some(SECOND)).contains("--wait"));
+    }
 }
