@@ -131,13 +131,12 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool, signals: &Signals) -> E
     // Subscribed first, read second: the status read here may also arrive as an event, which
     // its sequence number tells apart.
     let now = server.status();
-    output::print_initial(&name, &now, json);
-    let shown = now.seq;
+    output::print_status(&name, &now, json);
+    let mut shown = now.seq;
     loop {
         tokio::select! {
             event = events.recv() => match event {
-                Ok(event) if already_shown(shown, &event) => {}
-                Ok(event) => output::print_event(&event, json),
+                Ok(event) => shown = print_new(&event, shown, json),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => safe::eprint("mcp-resilient", format!("{n} events dropped")),
                 Err(_) => break,
             },
@@ -146,12 +145,29 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool, signals: &Signals) -> E
     }
     server.shutdown().await;
     while let Ok(event) = events.try_recv() {
-        output::print_event(&event, json);
+        shown = print_new(&event, shown, json);
+    }
+    // A status is visible before its event is sent (`Status` invariant 3): `stopped` may be
+    // the server's status already while its event is still on the way.
+    let last = server.status();
+    if last.seq > shown {
+        output::print_status(&name, &last, json);
     }
     ExitCode::from(exit::OK)
 }
 
-/// True when `event` announces a status no newer than the one `watch` printed first.
-fn already_shown(shown: u64, event: &Event) -> bool {
-    matches!(event, Event::State { status, .. } if status.seq <= shown)
+/// Prints `event` unless it announces a status no newer than `shown`, the last one printed;
+/// returns the new last one.
+fn print_new(event: &Event, shown: u64, json: bool) -> u64 {
+    match event {
+        Event::State { status, .. } if status.seq <= shown => shown,
+        Event::State { status, .. } => {
+            output::print_event(event, json);
+            status.seq
+        }
+        _ => {
+            output::print_event(event, json);
+            shown
+        }
+    }
 }
