@@ -15,6 +15,7 @@ mod cli;
 mod cli_auth;
 mod cli_harden;
 mod cli_signals;
+mod cli_wait;
 mod era_2026;
 mod era_fallback;
 mod hostile_limits;
