@@ -104,6 +104,7 @@ pub use supervisor::{Supervisor, SupervisorBuilder};
 /// redaction of URLs and its duration syntax). It may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::auth::store::config_dir;
     pub use crate::config::duration::{format_duration, human_duration, parse_duration};
     pub use crate::text::{closest, redact, redact_url};
 }

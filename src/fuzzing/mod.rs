@@ -8,6 +8,7 @@
 //! The functions are deterministic (no clock, no network, no process environment) so a crash
 //! input replays the same way in a regression test.
 
+#[cfg(feature = "config-files")]
 mod config;
 mod http;
 mod names;
@@ -19,6 +20,7 @@ mod properties;
 #[cfg(test)]
 mod regressions;
 
+#[cfg(feature = "config-files")]
 pub use config::{config_text, dotenv, expansion};
 pub use http::http_answer;
 pub use names::public_name;
