@@ -8,7 +8,7 @@
 pub(crate) mod client;
 pub(crate) mod detect;
 pub(crate) mod http;
-mod judge;
+pub(crate) mod judge;
 pub(crate) mod refusal;
 pub(crate) mod sse;
 pub(crate) mod stdio;
@@ -37,7 +37,8 @@ pub(crate) use judge::{innermost, judge, judge_handshake, judge_listing, never_r
 /// is stuck, whether a call ran past its deadline since. Written by the transport wrapper
 /// ([`Observed`]) and the call path; read by the probe policy.
 #[derive(Debug)]
-pub(crate) struct Activity {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub struct Activity {
     base: Instant,
     /// Milliseconds from `base` to the last message received; written by `Observed::receive`.
     last_rx_ms: AtomicU64,
@@ -59,7 +60,8 @@ pub(crate) struct Activity {
 
 impl Activity {
     /// The activity of a stdio generation (`local_writes`) or a remote one.
-    pub(crate) fn new(local_writes: bool) -> Arc<Self> {
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn new(local_writes: bool) -> Arc<Self> {
         Arc::new(Activity {
             local_writes,
             base: Instant::now(),
@@ -99,7 +101,8 @@ impl Activity {
     }
 
     /// How long since the last message (or since the generation began).
-    pub(crate) fn idle(&self) -> Duration {
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn idle(&self) -> Duration {
         let since_base = self.base.elapsed();
         since_base.saturating_sub(Duration::from_millis(
             self.last_rx_ms.load(Ordering::Relaxed),
@@ -147,7 +150,8 @@ pub(crate) type DeathSlot = Arc<OnceLock<Death>>;
 
 /// A transport that stamps [`Activity`] on every received message, and sees responses nobody
 /// asked for ([`stray`]).
-pub(crate) struct Observed<T> {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub struct Observed<T> {
     inner: T,
     activity: Arc<Activity>,
     outstanding: stray::Outstanding,
@@ -155,7 +159,8 @@ pub(crate) struct Observed<T> {
 
 impl<T> Observed<T> {
     /// Observes `inner`, the transport of `server`'s `generation`.
-    pub(crate) fn new(
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn new(
         inner: T,
         activity: Arc<Activity>,
         server: Arc<str>,

@@ -37,10 +37,10 @@ use crate::{
 };
 
 mod auth;
-mod client;
+pub(crate) mod client;
 mod delete;
 mod discover;
-mod errors;
+pub(crate) mod errors;
 mod own_answer;
 mod routing;
 mod standalone;
