@@ -1,12 +1,18 @@
 //! The remote mock server as a separate process: started on 127.0.0.1, SIGKILLed, restarted on
 //! the same port, and steered through its `/_mock/` admin routes.
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 use tokio::process::Child;
 
 use super::{LIMIT, mock_binary};
 
-/// One mock server process (`sse` or `http`).
+/// The limit of each wait on the process: its start, its exit, one admin request. The
+/// benchmark's, which starts mocks beside thousands of connections.
+pub const PROCESS_LIMIT: Duration = Duration::from_secs(30);
+
+/// One mock server process (`sse` or `http`), or a handle on one this process did not start.
 pub struct MockProcess {
     child: Option<Child>,
     pub kind: &'static str,
@@ -24,30 +30,61 @@ impl MockProcess {
 
     /// Starts it with extra flags, kept for every restart.
     pub async fn start_with(kind: &'static str, flags: &[&'static str]) -> MockProcess {
+        Self::try_start_with(kind, flags)
+            .await
+            .unwrap_or_else(|why| panic!("the mock server starts: {why}"))
+    }
+
+    /// [`start`](Self::start), or why the mock did not report its port in time.
+    pub async fn try_start(kind: &'static str) -> Result<MockProcess, String> {
+        Self::try_start_with(kind, &[]).await
+    }
+
+    /// [`start_with`](Self::start_with), or why the mock did not report its port in time.
+    pub async fn try_start_with(
+        kind: &'static str,
+        flags: &[&'static str],
+    ) -> Result<MockProcess, String> {
+        let mut process = Self::attach(kind, 0);
+        process.flags = flags.to_vec();
+        process.try_spawn().await?;
+        Ok(process)
+    }
+
+    /// A handle on a mock (or a proxy in front of one) that this process did not start: it can
+    /// build URLs and use the admin routes, not kill.
+    pub fn attach(kind: &'static str, port: u16) -> MockProcess {
         let http = reqwest::Client::builder()
             .no_proxy()
             .build()
-            .expect("reqwest client");
-        let mut process = MockProcess {
+            .expect("a reqwest client without a proxy");
+        MockProcess {
             child: None,
             kind,
-            port: 0,
-            flags: flags.to_vec(),
+            port,
+            flags: Vec::new(),
             http,
-        };
-        process.spawn().await;
-        process
+        }
     }
 
-    async fn spawn(&mut self) {
+    /// Spawns the process; returns the moment its `LISTENING` line was read (it listens at
+    /// most that much earlier: the line is printed right after the bind).
+    async fn try_spawn(&mut self) -> Result<Instant, String> {
         let mut prefix = vec!["mock-server"];
         prefix.extend(&self.flags);
-        let (child, port) =
-            mcp_mock_server::spawn_process(mock_binary(), &prefix, self.kind, self.port, LIMIT)
-                .await
-                .expect("the mock server starts and reports its port");
+        let (child, port) = mcp_mock_server::spawn_process(
+            mock_binary(),
+            &prefix,
+            self.kind,
+            self.port,
+            PROCESS_LIMIT,
+        )
+        .await
+        .map_err(|e| format!("spawn mock: {e}"))?;
+        let listening = Instant::now();
         self.port = port;
         self.child = Some(child);
+        Ok(listening)
     }
 
     /// The MCP URL of this server.
@@ -58,46 +95,102 @@ impl MockProcess {
         }
     }
 
-    /// SIGKILLs the process and reaps it.
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(Child::id)
+    }
+
+    /// SIGKILLs the process and reaps it (nothing when it is not running).
     pub async fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            child.start_kill().expect("kill");
-            tokio::time::timeout(LIMIT, child.wait())
-                .await
-                .expect("reaped in time")
-                .expect("wait");
+        if self.child.is_some() {
+            self.try_kill().await.unwrap_or_else(|why| panic!("{why}"));
         }
+    }
+
+    /// SIGKILLs the process; returns the moment the signal was sent. Reaps it before returning.
+    pub async fn try_kill(&mut self) -> Result<Instant, String> {
+        let mut child = self.child.take().ok_or("mock not running")?;
+        child.start_kill().map_err(|e| format!("kill mock: {e}"))?;
+        let at = Instant::now();
+        tokio::time::timeout(PROCESS_LIMIT, child.wait())
+            .await
+            .map_err(|_| "mock not reaped in time")?
+            .map_err(|e| format!("wait for mock: {e}"))?;
+        Ok(at)
     }
 
     /// Starts a new process on the same port.
     pub async fn restart(&mut self) {
-        self.kill().await;
-        self.spawn().await;
+        self.try_restart()
+            .await
+            .unwrap_or_else(|why| panic!("restart: {why}"));
+    }
+
+    /// Starts a new process on the same port (killing the running one first); returns when it
+    /// listens.
+    pub async fn try_restart(&mut self) -> Result<Instant, String> {
+        if self.child.is_some() {
+            self.try_kill().await?;
+        }
+        self.try_spawn().await
     }
 
     /// POSTs a JSON body to `/_mock/<path>`.
     pub async fn admin(&self, path: &str, body: Value) -> Value {
-        let url = format!("http://127.0.0.1:{}/_mock/{path}", self.port);
-        let response = tokio::time::timeout(LIMIT, self.http.post(url).json(&body).send())
+        self.try_admin(path, body)
             .await
-            .expect("admin answered in time")
-            .expect("admin request");
-        assert!(
-            response.status().is_success(),
-            "admin {path}: {}",
-            response.status()
-        );
-        response.json().await.expect("admin json")
+            .unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    /// POSTs a JSON body to `/_mock/<path>`; an answer that is not a success is an error.
+    pub async fn try_admin(&self, path: &str, body: Value) -> Result<Value, String> {
+        let url = format!("http://127.0.0.1:{}/_mock/{path}", self.port);
+        let response = tokio::time::timeout(PROCESS_LIMIT, self.http.post(url).json(&body).send())
+            .await
+            .map_err(|_| format!("admin {path} timed out"))?
+            .map_err(|e| format!("admin {path}: {e}"))?;
+        if !response.status().is_success() {
+            return Err(format!("admin {path}: {}", response.status()));
+        }
+        response
+            .json()
+            .await
+            .map_err(|e| format!("admin {path}: {e}"))
     }
 
     /// GETs `/_mock/<path>`.
     pub async fn admin_get(&self, path: &str) -> Value {
-        let url = format!("http://127.0.0.1:{}/_mock/{path}", self.port);
-        let response = tokio::time::timeout(LIMIT, self.http.get(url).send())
+        self.try_admin_get(path)
             .await
-            .expect("admin answered in time")
-            .expect("admin request");
-        response.json().await.expect("admin json")
+            .unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    /// GETs `/_mock/<path>`.
+    pub async fn try_admin_get(&self, path: &str) -> Result<Value, String> {
+        let url = format!("http://127.0.0.1:{}/_mock/{path}", self.port);
+        let response = tokio::time::timeout(PROCESS_LIMIT, self.http.get(url).send())
+            .await
+            .map_err(|_| format!("admin {path} timed out"))?
+            .map_err(|e| format!("admin {path}: {e}"))?;
+        response
+            .json()
+            .await
+            .map_err(|e| format!("admin {path}: {e}"))
+    }
+
+    /// Empties the mock's request log.
+    pub async fn try_clear_requests(&self) -> Result<(), String> {
+        self.try_admin("requests/clear", serde_json::json!({}))
+            .await
+            .map(drop)
+    }
+
+    /// The mock's request log.
+    pub async fn try_requests(&self) -> Result<Vec<Value>, String> {
+        match self.try_admin_get("requests").await? {
+            Value::Array(list) => Ok(list),
+            other => Err(format!("requests: {other}")),
+        }
     }
 
     /// Waits (bounded) until the server holds `count` open notification streams (SSE streams,
