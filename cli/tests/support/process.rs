@@ -1,8 +1,13 @@
 //! The remote mock server as a separate process: started on 127.0.0.1, SIGKILLed, restarted on
 //! the same port, and steered through its `/_mock/` admin routes.
+//!
+//! The port is held ([`PortHold`]) from before the first start until the handle is dropped:
+//! while the process is killed, a connection to it is refused, and no other test's server can
+//! take the port before the restart.
 
 use std::time::{Duration, Instant};
 
+use mcp_mock_server::PortHold;
 use serde_json::Value;
 use tokio::process::Child;
 
@@ -20,6 +25,8 @@ pub struct MockProcess {
     /// Extra flags of every start (`--modern-only`, say).
     flags: Vec<&'static str>,
     http: reqwest::Client,
+    /// The port, for the life of a process this handle started.
+    hold: Option<PortHold>,
 }
 
 impl MockProcess {
@@ -45,8 +52,10 @@ impl MockProcess {
         kind: &'static str,
         flags: &[&'static str],
     ) -> Result<MockProcess, String> {
-        let mut process = Self::attach(kind, 0);
+        let hold = PortHold::new().map_err(|e| format!("hold a port: {e}"))?;
+        let mut process = Self::attach(kind, hold.port());
         process.flags = flags.to_vec();
+        process.hold = Some(hold);
         process.try_spawn().await?;
         Ok(process)
     }
@@ -64,6 +73,7 @@ impl MockProcess {
             port,
             flags: Vec::new(),
             http,
+            hold: None,
         }
     }
 
