@@ -4,8 +4,9 @@
 //! This module only hands items out: the entry points that run a fuzzer's bytes through them,
 //! and the properties they assert, live in `fuzz/checks/` (FUZZING.md). Each item re-exported
 //! here is declared `pub` in its own module with `expect(unreachable_pub)` when this feature is
-//! off, so every other build sees it as crate-private, as before. The two functions stand in for
-//! methods of public types that are crate-private.
+//! off (on the item, or on its module for `transport/http/errors.rs`), so every other build
+//! sees it as crate-private, as before. The two functions stand in for crate-private methods of
+//! public types.
 
 use std::sync::Arc;
 
@@ -17,18 +18,15 @@ pub use crate::session::connect::{
     era::{EraMemory, is_modern},
     handshake::Handshake,
 };
+// The Streamable HTTP transport's reading of rmcp's errors.
+pub use crate::transport::http::{
+    client::HttpClient,
+    errors::{HttpError, describe, initialize_status, never_ran, status_of, verdict},
+};
 pub use crate::transport::sse::{Parser, resolve_endpoint};
 pub use crate::transport::{Activity, Observed, judge::judge};
 pub use crate::verdict::{Phase, Verdict, parse_retry_after, plain};
 use crate::{registry::ToolRegistry, state::Generation};
-
-/// The Streamable HTTP transport's reading of rmcp's errors.
-pub mod http {
-    pub use crate::transport::http::{
-        client::HttpClient,
-        errors::{HttpError, describe, initialize_status, never_ran, status_of, verdict},
-    };
-}
 
 /// Generation `n` (`Generation::new`); `None` for 0.
 pub fn generation(n: u64) -> Option<Generation> {

@@ -23,10 +23,9 @@ use mcp_resilient::rmcp::{
 
 use mcp_resilient::{
     auth::StoredAuth,
+    // `http::status_of` and the like: the Streamable HTTP transport's functions.
     fuzzing::{
-        Handshake, Phase, Verdict,
-        http::{self, HttpClient, HttpError},
-        parse_retry_after, plain,
+        self as http, Handshake, HttpClient, HttpError, Phase, Verdict, parse_retry_after, plain,
     },
 };
 

@@ -13,14 +13,12 @@ use crate::{
 
 /// The error type of the Streamable HTTP transport's sends, as [`crate::transport::judge`]
 /// downcasts it.
-#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
 pub type HttpError = StreamableHttpError<reqwest::Error>;
 
 /// The HTTP status a Streamable HTTP error reports, if it reports one.
 ///
 /// rmcp keeps no status for most 4xx answers: it formats them as
 /// `UnexpectedServerResponse("HTTP <code> <reason>: <body>")`, so that prefix is read back.
-#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
 pub fn status_of(error: &HttpError) -> Option<u16> {
     match error {
         StreamableHttpError::SessionExpired => Some(404),
@@ -38,7 +36,6 @@ pub fn status_of(error: &HttpError) -> Option<u16> {
 ///
 /// 404 at connect is not judged here: [`super::detect`] decides whether it means the other
 /// protocol or a wrong URL.
-#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
 pub fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdict {
     use StreamableHttpError as E;
     match error {
@@ -87,7 +84,6 @@ pub fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdict {
 /// True when the server provably did not run the request: its connection could not even be
 /// opened, or the server answered 404 for the session (it no longer knows it, so it handled
 /// nothing on it).
-#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
 pub fn never_ran(error: &HttpError) -> bool {
     match error {
         StreamableHttpError::Client(e) => e.is_connect(),
@@ -111,7 +107,6 @@ pub(crate) fn session_gone(error: &HttpError) -> bool {
 
 /// An error as a user reads it: `HTTP 403 Forbidden: <body>` for an HTTP answer, rmcp's own
 /// words otherwise.
-#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
 pub fn describe(error: &HttpError) -> String {
     match error {
         StreamableHttpError::UnexpectedServerResponse(text) if text.starts_with("HTTP ") => {
@@ -127,7 +122,6 @@ pub fn describe(error: &HttpError) -> String {
 }
 
 /// The HTTP status the server answered to `initialize`, if the handshake failed on one.
-#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
 pub fn initialize_status(error: &ClientInitializeError) -> Option<u16> {
     match last_phase(error) {
         ClientInitializeError::TransportError { error, .. } => {

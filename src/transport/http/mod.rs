@@ -40,6 +40,8 @@ mod auth;
 pub(crate) mod client;
 mod delete;
 mod discover;
+// Its items that `crate::fuzzing` re-exports are `pub`.
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
 pub(crate) mod errors;
 mod own_answer;
 mod routing;
