@@ -24,7 +24,7 @@ pub use crate::transport::http::{
     errors::{HttpError, describe, initialize_status, never_ran, status_of, verdict},
 };
 pub use crate::transport::sse::{Parser, resolve_endpoint};
-pub use crate::transport::{Activity, Observed, judge::judge};
+pub use crate::transport::{Activity, judge::judge, observed::Observed};
 pub use crate::verdict::{Phase, Verdict, parse_retry_after, plain};
 use crate::{registry::ToolRegistry, state::Generation};
 

@@ -39,6 +39,7 @@ use crate::{
 mod auth;
 pub(crate) mod client;
 mod delete;
+mod delivery;
 mod discover;
 // Its items that `crate::fuzzing` re-exports are `pub`.
 #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
