@@ -420,7 +420,7 @@ pub async fn run_era(era: &Era, mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
         rows,
     )
     .await;
-    mock::check_era(&mock::methods(&http).await?, modern).map_err(|e| format!("http: {e}"))?;
+    mock::check_era(&http.try_methods().await?, modern).map_err(|e| format!("http: {e}"))?;
     server.shutdown().await;
     drop(raw);
     http.try_kill().await?;
@@ -433,7 +433,7 @@ pub async fn run_era(era: &Era, mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
     let (server, _registry, sup) = supervised(config, "calls", "2024-11-05").await?;
     let checked = "negotiated 2024-11-05".to_owned();
     compare("sse", sup, None, mode, (era.section, checked), rows).await;
-    mock::check_era(&mock::methods(&sse).await?, false).map_err(|e| format!("sse: {e}"))?;
+    mock::check_era(&sse.try_methods().await?, false).map_err(|e| format!("sse: {e}"))?;
     server.shutdown().await;
     sse.try_kill().await?;
     Ok(())

@@ -273,7 +273,7 @@ async fn scenario(era: &Era, sc: &Scenario, reps: usize) -> Figures {
     server.shutdown().await;
     if let Some(mut m) = mock {
         // The whole life of the last process, heartbeat probes during a hang included.
-        match mock::methods(&m).await {
+        match m.try_methods().await {
             Ok(methods) => match mock::check_era(&methods, era.modern()) {
                 Ok(()) => {
                     f.era_checks += 1;

@@ -141,12 +141,6 @@ pub fn check_era(methods: &BTreeMap<String, u64>, modern: bool) -> Res<()> {
     }
 }
 
-/// The JSON-RPC methods a remote mock process received so far (`GET /_mock/state`).
-pub async fn methods(mock: &MockProcess) -> Res<BTreeMap<String, u64>> {
-    let state = mock.try_admin_get("state").await?;
-    serde_json::from_value(state["methods"].clone()).map_err(|e| format!("state.methods: {e}"))
-}
-
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }

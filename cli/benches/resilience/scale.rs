@@ -169,7 +169,8 @@ fn probes(kind: &Kind, requests: &[Value]) -> usize {
 
 /// How many `kind.probe` requests the mock has received since it started.
 async fn probe_count(kind: &Kind, mock: &MockProcess) -> Res<u64> {
-    Ok(mock::methods(mock)
+    Ok(mock
+        .try_methods()
         .await?
         .get(kind.probe)
         .copied()

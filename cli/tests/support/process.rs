@@ -5,7 +5,10 @@
 //! while the process is killed, a connection to it is refused, and no other test's server can
 //! take the port before the restart.
 
-use std::time::{Duration, Instant};
+use std::{
+    collections::BTreeMap,
+    time::{Duration, Instant},
+};
 
 use mcp_mock_server::PortHold;
 use serde_json::Value;
@@ -201,6 +204,32 @@ impl MockProcess {
             Value::Array(list) => Ok(list),
             other => Err(format!("requests: {other}")),
         }
+    }
+
+    /// How many requests of each JSON-RPC method the server received since it started.
+    pub async fn try_methods(&self) -> Result<BTreeMap<String, u64>, String> {
+        let state = self.try_admin_get("state").await?;
+        serde_json::from_value(state["methods"].clone()).map_err(|e| format!("state.methods: {e}"))
+    }
+
+    /// Waits (bounded) until the server has received `count` requests of `method`: a call
+    /// counted there is in the server's hands.
+    pub async fn wait_requests(&self, method: &str, count: u64) {
+        let wait = async {
+            loop {
+                let methods = self
+                    .try_methods()
+                    .await
+                    .unwrap_or_else(|why| panic!("{why}"));
+                if methods.get(method).copied().unwrap_or(0) >= count {
+                    return;
+                }
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(LIMIT, wait)
+            .await
+            .unwrap_or_else(|_| panic!("{count} {method} requests not seen within {LIMIT:?}"));
     }
 
     /// Waits (bounded) until the server holds `count` open notification streams (SSE streams,
