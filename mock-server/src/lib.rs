@@ -128,6 +128,7 @@ mod confirm;
 mod crash;
 mod era;
 mod handler;
+mod hold;
 pub mod hostile;
 mod listen;
 mod lock;
@@ -148,6 +149,7 @@ mod tools;
 mod whoami;
 
 pub use cli::main_with_args;
+pub use hold::PortHold;
 pub use hostile::discover::{DiscoverRefusal, EmptyKind};
 pub use hostile::replies::{HostileReplies, ReplyKind, ReplyOptions};
 pub use process::spawn_process;
