@@ -7,22 +7,26 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ToolRegistry;
 
-/// Watches `registry` until `stop` or the end of the host's session; `host_tools` is the list
-/// the proxy would answer `tools/list` with now (it depends on the proxy's mode, which this
-/// module need not know). `baseline` is the list the host could have seen when `initialize`
-/// was answered.
+/// Watches `registries` until `stop` or the end of the host's session; `host_tools` is the
+/// list the proxy would answer `tools/list` with now (it depends on the proxy's mode, which
+/// this module need not know). `baseline` is the list the host could have seen when
+/// `initialize` was answered.
 pub(super) async fn tools(
-    registry: ToolRegistry,
+    registries: Vec<ToolRegistry>,
     host_tools: impl Fn() -> Vec<Tool>,
     peer: Peer<RoleServer>,
     mut baseline: Vec<Tool>,
     stop: CancellationToken,
 ) {
-    let mut changes = registry.changes();
+    let mut changes: Vec<_> = registries.iter().map(ToolRegistry::changes).collect();
+    if changes.is_empty() {
+        return;
+    }
     loop {
+        let next = futures::future::select_all(changes.iter_mut().map(|c| Box::pin(c.recv())));
         let received = tokio::select! {
             _ = stop.cancelled() => return,
-            received = changes.recv() => received,
+            (received, _, _) = next => received,
         };
         match received {
             // A lagging receiver has missed changes, not the current set: compare that.

@@ -45,12 +45,16 @@ impl ProxyHandler {
         let mut options = CallOptions::default();
         if let Some(token) = host_token {
             // Queued at once, in order: progress sent before the result reaches the host first.
-            let outbox = self.shared.outbox.clone();
+            let outbox = self.shared.link.outbox.clone();
             options = options.on_progress(move |mut progress| {
                 progress.progress_token = token.clone();
                 outbox.notify(ProgressNotification::new(progress).into());
             });
         }
+        // Listed while it runs: what the upstream asks meanwhile goes to this host.
+        let _calling = upstream
+            .callers
+            .enter(&self.shared.link, context.id.clone());
         let waited = Instant::now();
         let outcome = tokio::select! {
             outcome = served.within(self.call_through_revival(&upstream, params, options, waited)) => outcome,

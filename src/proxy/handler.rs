@@ -128,6 +128,7 @@ impl ServerHandler for ProxyHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let owner = self.resource_owner(&request.uri).await?;
+        self.shared.link.subscribe(&request.uri, true);
         owner
             .supervisor
             .subscribe(&request.uri)
@@ -141,6 +142,7 @@ impl ServerHandler for ProxyHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let owner = self.resource_owner(&request.uri).await?;
+        self.shared.link.subscribe(&request.uri, false);
         owner
             .supervisor
             .unsubscribe(&request.uri)

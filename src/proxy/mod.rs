@@ -57,6 +57,7 @@ mod session;
 mod shared;
 mod stdio;
 mod upstream;
+mod upstreams;
 mod wire;
 
 use std::{sync::Arc, time::Duration};
@@ -64,7 +65,7 @@ use std::{sync::Arc, time::Duration};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use crate::{ServerConfig, ToolRegistry, config::ConfigError};
+use crate::{ServerConfig, config::ConfigError};
 
 pub use handler::ProxyHandler;
 pub use options::{Mode, ProxyOptions};
@@ -215,12 +216,13 @@ impl Proxy {
     {
         let outbox = outbox::Outbox::new(outbox::NotificationBuffer::of(&self.configs));
         let ending = session::Ending::new(stop.clone(), self.options.drain);
+        let link = Arc::new(host::HostLink::new(outbox.clone()));
         let shared = Arc::new(Shared::new(
             self.mode,
             self.configs,
+            None,
             self.options,
-            ToolRegistry::new(),
-            outbox.clone(),
+            link,
         ));
         let service = session::Draining {
             handler: ProxyHandler::new(shared.clone()),

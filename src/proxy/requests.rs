@@ -128,6 +128,7 @@ impl ProxyHandler {
     /// Every upstream that logs gets the level (transparent: the answer is the upstream's).
     pub(super) async fn set_levels(&self, request: SetLevelRequestParams) -> Result<(), ErrorData> {
         let shared = &self.shared;
+        shared.link.set_level(request.level);
         for upstream in shared.upstreams() {
             upstream.set_level(request.level);
         }

@@ -15,6 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{ConnectionState, Supervisor, call::CallOptions};
 
+use super::host::Callers;
+
 /// A supervisor the proxy routes to.
 #[derive(Debug)]
 pub(super) struct Upstream {
@@ -27,16 +29,24 @@ pub(super) struct Upstream {
     level: Mutex<Option<LoggingLevel>>,
     /// How long a call waits for a ready generation (the server's `call_wait`).
     pub(super) call_wait: Duration,
+    /// The hosts' calls in flight on it (what it asks during a call goes to that call's host).
+    pub(super) callers: Arc<Callers>,
 }
 
 impl Upstream {
-    pub(super) fn new(supervisor: Supervisor, revive_after: Duration, call_wait: Duration) -> Self {
+    pub(super) fn new(
+        supervisor: Supervisor,
+        revive_after: Duration,
+        call_wait: Duration,
+        callers: Arc<Callers>,
+    ) -> Self {
         Self {
             supervisor,
             revive_at: Mutex::new(None),
             revive_after,
             level: Mutex::new(None),
             call_wait,
+            callers,
         }
     }
 
