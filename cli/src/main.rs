@@ -8,6 +8,7 @@ mod escape;
 mod output;
 mod proxy;
 mod safe;
+mod serve;
 mod signals;
 mod telemetry;
 
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
                 | Command::Call { .. }
                 | Command::Watch { .. }
                 | Command::Proxy(_)
+                | Command::Serve(_)
         );
         let command = run(cli.command, &signals);
         tokio::pin!(command);
@@ -100,6 +102,9 @@ async fn run(command: Command, signals: &signals::Signals) -> ExitCode {
         } => auth::status(json).await,
         Command::Proxy(args) => {
             telemetry::around(&args.telemetry, proxy::run(&args, signals)).await
+        }
+        Command::Serve(args) => {
+            telemetry::around(&args.telemetry, serve::run(&args, signals)).await
         }
         Command::MockServer { .. } | Command::FaultProxy { .. } => ExitCode::SUCCESS,
     }

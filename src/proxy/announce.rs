@@ -1,10 +1,11 @@
 //! `notifications/tools/list_changed` for the host, sent exactly when the tools the proxy would
 //! list differ from the ones it announced (or answered `initialize` with) last.
 
-use rmcp::{Peer, RoleServer, model::Tool};
+use rmcp::model::{Tool, ToolListChangedNotification};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
+use super::outbox::Outbox;
 use crate::ToolRegistry;
 
 /// Watches `registries` until `stop` or the end of the host's session; `host_tools` is the
@@ -14,7 +15,7 @@ use crate::ToolRegistry;
 pub(super) async fn tools(
     registries: Vec<ToolRegistry>,
     host_tools: impl Fn() -> Vec<Tool>,
-    peer: Peer<RoleServer>,
+    outbox: Outbox,
     mut baseline: Vec<Tool>,
     stop: CancellationToken,
 ) {
@@ -39,9 +40,7 @@ pub(super) async fn tools(
         }
         baseline = now;
         tracing::debug!(tools = baseline.len(), "telling the host its tools changed");
-        if let Err(error) = peer.notify_tool_list_changed().await {
-            tracing::debug!(%error, "the host did not take tools/list_changed; it has left");
-            return;
-        }
+        // Coalesced in the outbox, never dropped.
+        outbox.notify(ToolListChangedNotification::default().into());
     }
 }

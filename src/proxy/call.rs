@@ -56,8 +56,13 @@ impl ProxyHandler {
             .callers
             .enter(&self.shared.link, context.id.clone());
         let waited = Instant::now();
+        let work = served.within(self.call_through_revival(&upstream, params, options, waited));
+        let work = match &self.front {
+            Some(front) => front.call(&self.shared, &context, Box::pin(work)),
+            None => Box::pin(work),
+        };
         let outcome = tokio::select! {
-            outcome = served.within(self.call_through_revival(&upstream, params, options, waited)) => outcome,
+            outcome = work => outcome,
             _ = context.ct.cancelled() => {
                 served.end(Some("cancelled"));
                 // Dropping the call abandons it; the upstream is told.

@@ -17,14 +17,15 @@ use rmcp::{
         ListPromptsResult, ListResourceTemplatesRequest, ListResourceTemplatesResult,
         ListResourcesRequest, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
         ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, SetLevelRequestParams,
-        SubscribeRequestParams, UnsubscribeRequestParams,
+        SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
     },
-    service::RequestContext,
+    service::{RequestContext, SubscriptionContext},
 };
 
 use super::{
     capabilities::everything,
     forward::{self, ask},
+    front::Front,
     shared::Shared,
 };
 
@@ -32,26 +33,47 @@ use super::{
 #[derive(Debug, Clone)]
 pub struct ProxyHandler {
     pub(super) shared: Arc<Shared>,
+    /// The front's hooks; none for stdio.
+    pub(super) front: Option<Arc<dyn Front>>,
 }
 
 impl ProxyHandler {
     pub(super) fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
+        Self {
+            shared,
+            front: None,
+        }
+    }
+
+    /// A handler for one host of `front`.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn with_front(shared: Arc<Shared>, front: Arc<dyn Front>) -> Self {
+        Self {
+            shared,
+            front: Some(front),
+        }
     }
 }
 
 impl ServerHandler for ProxyHandler {
     fn get_info(&self) -> InitializeResult {
-        self.shared
-            .info
-            .get()
-            .cloned()
-            .unwrap_or_else(|| InitializeResult::new(everything()))
+        if let Some(info) = self.shared.info.get() {
+            return info.clone();
+        }
+        match self.shared.common.is_some() {
+            // A host that does not initialize (2026-07-28) sees the common upstreams as they are.
+            true => self.shared.describe(),
+            false => InitializeResult::new(everything()),
+        }
     }
 
-    /// The host side speaks the session era: `initialize` is where the upstreams start.
+    /// The stdio front speaks the session era (`initialize` is where the upstreams start); the
+    /// HTTP front serves 2026-07-28 hosts as well.
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+        match self.front {
+            Some(_) => Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+            None => Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25)),
+        }
     }
 
     async fn initialize(
@@ -61,7 +83,41 @@ impl ServerHandler for ProxyHandler {
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         self.shared.start(context.peer.clone(), &request).await?;
+        if let Some(front) = &self.front {
+            front.initialized(&self.shared, &context)?;
+        }
         self.negotiate_initialize(&request)
+    }
+
+    /// The host's `notifications/initialized`: what waited for it goes out now.
+    async fn on_initialized(&self, _context: rmcp::service::NotificationContext<RoleServer>) {
+        self.shared.link.outbox.open();
+    }
+
+    /// The tool the host would see under `name` (rmcp checks `Mcp-Param-*` headers with it).
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared
+            .host_tools()
+            .into_iter()
+            .find(|tool| tool.name == name)
+    }
+
+    /// Over HTTP, a 2026-07-28 host's listen stream gets every change it asks for.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.front.as_ref().map(|_| requested.clone())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        match &self.front {
+            Some(front) => front.listen(self.shared.clone(), context).await,
+            None => {
+                context.cancelled().await;
+                Ok(())
+            }
+        }
     }
 
     async fn list_tools(

@@ -47,8 +47,11 @@ mod announce;
 mod call;
 mod capabilities;
 mod forward;
+mod front;
 mod handler;
 mod host;
+#[cfg(feature = "serve")]
+pub mod http;
 mod options;
 mod outage;
 mod outbox;

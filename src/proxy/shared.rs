@@ -78,8 +78,17 @@ impl Shared {
         }
     }
 
+    /// Every upstream the host sees: before it initialized (or when it never does, as a
+    /// 2026-07-28 host), the common ones.
     pub(super) fn upstreams(&self) -> &[Arc<Upstream>] {
-        self.view.get().map(Vec::as_slice).unwrap_or_default()
+        match self.view.get() {
+            Some(view) => view,
+            None => self
+                .common
+                .as_ref()
+                .map(|c| c.list.as_slice())
+                .unwrap_or_default(),
+        }
     }
 
     /// The registries the host's tools come from.
@@ -144,16 +153,29 @@ impl Shared {
             own.wait_ready(self.options.startup_wait).await;
         }
         let _ = self.info.set(self.describe());
-        let shared = self.clone();
-        let announcer = tokio::spawn(announce::tools(
-            self.registries(),
-            move || shared.host_tools(),
-            peer,
-            self.host_tools(),
-            self.stop.clone(),
-        ));
+        let announcer = tokio::spawn(self.clone().announce(self.stop.clone()));
         lock(&self.tasks).push(announcer);
         Ok(())
+    }
+
+    /// Tells the host (through its outbox) whenever the tools it would list change, from now
+    /// until `stop`.
+    pub(crate) fn announce(
+        self: Arc<Self>,
+        stop: CancellationToken,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        let (registries, outbox, baseline) = (
+            self.registries(),
+            self.link.outbox.clone(),
+            self.host_tools(),
+        );
+        announce::tools(
+            registries,
+            move || self.host_tools(),
+            outbox,
+            baseline,
+            stop,
+        )
     }
 
     /// The upstream and the tool's name there, for a name the host called.

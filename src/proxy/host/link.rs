@@ -58,10 +58,10 @@ impl HostLink {
         let _ = self.capabilities.set(capabilities);
     }
 
+    /// Whether the host initialized (a session); a 2026-07-28 host never does.
     #[cfg_attr(not(feature = "serve"), allow(dead_code))]
-    /// What the host declared it answers (nothing before it initialized).
-    pub(crate) fn capabilities(&self) -> ClientCapabilities {
-        self.capabilities.get().cloned().unwrap_or_default()
+    pub(crate) fn is_initialized(&self) -> bool {
+        self.peer.get().is_some()
     }
 
     /// Whether the host declared it answers `ask`.
@@ -103,16 +103,6 @@ impl HostLink {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .contains(uri)
-    }
-
-    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
-    /// The resources the host subscribed to.
-    pub(crate) fn subscriptions(&self) -> Vec<String> {
-        let subscriptions = self
-            .subscriptions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        subscriptions.iter().cloned().collect()
     }
 
     /// Asks the host an elicitation; `origin` is its request the upstream serves, if known

@@ -73,6 +73,8 @@ struct State {
     bounded_bytes: usize,
     /// Keys of the coalesced entries in `queue` and `held`.
     once: HashSet<Kind>,
+    /// Entries that ever entered `queue` (a mark for [`Outbox::flushed`]).
+    queued_total: u64,
     /// Dropped since the last report.
     unreported: Dropped,
     last_report: Option<Instant>,
@@ -85,6 +87,9 @@ struct Inner {
     state: Mutex<State>,
     /// Wakes the writer: a message was queued, or the queue closed.
     wake: Notify,
+    /// Entries a writer handed on; waited for by [`Outbox::flushed`].
+    sent: std::sync::atomic::AtomicU64,
+    sent_wake: Notify,
 }
 
 /// The sending side of the queue. Cheap to clone.
@@ -107,6 +112,8 @@ impl Outbox {
                 form,
                 state: Mutex::new(State::default()),
                 wake: Notify::new(),
+                sent: Default::default(),
+                sent_wake: Notify::new(),
             }),
         }
     }
@@ -140,6 +147,7 @@ impl Outbox {
         }
         state.open = true;
         let held = std::mem::take(&mut state.held);
+        state.queued_total += held.len() as u64;
         state.queue.extend(held);
         drop(state);
         self.inner.wake.notify_one();
@@ -149,6 +157,7 @@ impl Outbox {
     pub(crate) fn close(&self) {
         self.lock().closed = true;
         self.inner.wake.notify_one();
+        self.inner.sent_wake.notify_waiters();
     }
 
     /// Reports what was dropped and not reported yet (the end of the session).
@@ -198,7 +207,10 @@ impl Outbox {
             state.once.insert(entry.kind.clone());
         }
         match from_rmcp || state.open {
-            true => state.queue.push_back(entry),
+            true => {
+                state.queued_total += 1;
+                state.queue.push_back(entry);
+            }
             false => state.held.push_back(entry),
         }
         drop(state);

@@ -1,6 +1,8 @@
 //! The writer's side of the queue: taking what is queued, the drop reports that come due while
 //! the host is idle, and a host that can no longer be written to.
 
+use std::{sync::atomic::Ordering, time::Duration};
+
 use tokio::time::Instant;
 
 use super::{Outbox, Payload, REPORT_EVERY, State, report};
@@ -90,8 +92,43 @@ impl Outbox {
         Taken::Lines
     }
 
+    /// A writer handed `count` more entries on (in the order it took them).
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn sent(&self, count: u64) {
+        self.inner.sent.fetch_add(count, Ordering::AcqRel);
+        self.inner.sent_wake.notify_waiters();
+    }
+
+    /// Everything queued so far, as a mark for [`flushed`](Self::flushed).
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn mark(&self) -> u64 {
+        self.lock().queued_total
+    }
+
+    /// Waits until a writer has handed on everything queued up to `mark`, the outbox closed,
+    /// or `limit` passed.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: it only waits.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) async fn flushed(&self, mark: u64, limit: Duration) {
+        let wait = async {
+            loop {
+                let notified = self.inner.sent_wake.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if self.inner.sent.load(Ordering::Acquire) >= mark || self.lock().closed {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, wait).await;
+    }
+
     /// When the drops not reported yet are due to be, if there are any.
-    pub(super) fn report_due(&self) -> Option<Instant> {
+    pub(crate) fn report_due(&self) -> Option<Instant> {
         let state = self.lock();
         if state.unreported.is_empty() {
             return None;
@@ -127,5 +164,7 @@ impl Outbox {
             open: state.open,
             ..State::default()
         };
+        drop(state);
+        self.inner.sent_wake.notify_waiters();
     }
 }
