@@ -35,7 +35,7 @@ impl ProxyHandler {
             meta.remove("progressToken");
         }
         // A 2026-07-28 server has no logging/setLevel: the host's level goes with each call.
-        if let Some(level) = upstream.level()
+        if let Some(level) = self.shared.link.level()
             && upstream.per_request_levels()
         {
             meta.get_or_insert_with(Default::default)

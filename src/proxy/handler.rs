@@ -110,14 +110,23 @@ impl ServerHandler for ProxyHandler {
         self.front.as_ref().map(|_| requested.clone())
     }
 
+    /// The stream's resource subscriptions are this host's while it lasts.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        match &self.front {
-            Some(front) => front.listen(self.shared.clone(), context).await,
-            None => {
-                context.cancelled().await;
-                Ok(())
+        let Some(front) = &self.front else {
+            context.cancelled().await;
+            return Ok(());
+        };
+        let uris = context.sink().accepted().resource_subscriptions.clone();
+        for uri in uris.iter().flatten() {
+            if let Err(error) = self.subscribe_for_host(uri).await {
+                tracing::debug!(%uri, error = %error.message, "a listen stream's subscription was not taken");
             }
         }
+        let ended = front.listen(self.shared.clone(), context).await;
+        for uri in uris.iter().flatten() {
+            let _ = self.unsubscribe_for_host(uri).await;
+        }
+        ended
     }
 
     async fn list_tools(
@@ -183,13 +192,7 @@ impl ServerHandler for ProxyHandler {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let owner = self.resource_owner(&request.uri).await?;
-        self.shared.link.subscribe(&request.uri, true);
-        owner
-            .supervisor
-            .subscribe(&request.uri)
-            .await
-            .map_err(|error| forward::request_error(&owner, error))
+        self.subscribe_for_host(&request.uri).await
     }
 
     async fn unsubscribe(
@@ -197,13 +200,7 @@ impl ServerHandler for ProxyHandler {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let owner = self.resource_owner(&request.uri).await?;
-        self.shared.link.subscribe(&request.uri, false);
-        owner
-            .supervisor
-            .unsubscribe(&request.uri)
-            .await
-            .map_err(|error| forward::request_error(&owner, error))
+        self.unsubscribe_for_host(&request.uri).await
     }
 
     async fn list_prompts(

@@ -58,6 +58,7 @@ mod outbox;
 mod requests;
 mod session;
 mod shared;
+mod shares;
 mod stdio;
 mod upstream;
 mod upstreams;

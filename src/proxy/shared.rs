@@ -25,6 +25,9 @@ use super::{
     upstreams::Upstreams,
 };
 
+/// How long a session's end waits for a shared upstream to take back one subscription.
+const GIVE_BACK: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What one host session's handler and tasks share.
 #[derive(Debug)]
 pub(crate) struct Shared {
@@ -219,15 +222,39 @@ impl Shared {
     }
 
     /// Stops the announcer, then shuts this session's own upstreams down (children reaped);
-    /// the common ones are their owner's to stop.
+    /// the common ones are their owner's to stop, and are only given back what this host held
+    /// there (subscriptions, its log level).
     pub(crate) async fn shutdown(&self) {
         self.stop.cancel();
         let tasks = std::mem::take(&mut *lock(&self.tasks));
         for task in tasks {
             let _ = task.await;
         }
+        if let Some(common) = &self.common {
+            self.give_back(common).await;
+        }
         if let Some(own) = self.own.get() {
             own.shutdown().await;
+        }
+    }
+
+    /// What this host held at the common upstreams: a subscription only it held is ended
+    /// there (each within [`GIVE_BACK`]); its level no longer counts.
+    async fn give_back(&self, common: &Upstreams) {
+        let host = self.link.id();
+        for (uri, server) in self.link.take_subscriptions() {
+            let Some(upstream) = common.list.iter().find(|u| u.name() == &*server) else {
+                continue;
+            };
+            if upstream.shares.unsubscribe(&uri) {
+                let ended = upstream.supervisor.unsubscribe(&uri);
+                if tokio::time::timeout(GIVE_BACK, ended).await.is_err() {
+                    tracing::debug!(%server, "resources/unsubscribe unanswered at a session's end");
+                }
+            }
+        }
+        for upstream in &common.list {
+            upstream.shares.forget(host);
         }
     }
 }

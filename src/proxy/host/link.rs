@@ -6,8 +6,8 @@
 #![allow(deprecated)]
 
 use std::{
-    collections::HashSet,
-    sync::{Mutex, OnceLock, PoisonError},
+    collections::HashMap,
+    sync::{Arc, Mutex, OnceLock, PoisonError},
     time::Duration,
 };
 
@@ -21,7 +21,10 @@ use rmcp::{
     service::OriginatingRequestId,
 };
 
-use crate::{host::Ask, proxy::outbox::Outbox};
+use crate::{
+    host::Ask,
+    proxy::{outbox::Outbox, shares::HostId},
+};
 
 /// How long a host may take to answer what a server asks it (a person may be answering).
 const ASK_TIMEOUT: Duration = Duration::from_secs(600);
@@ -37,8 +40,10 @@ pub(crate) struct HostLink {
     capabilities: OnceLock<ClientCapabilities>,
     /// The log level the host set last (a shared upstream's log messages are filtered by it).
     level: Mutex<Option<LoggingLevel>>,
-    /// The resources the host subscribed to (a shared upstream's updates go to subscribers).
-    subscriptions: Mutex<HashSet<String>>,
+    /// The resources the host subscribed to, with the server that has each (a shared
+    /// upstream's updates go to subscribers; a session's subscriptions are given back at its
+    /// end).
+    subscriptions: Mutex<HashMap<String, Arc<str>>>,
 }
 
 impl HostLink {
@@ -48,7 +53,7 @@ impl HostLink {
             peer: OnceLock::new(),
             capabilities: OnceLock::new(),
             level: Mutex::new(None),
-            subscriptions: Mutex::new(HashSet::new()),
+            subscriptions: Mutex::new(HashMap::new()),
         }
     }
 
@@ -85,24 +90,45 @@ impl HostLink {
         *self.level.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Adds (or removes) a subscription; true if that changed anything.
-    pub(crate) fn subscribe(&self, uri: &str, on: bool) -> bool {
+    /// This host, for the upstreams' tables of who holds what.
+    pub(crate) fn id(&self) -> HostId {
+        self as *const Self as HostId
+    }
+
+    /// Adds a subscription to `uri` at `server`; true if it is new.
+    pub(crate) fn subscribe(&self, uri: &str, server: &str) -> bool {
         let mut subscriptions = self
             .subscriptions
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        match on {
-            true => subscriptions.insert(uri.to_owned()),
-            false => subscriptions.remove(uri),
-        }
+        subscriptions
+            .insert(uri.to_owned(), Arc::from(server))
+            .is_none()
     }
 
-    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    /// Removes the subscription to `uri`; true if there was one.
+    pub(crate) fn unsubscribe(&self, uri: &str) -> bool {
+        let mut subscriptions = self
+            .subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        subscriptions.remove(uri).is_some()
+    }
+
+    /// Takes every subscription (the session ends): URI and server.
+    pub(crate) fn take_subscriptions(&self) -> Vec<(String, Arc<str>)> {
+        let mut subscriptions = self
+            .subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        subscriptions.drain().collect()
+    }
+
     pub(crate) fn subscribed(&self, uri: &str) -> bool {
         self.subscriptions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .contains(uri)
+            .contains_key(uri)
     }
 
     /// Asks the host an elicitation; `origin` is its request the upstream serves, if known

@@ -86,10 +86,6 @@ impl Front for HttpFront {
         let hosts = self.hosts.clone();
         Box::pin(async move {
             let link = shared.link.clone();
-            let accepted = context.sink().accepted().clone();
-            for uri in accepted.resource_subscriptions.iter().flatten() {
-                link.subscribe(uri, true);
-            }
             link.outbox.open();
             let _listening = hosts.listen(link.clone());
             let stop = tokio_util::sync::CancellationToken::new();

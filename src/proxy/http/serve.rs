@@ -29,6 +29,7 @@ use super::{
 };
 use crate::{
     ServerConfig,
+    config::Sessions as UpstreamSessions,
     proxy::{
         ProxyHandler,
         host::HostLink,
@@ -149,7 +150,7 @@ fn split(
     }
     Ok(configs
         .into_iter()
-        .partition(|c| per_host.contains(&c.name)))
+        .partition(|c| c.sessions == UpstreamSessions::PerHost || per_host.contains(&c.name)))
 }
 
 /// rmcp's service settings: the gateway's bounds, and `Host`/`Origin` as the options say.

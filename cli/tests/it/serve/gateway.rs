@@ -16,7 +16,8 @@ use rmcp::{
     ErrorData, RoleClient, ServiceExt,
     model::{
         CallToolRequestParams, CallToolResult, ClientInfo, ElicitRequestParams, ElicitResult,
-        ElicitationAction, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
+        ElicitationAction, LoggingMessageNotificationParam, ProgressNotificationParam,
+        ResourceUpdatedNotificationParam,
     },
     service::{NotificationContext, RequestContext, RunningService},
     transport::{
@@ -132,6 +133,7 @@ pub struct Told {
     pub logs: Vec<LoggingMessageNotificationParam>,
     pub updated: Vec<String>,
     pub elicitations: Vec<ElicitRequestParams>,
+    pub progress: Vec<ProgressNotificationParam>,
 }
 
 /// The host's handler: records, and accepts every elicitation with `{"confirmed": true}`.
@@ -175,6 +177,14 @@ impl rmcp::ClientHandler for Teller {
         _context: NotificationContext<RoleClient>,
     ) {
         self.record(|told| told.logs.push(params));
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.record(|told| told.progress.push(params));
     }
 
     async fn on_resource_updated(

@@ -3,5 +3,7 @@
 //! are rmcp clients (session era) or plain HTTP requests (statuses, 2026-07-28).
 
 mod gateway;
+mod per_host;
 mod raw;
 mod sessions;
+mod shared;
