@@ -36,6 +36,9 @@ pub(crate) async fn run(args: &ServeArgs, signals: &Signals) -> ExitCode {
         Ok(gateway) => gateway.options(options),
         Err(e) => return usage(with_causes(&e)),
     };
+    if let Err(e) = gateway.check_address(args.listen) {
+        return usage(with_causes(&e));
+    }
     let listener = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => listener,
         Err(e) => return usage(format!("--listen {}: {e}", args.listen)),

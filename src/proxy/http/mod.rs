@@ -119,6 +119,18 @@ impl Gateway {
     pub fn mode(&self) -> Mode {
         self.mode
     }
+
+    /// Whether the gateway may serve on `address`: off loopback only with tokens, or when
+    /// unauthenticated access is allowed explicitly. [`serve`](Self::serve) checks it too;
+    /// check before binding to refuse without ever listening.
+    pub fn check_address(&self, address: std::net::SocketAddr) -> Result<(), ServeError> {
+        let options = &self.options;
+        if address.ip().is_loopback() || !options.tokens.is_empty() || options.allow_unauthenticated
+        {
+            return Ok(());
+        }
+        Err(ServeError::Unauthenticated(address))
+    }
 }
 
 /// `error` and its sources, one sentence each.

@@ -2,7 +2,9 @@
 //! process on 127.0.0.1, mock servers in processes of their own as its upstreams, hosts that
 //! are rmcp clients (session era) or plain HTTP requests (statuses, 2026-07-28).
 
+mod flood;
 mod gateway;
+mod guards;
 mod per_host;
 mod raw;
 mod sessions;

@@ -83,7 +83,12 @@ impl Raw {
 
     /// Initializes a 2025-11-25 session; its id.
     pub async fn session(&self) -> String {
-        let response = self.post(&initialize(1), &[]).await;
+        self.session_with(&[]).await
+    }
+
+    /// Initializes a 2025-11-25 session with `extra` headers on each request; its id.
+    pub async fn session_with(&self, extra: &[(&str, &str)]) -> String {
+        let response = self.post(&initialize(1), extra).await;
         assert_eq!(response.status(), StatusCode::OK, "initialize");
         let id = response
             .headers()
@@ -93,7 +98,9 @@ impl Raw {
             .to_owned();
         let _ = messages(response).await;
         let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let sent = self.post(&done, &self.in_session(&id)).await;
+        let mut headers = self.in_session(&id);
+        headers.extend_from_slice(extra);
+        let sent = self.post(&done, &headers).await;
         assert_eq!(sent.status(), StatusCode::ACCEPTED);
         id
     }
