@@ -6,31 +6,45 @@
 //! *generation* with bounded backoff, re-lists the tools and swaps them atomically into one
 //! shared [`ToolRegistry`]. Host-side [`ToolHandle`]s keep working across reconnects.
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use std::time::Duration;
-//! use mcp_resilient::{ServerConfig, Supervisor, ToolRegistry, config::Heartbeat};
+//! A runnable example, against the in-process mock server of the `mcp-mock-server` crate (in
+//! your program, the config names your server: `ServerConfig::stdio("files", "my-mcp-server")`,
+//! `ServerConfig::remote("docs", "https://…/mcp")`):
 //!
-//! let registry = ToolRegistry::new();
-//! let server = Supervisor::start(
-//!     ServerConfig::stdio("files", "my-mcp-server").arg("--root").arg("/srv")
-//!         .heartbeat(Heartbeat::every(Duration::from_secs(15))),
-//!     registry.clone(),
-//! ).await?;
-//! server.wait_ready(Duration::from_secs(30)).await.map_err(|s| format!("not ready: {s}"))?;
-//! let read = registry.handle("mcp__files__read_file")?;       // survives reconnects
-//! let result = read.call(serde_json::json!({"path": "README.md"})).await?;
-//! println!("{result:?}");
-//! server.shutdown().await;
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use mcp_resilient::{ServerConfig, Supervisor, ToolRegistry};
+//! # let mock = mcp_mock_server::MockServer::start(Default::default()).await?;
+//! # let url = mock.http_url();
+//!
+//! let registry = ToolRegistry::new();                  // one per host, shared by its servers
+//! let server = Supervisor::spawn(ServerConfig::remote("demo", url), &registry)?;
+//! server.wait_ready(Duration::from_secs(30)).await?;   // the first generation is ready
+//!
+//! let echo = registry.handle("mcp__demo__echo")?;      // survives reconnects
+//! let result = echo.call(serde_json::json!({"text": "hi"})).await?;
+//! assert_eq!(result.is_error, Some(false));
+//!
+//! println!("{}", server.status());                     // ready; `server.watch()` follows it
+//! server.shutdown().await;                             // nothing of it is left running
+//! # mock.shutdown().await;
 //! # Ok(()) }
 //! ```
+//!
+//! A call made while the server reconnects waits for the next generation (`call_wait`, 10 s by
+//! default): a blip costs the caller a short wait, not a failure.
+//!
+//! `rmcp`, the official Rust SDK, is a public dependency: its model types are in this crate's
+//! signatures, re-exported as [`rmcp`]. Depend on the same release (3.11) if you name them
+//! yourself.
 //!
 //! The root holds the types above. The rest, each at one path:
 //!
 //! - [`config`]: every setting of a server ([`config::Heartbeat`], [`config::Reconnect`],
-//!   [`config::Limits`], …) and the host config-file loader;
-//! - [`state`]: what a server's state and events say ([`state::Event`], [`state::Cause`],
-//!   [`state::Death`]);
+//!   [`config::Limits`], …) and, with feature `config-files`, the host config-file loader;
+//! - [`state`]: what a server's status and events say ([`state::Event`], [`state::Cause`],
+//!   [`state::Death`], [`state::Generation`]);
 //! - [`call`]: [`call::CallOptions`] for one request (timeout, progress) and
 //!   [`call::CallPhase`];
 //! - [`registry`]: snapshots, tool changes, public names, and the tools as OpenAI or Anthropic
@@ -44,8 +58,11 @@
 // Lint levels (`unsafe_code`, `missing_docs`, `unreachable_pub`: all denied) are in the
 // workspace's `[lints]` table, Cargo.toml, with the reason `unsafe_code` is not `forbid`.
 
+mod actor;
 pub mod auth;
+mod board;
 pub mod call;
+mod call_path;
 mod clock;
 pub mod config;
 mod error;
@@ -54,15 +71,19 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host;
+mod mailbox;
 #[cfg(feature = "proxy")]
 pub mod proxy;
+mod reconnect;
 pub mod registry;
 #[cfg(feature = "rig")]
 pub mod rig;
+mod session;
 pub mod state;
 mod supervisor;
 pub mod telemetry;
 mod text;
+mod transition;
 mod transport;
 mod verdict;
 
@@ -72,11 +93,12 @@ mod verdict;
 pub use rmcp;
 
 // The root holds what the quick start above uses; everything else has one path, in its module.
+pub use board::StatusWatch;
 pub use config::ServerConfig;
-pub use error::{CallError, StartError};
+pub use error::{CallError, NotReady, StartError};
 pub use registry::{ToolHandle, ToolRegistry};
 pub use state::{ConnectionState, Status};
-pub use supervisor::{StatusWatch, Supervisor, SupervisorBuilder};
+pub use supervisor::{Supervisor, SupervisorBuilder};
 
 /// Not part of the API: what the `mcp-resilient` command line shares with the library (its
 /// redaction of URLs and its duration syntax). It may change in any release.

@@ -1,83 +1,26 @@
 //! `tools`, `call` and `watch`.
 
-use std::process::ExitCode;
+use std::{process::ExitCode, time::Duration};
 
 use mcp_resilient::{
-    CallError, ConnectionState, Supervisor, ToolRegistry, call::CallOptions,
-    rmcp::model::CallToolRequestParams, state::Event,
+    CallError, Supervisor, ToolRegistry, call::CallOptions, rmcp::model::CallToolRequestParams,
+    state::Event,
 };
 
-use super::{args::ServerArgs, output, safe, signals::Signals};
+use super::{args::ServerArgs, connect::connect, output, safe, signals::Signals};
 
-/// Exit codes of the CLI contract.
-pub(crate) mod exit {
-    pub(crate) const OK: u8 = 0;
-    pub(crate) const TOOL_ERROR: u8 = 1;
-    pub(crate) const USAGE: u8 = 2;
-    pub(crate) const CONNECT: u8 = 3;
-    // A command ended by SIGINT or SIGTERM exits 128 + the signal's number (130, 143), as the
-    // shell reports a process the signal killed.
-}
+// The exit codes and `fail` live in `exit`, below `connect`; these paths stay for the other
+// commands.
+pub(crate) use crate::exit::{self, fail};
 
-/// Says `message` on stderr (redacted and escaped) and returns `code`.
-pub(crate) fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
-    safe::eprint("mcp-resilient", message);
-    ExitCode::from(code)
-}
-
-/// Starts the supervisor and waits until it is ready, or reports why it is not.
-///
-/// A one-shot command retries transient failures (a refused port, a timeout) only within the
-/// connect timeout, and stops at once on a permanent refusal (`unauthorized`, `rejected`), which
-/// the supervisor reports as `failed`.
-///
-/// A signal ends the wait: the supervisor is shut down, and the command exits 128 + its number.
-async fn connect(
+/// `tools`: lists the server's tools once it is ready (see `connect` for the wait).
+pub(crate) async fn tools(
     args: &ServerArgs,
+    json: bool,
+    wait: Option<Duration>,
     signals: &Signals,
-) -> Result<(Supervisor, ToolRegistry), ExitCode> {
-    let config = args.to_config().map_err(|e| fail(exit::USAGE, e))?;
-    let budget = config.connect_timeout;
-    let registry = ToolRegistry::new();
-    let server = Supervisor::spawn(config, &registry).map_err(|e| match e {
-        mcp_resilient::StartError::Config(e) => fail(exit::USAGE, e),
-        other => fail(exit::USAGE, other),
-    })?;
-    let ready = tokio::select! {
-        ready = server.wait_ready(budget) => ready,
-        () = signals.stop.cancelled() => {
-            server.shutdown().await;
-            return Err(ExitCode::from(signals.exit_code()));
-        }
-    };
-    match ready {
-        Ok(_) => Ok((server, registry)),
-        Err(status) => {
-            server.shutdown().await;
-            let state = status.state;
-            let within = match state {
-                ConnectionState::Failed { .. } => String::new(),
-                _ => format!(" within {}", output::human(budget)),
-            };
-            Err(fail(
-                exit::CONNECT,
-                format!("could not connect{within}: {}", describe(&state)),
-            ))
-        }
-    }
-}
-
-fn describe(state: &ConnectionState) -> String {
-    match state {
-        ConnectionState::Failed { death, .. } | ConnectionState::Reconnecting { death, .. } => {
-            format!("{state} ({}: {})", death.cause, death.detail)
-        }
-        other => other.to_string(),
-    }
-}
-
-pub(crate) async fn tools(args: &ServerArgs, json: bool, signals: &Signals) -> ExitCode {
-    let (server, registry) = match connect(args, signals).await {
+) -> ExitCode {
+    let (server, registry) = match connect(args, wait, signals).await {
         Ok(connected) => connected,
         Err(code) => return code,
     };
@@ -103,10 +46,13 @@ pub(crate) async fn tools(args: &ServerArgs, json: bool, signals: &Signals) -> E
     ExitCode::from(exit::OK)
 }
 
+/// `call`: calls one tool once the server is ready (see `connect` for the wait) and prints its
+/// result; a tool the server does not list is named with the closest one it does.
 pub(crate) async fn call(
     args: &ServerArgs,
     tool: &str,
     args_json: &str,
+    wait: Option<Duration>,
     signals: &Signals,
 ) -> ExitCode {
     let arguments: serde_json::Value = match serde_json::from_str(args_json) {
@@ -114,7 +60,7 @@ pub(crate) async fn call(
         Ok(_) => return fail(exit::USAGE, "ARGS_JSON must be a JSON object"),
         Err(e) => return fail(exit::USAGE, format!("ARGS_JSON is not JSON: {e}")),
     };
-    let (server, registry) = match connect(args, signals).await {
+    let (server, registry) = match connect(args, wait, signals).await {
         Ok(connected) => connected,
         Err(code) => return code,
     };
@@ -185,13 +131,12 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool, signals: &Signals) -> E
     // Subscribed first, read second: the status read here may also arrive as an event, which
     // its sequence number tells apart.
     let now = server.status();
-    output::print_initial(&name, &now, json);
-    let shown = now.seq;
+    output::print_status(&name, &now, json);
+    let mut shown = now.seq;
     loop {
         tokio::select! {
             event = events.recv() => match event {
-                Ok(event) if already_shown(shown, &event) => {}
-                Ok(event) => output::print_event(&event, json),
+                Ok(event) => shown = print_new(&event, shown, json),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => safe::eprint("mcp-resilient", format!("{n} events dropped")),
                 Err(_) => break,
             },
@@ -200,12 +145,29 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool, signals: &Signals) -> E
     }
     server.shutdown().await;
     while let Ok(event) = events.try_recv() {
-        output::print_event(&event, json);
+        shown = print_new(&event, shown, json);
+    }
+    // A status is visible before its event is sent (`Status` invariant 3): `stopped` may be
+    // the server's status already while its event is still on the way.
+    let last = server.status();
+    if last.seq > shown {
+        output::print_status(&name, &last, json);
     }
     ExitCode::from(exit::OK)
 }
 
-/// True when `event` announces a status no newer than the one `watch` printed first.
-fn already_shown(shown: u64, event: &Event) -> bool {
-    matches!(event, Event::State { status, .. } if status.seq <= shown)
+/// Prints `event` unless it announces a status no newer than `shown`, the last one printed;
+/// returns the new last one.
+fn print_new(event: &Event, shown: u64, json: bool) -> u64 {
+    match event {
+        Event::State { status, .. } if status.seq <= shown => shown,
+        Event::State { status, .. } => {
+            output::print_event(event, json);
+            status.seq
+        }
+        _ => {
+            output::print_event(event, json);
+            shown
+        }
+    }
 }

@@ -3,13 +3,16 @@
 mod args;
 mod auth;
 mod commands;
+mod connect;
 mod demo;
 mod escape;
+mod exit;
 mod output;
 mod proxy;
 mod safe;
 mod serve;
 mod signals;
+mod status_line;
 mod telemetry;
 
 use std::process::ExitCode;
@@ -17,7 +20,6 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use args::{Cli, Command};
-use commands::exit;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -29,7 +31,9 @@ fn main() -> ExitCode {
     }
     // The demo narrates what the logs would say; keep them for -v.
     let quiet = matches!(cli.command, Command::Demo(_));
-    init_tracing(cli.verbose, quiet);
+    // These show what they wait for themselves (`connect`), and say its failure once.
+    let shows_states = matches!(cli.command, Command::Tools { .. } | Command::Call { .. });
+    init_tracing(cli.verbose, quiet, shows_states);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -78,12 +82,15 @@ async fn run(command: Command, signals: &signals::Signals) -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Tools { server, json } => commands::tools(&server, json, signals).await,
+        Command::Tools { server, json, wait } => {
+            commands::tools(&server, json, wait.wait, signals).await
+        }
         Command::Call {
             tool,
             args_json,
             server,
-        } => commands::call(&server, &tool, &args_json, signals).await,
+            wait,
+        } => commands::call(&server, &tool, &args_json, wait.wait, signals).await,
         Command::Watch {
             server,
             json,
@@ -110,7 +117,8 @@ async fn run(command: Command, signals: &signals::Signals) -> ExitCode {
     }
 }
 
-fn init_tracing(verbose: u8, quiet: bool) {
+fn init_tracing(verbose: u8, quiet: bool, shows_states: bool) {
+    use tracing_subscriber::{Layer, layer::SubscriberExt, util::SubscriberInitExt};
     let default = match verbose {
         0 if quiet => "off",
         // rmcp logs every worker that quits on an HTTP error (the probe `auto` makes, a dead
@@ -121,13 +129,27 @@ fn init_tracing(verbose: u8, quiet: bool) {
         // module at info unless RUST_LOG asks for it explicitly.
         _ => "debug,rmcp::transport::auth=info",
     };
+    let asked = std::env::var_os("RUST_LOG").is_some();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // A supervisor's line about its state (a retry, a refusal, giving up) carries the `cause`
+    // of DESIGN.md's vocabulary. `tools` and `call` say the same from the status, once, unless
+    // the person asked for logs.
+    let hide_states = shows_states && verbose == 0 && !asked;
+    let states = tracing_subscriber::filter::filter_fn(move |meta| {
+        !(hide_states
+            && meta.is_event()
+            && meta.target().starts_with("mcp_resilient")
+            && meta.fields().field("cause").is_some())
+    });
     // No colours: the writer escapes every control character left in a line, and a server's
     // text (a child's stderr, an error's detail) must not colour, retitle or clear the terminal.
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let lines = tracing_subscriber::fmt::layer()
         .with_ansi(false)
         .with_writer(safe::Stderr)
+        .with_filter(states);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(lines)
         .init();
 }

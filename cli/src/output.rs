@@ -191,9 +191,9 @@ fn of_generation(status: &Status) -> String {
 /// A duration as people write it: `0 ms`, `93 ms`, `1.5 s`, `30 s`.
 pub(crate) use mcp_resilient::__private::human_duration as human;
 
-/// Prints the status `watch` reads when it starts, before any event, as the event that
-/// announced it.
-pub(crate) fn print_initial(server: &str, status: &Status, json: bool) {
+/// Prints a status `watch` read rather than received (the one at start, the last one at the
+/// end) as the event that announced it.
+pub(crate) fn print_status(server: &str, status: &Status, json: bool) {
     let event = Event::State {
         server: server.into(),
         status: status.clone(),

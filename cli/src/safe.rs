@@ -13,12 +13,26 @@
 
 use std::{borrow::Cow, io::Write};
 
-use crate::escape::{for_terminal, for_terminal_line, is_terminal_control};
+use crate::{
+    escape::{for_terminal, for_terminal_line, is_terminal_control},
+    status_line,
+};
 use mcp_resilient::__private::redact;
 
 /// `message` as one of our stderr lines: `mcp-resilient: <message>`, redacted and escaped.
 pub(crate) fn eprint(prefix: &str, message: impl std::fmt::Display) {
-    eprintln!("{prefix}: {}", text(&message.to_string()));
+    let message = text(&message.to_string());
+    status_line::suspend(|| eprintln!("{prefix}: {message}"));
+}
+
+/// One line of what a command is waiting for, with server text inside (a cause's detail): as
+/// [`eprint`] would print it, on a terminal in place of the one before (`status_line`).
+pub(crate) fn status(prefix: &str, message: &str, in_place: bool) {
+    let message = line(&redact(message)).into_owned();
+    match in_place {
+        true => status_line::show(&format!("{prefix}: {message}")),
+        false => status_line::suspend(|| eprintln!("{prefix}: {message}")),
+    }
 }
 
 /// Server text on one line (a name, a description's first line, an event): escaped, `\n` too.
@@ -52,7 +66,7 @@ impl Write for SafeWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let raw = String::from_utf8_lossy(buf);
         let safe = for_terminal(&redact(&raw)).into_owned();
-        std::io::stderr().write_all(safe.as_bytes())?;
+        status_line::suspend(|| std::io::stderr().write_all(safe.as_bytes()))?;
         Ok(buf.len())
     }
 

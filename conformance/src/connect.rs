@@ -22,7 +22,7 @@
 use std::time::Duration;
 
 use mcp_resilient::{
-    ConnectionState, ServerConfig, Supervisor,
+    ServerConfig, Supervisor,
     config::{ProtocolChoice, Reconnect},
     host::HostHandlers,
 };
@@ -84,20 +84,10 @@ pub(crate) async fn wait_ready(
             eprintln!("mcp-conformance-client: ready at {negotiated} (suite wire {wire})");
             Ok(())
         }
-        Err(state) => Err(format!(
-            "not ready after {:.1}s (suite wire {wire}): {}",
+        // The error names the state with its last death, e.g. `failed (rejected: …)`.
+        Err(not_ready) => Err(format!(
+            "after {:.1}s (suite wire {wire}): {not_ready}",
             started.elapsed().as_secs_f64(),
-            describe(&state.state)
         )),
-    }
-}
-
-/// A state with its last death, e.g. `failed (rejected: initialize answered HTTP 400 …)`.
-fn describe(state: &ConnectionState) -> String {
-    match state {
-        ConnectionState::Reconnecting { death, .. } | ConnectionState::Failed { death, .. } => {
-            format!("{state} ({}: {})", death.cause, death.detail)
-        }
-        other => other.to_string(),
     }
 }

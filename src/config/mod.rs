@@ -44,8 +44,6 @@ mod tests;
 
 pub use self::duration::MAX_DURATION;
 pub(crate) use self::duration::format_duration;
-#[cfg(any(feature = "config-files", feature = "proxy"))]
-pub(crate) use self::duration::human_duration;
 #[cfg(feature = "config-files")]
 pub(crate) use self::duration::parse_duration;
 #[cfg(feature = "config-files")]

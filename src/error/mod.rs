@@ -183,6 +183,28 @@ fn http_what(status: Option<u16>, detail: &str) -> String {
     }
 }
 
+/// A server not ready in time ([`Supervisor::wait_ready`](crate::Supervisor::wait_ready)): the
+/// status it was in then, with the last death when there was one.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("server '{server}' is not ready: {}", describe(&.status.state))]
+#[non_exhaustive]
+pub struct NotReady {
+    /// The server's name.
+    pub server: String,
+    /// Its status when the wait ended: `failed`, `stopping` or `stopped` (it will not be ready
+    /// by itself), or, when the limit passed, whatever it was then.
+    pub status: crate::state::Status,
+}
+
+fn describe(state: &ConnectionState) -> String {
+    match state {
+        ConnectionState::Reconnecting { death, .. } | ConnectionState::Failed { death, .. } => {
+            format!("{state} ({}: {})", death.cause, death.detail)
+        }
+        other => other.to_string(),
+    }
+}
+
 /// Why a [`Supervisor`](crate::Supervisor) could not be spawned.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]

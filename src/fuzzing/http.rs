@@ -24,7 +24,7 @@ use rmcp::{
 use super::assert_plain;
 use crate::{
     auth::StoredAuth,
-    supervisor::connect::handshake::Handshake,
+    session::connect::handshake::Handshake,
     transport::http::{self, HttpClient, HttpError},
     verdict::{Phase, Verdict, parse_retry_after, plain},
 };

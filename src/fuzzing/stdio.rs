@@ -15,8 +15,8 @@ use rmcp::{
 
 use crate::{
     registry::{PublishError, ToolRegistry, definitions},
+    session::connect::{era, handshake::Handshake},
     state::{Cause, Generation},
-    supervisor::connect::{era, handshake::Handshake},
     transport::{Activity, Observed, judge},
     verdict::Verdict,
 };

@@ -15,37 +15,24 @@
 //! quiescent disposal, outage budget), `generation` (death reporting, close barrier),
 //! `heartbeat` (idle-only probe), `status` (one status, never contradicting itself).
 
-mod actor;
-mod backoff;
-pub(crate) mod connect;
-mod generation;
-mod handler;
-mod heartbeat;
-mod http_client;
-mod link;
-mod listen;
-mod live;
-mod msg;
-mod policy;
-mod relay;
+mod builder;
 mod requests;
-mod retry_guard;
-mod start;
-mod status;
-mod sync;
-mod watch;
 
 use std::{sync::Arc, time::Duration};
 
 use rmcp::model::ServerPeerInfo;
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot};
 
-pub(crate) use link::Link;
-pub use start::SupervisorBuilder;
-pub use watch::StatusWatch;
+use crate::board::StatusWatch;
+pub use builder::SupervisorBuilder;
 
 use crate::{
+    NotReady,
+    board::Board,
+    call_path::CallPath,
+    mailbox::Msg,
     registry::ToolRegistry,
+    session::relay::Relay,
     state::{Cause, ConnectionState, Death, Event, Generation, Status},
 };
 
@@ -60,14 +47,21 @@ pub struct Supervisor {
 
 #[derive(Debug)]
 struct Inner {
-    link: Arc<Link>,
+    server: Arc<str>,
+    /// The status, read here and written by the actor.
+    board: Arc<Board>,
+    /// The actor's mailbox.
+    tx: mpsc::UnboundedSender<Msg>,
+    /// Resource subscriptions kept across generations.
+    relay: Arc<Relay>,
+    calls: Arc<CallPath>,
     registry: ToolRegistry,
 }
 
 impl Supervisor {
     /// The server's name.
     pub fn name(&self) -> &str {
-        &self.inner.link.server
+        &self.inner.server
     }
 
     /// The registry this server publishes into.
@@ -77,39 +71,39 @@ impl Supervisor {
 
     /// The server's status now: its state, the generation it is about, and its sequence number.
     pub fn status(&self) -> Status {
-        self.inner.link.board.status()
+        self.inner.board.status()
     }
 
     /// Follows the status: every change from now on (the latest wins if the reader lags).
     pub fn watch(&self) -> StatusWatch {
-        StatusWatch::new(self.inner.link.board.subscribe())
+        StatusWatch::new(self.inner.board.subscribe())
     }
 
     /// Every status change, tool-set change, probe miss and stability mark from now on. A
     /// receiver that falls more than 32 events behind gets `Lagged`; read
     /// [`status`](Self::status) and the registry's snapshot then.
     pub fn events(&self) -> broadcast::Receiver<Event> {
-        self.inner.link.board.events()
+        self.inner.board.events()
     }
 
     /// What the ready generation's server said about itself (`initialize` result, or for a
     /// 2026-07-28 server its `server/discover` answer): name, version, capabilities,
     /// instructions. `None` during an outage.
     pub fn server_info(&self) -> Option<ServerPeerInfo> {
-        let live = self.inner.link.board.current().live?;
+        let live = self.inner.board.current().live?;
         live.peer.peer_info().map(|info| (*info).clone())
     }
 
     /// Waits until the server is ready and takes calls (returns its generation), failed,
-    /// stopping or stopped (returns that status as the error), or `limit` elapsed (returns the
+    /// stopping or stopped (the error holds that status), or `limit` elapsed (the error holds the
     /// status at that time). A generation whose death has been reported is not returned: the
     /// wait goes on to the next one.
     ///
     /// # Cancel safety
     ///
     /// Cancel-safe: it only watches.
-    pub async fn wait_ready(&self, limit: Duration) -> Result<Generation, Status> {
-        let mut rx = self.inner.link.board.subscribe();
+    pub async fn wait_ready(&self, limit: Duration) -> Result<Generation, NotReady> {
+        let mut rx = self.inner.board.subscribe();
         let settled = tokio::time::timeout(
             limit,
             rx.wait_for(|board| {
@@ -125,11 +119,14 @@ impl Supervisor {
         .await;
         let board = match settled {
             Ok(Ok(board)) => board.clone(),
-            _ => self.inner.link.board.current(),
+            _ => self.inner.board.current(),
         };
         match board.taking_calls() {
             Some(live) => Ok(live.generation),
-            None => Err(board.status),
+            None => Err(NotReady {
+                server: self.name().to_owned(),
+                status: board.status,
+            }),
         }
     }
 
@@ -137,7 +134,7 @@ impl Supervisor {
     /// Returns true if this report started the recovery; false if the generation is not the
     /// current one, its death was already reported, or the supervisor is stopping.
     pub fn report_failure(&self, generation: Generation, detail: impl Into<String>) -> bool {
-        match self.inner.link.board.current().live {
+        match self.inner.board.current().live {
             Some(live) if live.generation == generation => live.report_death(Death::new(
                 Cause::TransportError,
                 format!("reported by host: {}", detail.into()),
@@ -149,11 +146,7 @@ impl Supervisor {
     /// Asks for a tool re-sync of `generation`, as a `tools/list_changed` notification would.
     /// Ignored unless `generation` is the current one.
     pub fn request_tool_sync(&self, generation: Generation) {
-        let _ = self
-            .inner
-            .link
-            .tx
-            .send(msg::Msg::ListChanged { generation });
+        let _ = self.inner.tx.send(Msg::ListChanged { generation });
     }
 
     /// Closes the current generation (if any), refills the outage budget and connects again.
@@ -165,7 +158,7 @@ impl Supervisor {
     /// restarts the server; only the wait for the new attempt to start is given up.
     pub async fn restart(&self) {
         let (done, wait) = oneshot::channel();
-        if self.inner.link.tx.send(msg::Msg::Restart { done }).is_ok() {
+        if self.inner.tx.send(Msg::Restart { done }).is_ok() {
             let _ = wait.await;
         }
     }
@@ -180,13 +173,13 @@ impl Supervisor {
     /// Cancel-safe: a call dropped midway leaves the shutdown going on (the actor has been
     /// told), and the next call waits for it to finish.
     pub async fn shutdown(&self) {
-        let mut rx = self.inner.link.board.subscribe();
+        let mut rx = self.inner.board.subscribe();
         if matches!(rx.borrow().status.state, ConnectionState::Stopped) {
             return;
         }
         // A second `Shutdown` (after a dropped call, or from another clone) finds the actor
         // already stopping or gone: either way the status below is what is waited for.
-        let _ = self.inner.link.tx.send(msg::Msg::Shutdown);
+        let _ = self.inner.tx.send(Msg::Shutdown);
         let _ = rx
             .wait_for(|board| matches!(board.status.state, ConnectionState::Stopped))
             .await;
@@ -195,8 +188,8 @@ impl Supervisor {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if !matches!(self.link.board.status().state, ConnectionState::Stopped) {
-            let _ = self.link.tx.send(msg::Msg::Shutdown);
+        if !matches!(self.board.status().state, ConnectionState::Stopped) {
+            let _ = self.tx.send(Msg::Shutdown);
         }
     }
 }

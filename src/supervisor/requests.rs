@@ -9,7 +9,8 @@ use rmcp::model::{
 // resources/(un)subscribe: legacy-only, and so used only on 2025 generations
 use rmcp::model::{SubscribeRequest, UnsubscribeRequest};
 
-use super::{Supervisor, connect::era::is_modern};
+use super::Supervisor;
+use crate::session::connect::era::is_modern;
 use crate::{CallError, call::CallOptions};
 
 impl Supervisor {
@@ -27,7 +28,7 @@ impl Supervisor {
         params: CallToolRequestParams,
         options: CallOptions,
     ) -> Result<CallToolResult, CallError> {
-        self.inner.link.call(params, &options).await
+        self.inner.calls.call(params, &options).await
     }
 
     /// Sends any request (`resources/read`, `prompts/get`, `completion/complete`,
@@ -47,7 +48,7 @@ impl Supervisor {
         request: ClientRequest,
         options: CallOptions,
     ) -> Result<ServerResult, CallError> {
-        self.inner.link.request(request, &options).await
+        self.inner.calls.request(request, &options).await
     }
 
     /// Subscribes to updates of the resource `uri`, now and on every generation after this one
@@ -67,7 +68,6 @@ impl Supervisor {
     pub async fn subscribe(&self, uri: &str) -> Result<(), CallError> {
         let added = self
             .inner
-            .link
             .relay
             .subscriptions
             .send_if_modified(|set| set.insert(uri.to_owned()));
@@ -82,7 +82,7 @@ impl Supervisor {
             Ok(_) => Ok(()),
             Err(error) => {
                 if added && matches!(error, CallError::Server(_)) {
-                    self.inner.link.relay.subscriptions.send_modify(|set| {
+                    self.inner.relay.subscriptions.send_modify(|set| {
                         set.remove(uri);
                     });
                 }
@@ -102,7 +102,6 @@ impl Supervisor {
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), CallError> {
         let removed = self
             .inner
-            .link
             .relay
             .subscriptions
             .send_if_modified(|set| set.remove(uri));
@@ -121,7 +120,7 @@ impl Supervisor {
     /// Whether the ready generation speaks an era with sessions (2025-11-25 and earlier), where
     /// subscriptions are requests of their own.
     fn sessionful(&self) -> bool {
-        let live = self.inner.link.board.current().live;
+        let live = self.inner.board.current().live;
         live.is_some_and(|live| !is_modern(&live.protocol))
     }
 
@@ -129,13 +128,13 @@ impl Supervisor {
     /// sessions, no `logging/setLevel`, a log level in each request's `_meta`.
     #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
     pub(crate) fn stateless(&self) -> bool {
-        let live = self.inner.link.board.current().live;
+        let live = self.inner.board.current().live;
         live.is_some_and(|live| is_modern(&live.protocol))
     }
 
     /// The bounds on what the server may send (its config's [`Limits`](crate::config::Limits)).
     #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
     pub(crate) fn limits(&self) -> &crate::config::Limits {
-        &self.inner.link.limits
+        &self.inner.calls.limits
     }
 }

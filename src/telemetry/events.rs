@@ -14,40 +14,9 @@ use super::{
 use crate::{
     CallError,
     config::ProtocolChoice,
-    state::{Cause, ConnectionState, Death, Reason, ToolsChanged},
+    state::{Cause, Death, ToolsChanged},
     verdict::Verdict,
 };
-
-/// Every state a server can be in, for the state set.
-const STATES: [&str; 5] = ["connecting", "ready", "reconnecting", "failed", "stopped"];
-
-/// `server` moved from `old` to `new`: 1 for the new state, 0 for every other. Called with
-/// `connecting` twice when a supervisor starts, so its series exist before any transition.
-pub(crate) fn state(server: &str, old: &ConnectionState, new: &ConnectionState) {
-    if old.as_str() == new.as_str() && !matches!(new, ConnectionState::Connecting { .. }) {
-        return;
-    }
-    let gauge = &recorder().instruments.state;
-    let server = labels::server(server);
-    for word in STATES {
-        let value = i64::from(word == new.as_str());
-        gauge.record(
-            value,
-            &[server.clone(), KeyValue::new(names::STATE_NAME, word)],
-        );
-    }
-}
-
-/// A generation became ready; `outage` is how long the server was without one.
-pub(crate) fn ready(labels: &Labels, outage: Option<Duration>) {
-    let instruments = &recorder().instruments;
-    instruments.generations.add(1, labels.common());
-    if let Some(outage) = outage {
-        instruments
-            .outage
-            .record(outage.as_secs_f64(), &[labels::server(labels.server())]);
-    }
-}
 
 /// A ready generation ended for `death`.
 pub(crate) fn lost(labels: &Labels, death: &Death) {
@@ -122,24 +91,6 @@ fn limit(server: &str, death: &Death) {
             &[labels::server(server), KeyValue::new(names::LIMIT, limit)],
         );
     }
-}
-
-/// The next attempt follows after `delay`, because of `death`.
-pub(crate) fn retry(server: &str, reason: Reason, death: &Death, delay: Duration) {
-    let instruments = &recorder().instruments;
-    let server = labels::server(server);
-    let reason = KeyValue::new(names::REASON, reason.as_str());
-    instruments.reconnects.add(
-        1,
-        &[
-            server.clone(),
-            reason.clone(),
-            KeyValue::new(names::CAUSE, death.cause.as_str()),
-        ],
-    );
-    instruments
-        .reconnect_delay
-        .record(delay.as_secs_f64(), &[server, reason]);
 }
 
 /// The fault model judged an observation of a `method` request.

@@ -8,9 +8,7 @@ use opentelemetry::KeyValue;
 use super::names;
 use crate::{
     CallError,
-    config::{RemoteKind, ServerConfig, TransportConfig},
     state::{Cause, Death, Generation},
-    transport::detect::Protocol,
     verdict::Verdict,
 };
 
@@ -83,18 +81,6 @@ impl Labels {
     /// Seconds since the generation became ready.
     pub(super) fn age(&self) -> f64 {
         self.0.born.elapsed().as_secs_f64()
-    }
-}
-
-/// `stdio`, `sse` or `http`: what a server's generations run over (`auto`: what it found, or
-/// Streamable HTTP, which it tries first).
-pub(crate) fn transport(config: &ServerConfig, detected: Option<Protocol>) -> &'static str {
-    match &config.transport {
-        TransportConfig::Stdio(_) => "stdio",
-        TransportConfig::Remote(remote) => match (remote.kind, detected) {
-            (RemoteKind::Sse, _) | (RemoteKind::Auto, Some(Protocol::Sse)) => "sse",
-            _ => "http",
-        },
     }
 }
 

@@ -3,9 +3,10 @@
 //!
 //! With the feature, the library records into the global (or a supplied, see [`Telemetry`])
 //! meter and tracer, and carries W3C trace context in each request's `params._meta`; it never
-//! installs an exporter or a propagator (the CLI does). Without it, every instrumentation site
-//! calls an empty inline function of a zero-sized type, so nothing is compiled in and no
-//! OpenTelemetry crate is built.
+//! installs an exporter or a propagator (the CLI does). Every instrumentation site calls into
+//! [`sites`], where each function and type is defined once: without the feature its body is
+//! empty and its types zero-sized, so nothing is compiled in and no OpenTelemetry crate is
+//! built.
 //!
 //! # Invariants
 //!
@@ -34,29 +35,21 @@ mod op;
 mod propagate;
 #[cfg(feature = "otel")]
 mod recorder;
-#[cfg(feature = "otel")]
-mod served;
-
 #[cfg(all(feature = "otel", feature = "proxy"))]
-pub(crate) use events::notification_dropped;
+mod served;
 #[cfg(feature = "otel")]
-pub(crate) use events::{
-    Held, attempt_failed, auth_refused, auth_renewal, call_failed, closed, handshake, lost, ready,
-    retry, state, stray, tools,
-};
-#[cfg(feature = "otel")]
-pub(crate) use labels::{Labels, error_kind, transport};
-#[cfg(feature = "otel")]
-pub(crate) use op::{Op, request_id};
+mod transitions;
+
 #[cfg(feature = "otel")]
 pub use recorder::Telemetry;
-#[cfg(all(feature = "otel", feature = "proxy"))]
-pub(crate) use served::{Served, served_error};
 
-#[cfg(not(feature = "otel"))]
-mod off;
-#[cfg(not(feature = "otel"))]
-pub(crate) use off::*;
+#[cfg(feature = "proxy")]
+mod serving;
+mod sites;
+
+#[cfg(feature = "proxy")]
+pub(crate) use serving::{Served, served_error};
+pub(crate) use sites::*;
 
 /// How a request ended, for its duration and its span.
 #[derive(Debug, Clone, Copy)]

@@ -2,11 +2,12 @@
 //! keys are written unprefixed (`traceparent`, `tracestate`, and `baggage` when the propagator
 //! writes it), through whatever text map propagator the application installed globally.
 
-use opentelemetry::{
-    Context, global,
-    propagation::{Extractor, Injector},
-};
-use rmcp::model::{ClientRequest, GetMeta, JsonObject, RequestMetaObject};
+#[cfg(feature = "proxy")]
+use opentelemetry::propagation::Extractor;
+use opentelemetry::{Context, global, propagation::Injector};
+#[cfg(feature = "proxy")]
+use rmcp::model::JsonObject;
+use rmcp::model::{ClientRequest, GetMeta, RequestMetaObject};
 
 /// Writes `cx` into the request's `_meta`. The request's own `_meta` (from the params, such as a
 /// host's forwarded by the proxy) is overwritten key by key: rmcp gives this one precedence.
@@ -17,6 +18,7 @@ pub(super) fn inject(cx: &Context, request: &mut ClientRequest) {
 }
 
 /// The context a request's `_meta` carries (the remote parent), or the current one.
+#[cfg(feature = "proxy")]
 pub(super) fn extract(meta: Option<&RequestMetaObject>) -> Context {
     match meta {
         Some(meta) => {
@@ -35,8 +37,10 @@ impl Injector for Meta<'_> {
     }
 }
 
+#[cfg(feature = "proxy")]
 struct Fields<'a>(&'a JsonObject);
 
+#[cfg(feature = "proxy")]
 impl Extractor for Fields<'_> {
     fn get(&self, key: &str) -> Option<&str> {
         self.0.get(key).and_then(serde_json::Value::as_str)

@@ -1,16 +1,62 @@
-//! From a request's error to a [`Verdict`], by the error's type.
+//! From an error to a [`Verdict`]: the one site where a transport's failure becomes what it
+//! says about the server, for a request on a live session ([`judge`]), a handshake
+//! ([`judge_handshake`]) and a tool listing ([`judge_listing`]).
 //!
-//! rmcp hands every transport failure over as [`ServiceError::TransportSend`] wrapping the
-//! transport's own error type. Each of our transports knows what its errors mean
-//! ([`http::verdict`], [`sse::SendError::verdict`]); this is where the dispatch happens.
+//! rmcp hands every transport failure over as [`ServiceError::TransportSend`] (or
+//! [`ClientInitializeError::TransportError`]) wrapping the transport's own error type. Each of
+//! our transports knows what its errors mean ([`http::verdict`], [`sse::SendError::verdict`]);
+//! this is where the dispatch happens.
 
-use rmcp::ServiceError;
+use rmcp::{ServiceError, service::ClientInitializeError};
 
 use super::{http, sse};
 use crate::{
+    config::{Bytes, Limits},
     state::{Cause, Death},
-    verdict::{Phase, Verdict},
+    verdict::{Phase, Verdict, limit},
 };
+
+/// What a failed handshake (`initialize`, `server/discover`) says about the server: a JSON-RPC
+/// error answering it (`-32022` included) or no version in common is a rejection; a
+/// transport's answer is judged as at connect ([`Phase::Connect`]); anything else (a closed
+/// stream, an unexpected answer) says no more than that the attempt failed: [`Verdict::Alive`],
+/// no verdict on the server.
+pub(crate) fn judge_handshake(error: &ClientInitializeError) -> Verdict {
+    match http::last_phase(error) {
+        ClientInitializeError::JsonRpcError(_)
+        | ClientInitializeError::NoCompatibleProtocolVersion { .. } => Verdict::Rejected {
+            status: None,
+            detail: String::new(),
+        },
+        ClientInitializeError::TransportError { error, .. } => {
+            let source = &*error.error;
+            if let Some(http) = source.downcast_ref::<http::HttpError>() {
+                http::verdict(http, Phase::Connect, String::new())
+            } else if let Some(sse) = source.downcast_ref::<sse::SendError>() {
+                sse.verdict(String::new())
+            } else {
+                Verdict::Alive
+            }
+        }
+        _ => Verdict::Alive,
+    }
+}
+
+/// What a failed `tools/list` request means for the attempt or sync that sent it: a page over
+/// the message bound (Streamable HTTP refuses it before parsing) is a limit exceeded; anything
+/// else a listing that failed (`connect_failed`).
+pub(crate) fn judge_listing(error: &ServiceError, limits: &Limits) -> Death {
+    if let ServiceError::TransportSend(e) = error
+        && let Some(http::HttpError::ResponseBodyTooLarge { .. }) =
+            e.error.downcast_ref::<http::HttpError>()
+    {
+        return limit::exceeded(format!(
+            "a tools/list page exceeded limits.max_message_bytes ({})",
+            Bytes(limits.max_message_bytes)
+        ));
+    }
+    Death::new(Cause::ConnectFailed, format!("tools/list failed: {error}"))
+}
 
 /// What `error`, answering a request on a live session, says about the server.
 ///

@@ -5,6 +5,7 @@
 //! received — the heartbeat measures idleness from there. What a transport knows about *why* it
 //! ended (an exit status, an HTTP 404) goes into the generation's [`DeathSlot`].
 
+pub(crate) mod client;
 pub(crate) mod detect;
 pub(crate) mod http;
 mod judge;
@@ -29,7 +30,8 @@ use rmcp::{
 use tokio::time::Instant;
 
 use crate::state::Death;
-pub(crate) use judge::{innermost, judge, never_ran};
+pub(crate) use detect::name;
+pub(crate) use judge::{innermost, judge, judge_handshake, judge_listing, never_ran};
 
 /// What a generation's transport has been doing: when the last message arrived, whether a write
 /// is stuck, whether a call ran past its deadline since. Written by the transport wrapper

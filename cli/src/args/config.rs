@@ -1,12 +1,18 @@
 //! The flags of [`ServerArgs`] turned into [`ServerConfig`]s: the transport, the policies, and
 //! a `--config` file's servers.
 
+use std::time::Duration;
+
 use mcp_resilient::{
     auth::{Auth, Grant, OAuthConfig},
     config::{ServerConfig, TransportConfig, load_servers_file},
 };
 
 use super::ServerArgs;
+
+/// The longest pause between two attempts of a command that waits for its server (`--wait`):
+/// a person who starts it should not wait the default `max_delay` (30 s) more.
+const WAIT_MAX_DELAY: Duration = Duration::from_secs(2);
 
 impl ServerArgs {
     /// The configuration these flags describe (not yet resolved): exactly one server.
@@ -16,6 +22,24 @@ impl ServerArgs {
         }
         let mut configs = self.to_configs()?;
         Ok(configs.remove(0))
+    }
+
+    /// The configuration of `tools` or `call`, which wait up to `wait` for the server when it is
+    /// given (`--wait`): the wait then bounds the retries, not the outage budget (unless
+    /// `--max-attempts` is given), and a server that comes up is noticed within
+    /// [`WAIT_MAX_DELAY`] (unless `--reconnect-max` is given).
+    pub(crate) fn to_waiting_config(&self, wait: Option<Duration>) -> Result<ServerConfig, String> {
+        let mut config = self.to_config()?;
+        if wait.is_some() {
+            let rc = &mut config.reconnect;
+            if self.max_attempts.is_none() {
+                rc.max_attempts = u32::MAX;
+            }
+            if self.reconnect_max.is_none() {
+                rc.max_delay = rc.max_delay.min(WAIT_MAX_DELAY.max(rc.initial_delay));
+            }
+        }
+        Ok(config)
     }
 
     /// The configurations these flags describe (not yet resolved): one for `--url` and

@@ -34,6 +34,8 @@ pub(crate) enum Command {
         /// One JSON document instead of a table.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        wait: WaitArgs,
     },
     /// Call one tool and print the result as one JSON line.
     Call {
@@ -44,6 +46,8 @@ pub(crate) enum Command {
         args_json: String,
         #[command(flatten)]
         server: ServerArgs,
+        #[command(flatten)]
+        wait: WaitArgs,
     },
     /// Authorize a remote server with OAuth (a browser, PKCE, a loopback redirect on
     /// 127.0.0.1) and store its tokens for `tools`, `call`, `watch` and `proxy`.
@@ -144,6 +148,16 @@ pub(crate) struct ProxyArgs {
     pub(crate) telemetry: crate::telemetry::TelemetryArgs,
 }
 
+/// `tools` and `call`: whether to wait for a server that is not up yet.
+#[derive(Debug, Args)]
+pub(crate) struct WaitArgs {
+    /// Wait up to this long for the server (e.g. 30s): a refused connection is retried instead
+    /// of ending the command at once, and this replaces --connect-timeout as the longest wait
+    /// in all.
+    #[arg(long, value_name = "DURATION", value_parser = positive_duration)]
+    pub(crate) wait: Option<Duration>,
+}
+
 /// Which server, and the supervision policy.
 #[derive(Debug, Args)]
 pub(crate) struct ServerArgs {
@@ -225,6 +239,14 @@ pub(crate) struct ServerArgs {
     /// The child command and its arguments (with --stdio).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+}
+
+/// A duration flag that must be more than zero.
+fn positive_duration(s: &str) -> Result<Duration, String> {
+    match flag_duration(s)? {
+        Duration::ZERO => Err("must be more than 0".to_owned()),
+        d => Ok(d),
+    }
 }
 
 /// A duration flag: [`parse_duration`], at most [`MAX_DURATION`] (24 h) like every duration of

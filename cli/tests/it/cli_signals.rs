@@ -88,8 +88,9 @@ fn stdio_mock<'a>(head: &[&'a str]) -> Vec<&'a str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_tools_while_it_retries_a_refused_connect() {
-    // Port 1 refuses: `tools` retries for its connect timeout (30 s) unless told to stop.
-    let (mut child, mut log) = start(&["tools", "--url", "http://127.0.0.1:1/mcp"]);
+    // Port 1 refuses: with `--wait`, `tools` retries for 30 s unless told to stop.
+    let (mut child, mut log) =
+        start(&["tools", "--url", "http://127.0.0.1:1/mcp", "--wait", "30s"]);
     line(&mut log, "connection failed; retrying").await;
     let (code, took) = signal_and_wait(&mut child, Signal::SIGTERM).await;
     assert_eq!(code, Some(143), "128 + SIGTERM");

@@ -212,8 +212,12 @@ async fn an_endpoint_on_another_origin_is_refused_and_never_contacted() {
             ..Reconnect::default()
         });
     let (supervisor, _registry) = start(config).await;
-    let Err(mcp_resilient::Status {
-        state: ConnectionState::Failed { death, .. },
+    let Err(mcp_resilient::NotReady {
+        status:
+            mcp_resilient::Status {
+                state: ConnectionState::Failed { death, .. },
+                ..
+            },
         ..
     }) = supervisor.wait_ready(LIMIT).await
     else {

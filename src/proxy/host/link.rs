@@ -124,6 +124,7 @@ impl HostLink {
         subscriptions.drain().collect()
     }
 
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(crate) fn subscribed(&self, uri: &str) -> bool {
         self.subscriptions
             .lock()

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::{
-    CallError, ConnectionState, call::CallPhase, config::human_duration as seconds,
+    CallError, ConnectionState, call::CallPhase, config::duration::human_duration as seconds,
     state::Generation,
 };
 

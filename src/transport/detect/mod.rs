@@ -186,5 +186,21 @@ where
     }
 }
 
+/// The transport's word in metrics and logs: `stdio`, `sse` or `http` (`detected` decides
+/// `auto`).
+pub(crate) fn name(
+    config: &crate::config::ServerConfig,
+    detected: Option<Protocol>,
+) -> &'static str {
+    use crate::config::{RemoteKind, TransportConfig};
+    match &config.transport {
+        TransportConfig::Stdio(_) => "stdio",
+        TransportConfig::Remote(remote) => match (remote.kind, detected) {
+            (RemoteKind::Sse, _) | (RemoteKind::Auto, Some(Protocol::Sse)) => "sse",
+            _ => "http",
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests;

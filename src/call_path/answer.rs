@@ -1,0 +1,279 @@
+//! One send of a request, and what its answer means for the request and for the generation.
+
+use std::{sync::Arc, time::Duration};
+
+use rmcp::{
+    Peer, RoleClient, ServiceError,
+    model::{
+        CancelledNotification, CancelledNotificationParam, ClientRequest, RequestId, ServerResult,
+    },
+    service::PeerRequestOptions,
+};
+use tokio::time::Instant;
+
+use super::{CallPath, Sent};
+use crate::{
+    CallError,
+    call::{CallPhase, ProgressFn},
+    session::{
+        live::Live,
+        probe::{Probed, Prober},
+    },
+    state::{Cause, Death},
+    transport::{judge, never_ran},
+    verdict::Verdict,
+};
+
+/// The shortest wait before a call refused for load is sent again (a `Retry-After: 0`, or a
+/// date in the past, would otherwise resend at once, as fast as the server can refuse).
+const OVERLOAD_MIN_WAIT: Duration = Duration::from_millis(100);
+/// How many times one call is sent again after being refused for load.
+const OVERLOAD_RESENDS: u32 = 5;
+
+/// How many times a request with a progress callback yields after its answer before its progress
+/// route is removed (see `exchange`).
+const PROGRESS_YIELDS: usize = 4;
+
+/// How long a cancellation for an abandoned request may take to send before it is given up.
+const CANCEL_SEND_LIMIT: Duration = Duration::from_secs(5);
+
+impl CallPath {
+    /// Sends `request` once on `live`, inside `deadline`; its progress goes to `progress`.
+    /// `overloads` counts the refusals for load so far; each one waits longer (from
+    /// [`OVERLOAD_MIN_WAIT`], doubling, or the server's `Retry-After` if longer).
+    ///
+    /// Dropping the future (or the deadline passing) abandons the request: the server is sent
+    /// `notifications/cancelled` for it.
+    pub(super) async fn send_once(
+        &self,
+        live: &Arc<Live>,
+        mut request: ClientRequest,
+        deadline: Instant,
+        limit: Duration,
+        overloads: &mut u32,
+        progress: Option<&ProgressFn>,
+    ) -> Sent {
+        let op = crate::telemetry::Op::request(&live.telemetry, &request);
+        op.inject(&mut request);
+        let sent = self
+            .send_traced(live, request, deadline, limit, overloads, progress, &op)
+            .await;
+        op.end(sent.outcome());
+        sent
+    }
+
+    /// [`send_once`](Self::send_once) inside the request's client span (`op`).
+    #[expect(clippy::too_many_arguments, reason = "send_once's own, plus its span")]
+    async fn send_traced(
+        &self,
+        live: &Arc<Live>,
+        request: ClientRequest,
+        deadline: Instant,
+        limit: Duration,
+        overloads: &mut u32,
+        progress: Option<&ProgressFn>,
+        op: &crate::telemetry::Op,
+    ) -> Sent {
+        let sent = Instant::now();
+        let outcome = {
+            let _in_flight = live.call_started();
+            let exchange = op.within(self.exchange(live, request, progress));
+            tokio::select! {
+                biased;
+                outcome = tokio::time::timeout_at(deadline, exchange) => outcome,
+                _ = live.dead.cancelled() => {
+                    return Sent::Done(Err(self.lost(live, "the generation died during the call", true)));
+                }
+            }
+        };
+        let error = match outcome {
+            Err(_) => {
+                live.activity.mark_overdue();
+                return Sent::Done(Err(CallError::Timeout {
+                    server: self.server.to_string(),
+                    phase: CallPhase::Answer,
+                    after: limit,
+                }));
+            }
+            // Any answer proves the server alive: the next miss is the first again.
+            Ok(Ok(result)) => {
+                live.misses.clear();
+                return Sent::Done(Ok(result));
+            }
+            Ok(Err(ServiceError::McpError(e))) => {
+                live.misses.clear();
+                return Sent::Done(Err(CallError::Server(e)));
+            }
+            Ok(Err(e)) => e,
+        };
+        self.after_error(live, &error, sent, deadline, overloads, op)
+            .await
+    }
+
+    /// Sends `request` and waits for its answer, with its progress routed to `progress` and a
+    /// cancellation sent if this future is dropped first.
+    async fn exchange(
+        &self,
+        live: &Live,
+        request: ClientRequest,
+        progress: Option<&ProgressFn>,
+    ) -> Result<ServerResult, ServiceError> {
+        let handle = live
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        crate::telemetry::request_id(&handle.id);
+        let _route = progress.map(|callback| {
+            self.relay.route_progress(
+                live.generation,
+                handle.progress_token.clone(),
+                callback.clone(),
+            )
+        });
+        let mut abandon = Abandon {
+            peer: &live.peer,
+            id: Some(handle.id.clone()),
+        };
+        let result = handle.await_response().await;
+        abandon.id = None;
+        if _route.is_some() {
+            // rmcp hands each notification to its own task but the response straight to us, so
+            // progress the server sent before its answer can still be on its way to the route:
+            // let those tasks run before the route goes.
+            for _ in 0..PROGRESS_YIELDS {
+                tokio::task::yield_now().await;
+            }
+        }
+        result
+    }
+
+    /// What a failed send means (see [`crate::verdict`]).
+    async fn after_error(
+        &self,
+        live: &Live,
+        error: &ServiceError,
+        sent: Instant,
+        deadline: Instant,
+        overloads: &mut u32,
+        op: &crate::telemetry::Op,
+    ) -> Sent {
+        let verdict = judge(error);
+        op.verdict(&verdict);
+        let failed = match verdict {
+            Verdict::Overload {
+                status,
+                retry_after: Some(asked),
+            } if *overloads < OVERLOAD_RESENDS
+                && crate::clock::deadline_in(overload_wait(asked, *overloads)) < deadline =>
+            {
+                let wait = overload_wait(asked, *overloads);
+                *overloads += 1;
+                tracing::debug!(server = %self.server, generation = %live.generation, status, wait_ms = wait.as_millis() as u64, "call refused for load; sending it again after Retry-After");
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => return Sent::Again,
+                    _ = live.dead.cancelled() => self.lost(live, "the generation died while waiting out Retry-After", false),
+                }
+            }
+            Verdict::Overload {
+                status,
+                retry_after,
+            } => CallError::Overloaded {
+                server: self.server.to_string(),
+                status,
+                retry_after,
+            },
+            Verdict::Suspect { status, detail } => {
+                self.suspect(live, sent).await;
+                CallError::Http {
+                    server: self.server.to_string(),
+                    status,
+                    detail,
+                }
+            }
+            Verdict::Death(death) => {
+                live.report_unless_ended(Death::new(
+                    death.cause,
+                    format!("call path: {}", death.detail),
+                ));
+                if never_ran(error) {
+                    let detail = format!("not run by the server ({})", death.detail);
+                    return Sent::Unsent(self.lost(live, detail, false));
+                }
+                self.lost(live, death.detail, true)
+            }
+            Verdict::Unauthorized { detail } => {
+                live.report_death(Death::new(
+                    Cause::Unauthorized,
+                    format!("call path: {detail}"),
+                ));
+                self.rejected(Some(401), detail)
+            }
+            Verdict::Rejected { status, detail } => self.rejected(status, detail),
+            Verdict::AuthUnavailable { detail } => self.auth_unavailable(detail),
+            Verdict::Alive | Verdict::Busy => CallError::Protocol {
+                detail: error.to_string(),
+            },
+        };
+        Sent::Done(Err(failed))
+    }
+
+    /// A suspect answer counts as one miss. When that makes `failures` in a row, one probe
+    /// decides ([`Live::probe`]): answered (or busy, or overloaded), the count starts again;
+    /// unanswered or suspect too, the generation is dead. So a flaky gateway that fails two
+    /// calls in a row does not end a session whose server answers.
+    async fn suspect(&self, live: &Live, sent: Instant) {
+        if !live.suspect_answer(sent) {
+            return;
+        }
+        // A server busy with another call inside its deadline answers that call: not a miss.
+        if let Some(Probed::Busy) = live.probe(Prober::AfterSuspect, Duration::MAX).await {
+            live.misses.clear();
+        }
+    }
+
+    /// The call was not sent: no token could be had (see [`Verdict::AuthUnavailable`]).
+    pub(super) fn auth_unavailable(&self, detail: String) -> CallError {
+        CallError::AuthUnavailable {
+            server: self.server.to_string(),
+            detail,
+        }
+    }
+
+    pub(super) fn rejected(&self, status: Option<u16>, detail: String) -> CallError {
+        CallError::Rejected {
+            server: self.server.to_string(),
+            status,
+            detail,
+        }
+    }
+}
+
+/// The wait before the `n`-th resend (from 0) of a call refused for load: what the server asked
+/// for, but never less than [`OVERLOAD_MIN_WAIT`] doubled `n` times.
+fn overload_wait(asked: Duration, n: u32) -> Duration {
+    asked.max(OVERLOAD_MIN_WAIT * 2u32.saturating_pow(n))
+}
+
+/// Sends `notifications/cancelled` for a request whose answer nobody will read any more (its
+/// caller went away, or its deadline passed), so the server can stop working on it.
+struct Abandon<'a> {
+    peer: &'a Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        let params =
+            CancelledNotificationParam::new(Some(id), Some("abandoned by the caller".to_owned()));
+        let notification = CancelledNotification::new(params);
+        runtime.spawn(async move {
+            let sent = peer.send_notification(notification.into());
+            let _ = tokio::time::timeout(CANCEL_SEND_LIMIT, sent).await;
+        });
+    }
+}

@@ -1,0 +1,259 @@
+//! [`CallPath`]: how a request reaches a server's current generation — shared by the
+//! [`Supervisor`](crate::Supervisor) handle, the registry's tool handles and the proxy.
+//!
+//! The call path reads the board (the status and the generation that takes calls) and never
+//! writes it: a death it observes is reported through the generation
+//! ([`Live::report_death`](crate::session::live::Live::report_death)), and the actor decides.
+
+use std::{sync::Arc, time::Duration};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject, ServerResult,
+};
+use tokio::time::Instant;
+
+mod answer;
+mod input;
+mod probe;
+mod wait;
+
+use crate::{CallError, call::CallOptions, config::ServerConfig, state::ConnectionState};
+use crate::{
+    board::Board,
+    session::{live::Live, relay::Relay},
+};
+
+/// One server's call path: its settings, and what it reads.
+#[derive(Debug)]
+pub(crate) struct CallPath {
+    server: Arc<str>,
+    /// The status and the ready generation (read only).
+    board: Arc<Board>,
+    /// Progress routes, shared with every generation.
+    relay: Arc<Relay>,
+    call_timeout: Duration,
+    /// The host's answers to what the server asks (`input_required` rounds).
+    handlers: crate::host::HostHandlers,
+    /// How long a call during an outage waits for a ready generation; zero: not at all.
+    call_wait: Duration,
+    /// The heartbeat interval when the heartbeat is on: a call after a longer silence probes
+    /// first.
+    probe_after: Option<Duration>,
+    /// The server's limits, for what callers list through it (the proxy's prompts, resources).
+    pub(crate) limits: crate::config::Limits,
+}
+
+/// What became of one send.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "returned once per send and matched at once; boxing would allocate on every call"
+)]
+enum Sent {
+    /// The request is over, one way or the other.
+    Done(Result<ServerResult, CallError>),
+    /// Refused for load with a `Retry-After` that fit the deadline, now waited out: send again.
+    Again,
+    /// The server provably did not run the request (its connection was refused, or its session
+    /// was unknown); the generation was reported dead. The error is the answer if the request
+    /// may not go again.
+    Unsent(CallError),
+}
+
+impl Sent {
+    /// How this send ended, for its duration and span.
+    fn outcome(&self) -> crate::telemetry::Outcome<'_> {
+        use crate::telemetry::{Outcome, error_kind};
+        match self {
+            Sent::Done(Ok(ServerResult::CallToolResult(result)))
+                if result.is_error == Some(true) =>
+            {
+                Outcome::ToolError
+            }
+            Sent::Done(Ok(_)) => Outcome::Ok,
+            Sent::Done(Err(CallError::Server(error))) => Outcome::Rpc(error),
+            Sent::Done(Err(error)) | Sent::Unsent(error) => Outcome::Failed(error_kind(error)),
+            Sent::Again => Outcome::Failed("overloaded"),
+        }
+    }
+}
+
+impl CallPath {
+    pub(crate) fn new(
+        server: Arc<str>,
+        config: &ServerConfig,
+        board: Arc<Board>,
+        relay: Arc<Relay>,
+    ) -> Self {
+        let hb = &config.heartbeat;
+        CallPath {
+            server,
+            board,
+            relay,
+            call_timeout: config.call_timeout,
+            call_wait: config.effective_call_wait(),
+            handlers: config.handlers.clone(),
+            probe_after: hb.enabled.then_some(hb.interval),
+            limits: config.limits.clone(),
+        }
+    }
+
+    /// The call finds no generation to go to: the server is in `state`, never `ready`.
+    pub(super) fn unavailable(&self, state: ConnectionState) -> CallError {
+        debug_assert!(!state.is_ready());
+        CallError::Unavailable {
+            server: self.server.to_string(),
+            state,
+        }
+    }
+
+    fn lost(&self, live: &Live, detail: impl Into<String>, may_have_run: bool) -> CallError {
+        CallError::ConnectionLost {
+            may_have_run,
+            server: self.server.to_string(),
+            generation: live.generation,
+            detail: detail.into(),
+        }
+    }
+
+    /// Calls a tool on the current generation.
+    ///
+    /// The whole call — waiting out an overloaded server's `Retry-After`, resending a request that
+    /// never left, answering `input_required` rounds — stays inside one deadline (default: the
+    /// server's call timeout), counted from when a ready generation was found.
+    pub(crate) async fn call(
+        &self,
+        params: CallToolRequestParams,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, CallError> {
+        let result = self.call_unrecorded(params, options).await;
+        if let Err(error) = &result {
+            crate::telemetry::call_failed(&self.server, error);
+        }
+        result
+    }
+
+    async fn call_unrecorded(
+        &self,
+        mut params: CallToolRequestParams,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, CallError> {
+        let (mut live, deadline, limit) = self.ready_for(options).await?;
+        let (mut resent, mut overloads, mut rounds) = (false, 0, input::Rounds::default());
+        loop {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let progress = options.progress.as_ref();
+            match self
+                .send_once(&live, request, deadline, limit, &mut overloads, progress)
+                .await
+            {
+                Sent::Done(Ok(ServerResult::InputRequiredResult(input))) => {
+                    self.answer_input(input, &mut params, &mut rounds, deadline, limit)
+                        .await?
+                }
+                Sent::Done(result) => return result.and_then(tool_result),
+                Sent::Again => {}
+                // The server did not run it: it may go once to the next generation.
+                Sent::Unsent(not_run) if !resent => {
+                    resent = true;
+                    live = self.next_live(&live, deadline, not_run).await?;
+                }
+                Sent::Unsent(lost) => return Err(lost),
+            }
+        }
+    }
+
+    /// Sends any request to the current generation, with the same deadline, resend and verdict
+    /// rules as a call. A `tools/call` goes through [`call`](Self::call).
+    pub(crate) async fn request(
+        &self,
+        request: ClientRequest,
+        options: &CallOptions,
+    ) -> Result<ServerResult, CallError> {
+        if let ClientRequest::CallToolRequest(call) = request {
+            return self
+                .call(call.params, options)
+                .await
+                .map(ServerResult::CallToolResult);
+        }
+        let (mut live, deadline, limit) = self.ready_for(options).await?;
+        let (mut resent, mut overloads) = (false, 0);
+        loop {
+            let progress = options.progress.as_ref();
+            match self
+                .send_once(
+                    &live,
+                    request.clone(),
+                    deadline,
+                    limit,
+                    &mut overloads,
+                    progress,
+                )
+                .await
+            {
+                Sent::Done(result) => return result,
+                Sent::Again => {}
+                Sent::Unsent(not_run) if !resent => {
+                    resent = true;
+                    live = self.next_live(&live, deadline, not_run).await?;
+                }
+                Sent::Unsent(lost) => return Err(lost),
+            }
+        }
+    }
+
+    /// The generation a request goes to, its deadline and its limit: the ready generation (or
+    /// the one `call_wait` waits for), probed first after a long silence.
+    async fn ready_for(
+        &self,
+        options: &CallOptions,
+    ) -> Result<(Arc<Live>, Instant, Duration), CallError> {
+        let limit = options.timeout.unwrap_or(self.call_timeout);
+        let live = self.current(limit).await?;
+        let deadline = crate::clock::deadline_in(limit);
+        if let Some(interval) = self.probe_after
+            && live.activity.idle() > interval
+        {
+            // The probe is part of the call: it may not outlast the call's own deadline.
+            self.probe_before_call(&live, limit).await?;
+        }
+        Ok((live, deadline, limit))
+    }
+}
+
+/// What a `tools/call` answered, as a tool result.
+fn tool_result(result: ServerResult) -> Result<CallToolResult, CallError> {
+    match result {
+        ServerResult::CallToolResult(result) => Ok(result),
+        // A result with nothing in it (some servers answer a void tool so).
+        ServerResult::EmptyResult(_) => Ok(CallToolResult::default()),
+        ServerResult::CreateTaskResult(_) => Err(CallError::Protocol {
+            detail: "the server made the call a task, which this client does not poll".to_owned(),
+        }),
+        other => Err(CallError::Protocol {
+            detail: format!("tools/call was answered with another kind of result: {other:?}"),
+        }),
+    }
+}
+
+impl crate::registry::Route for CallPath {
+    fn call_tool<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: Option<JsonObject>,
+        options: CallOptions,
+    ) -> futures::future::BoxFuture<'a, Result<CallToolResult, CallError>> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        Box::pin(async move { CallPath::call(self, params, &options).await })
+    }
+
+    fn status(&self) -> crate::state::Status {
+        self.board.status()
+    }
+
+    fn watch(&self) -> crate::board::StatusWatch {
+        crate::board::StatusWatch::new(self.board.subscribe())
+    }
+}

@@ -1,0 +1,197 @@
+//! Probes: sending one (`ping`, or `server/discover` for a server that has no ping), and what
+//! its outcome means, decided here whoever sent it: the heartbeat, a call that follows a long
+//! silence, or the call path after suspect answers.
+//!
+//! # Invariants
+//!
+//! 1. A probe answered in any way (a result, a JSON-RPC error, "overloaded", a refusal) proves
+//!    the server alive and clears the misses.
+//! 2. An unanswered or suspect probe is a miss, unless it overlapped a miss already counted
+//!    ([`Misses`](crate::verdict::probe::Misses)); every counted miss is told as
+//!    [`Event::ProbeMissed`], and the miss that makes `failures` in a row reports the death
+//!    (`heartbeat_timeout`). A suspect answer to a call counts as a miss too, and when it makes
+//!    `failures` in a row, one probe decides.
+//! 3. A death or a refusal of our credentials that a probe observes is reported as such, with
+//!    the prober's name in the detail.
+
+use std::{sync::atomic::Ordering, time::Duration};
+
+use rmcp::{
+    ServiceError,
+    model::{ClientRequest, DiscoverRequest, DiscoverRequestParams, ErrorCode, PingRequest},
+};
+use tokio::time::Instant;
+
+use super::live::{Live, ProbeRules};
+use crate::{
+    state::{Cause, Death, Event},
+    transport::judge,
+    verdict::Verdict,
+};
+
+/// Who sent a probe: named in what it reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Prober {
+    /// The idle-only heartbeat.
+    Heartbeat,
+    /// A call after a silence longer than the heartbeat interval.
+    BeforeCall,
+    /// The call path, after `failures` suspect answers in a row.
+    AfterSuspect,
+}
+
+impl Prober {
+    fn words(self) -> &'static str {
+        match self {
+            Prober::Heartbeat => "heartbeat probe",
+            Prober::BeforeCall => "pre-call probe",
+            Prober::AfterSuspect => "probe after suspect answers",
+        }
+    }
+}
+
+/// What a probe showed, once what it means was carried out (misses counted, deaths reported).
+#[derive(Debug)]
+pub(crate) enum Probed {
+    /// Answered: the server is alive.
+    Alive,
+    /// Answered "overloaded": alive, and asking to be probed less often.
+    Overloaded { status: u16 },
+    /// Unanswered while a call is in flight inside its deadline: that call judges the silence.
+    Busy,
+    /// Not sent: no token could be had. Nothing was learned about the server.
+    NotSent(String),
+    /// Unanswered or suspect: one more miss. `dead` when it was the last allowed and the death
+    /// was reported.
+    Missed { detail: String, dead: bool },
+    /// The probe observed the generation's death, which was reported.
+    Dead(Death),
+    /// The server refused our credentials; reported as `unauthorized`.
+    Unauthorized(String),
+}
+
+impl Live {
+    /// Sends a probe for `prober`, waiting for its answer the probe timeout but no longer than
+    /// `within` (a call's probe is part of the call), and carries out what its outcome means
+    /// (see the module's invariants). `None` when this generation is not probed (no heartbeat
+    /// configured).
+    pub(crate) async fn probe(&self, prober: Prober, within: Duration) -> Option<Probed> {
+        let rules = self.probes.as_ref()?;
+        let sent = Instant::now();
+        let verdict = self.send_probe(rules.timeout.min(within)).await;
+        Some(self.judge_probe(prober, rules, sent, verdict))
+    }
+
+    /// A suspect answer to a request sent at `sent` counts as one miss; true when that made
+    /// `failures` in a row, and a probe must decide.
+    pub(crate) fn suspect_answer(&self, sent: Instant) -> bool {
+        let Some(rules) = &self.probes else {
+            return false;
+        };
+        self.misses
+            .record(sent)
+            .is_some_and(|misses| misses >= rules.failures)
+    }
+
+    fn judge_probe(
+        &self,
+        prober: Prober,
+        rules: &ProbeRules,
+        sent: Instant,
+        verdict: Verdict,
+    ) -> Probed {
+        let who = prober.words();
+        match verdict {
+            Verdict::Alive | Verdict::Rejected { .. } => {
+                self.misses.clear();
+                Probed::Alive
+            }
+            Verdict::Overload { status, .. } => {
+                self.misses.clear();
+                Probed::Overloaded { status }
+            }
+            Verdict::Busy => Probed::Busy,
+            Verdict::AuthUnavailable { detail } => Probed::NotSent(detail),
+            Verdict::Suspect { detail, .. } => self.missed(prober, rules, sent, detail),
+            Verdict::Death(death) => {
+                let death = Death::new(death.cause, format!("{who}: {}", death.detail));
+                self.report_unless_ended(death.clone());
+                Probed::Dead(death)
+            }
+            Verdict::Unauthorized { detail } => {
+                self.report_death(Death::new(Cause::Unauthorized, format!("{who}: {detail}")));
+                Probed::Unauthorized(detail)
+            }
+        }
+    }
+
+    /// Counts a miss (invariant 2): told as an event, and the death reported when it was the
+    /// last one allowed.
+    fn missed(&self, prober: Prober, rules: &ProbeRules, sent: Instant, detail: String) -> Probed {
+        let who = prober.words();
+        let Some(misses) = self.misses.record(sent) else {
+            return Probed::Missed {
+                detail: format!("{who}: {detail}"),
+                dead: false,
+            };
+        };
+        tracing::warn!(server = %self.server, generation = %self.generation, misses, "{who} missed: {detail}");
+        let _ = rules.events.send(Event::ProbeMissed {
+            server: self.server.clone(),
+            generation: self.generation,
+            misses,
+        });
+        let dead = misses >= rules.failures;
+        if dead {
+            self.report_death(Death::new(
+                Cause::HeartbeatTimeout,
+                format!(
+                    "{misses} consecutive misses, the last a {who} unanswered within {:?}: {detail}",
+                    rules.timeout
+                ),
+            ));
+        }
+        Probed::Missed {
+            detail: format!("{who}: {detail}"),
+            dead,
+        }
+    }
+
+    /// Sends one probe with `timeout` and says what its outcome is. A silence is
+    /// [`Verdict::Busy`] or a miss ([`Verdict::Suspect`]) according to the load; an answer of
+    /// any kind is alive; `ping` answered method-not-found switches this generation's probe to
+    /// `server/discover` and is not a miss.
+    async fn send_probe(&self, timeout: Duration) -> Verdict {
+        let request = if self.discover.load(Ordering::Relaxed) {
+            ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams::default()))
+        } else {
+            ClientRequest::PingRequest(PingRequest::default())
+        };
+        let op = crate::telemetry::Op::internal(&self.telemetry, probe_method(&request));
+        let verdict = match tokio::time::timeout(timeout, self.peer.send_request(request)).await {
+            Err(_) if self.load(timeout).is_busy() => Verdict::Busy,
+            Err(_) => Verdict::Suspect {
+                status: None,
+                detail: format!("unanswered after {timeout:?}"),
+            },
+            Ok(Ok(_)) => Verdict::Alive,
+            Ok(Err(ServiceError::McpError(e)))
+                if e.code == ErrorCode::METHOD_NOT_FOUND
+                    && !self.discover.swap(true, Ordering::Relaxed) =>
+            {
+                tracing::info!(server = %self.server, generation = %self.generation, "server has no ping; probing with server/discover");
+                Verdict::Alive
+            }
+            Ok(Err(e)) => judge(&e),
+        };
+        op.end_probe(&verdict);
+        verdict
+    }
+}
+
+fn probe_method(request: &ClientRequest) -> &'static str {
+    match request {
+        ClientRequest::DiscoverRequest(_) => "server/discover",
+        _ => "ping",
+    }
+}

@@ -1,0 +1,66 @@
+//! The proxy's side of its sites (feature `proxy`): the `SERVER` span of one host request, and
+//! what it says went wrong. Defined once, like [`super::sites`].
+
+#![cfg_attr(
+    not(feature = "otel"),
+    allow(clippy::unused_self, clippy::needless_pass_by_value)
+)]
+
+use std::future::Future;
+
+use rmcp::model::{CallToolResult, RequestMetaObject};
+
+#[cfg(feature = "otel")]
+use super::served;
+use crate::CallError;
+
+/// What a proxied call's server span says went wrong, if anything.
+pub(crate) fn served_error(outcome: &Result<CallToolResult, CallError>) -> Option<&'static str> {
+    #[cfg(feature = "otel")]
+    return served::served_error(outcome);
+    #[cfg(not(feature = "otel"))]
+    {
+        let _ = outcome;
+        None
+    }
+}
+
+/// The proxy serving one host request: a `SERVER` span, child of the context the host sent in
+/// `_meta`, in which the upstream call runs.
+#[derive(Debug)]
+pub(crate) struct Served {
+    #[cfg(feature = "otel")]
+    inner: served::Served,
+}
+
+impl Served {
+    /// `metas`: where the host's `_meta` may be; the first with a `traceparent` is the parent.
+    pub(crate) fn start(
+        method: &'static str,
+        metas: &[Option<&RequestMetaObject>],
+        tool: Option<&str>,
+    ) -> Served {
+        #[cfg(not(feature = "otel"))]
+        let _ = (method, metas, tool);
+        Served {
+            #[cfg(feature = "otel")]
+            inner: served::Served::start(method, metas, tool),
+        }
+    }
+
+    /// Runs `work` inside this span.
+    pub(crate) fn within<F: Future>(&self, work: F) -> impl Future<Output = F::Output> {
+        #[cfg(feature = "otel")]
+        return self.inner.within(work);
+        #[cfg(not(feature = "otel"))]
+        work
+    }
+
+    /// Ends the span, with `error` as `error.type` when the request failed.
+    pub(crate) fn end(self, error: Option<&'static str>) {
+        #[cfg(feature = "otel")]
+        self.inner.end(error);
+        #[cfg(not(feature = "otel"))]
+        let _ = error;
+    }
+}

@@ -1,0 +1,37 @@
+//! The HTTP client remote transports share: the process-wide default and its redirect policy.
+
+use std::time::Duration;
+
+/// The process-wide client used by [`Supervisor::builder`]: rustls, a 10 s connect timeout, no
+/// overall timeout, and redirects followed only within the same origin. If it cannot be built
+/// (no TLS backend), spawning says so rather than fall back to a client without those rules.
+pub(crate) fn default_http_client() -> Result<&'static reqwest::Client, String> {
+    static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> =
+        std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .redirect(same_origin_redirects())
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Follows at most 5 redirects, and only to the origin of the request that was redirected
+/// (public, with the reason, as `Supervisor::same_origin_redirects`).
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same = attempt
+            .previous()
+            .last()
+            .is_some_and(|from| from.origin() == attempt.url().origin());
+        if same && attempt.previous().len() <= 5 {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
+}
