@@ -23,7 +23,12 @@ impl ProxyHandler {
     ) -> Result<CallToolResult, ErrorData> {
         let (upstream, raw) = self.shared.route_tool(&request.name)?;
         let metas = [request.meta.as_ref(), Some(&context.meta)];
-        let served = Served::start("tools/call", &metas, Some(raw.as_str()));
+        let served = Served::start(
+            "tools/call",
+            self.shared.link.transport,
+            &metas,
+            Some(raw.as_str()),
+        );
         let mut params = CallToolRequestParams::new(raw);
         params.arguments = request.arguments;
         let mut meta = request.meta;

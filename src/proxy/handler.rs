@@ -134,7 +134,11 @@ impl ServerHandler for ProxyHandler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.shared.host_tools()))
+        let transport = self.shared.link.transport;
+        let served = crate::telemetry::Served::start("tools/list", transport, &[], None);
+        let tools = self.shared.host_tools();
+        served.end(None);
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(

@@ -220,7 +220,7 @@ impl Proxy {
     {
         let outbox = outbox::Outbox::new(outbox::NotificationBuffer::of(&self.configs));
         let ending = session::Ending::new(stop.clone(), self.options.drain);
-        let link = Arc::new(host::HostLink::new(outbox.clone()));
+        let link = Arc::new(host::HostLink::new(outbox.clone(), "pipe"));
         let shared = Arc::new(Shared::new(
             self.mode,
             self.configs,

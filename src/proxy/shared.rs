@@ -139,8 +139,11 @@ impl Shared {
         let configs = lock(&self.pending).take().ok_or_else(|| {
             ErrorData::invalid_request("initialize was already answered in this session", None)
         })?;
-        self.link
-            .initialized(peer.clone(), request.capabilities.clone());
+        self.link.initialized(
+            peer.clone(),
+            request.capabilities.clone(),
+            request.protocol_version.as_str(),
+        );
         if !configs.is_empty() {
             let (target, mode) = (Target::Owner(self.link.clone()), self.mode);
             let own = Upstreams::start(configs, &self.options, |callers| {

@@ -96,7 +96,10 @@ mod tests {
     use crate::proxy::outbox::{NotificationBuffer, Outbox};
 
     fn host() -> Arc<HostLink> {
-        Arc::new(HostLink::new(Outbox::new(NotificationBuffer::default())))
+        Arc::new(HostLink::new(
+            Outbox::new(NotificationBuffer::default()),
+            "pipe",
+        ))
     }
 
     #[test]

@@ -40,6 +40,10 @@ pub(crate) struct HostLink {
     capabilities: OnceLock<ClientCapabilities>,
     /// The log level the host set last (a shared upstream's log messages are filtered by it).
     level: Mutex<Option<LoggingLevel>>,
+    /// `pipe` (stdio) or `tcp` (HTTP), for telemetry.
+    pub(crate) transport: &'static str,
+    /// Counted among the open host sessions from the host's `initialize` to the link's drop.
+    session: OnceLock<crate::telemetry::HostSession>,
     /// The resources the host subscribed to, with the server that has each (a shared
     /// upstream's updates go to subscribers; a session's subscriptions are given back at its
     /// end).
@@ -47,9 +51,12 @@ pub(crate) struct HostLink {
 }
 
 impl HostLink {
-    pub(crate) fn new(outbox: Outbox) -> Self {
+    /// A host reached through `outbox`, over `transport` (`pipe`, `tcp`).
+    pub(crate) fn new(outbox: Outbox, transport: &'static str) -> Self {
         Self {
             outbox,
+            transport,
+            session: OnceLock::new(),
             peer: OnceLock::new(),
             capabilities: OnceLock::new(),
             level: Mutex::new(None),
@@ -58,9 +65,18 @@ impl HostLink {
     }
 
     /// The host initialized: this is how it is asked, and what it answers.
-    pub(crate) fn initialized(&self, peer: Peer<RoleServer>, capabilities: ClientCapabilities) {
+    pub(crate) fn initialized(
+        &self,
+        peer: Peer<RoleServer>,
+        capabilities: ClientCapabilities,
+        protocol: &str,
+    ) {
         let _ = self.peer.set(peer);
         let _ = self.capabilities.set(capabilities);
+        let _ = self.session.set(crate::telemetry::HostSession::open(
+            self.transport,
+            protocol,
+        ));
     }
 
     /// Whether the host initialized (a session); a 2026-07-28 host never does.

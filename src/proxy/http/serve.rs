@@ -81,7 +81,10 @@ impl Gateway {
         let ended = CancellationToken::new();
         let (mode, proxy, shared_set) = (self.mode, options.proxy.clone(), hub.common.clone());
         let factory = move || {
-            let link = Arc::new(HostLink::new(Outbox::with_form(buffer, Form::Messages)));
+            let link = Arc::new(HostLink::new(
+                Outbox::with_form(buffer, Form::Messages),
+                "tcp",
+            ));
             let shared = Shared::new(
                 mode,
                 own.clone(),
@@ -125,12 +128,14 @@ impl Gateway {
         }
         ended.cancel();
         hub.shutdown().await;
+        tracing::debug!("every session and upstream is closed");
         let mut server = server;
         match tokio::time::timeout(LET_GO, &mut server).await {
             Ok(Ok(Err(error))) => return Err(ServeError::Listen(error)),
             Ok(_) => {}
             Err(_) => server.abort(),
         }
+        tracing::debug!("the gateway stopped");
         Ok(())
     }
 }

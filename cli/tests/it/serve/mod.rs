@@ -5,6 +5,7 @@
 mod flood;
 mod gateway;
 mod guards;
+mod operate;
 mod per_host;
 mod raw;
 mod sessions;

@@ -124,9 +124,9 @@ async fn an_elicitation_reaches_only_the_host_whose_call_caused_it() {
 
     // While a has a call in flight too, nobody can tell whose call b's question is for: it is
     // refused, and a is still never asked.
-    let held = a.try_call("block", json!({"ms": 3000}));
+    let held = a.try_call("progress", json!({"steps": 20, "ms": 200}));
     let asked = async {
-        a.wait_told("the block's start", |t| !t.progress.is_empty())
+        a.wait_told("the call's first progress", |t| !t.progress.is_empty())
             .await;
         b.call("confirm", json!({"question": "whose?"})).await
     };
