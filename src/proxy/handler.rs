@@ -132,13 +132,10 @@ impl ServerHandler for ProxyHandler {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let transport = self.shared.link.transport;
-        let served = crate::telemetry::Served::start("tools/list", transport, &[], None);
-        let tools = self.shared.host_tools();
-        served.end(None);
-        Ok(ListToolsResult::with_all_items(tools))
+        let tools = async { Ok(ListToolsResult::with_all_items(self.shared.host_tools())) };
+        self.traced("tools/list", &context, tools).await
     }
 
     async fn call_tool(
@@ -152,111 +149,138 @@ impl ServerHandler for ProxyHandler {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let shared = &self.shared;
-        if let Some(only) = shared.only() {
-            let request = ListResourcesRequest {
-                params: request,
-                ..Default::default()
-            };
-            return ask(only, ClientRequest::ListResourcesRequest(request)).await;
-        }
-        let all = forward::resources(shared.upstreams(), &shared.routes).await;
-        Ok(ListResourcesResult::with_all_items(all))
+        self.traced("resources/list", &context, async {
+            let shared = &self.shared;
+            if let Some(only) = shared.only() {
+                let request = ListResourcesRequest {
+                    params: request,
+                    ..Default::default()
+                };
+                return ask(only, ClientRequest::ListResourcesRequest(request)).await;
+            }
+            let all = forward::resources(shared.upstreams(), &shared.routes).await;
+            Ok(ListResourcesResult::with_all_items(all))
+        })
+        .await
     }
 
     async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let shared = &self.shared;
-        if let Some(only) = shared.only() {
-            let request = ListResourceTemplatesRequest {
-                params: request,
-                ..Default::default()
-            };
-            return ask(only, ClientRequest::ListResourceTemplatesRequest(request)).await;
-        }
-        let all = forward::templates(shared.upstreams(), &shared.routes).await;
-        Ok(ListResourceTemplatesResult::with_all_items(all))
+        self.traced("resources/templates/list", &context, async {
+            let shared = &self.shared;
+            if let Some(only) = shared.only() {
+                let request = ListResourceTemplatesRequest {
+                    params: request,
+                    ..Default::default()
+                };
+                return ask(only, ClientRequest::ListResourceTemplatesRequest(request)).await;
+            }
+            let all = forward::templates(shared.upstreams(), &shared.routes).await;
+            Ok(ListResourceTemplatesResult::with_all_items(all))
+        })
+        .await
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.read(request).await
+        self.traced("resources/read", &context, async {
+            self.read(request).await
+        })
+        .await
     }
 
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.subscribe_for_host(&request.uri).await
+        self.traced("resources/subscribe", &context, async {
+            self.subscribe_for_host(&request.uri).await
+        })
+        .await
     }
 
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.unsubscribe_for_host(&request.uri).await
+        self.traced("resources/unsubscribe", &context, async {
+            self.unsubscribe_for_host(&request.uri).await
+        })
+        .await
     }
 
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let shared = &self.shared;
-        if let Some(only) = shared.only() {
-            let request = ListPromptsRequest {
-                params: request,
-                ..Default::default()
-            };
-            return ask(only, ClientRequest::ListPromptsRequest(request)).await;
-        }
-        let all = forward::prompts(shared.upstreams(), &shared.routes).await;
-        Ok(ListPromptsResult::with_all_items(all))
+        self.traced("prompts/list", &context, async {
+            let shared = &self.shared;
+            if let Some(only) = shared.only() {
+                let request = ListPromptsRequest {
+                    params: request,
+                    ..Default::default()
+                };
+                return ask(only, ClientRequest::ListPromptsRequest(request)).await;
+            }
+            let all = forward::prompts(shared.upstreams(), &shared.routes).await;
+            Ok(ListPromptsResult::with_all_items(all))
+        })
+        .await
     }
 
     async fn get_prompt(
         &self,
         mut request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let shared = &self.shared;
-        let owner = match shared.only() {
-            Some(only) => only.clone(),
-            None => {
-                let (index, raw) = self.prompt_owner(&request.name).await?;
-                request.name = raw;
-                shared.upstreams()[index].clone()
-            }
-        };
-        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(request));
-        let result: GetPromptResult = ask(&owner, request).await?;
-        Ok(result.into())
+        self.traced("prompts/get", &context, async {
+            let shared = &self.shared;
+            let owner = match shared.only() {
+                Some(only) => only.clone(),
+                None => {
+                    let (index, raw) = self.prompt_owner(&request.name).await?;
+                    request.name = raw;
+                    shared.upstreams()[index].clone()
+                }
+            };
+            let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(request));
+            let result: GetPromptResult = ask(&owner, request).await?;
+            Ok(result.into())
+        })
+        .await
     }
 
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.complete_for(request).await
+        self.traced("completion/complete", &context, async {
+            self.complete_for(request).await
+        })
+        .await
     }
 
     /// Every upstream that logs gets the level (transparent: the answer is the upstream's).
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.set_levels(request).await
+        self.traced("logging/setLevel", &context, async {
+            self.set_levels(request).await
+        })
+        .await
     }
 }

@@ -60,6 +60,7 @@ mod session;
 mod shared;
 mod shares;
 mod stdio;
+mod traced;
 mod upstream;
 mod upstreams;
 mod wire;

@@ -50,7 +50,7 @@ mod serving;
 mod sites;
 
 #[cfg(feature = "proxy")]
-pub(crate) use serving::{HostSession, Served, served_error};
+pub(crate) use serving::{HostSession, Served, served_error, served_rpc_error};
 pub(crate) use sites::*;
 
 /// How a request ended, for its duration and its span.

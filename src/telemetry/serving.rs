@@ -8,7 +8,10 @@
 
 use std::future::Future;
 
-use rmcp::model::{CallToolResult, RequestMetaObject};
+use rmcp::{
+    ErrorData,
+    model::{CallToolResult, RequestMetaObject},
+};
 
 #[cfg(feature = "otel")]
 use super::served;
@@ -22,6 +25,18 @@ pub(crate) fn served_error(outcome: &Result<CallToolResult, CallError>) -> Optio
     {
         let _ = outcome;
         None
+    }
+}
+
+/// A JSON-RPC error answered to a host, as its server span's `error.type`: the codes JSON-RPC
+/// and MCP define, else `_OTHER`.
+pub(crate) fn served_rpc_error(error: &ErrorData) -> &'static str {
+    #[cfg(feature = "otel")]
+    return super::labels::rpc_code(error.code.0);
+    #[cfg(not(feature = "otel"))]
+    {
+        let _ = error;
+        "_OTHER"
     }
 }
 
