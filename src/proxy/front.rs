@@ -22,6 +22,13 @@ pub(crate) type CallOutcome = Result<CallToolResult, CallError>;
 
 /// A front's hooks into the core.
 pub(crate) trait Front: Send + Sync + fmt::Debug + 'static {
+    /// The id of the session an `initialize` opens, if the front has sessions: the key of the
+    /// host's state in the store.
+    fn session_id(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+        let _ = context;
+        None
+    }
+
     /// The core answered the host's `initialize`: the session's peer is known.
     fn initialized(
         &self,

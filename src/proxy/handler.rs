@@ -82,7 +82,10 @@ impl ServerHandler for ProxyHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
-        self.shared.start(context.peer.clone(), &request).await?;
+        let session_id = self.front.as_ref().and_then(|f| f.session_id(&context));
+        self.shared
+            .start(context.peer.clone(), &request, session_id)
+            .await?;
         if let Some(front) = &self.front {
             front.initialized(&self.shared, &context)?;
         }

@@ -59,6 +59,7 @@ mod requests;
 mod session;
 mod shared;
 mod shares;
+pub mod state;
 mod stdio;
 mod traced;
 mod upstream;

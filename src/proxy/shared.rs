@@ -135,15 +135,12 @@ impl Shared {
         self: &Arc<Self>,
         peer: rmcp::Peer<RoleServer>,
         request: &InitializeRequestParams,
+        session_id: Option<String>,
     ) -> Result<(), ErrorData> {
         let configs = lock(&self.pending).take().ok_or_else(|| {
             ErrorData::invalid_request("initialize was already answered in this session", None)
         })?;
-        self.link.initialized(
-            peer.clone(),
-            request.capabilities.clone(),
-            request.protocol_version.as_str(),
-        );
+        self.link.initialized(peer.clone(), request, session_id);
         if !configs.is_empty() {
             let (target, mode) = (Target::Owner(self.link.clone()), self.mode);
             let own = Upstreams::start(configs, &self.options, |callers| {

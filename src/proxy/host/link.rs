@@ -6,73 +6,110 @@
 #![allow(deprecated)]
 
 use std::{
-    collections::HashMap,
-    sync::{Arc, Mutex, OnceLock, PoisonError},
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicU64, Ordering},
+    },
     time::Duration,
 };
 
 use rmcp::{
     Peer, RoleServer, ServiceError,
     model::{
-        ClientCapabilities, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
-        CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData,
-        Extensions, ListRootsRequest, ListRootsResult, LoggingLevel, RequestId, ServerRequest,
+        ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
+        ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData, Extensions,
+        InitializeRequestParams, ListRootsRequest, ListRootsResult, LoggingLevel, RequestId,
+        ServerRequest,
     },
     service::OriginatingRequestId,
 };
 
 use crate::{
     host::Ask,
-    proxy::{outbox::Outbox, shares::HostId},
+    proxy::{
+        outbox::Outbox,
+        shares::HostId,
+        state::{HostStore, MemoryHostStore},
+    },
 };
 
 /// How long a host may take to answer what a server asks it (a person may be answering).
 const ASK_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// One host session, as the upstreams' handlers reach it.
+/// One host session, as the upstreams' handlers reach it. Its state (revision, capabilities,
+/// client info, log level, subscriptions) is kept in a [`HostStore`] under the host's key; what
+/// is held here is what lives only in this process.
 #[derive(Debug)]
 pub(crate) struct HostLink {
     /// Everything told to the host goes through it.
     pub(crate) outbox: Outbox,
     /// Set when the host initializes.
     peer: OnceLock<Peer<RoleServer>>,
-    /// What the host declared it answers; set when it initializes.
-    capabilities: OnceLock<ClientCapabilities>,
-    /// The log level the host set last (a shared upstream's log messages are filtered by it).
-    level: Mutex<Option<LoggingLevel>>,
+    /// Where the host's state is kept.
+    store: Arc<dyn HostStore>,
+    /// The host's key in this process, until (and unless) it initializes with a session id.
+    local: String,
+    /// The host's session id (HTTP), set when it initializes; its key from then on.
+    session_id: OnceLock<String>,
     /// `pipe` (stdio) or `tcp` (HTTP), for telemetry.
     pub(crate) transport: &'static str,
     /// Counted among the open host sessions from the host's `initialize` to the link's drop.
     session: OnceLock<crate::telemetry::HostSession>,
-    /// The resources the host subscribed to, with the server that has each (a shared
-    /// upstream's updates go to subscribers; a session's subscriptions are given back at its
-    /// end).
-    subscriptions: Mutex<HashMap<String, Arc<str>>>,
 }
 
 impl HostLink {
-    /// A host reached through `outbox`, over `transport` (`pipe`, `tcp`).
+    /// A host reached through `outbox`, over `transport` (`pipe`, `tcp`), whose state is kept
+    /// in a store of its own.
     pub(crate) fn new(outbox: Outbox, transport: &'static str) -> Self {
+        Self::with_store(outbox, transport, Arc::new(MemoryHostStore::new()))
+    }
+
+    /// A host whose state is kept in `store`.
+    pub(crate) fn with_store(
+        outbox: Outbox,
+        transport: &'static str,
+        store: Arc<dyn HostStore>,
+    ) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
         Self {
             outbox,
             transport,
             session: OnceLock::new(),
             peer: OnceLock::new(),
-            capabilities: OnceLock::new(),
-            level: Mutex::new(None),
-            subscriptions: Mutex::new(HashMap::new()),
+            store,
+            local: format!("local-{}", NEXT.fetch_add(1, Ordering::Relaxed)),
+            session_id: OnceLock::new(),
         }
     }
 
-    /// The host initialized: this is how it is asked, and what it answers.
+    /// The host's key in the store.
+    fn key(&self) -> &str {
+        self.session_id.get().map_or(&self.local, String::as_str)
+    }
+
+    /// The host initialized: this is how it is asked; its revision, capabilities and client
+    /// info are kept, under `session_id` when it has one (what it set before moves there).
     pub(crate) fn initialized(
         &self,
         peer: Peer<RoleServer>,
-        capabilities: ClientCapabilities,
-        protocol: &str,
+        request: &InitializeRequestParams,
+        session_id: Option<String>,
     ) {
         let _ = self.peer.set(peer);
-        let _ = self.capabilities.set(capabilities);
+        if let Some(id) = session_id {
+            let before = self.store.remove(&self.local);
+            if self.session_id.set(id).is_ok()
+                && let Some(before) = before
+            {
+                self.store.change(self.key(), |state| *state = before);
+            }
+        }
+        let protocol = request.protocol_version.as_str();
+        self.store.change(self.key(), |state| {
+            state.protocol = Some(protocol.to_owned());
+            state.capabilities = request.capabilities.clone();
+            state.client = Some(request.client_info.clone());
+        });
         let _ = self.session.set(crate::telemetry::HostSession::open(
             self.transport,
             protocol,
@@ -87,23 +124,26 @@ impl HostLink {
 
     /// Whether the host declared it answers `ask`.
     pub(crate) fn answers(&self, ask: Ask) -> bool {
-        let Some(capabilities) = self.capabilities.get() else {
-            return false;
-        };
-        match ask {
-            Ask::Elicitation => capabilities.elicitation.is_some(),
-            Ask::Sampling => capabilities.sampling.is_some(),
-            Ask::Roots => capabilities.roots.is_some(),
-        }
+        self.store
+            .read(self.key(), |state| {
+                let capabilities = &state.capabilities;
+                match ask {
+                    Ask::Elicitation => capabilities.elicitation.is_some(),
+                    Ask::Sampling => capabilities.sampling.is_some(),
+                    Ask::Roots => capabilities.roots.is_some(),
+                }
+            })
+            .unwrap_or(false)
     }
 
     pub(crate) fn set_level(&self, level: LoggingLevel) {
-        *self.level.lock().unwrap_or_else(PoisonError::into_inner) = Some(level);
+        self.store
+            .change(self.key(), |state| state.level = Some(level));
     }
 
     #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(crate) fn level(&self) -> Option<LoggingLevel> {
-        *self.level.lock().unwrap_or_else(PoisonError::into_inner)
+        self.store.read(self.key(), |state| state.level).flatten()
     }
 
     /// This host, for the upstreams' tables of who holds what.
@@ -113,39 +153,40 @@ impl HostLink {
 
     /// Adds a subscription to `uri` at `server`; true if it is new.
     pub(crate) fn subscribe(&self, uri: &str, server: &str) -> bool {
-        let mut subscriptions = self
-            .subscriptions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        subscriptions
-            .insert(uri.to_owned(), Arc::from(server))
-            .is_none()
+        self.store
+            .change(self.key(), |state| {
+                state
+                    .subscriptions
+                    .insert(uri.to_owned(), server.to_owned())
+                    .is_none()
+            })
+            .unwrap_or(false)
     }
 
     /// Removes the subscription to `uri`; true if there was one.
     pub(crate) fn unsubscribe(&self, uri: &str) -> bool {
-        let mut subscriptions = self
-            .subscriptions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        subscriptions.remove(uri).is_some()
+        self.store
+            .change(self.key(), |state| {
+                state.subscriptions.remove(uri).is_some()
+            })
+            .unwrap_or(false)
     }
 
     /// Takes every subscription (the session ends): URI and server.
     pub(crate) fn take_subscriptions(&self) -> Vec<(String, Arc<str>)> {
-        let mut subscriptions = self
-            .subscriptions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        subscriptions.drain().collect()
+        self.store
+            .change(self.key(), |state| std::mem::take(&mut state.subscriptions))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(uri, server)| (uri, Arc::from(server)))
+            .collect()
     }
 
     #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(crate) fn subscribed(&self, uri: &str) -> bool {
-        self.subscriptions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains_key(uri)
+        self.store
+            .read(self.key(), |state| state.subscriptions.contains_key(uri))
+            .unwrap_or(false)
     }
 
     /// Asks the host an elicitation; `origin` is its request the upstream serves, if known
@@ -206,6 +247,13 @@ impl HostLink {
                 None,
             )),
         }
+    }
+}
+
+impl Drop for HostLink {
+    /// The host is gone: its state goes with it (invariant 1 of the store).
+    fn drop(&mut self) {
+        self.store.remove(self.key());
     }
 }
 

@@ -27,6 +27,11 @@ pub(crate) struct HttpFront {
 }
 
 impl Front for HttpFront {
+    fn session_id(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+        let SessionKey(id) = context.extensions.get::<SessionKey>()?;
+        Some(id.clone())
+    }
+
     fn initialized(
         &self,
         shared: &Arc<Shared>,

@@ -1,9 +1,12 @@
 //! The gateway's own settings: which servers get one upstream session per host session, the
 //! front's guards and its bounds per host.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
-use crate::proxy::ProxyOptions;
+use crate::proxy::{
+    ProxyOptions,
+    state::{HostStore, MemoryHostStore},
+};
 
 use super::auth::Tokens;
 
@@ -72,6 +75,12 @@ pub struct ServeOptions {
     /// # Default
     /// 15 s
     pub sse_keep_alive: Duration,
+    /// Where each host session's state (revision, capabilities, client info, log level,
+    /// subscriptions) is kept, by session id.
+    ///
+    /// # Default
+    /// A [`MemoryHostStore`] of this gateway's own.
+    pub store: Arc<dyn HostStore>,
 }
 
 impl Default for ServeOptions {
@@ -85,6 +94,7 @@ impl Default for ServeOptions {
             allowed_origins: Vec::new(),
             limits: FrontLimits::default(),
             sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
+            store: Arc::new(MemoryHostStore::new()),
         }
     }
 }

@@ -80,10 +80,12 @@ impl Gateway {
         ));
         let ended = CancellationToken::new();
         let (mode, proxy, shared_set) = (self.mode, options.proxy.clone(), hub.common.clone());
+        let store = options.store.clone();
         let factory = move || {
-            let link = Arc::new(HostLink::new(
+            let link = Arc::new(HostLink::with_store(
                 Outbox::with_form(buffer, Form::Messages),
                 "tcp",
+                store.clone(),
             ));
             let shared = Shared::new(
                 mode,

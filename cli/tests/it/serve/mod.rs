@@ -10,3 +10,4 @@ mod per_host;
 mod raw;
 mod sessions;
 mod shared;
+mod store;
