@@ -21,6 +21,7 @@ impl ServerConfig {
             call_wait: None,
             limits: Limits::default(),
             protocol: ProtocolChoice::Auto,
+            replay: super::Replay::Annotated,
             handlers: crate::host::HostHandlers::default(),
             sessions: super::Sessions::Shared,
             pending: None,
@@ -37,6 +38,15 @@ impl ServerConfig {
     /// ([`Sessions::Shared`](super::Sessions::Shared) by default).
     pub fn sessions(mut self, sessions: super::Sessions) -> Self {
         self.sessions = sessions;
+        self
+    }
+
+    /// Whether a call lost with its generation is sent again ([`Replay::Annotated`] by default:
+    /// only to tools annotated read-only or idempotent).
+    ///
+    /// [`Replay::Annotated`]: super::Replay::Annotated
+    pub fn replay(mut self, replay: super::Replay) -> Self {
+        self.replay = replay;
         self
     }
 

@@ -18,7 +18,9 @@ use rmcp::{
     },
 };
 
-use super::{HttpError, Standalone, discover, errors::redacted, own_answer, routing, status_of};
+use super::{
+    HttpError, Standalone, delivery, discover, errors::redacted, own_answer, routing, status_of,
+};
 use crate::{auth::Authorizer, config::RemoteConfig, transport::Activity};
 
 /// rmcp's reqwest backend, with session-expiry and `retry:` policy applied (see module docs).
@@ -156,6 +158,9 @@ impl StreamableHttpClient for HttpClient {
             .await;
         if result.is_ok() {
             self.activity.bytes_arrived();
+        }
+        if let Some(id) = &request_id {
+            self.activity.ledger.sent(id, delivery::of(&result));
         }
         let result = redacted(result);
         let result = match expires {

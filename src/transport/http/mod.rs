@@ -39,6 +39,7 @@ use crate::{
 mod auth;
 mod client;
 mod delete;
+mod delivery;
 mod discover;
 mod errors;
 mod own_answer;

@@ -60,6 +60,7 @@ pub(super) struct Entry {
     protocol: Option<String>,
     /// Behind the gateway: `shared` or `per_host`.
     sessions: Option<String>,
+    replay: Option<String>,
     /// Read by the loader before the entry is parsed: `true` means the entry is not loaded.
     #[serde(rename = "disabled")]
     _disabled: Option<bool>,
@@ -229,6 +230,11 @@ impl Entry {
             config.sessions = sessions
                 .parse()
                 .map_err(|message| ConfigError::new("sessions", message))?;
+        }
+        if let Some(replay) = self.replay.take() {
+            config.replay = replay
+                .parse()
+                .map_err(|message| ConfigError::new("replay", message))?;
         }
         Ok(config)
     }
