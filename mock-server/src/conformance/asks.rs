@@ -12,7 +12,10 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use super::tools::text;
+/// A tool result of one text block.
+pub(super) fn text(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![rmcp::model::ContentBlock::text(text)])
+}
 
 pub(super) async fn sampling(
     prompt: &str,

@@ -17,7 +17,7 @@ use rmcp::{
 use serde_json::{Value, json};
 
 use super::{
-    asks,
+    asks::{self, text},
     catalogue::{PNG, WAV},
 };
 
@@ -101,10 +101,6 @@ pub(super) fn list() -> Vec<Tool> {
         }),
     ));
     tools
-}
-
-pub(super) fn text(text: impl Into<String>) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(text)])
 }
 
 fn content(value: Value) -> Result<ContentBlock, ErrorData> {
