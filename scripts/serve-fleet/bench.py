@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The bench of issue 25: 1,000 host sessions connected to `mcp-resilient serve`, 100 of them
 calling `echo` in a loop; the same against the mock server directly. Reports p50/p99 per call
-and the resident memory `serve` gained per idle host session. Plain HTTP (httpx, from the venv
+and the resident memory `serve` gained per idle host session. Plain HTTP (httpx2, which the Python SDK 2.x brings into the venv
 of setup.sh), sessions of revision 2025-11-25; everything on 127.0.0.1, bounded in count and time.
 
     target/serve-fleet-venv/bin/python scripts/serve-fleet/bench.py BIN [SESSIONS] [CALLING] [SECONDS]
@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-import httpx
+import httpx2 as httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import Proc, free_port, mock_http, percentile, serve, wait_ready  # noqa: E402
