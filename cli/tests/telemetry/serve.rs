@@ -101,7 +101,11 @@ async fn every_request_through_serve_is_a_server_span_in_the_hosts_trace() {
                 .map(|kv| kv.value.to_string())
         })
         .collect();
-    assert_eq!(error_types, std::slice::from_ref(&code), "the upstream's refusal, once");
+    assert_eq!(
+        error_types,
+        std::slice::from_ref(&code),
+        "the upstream's refusal, once"
+    );
     let upstream = spans
         .iter()
         .find(|s| s.span_kind == SpanKind::Client && s.name == "tools/call")
