@@ -60,11 +60,19 @@ install_suite() {
     [[ -f "$SUITE_JS" ]] || die "the suite did not install"
 }
 
-PIDS=()
+# The servers started so far, one pid a line: `start` runs in a command substitution (a
+# subshell), so the pids go through a file, not a variable.
+PIDS_FILE="$WORK/logs/pids"
 cleanup() {
     local pid
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    [[ -f "$PIDS_FILE" ]] || return 0
+    while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$PIDS_FILE"
+    while read -r pid; do
+        # Not our child when started in a subshell: wait for it to go, within a deadline.
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$pid" 2>/dev/null || true
+    done <"$PIDS_FILE"
+    rm -f "$PIDS_FILE"
 }
 trap cleanup EXIT
 
@@ -75,7 +83,7 @@ start() {
     shift 2
     local logfile="$WORK/logs/$name.log"
     "$@" >"$logfile" 2>&1 &
-    PIDS+=($!)
+    echo $! >>"$PIDS_FILE"
     local deadline=$((SECONDS + START_GUARD)) found=""
     while ((SECONDS < deadline)); do
         found="$(grep -oE "$pattern" "$logfile" | head -1 || true)"
@@ -115,10 +123,10 @@ run_target() {
         >"$WORK/logs/$target-suite.log" 2>&1 || true
     sed -n '/=== SUMMARY ===/,$p' "$WORK/logs/$target-suite.log" >&2
     cleanup
-    PIDS=()
 }
 
 mkdir -p "$WORK/logs" "$WORK/results"
+rm -f "$PIDS_FILE"
 find_node
 install_suite
 BIN="${MCP_RESILIENT_BIN:-}"

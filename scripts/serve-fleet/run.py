@@ -85,6 +85,7 @@ class Proc:
 
 def mock_http(bin_, port):
     mock = Proc([bin_, "mock-server", "--transport", "http", "--port", str(port)])
+    STARTED.append(mock)
     mock.wait_for(r"LISTENING")
     return mock
 
@@ -94,6 +95,7 @@ SERVE_FLAGS: list = []
 
 def serve(bin_, upstream):
     gateway = Proc([bin_, "serve", "--listen", "127.0.0.1:0", "-v", *SERVE_FLAGS, *upstream])
+    STARTED.append(gateway)
     url = gateway.wait_for(r"http://127\.0\.0\.1:\d+/mcp")
     return gateway, url
 
@@ -151,6 +153,7 @@ def hosts(url, count, seconds, peek_ms):
     ts = subprocess.Popen(["node", os.path.join(HERE, "ts_hosts.mjs"), url, str(count // 2),
                            str(seconds), str(peek_ms)],
                           cwd=TS_DIR, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    STARTED.extend([py, ts])
     return py, ts
 
 
@@ -206,7 +209,24 @@ def analyse(name, data, kills, replays):
     }
 
 
+STARTED: list = []
+
+
 def run(target, args):
+    """Runs one target; whatever it started is stopped when it ends, by error too."""
+    try:
+        return run_target(target, args)
+    finally:
+        for proc in STARTED:
+            if isinstance(proc, Proc):
+                proc.stop(signal.SIGKILL)
+            elif proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        STARTED.clear()
+
+
+def run_target(target, args):
     bin_ = args.bin
     kills, mock, gateway, replays = [], None, None, None
     if target in ("serve-http", "serve-calm", "direct"):
@@ -222,6 +242,7 @@ def run(target, args):
         tool = os.path.join(ROOT, "target", "serve-fleet-gw", "node_modules", ".bin", "mcp-proxy")
         gateway = Proc(["node", tool, "--host", "127.0.0.1", "--port", str(gw_port), "--server",
                         "stream", "--", *upstream[2:]])
+        STARTED.append(gateway)
         url = f"http://127.0.0.1:{gw_port}/mcp"
         wait_port(gw_port)
     else:
