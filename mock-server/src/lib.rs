@@ -135,6 +135,7 @@ mod conformance;
 mod crash;
 mod era;
 mod handler;
+mod hold;
 pub mod hostile;
 mod listen;
 mod lock;
@@ -155,6 +156,7 @@ mod tools;
 mod whoami;
 
 pub use cli::main_with_args;
+pub use hold::PortHold;
 pub use hostile::discover::{DiscoverRefusal, EmptyKind};
 pub use hostile::replies::{HostileReplies, ReplyKind, ReplyOptions};
 pub use process::spawn_process;

@@ -9,7 +9,7 @@ use super::{ConfigError, Heartbeat, Limits, Reconnect, RemoteConfig, StdioConfig
 ///
 /// Build it with [`ServerConfig::stdio`], [`ServerConfig::sse`], [`ServerConfig::http`] or
 /// [`ServerConfig::remote`] and the setters, or load it from JSON with
-/// [`load_servers`](super::load_servers); then call [`ServerConfig::resolve`] to validate it.
+/// `load_servers` (feature `config-files`); then call [`ServerConfig::resolve`] to validate it.
 /// Builders never panic: a mistake such as an unparsable URL is kept and reported by `resolve`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerConfig {
@@ -149,7 +149,7 @@ pub const DEFAULT_CALL_WAIT: Duration = Duration::from_secs(10);
 
 impl ServerConfig {
     /// The `call_wait` in effect: the configured one, or [`DEFAULT_CALL_WAIT`].
-    pub fn effective_call_wait(&self) -> Duration {
+    pub(crate) fn effective_call_wait(&self) -> Duration {
         self.call_wait.unwrap_or(DEFAULT_CALL_WAIT)
     }
 }

@@ -25,7 +25,8 @@ use crate::{auth::Authorizer, config::RemoteConfig, transport::Activity};
 
 /// rmcp's reqwest backend, with session-expiry and `retry:` policy applied (see module docs).
 #[derive(Debug, Clone)]
-pub(crate) struct HttpClient {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub struct HttpClient {
     pub(super) inner: reqwest::Client,
     pub(super) treat_400_as_expired: bool,
     pub(super) retry_min: Duration,
@@ -87,7 +88,8 @@ impl HttpClient {
     /// JSON-RPC error that answers some other id (servers that say "no valid session" answer
     /// 400 with an error whose id is `null` or `"server-error"`: rmcp could not route it and
     /// the request would wait for its timeout).
-    pub(crate) fn expire_on_400(
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn expire_on_400(
         request_id: Option<RequestId>,
         result: Result<StreamableHttpPostResponse, HttpError>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {

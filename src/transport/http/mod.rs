@@ -37,11 +37,13 @@ use crate::{
 };
 
 mod auth;
-mod client;
+pub(crate) mod client;
 mod delete;
 mod delivery;
 mod discover;
-mod errors;
+// Its items that `crate::fuzzing` re-exports are `pub`.
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub(crate) mod errors;
 mod own_answer;
 mod routing;
 mod standalone;

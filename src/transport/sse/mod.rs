@@ -29,10 +29,11 @@ mod utf8;
 
 pub(crate) use connect::connect;
 pub(crate) use errors::SendError;
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use parse::Parser;
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use stream::resolve_endpoint;
+// For `crate::fuzzing` alone.
+#[cfg(feature = "fuzzing")]
+pub use parse::Parser;
+#[cfg(feature = "fuzzing")]
+pub use stream::resolve_endpoint;
 
 use std::sync::Arc;
 
