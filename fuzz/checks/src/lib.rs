@@ -12,7 +12,6 @@
 //! The functions are deterministic (no clock, no network, no process environment) so a crash
 //! input replays the same way in `cargo test` (`regressions`), on stable.
 
-#[cfg(feature = "config-files")]
 mod config;
 mod http;
 mod names;
@@ -24,7 +23,6 @@ mod properties;
 #[cfg(test)]
 mod regressions;
 
-#[cfg(feature = "config-files")]
 pub use config::{config_text, dotenv, expansion};
 pub use http::http_answer;
 pub use names::public_name;
