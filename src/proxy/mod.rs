@@ -7,7 +7,7 @@
 //!
 //! - `initialize` is answered once the upstreams are ready, or after the startup wait with what
 //!   the proxy knows; `notifications/tools/list_changed` follows when their tools arrive;
-//! - `tools/list` answers from the [`ToolRegistry`]: the last good set during an outage;
+//! - `tools/list` answers from the [`ToolRegistry`](crate::ToolRegistry): the last good set during an outage;
 //! - a call during an outage waits for the next generation (`call_wait`, 10 s unless a server
 //!   sets its own); after that it returns a tool result with `isError: true` and one plain
 //!   paragraph: which server, what happened, whether the call was sent, when the next attempt is;
