@@ -37,6 +37,8 @@ mod propagate;
 mod recorder;
 #[cfg(all(feature = "otel", feature = "proxy"))]
 mod served;
+#[cfg(all(feature = "otel", feature = "proxy"))]
+mod server;
 #[cfg(feature = "otel")]
 mod transitions;
 
@@ -48,7 +50,7 @@ mod serving;
 mod sites;
 
 #[cfg(feature = "proxy")]
-pub(crate) use serving::{Served, served_error};
+pub(crate) use serving::{HostSession, Served, served_error, served_rpc_error};
 pub(crate) use sites::*;
 
 /// How a request ended, for its duration and its span.
