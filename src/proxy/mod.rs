@@ -235,7 +235,14 @@ impl Proxy {
             ending: ending.clone(),
         };
         let wire = wire::HostWire::new(read, write, outbox.clone(), ending);
-        let served = rmcp::service::serve_server_with_ct(service, wire, stop.child_token()).await;
+        // Boxed, as is the shutdown below: unboxed, the future of a caller's `async fn` that
+        // awaits this one is too deep for rustc's default recursion limit.
+        let served = Box::pin(rmcp::service::serve_server_with_ct(
+            service,
+            wire,
+            stop.child_token(),
+        ))
+        .await;
         let outcome = match served {
             Ok(running) => {
                 let quit = running.waiting().await;
@@ -246,7 +253,7 @@ impl Proxy {
             Err(_) if stop.is_cancelled() => Ok(()),
             Err(error) => Err(ProxyError::Handshake(error.to_string())),
         };
-        shared.shutdown().await;
+        Box::pin(shared.shutdown()).await;
         outbox.report_rest();
         outcome
     }
