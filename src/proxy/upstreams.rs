@@ -49,6 +49,8 @@ impl Upstreams {
         let callers = Arc::new(callers);
         let handlers = handlers(callers.clone());
         let registry = ToolRegistry::new();
+        // One per configured server: the operator's own list (a config file is read within
+        // 1 MiB), nothing a host or server sends.
         let mut list: Vec<Arc<Upstream>> = Vec::with_capacity(configs.len());
         for mut config in configs {
             let call_wait = *config.call_wait.get_or_insert(options.call_wait);

@@ -73,14 +73,17 @@ impl Tokens {
 
     /// The tokens in a file, one per line (blank lines and lines starting with `#` ignored).
     pub fn from_file(path: &Path) -> Result<Self, String> {
+        use std::io::Read;
         let shown = path.display();
-        let size = std::fs::metadata(path)
-            .map_err(|e| format!("{shown}: {e}"))?
-            .len();
-        if size > MAX_TOKEN_FILE {
+        // Read through the bound, not a size looked up first: a FIFO or a growing file has no
+        // size to trust.
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(MAX_TOKEN_FILE + 1).read_to_string(&mut text))
+            .map_err(|e| format!("{shown}: {e}"))?;
+        if text.len() as u64 > MAX_TOKEN_FILE {
             return Err(format!("{shown}: over {MAX_TOKEN_FILE} bytes"));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
         let tokens = Self::new(
             text.lines()
                 .filter(|line| !line.trim_start().starts_with('#')),
@@ -166,5 +169,20 @@ mod tests {
         assert_eq!(tokens.check(Some(b"Bearer two")), Ok(TokenKey(Some(1))));
         std::fs::write(&path, "# nothing\n").expect("write");
         assert!(Tokens::from_file(&path).is_err());
+    }
+
+    #[test]
+    fn a_token_file_over_the_bound_is_refused_after_reading_at_most_the_bound() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("tokens");
+        let at_bound = "t".repeat(MAX_TOKEN_FILE as usize);
+        std::fs::write(&path, &at_bound).expect("write");
+        assert!(
+            Tokens::from_file(&path).is_ok(),
+            "exactly the bound is read"
+        );
+        std::fs::write(&path, at_bound + "t").expect("write");
+        let refused = Tokens::from_file(&path).err().expect("refused");
+        assert!(refused.contains("over 1048576 bytes"), "{refused}");
     }
 }
