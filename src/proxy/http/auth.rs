@@ -182,7 +182,7 @@ mod tests {
             "exactly the bound is read"
         );
         std::fs::write(&path, at_bound + "t").expect("write");
-        let refused = Tokens::from_file(&path).err().expect("refused");
+        let refused = Tokens::from_file(&path).expect_err("refused");
         assert!(refused.contains("over 1048576 bytes"), "{refused}");
     }
 }
