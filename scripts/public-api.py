@@ -6,7 +6,7 @@
     python3 scripts/public-api.py --check   # exit 1 (with a diff) when public-api.txt differs
 
 The list is what a user of `mcp-resilient` can name with the features the command line builds
-(`proxy`, `otel`, `config-files`; `rig` is left out, its crate needs a newer rustc): every public
+(`proxy`, `serve`, `redis`, `otel`, `config-files`; `rig` is left out, its crate needs a newer rustc): every public
 module, type, field, variant, function and method with its signature, constant and trait
 implementation (derived and auto traits left out), reached from the crate root through public
 paths. Items marked `#[doc(hidden)]` are not part of it. `.ci/run` checks it, so that a change
@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FEATURES = "proxy,otel,config-files"
+FEATURES = "proxy,serve,redis,otel,config-files"
 LIST = os.path.join(ROOT, "public-api.txt")
 
 

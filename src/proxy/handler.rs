@@ -89,6 +89,13 @@ impl ServerHandler for ProxyHandler {
         if let Some(front) = &self.front {
             front.initialized(&self.shared, &context)?;
         }
+        #[cfg(feature = "serve")]
+        if (context.extensions)
+            .get::<rmcp::transport::streamable_http_server::SessionRestoreMarker>()
+            .is_some()
+        {
+            self.renew();
+        }
         self.negotiate_initialize(&request)
     }
 

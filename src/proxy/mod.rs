@@ -55,6 +55,7 @@ pub mod http;
 mod options;
 mod outage;
 mod outbox;
+mod renew;
 mod requests;
 mod session;
 mod shared;

@@ -49,6 +49,8 @@ pub use recorder::Telemetry;
 mod serving;
 mod sites;
 
+#[cfg(feature = "redis")]
+pub(crate) use serving::host_store_failure;
 #[cfg(feature = "proxy")]
 pub(crate) use serving::{HostSession, Served, served_error, served_rpc_error};
 pub(crate) use sites::*;

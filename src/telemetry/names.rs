@@ -20,6 +20,9 @@ pub const SERVER_OPERATION_DURATION: &str = "mcp.server.operation.duration";
 pub const SERVER_SESSION_DURATION: &str = "mcp.server.session.duration";
 /// Up-down counter: host sessions open now, by `network.transport`.
 pub const HOST_SESSIONS: &str = "mcp.server.resilience.host_sessions";
+/// Counter: operations of the gateway's shared host-session store (Redis) that failed or ran
+/// past their bound, by `operation` (`claim`, `write`); the gateway goes on from its own copy.
+pub const HOST_STORE_FAILURES: &str = "mcp.server.resilience.host_store.failures";
 
 /// Gauge: 1 for the state a server is in, 0 for the others it has been in (a state set).
 pub const STATE: &str = "mcp.client.resilience.state";

@@ -6,7 +6,7 @@ use std::{sync::OnceLock, time::Duration};
 
 use opentelemetry::{
     KeyValue,
-    metrics::{Histogram, UpDownCounter},
+    metrics::{Counter, Histogram, UpDownCounter},
 };
 
 use super::{names, recorder::recorder};
@@ -22,6 +22,7 @@ struct ServerInstruments {
     operation: Histogram<f64>,
     session: Histogram<f64>,
     sessions: UpDownCounter<i64>,
+    store_failures: Counter<u64>,
 }
 
 fn instruments() -> &'static ServerInstruments {
@@ -45,6 +46,11 @@ fn instruments() -> &'static ServerInstruments {
                 .i64_up_down_counter(names::HOST_SESSIONS)
                 .with_unit("{session}")
                 .with_description("Host sessions open now")
+                .build(),
+            store_failures: meter
+                .u64_counter(names::HOST_STORE_FAILURES)
+                .with_unit("{operation}")
+                .with_description("Operations of the shared host-session store that failed")
                 .build(),
         }
     })
@@ -89,4 +95,11 @@ pub(super) fn session_ended(lasted: Duration, transport: &'static str, protocol:
     instruments()
         .session
         .record(lasted.as_secs_f64(), &attributes);
+}
+
+/// An operation of the shared host-session store failed (`claim`, `write`).
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+pub(super) fn store_failure(operation: &'static str) {
+    let attributes = [KeyValue::new("operation", operation)];
+    instruments().store_failures.add(1, &attributes);
 }

@@ -118,3 +118,13 @@ impl Drop for HostSession {
         super::server::session_ended(self.started.elapsed(), self.transport, Some(&self.protocol));
     }
 }
+
+/// An operation of the shared host-session store failed or ran past its bound (`claim`,
+/// `write`).
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+pub(crate) fn host_store_failure(operation: &'static str) {
+    #[cfg(feature = "otel")]
+    super::server::store_failure(operation);
+    #[cfg(not(feature = "otel"))]
+    let _ = operation;
+}

@@ -93,7 +93,7 @@ pub(crate) enum Command {
     Proxy(ProxyArgs),
     /// Serve MCP over Streamable HTTP for many hosts at once, with supervised upstreams behind
     /// it (shared by every host, or one session per host).
-    Serve(crate::serve::ServeArgs),
+    Serve(Box<crate::serve::ServeArgs>),
     /// Run the embedded mock MCP server (used by the demo and the tests).
     #[command(hide = true, disable_help_flag = true)]
     MockServer {

@@ -63,6 +63,11 @@ pub(crate) struct ServeArgs {
     /// configuration sets no `callWait`).
     #[arg(long, value_parser = flag_duration, default_value = "10s")]
     pub(crate) call_wait: Duration,
+    /// Where host sessions' state is kept: `memory` (this process only), or a Redis URL
+    /// (`redis://127.0.0.1:6379`) shared by every replica of a fleet, so that any of them can
+    /// serve a host session another one held.
+    #[arg(long, value_name = "memory|URL", default_value = "memory")]
+    pub(crate) store: String,
     #[command(flatten)]
     pub(crate) telemetry: crate::telemetry::TelemetryArgs,
 }

@@ -10,6 +10,7 @@ use super::{commands::exit, output::with_causes, signals::Signals};
 use mcp_resilient::proxy::{
     ProxyOptions,
     http::{FrontLimits, Gateway, ServeOptions, Tokens},
+    state::{RedisHostStore, RedisStoreOptions},
 };
 
 /// Serves until a signal asks it to stop (exit 0 once every session and upstream is closed).
@@ -84,6 +85,13 @@ fn options(args: &ServeArgs) -> Result<ServeOptions, String> {
     options.allowed_hosts = args.allowed_hosts.clone();
     options.allowed_origins = args.allowed_origins.clone();
     options.limits = limits;
+    if args.store != "memory" {
+        let mut store_options = RedisStoreOptions::default();
+        store_options.ttl = args.session_idle;
+        let store = RedisHostStore::open(&args.store, store_options)
+            .map_err(|e| format!("--store: {}", with_causes(&e)))?;
+        options.store = std::sync::Arc::new(store);
+    }
     Ok(options)
 }
 

@@ -20,6 +20,8 @@ mod cli_signals;
 mod cli_wait;
 mod era_2026;
 mod era_fallback;
+#[cfg(feature = "fleet-tests")]
+mod fleet;
 mod hostile_limits;
 mod hostile_replies;
 mod hostile_sse;

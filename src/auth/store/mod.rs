@@ -1,5 +1,6 @@
 //! Where OAuth tokens live between runs: the [`TokenStore`] trait, a file per server under the
-//! user's config directory ([`FileTokenStore`]), and an in-memory store ([`MemoryTokenStore`]).
+//! user's config directory ([`FileTokenStore`]), an in-memory store ([`MemoryTokenStore`]), and
+//! (feature `redis`) Redis, shared by a fleet of gateways (`RedisTokenStore`).
 //!
 //! # Invariants
 //!
@@ -21,6 +22,8 @@
 mod file;
 mod memory;
 mod private;
+#[cfg(feature = "redis")]
+mod redis;
 
 use std::{
     fmt,
@@ -32,6 +35,8 @@ use async_trait::async_trait;
 
 pub use file::FileTokenStore;
 pub use memory::MemoryTokenStore;
+#[cfg(feature = "redis")]
+pub use redis::RedisTokenStore;
 use rmcp::transport::auth::StoredCredentials;
 use serde::{Deserialize, Serialize};
 

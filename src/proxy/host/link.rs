@@ -172,14 +172,27 @@ impl HostLink {
             .unwrap_or(false)
     }
 
-    /// Takes every subscription (the session ends): URI and server.
+    /// The session ends here: its state leaves this process's store (a shared store keeps its
+    /// record for a replica that may be asked for the session), and its subscriptions, URI and
+    /// server, are handed over to be given back.
     pub(crate) fn take_subscriptions(&self) -> Vec<(String, Arc<str>)> {
         self.store
-            .change(self.key(), |state| std::mem::take(&mut state.subscriptions))
+            .remove(self.key())
+            .map(|state| state.subscriptions)
             .unwrap_or_default()
             .into_iter()
             .map(|(uri, server)| (uri, Arc::from(server)))
             .collect()
+    }
+
+    /// Every subscription the host holds: URI and server.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn subscriptions(&self) -> Vec<(String, String)> {
+        self.store
+            .read(self.key(), |state| {
+                state.subscriptions.clone().into_iter().collect()
+            })
+            .unwrap_or_default()
     }
 
     #[cfg_attr(not(feature = "serve"), allow(dead_code))]

@@ -140,10 +140,15 @@ fn release(counts: &mut Counts, token: TokenKey) {
 }
 
 impl Reservation {
-    /// The session `id` was created: its slot stays taken until it closes.
+    /// The session `id` was created (or restored): its slot stays taken until it closes. A
+    /// session already counted (two requests restored it at once) keeps its one slot.
     pub(crate) fn bind(mut self, id: String) {
+        let mut counts = self.admission.lock();
+        if counts.owner.contains_key(&id) {
+            return;
+        }
         if let Some(token) = self.token.take() {
-            self.admission.lock().owner.insert(id, token);
+            counts.owner.insert(id, token);
         }
     }
 }

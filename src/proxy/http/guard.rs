@@ -98,6 +98,15 @@ pub(crate) async fn guard(
     let stateless = header_text(&request, VERSION_HEADER)
         .is_some_and(|version| version.as_str() >= STATELESS_FROM);
     let (mut reservation, mut slot) = (None, None);
+    // A session this gateway does not hold may be restored from the store by this request:
+    // it is counted like a new one, and given back if it was not.
+    let restoring = session.clone().filter(|id| !gate.hosts.has(id));
+    if restoring.is_some() && request.method() != Method::DELETE {
+        match gate.admission.reserve(token) {
+            Ok(taken) => reservation = Some(taken),
+            Err(full) => return over(full),
+        }
+    }
     if request.method() == Method::POST {
         let taken = match (&session, stateless) {
             (Some(id), _) => gate
@@ -117,13 +126,14 @@ pub(crate) async fn guard(
     gate.in_flight.fetch_add(1, Ordering::AcqRel);
     let counted = Counted(gate.clone());
     let response = next.run(request).await;
+    let created = response
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     if let Some(reservation) = reservation
-        && let Some(id) = response
-            .headers()
-            .get(SESSION_HEADER)
-            .and_then(|v| v.to_str().ok())
+        && let Some(id) = created.or(restoring)
     {
-        let id = id.to_owned();
         reservation.bind(id.clone());
         // The session may have failed its initialize, or closed already: then its slot goes
         // back now (closing twice gives back once).

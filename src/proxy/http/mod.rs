@@ -46,6 +46,7 @@ mod guard;
 mod health;
 mod hub;
 mod options;
+mod restore;
 mod serve;
 mod sessions;
 mod writer;

@@ -25,6 +25,7 @@ use super::{
     guard::{Gate, guard},
     health::{Readiness, healthz, readyz},
     hub::Hub,
+    restore::Restore,
     sessions::Sessions,
 };
 use crate::{
@@ -77,6 +78,7 @@ impl Gateway {
             hub.hosts.clone(),
             admission.clone(),
             options.limits.session_idle,
+            options.store.clone(),
         ));
         let ended = CancellationToken::new();
         let (mode, proxy, shared_set) = (self.mode, options.proxy.clone(), hub.common.clone());
@@ -177,12 +179,13 @@ fn rmcp_config(
         false => Vec::new(),
     };
     origins.extend(options.allowed_origins.iter().cloned());
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(Some(options.sse_keep_alive))
         .with_cancellation_token(ended)
         .with_max_request_body_bytes(options.limits.max_body_bytes)
         .with_allowed_origins(origins)
         .enforce_origin_validation();
+    config.session_store = Some(Arc::new(Restore(options.store.clone())));
     match hosts.iter().any(|h| h == "*") {
         true => config.disable_allowed_hosts(),
         false => config.with_allowed_hosts(hosts),

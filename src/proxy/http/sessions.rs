@@ -7,6 +7,9 @@
 //! 1. Every way a session ends goes through [`Sessions::close_session`] (rmcp calls it after a
 //!    `DELETE` and when a session's worker ends, idle included), and closing twice does nothing
 //!    more than closing once.
+//! 2. A session this gateway no longer owns in the host-session store (another replica claimed
+//!    it) is closed here before a request is served on it: the request then restores it from the
+//!    store (`src/proxy/http/restore.rs`), as if it had never been here.
 
 use std::{sync::Arc, time::Duration};
 
@@ -20,6 +23,7 @@ use rmcp::{
 };
 
 use super::{admit::Admission, hub::Hosts};
+use crate::proxy::state::HostStore;
 
 /// The id of the session an `initialize` opens, carried in that request's extensions.
 #[derive(Debug, Clone)]
@@ -31,17 +35,24 @@ pub(crate) struct Sessions {
     inner: LocalSessionManager,
     hosts: Arc<Hosts>,
     admission: Admission,
+    store: Arc<dyn HostStore>,
 }
 
 impl Sessions {
-    /// Sessions closed after `idle` without a request.
-    pub(crate) fn new(hosts: Arc<Hosts>, admission: Admission, idle: Duration) -> Self {
+    /// Sessions closed after `idle` without a request, whose state `store` keeps.
+    pub(crate) fn new(
+        hosts: Arc<Hosts>,
+        admission: Admission,
+        idle: Duration,
+        store: Arc<dyn HostStore>,
+    ) -> Self {
         let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = Some(idle);
         Self {
             inner,
             hosts,
             admission,
+            store,
         }
     }
 }
@@ -64,7 +75,14 @@ impl SessionManager for Sessions {
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        self.inner.has_session(id).await
+        let here = self.inner.has_session(id).await?;
+        if here && !self.store.holds(id) {
+            // Invariant 2: claimed by another replica; let it go, and restore it.
+            tracing::info!("a host session claimed by another replica is let go here");
+            self.close_session(id).await?;
+            return Ok(false);
+        }
+        Ok(here)
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
@@ -107,9 +125,9 @@ impl SessionManager for Sessions {
 
     async fn restore_session(
         &self,
-        _id: SessionId,
+        id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        Ok(RestoreOutcome::NotSupported)
+        self.inner.restore_session(id).await
     }
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {

@@ -16,19 +16,29 @@
 //!    removed.
 //! 2. A store never waits: the core calls it on the paths of requests and of notifications. A
 //!    networked store keeps a local copy, answers from it and writes through in the background.
+//!    The one exception is [`HostStore::claim`], on the path of a request for a session this
+//!    process does not hold, and it is bounded by the store.
+//! 3. Only a host session the front [shared](HostStore::share) (one with a session id that
+//!    another replica may be asked for) leaves the process; keys of the process's own never do.
 
 // The log level is deprecated by SEP-2577, but hosts of the session era set it, and the proxy
 // keeps it for them.
 #![allow(deprecated)]
 
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 
 use std::{collections::BTreeMap, fmt};
+
+use futures::future::BoxFuture;
 
 use rmcp::model::{ClientCapabilities, Implementation, LoggingLevel};
 use serde::{Deserialize, Serialize};
 
 pub use memory::MemoryHostStore;
+#[cfg(feature = "redis")]
+pub use redis::{RedisHostStore, RedisStoreError, RedisStoreOptions, RedisStoreStatus};
 
 /// One host session's state. Serializable, so a shared store can keep it as one record.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -65,6 +75,51 @@ pub trait HostStore: Send + Sync + fmt::Debug + 'static {
     /// Whether no host session has state here.
     fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The host session `key` has a session id that other replicas may be asked for: keep its
+    /// state where they can take it over, from now until it is [removed](Self::remove).
+    ///
+    /// # Default
+    /// Nothing: a store of one process has no one to share with.
+    fn share(&self, key: &str) {
+        let _ = key;
+    }
+
+    /// A host asked this process for session `key`, which it does not hold: take the session
+    /// over from wherever it was kept (this process is its only owner from now on) and keep its
+    /// state here, or `None` when no such session is known (or the store cannot tell within
+    /// its bound).
+    ///
+    /// # Cancel safety
+    /// Dropping the future before it ends leaves the session unclaimed or claimed but not
+    /// held here; either way the next claim starts again.
+    ///
+    /// # Default
+    /// `None`: a store of one process knows only the sessions it holds.
+    fn claim<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<HostState>> {
+        let _ = key;
+        Box::pin(std::future::ready(None))
+    }
+
+    /// Whether this process still owns session `key`: false once another replica has claimed
+    /// it (the front then lets the session go and claims it back on its next request).
+    ///
+    /// # Default
+    /// `true`.
+    fn holds(&self, key: &str) -> bool {
+        let _ = key;
+        true
+    }
+
+    /// The host ended session `key` itself (`DELETE`): forget it everywhere, not only here.
+    /// The state held here stays until the core [removes](Self::remove) it, as the session's
+    /// end gives back what it held.
+    ///
+    /// # Default
+    /// Nothing: the core's `remove` is all a store of one process needs.
+    fn forget(&self, key: &str) {
+        let _ = key;
     }
 }
 

@@ -3,11 +3,12 @@
 //! are rmcp clients (session era) or plain HTTP requests (statuses, 2026-07-28).
 
 mod flood;
-mod gateway;
+pub mod gateway;
 mod guards;
 mod operate;
 mod per_host;
-mod raw;
+pub mod raw;
 mod sessions;
 mod shared;
 mod store;
+mod store_bound;

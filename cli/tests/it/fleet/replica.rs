@@ -1,0 +1,102 @@
+//! One `serve` replica of the fleet: a real process on a port of its own (held for restarts),
+//! with the mock server over HTTP as its upstream and Redis as its store.
+
+use std::process::Stdio;
+
+use mcp_mock_server::PortHold;
+use tokio::{io::AsyncBufReadExt, process::Child, sync::watch};
+
+use crate::{
+    common::{LIMIT, mock_binary},
+    serve::gateway::FAST,
+};
+
+/// One replica: its process while it runs, and its port.
+pub struct Replica {
+    child: Option<Child>,
+    pub port: u16,
+    upstream: String,
+    store: String,
+    log: watch::Receiver<Vec<String>>,
+    _hold: PortHold,
+}
+
+impl Replica {
+    /// Starts `serve` on a free port, in front of `upstream` (an HTTP MCP URL), with `store`.
+    pub async fn start(upstream: &str, store: &str) -> Replica {
+        let hold = PortHold::new().expect("a free port");
+        let mut replica = Replica {
+            child: None,
+            port: hold.port(),
+            upstream: upstream.to_owned(),
+            store: store.to_owned(),
+            log: watch::channel(Vec::new()).1,
+            _hold: hold,
+        };
+        replica.spawn().await;
+        replica
+    }
+
+    /// `http://127.0.0.1:PORT/mcp`
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    /// What the running process wrote on stderr so far.
+    pub fn log(&self) -> Vec<String> {
+        self.log.borrow().clone()
+    }
+
+    async fn spawn(&mut self) {
+        let listen = format!("127.0.0.1:{}", self.port);
+        let mut child = tokio::process::Command::new(mock_binary())
+            .args(["serve", "--listen", &listen, "--store", &self.store])
+            .args(FAST)
+            // A session-era upstream: a renewed subscription and level show as requests.
+            .args(["--protocol", "2025-11-25"])
+            .args([
+                "--name",
+                "mock",
+                "--transport",
+                "http",
+                "--url",
+                &self.upstream,
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("serve starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, mut log) = watch::channel(Vec::new());
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if std::env::var_os("MCP_SERVE_TEST_STDERR").is_some() {
+                    eprintln!("replica: {line}");
+                }
+                tx.send_modify(|all| all.push(line));
+            }
+        });
+        let serving = |lines: &Vec<String>| lines.iter().any(|l| l.contains("serving MCP at "));
+        tokio::time::timeout(LIMIT, log.wait_for(serving))
+            .await
+            .expect("the replica printed its address in time")
+            .expect("the replica printed its address");
+        self.log = log;
+        self.child = Some(child);
+    }
+
+    /// SIGKILL, and waits for the exit.
+    pub async fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().await.expect("replica killed");
+        }
+    }
+
+    /// Starts it again on the same port.
+    pub async fn restart(&mut self) {
+        self.spawn().await;
+    }
+}

@@ -1,0 +1,130 @@
+//! The fleet as a host sees it: two replicas behind nginx, one killed with SIGKILL and then the
+//! other, and the host's session goes on with what it had set up.
+
+#![allow(deprecated)]
+
+use rmcp::model::{LoggingLevel, SetLevelRequestParams, SubscribeRequestParams};
+use serde_json::json;
+
+use super::{nginx::Nginx, redis::Redis, replica::Replica};
+use crate::{
+    common::{LIMIT, host::text, process::MockProcess},
+    serve::gateway::HttpHost,
+};
+
+/// Waits (bounded) until Redis holds `count` host-session records.
+pub async fn wait_records(redis: &Redis, count: usize) {
+    let wait = async {
+        while redis.host_keys().await.len() != count {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(LIMIT, wait)
+        .await
+        .unwrap_or_else(|_| panic!("{count} host-session records not in Redis within {LIMIT:?}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_session_survives_sigkill_of_the_replica_it_was_on_with_its_subscription_and_level()
+{
+    let dir = tempfile::tempdir().expect("temp dir");
+    let redis = Redis::start(dir.path()).await;
+    let mock = MockProcess::start("http").await;
+    let mut a = Replica::start(&mock.url(), &redis.url()).await;
+    let mut b = Replica::start(&mock.url(), &redis.url()).await;
+    let nginx = Nginx::start(dir.path(), &[a.port, b.port]).await;
+
+    let host = HttpHost::connect(&nginx.url(), None).await;
+    assert_eq!(
+        text(&host.call("echo", json!({"text": "before"})).await),
+        "before"
+    );
+    let subscribe = host
+        .session
+        .subscribe(SubscribeRequestParams::new("mock://counter"));
+    tokio::time::timeout(LIMIT, subscribe)
+        .await
+        .expect("subscribe answered in time")
+        .expect("resources/subscribe");
+    let level = host
+        .session
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Debug));
+    tokio::time::timeout(LIMIT, level)
+        .await
+        .expect("setLevel answered in time")
+        .expect("logging/setLevel");
+    wait_records(&redis, 1).await;
+    // Written behind: what the host set is in Redis a moment after it was answered.
+    let written = async {
+        loop {
+            let key = &redis.host_keys().await[0];
+            let state = redis.command(&["HGET", key, "state"]).await;
+            if state.contains("mock://counter") && state.contains("debug") {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(LIMIT, written)
+        .await
+        .expect("the subscription and level were written in time");
+
+    // Whichever replica held it, the second kill is of the one it is on.
+    a.kill().await;
+    assert_eq!(
+        text(&host.call("echo", json!({"text": "a gone"})).await),
+        "a gone"
+    );
+    a.restart().await;
+    b.kill().await;
+    assert_eq!(
+        text(&host.call("echo", json!({"text": "b gone"})).await),
+        "b gone"
+    );
+
+    // It moved at least once, and where it landed its subscription and level were set up again.
+    mock.wait_requests("resources/subscribe", 2).await;
+    mock.wait_requests("logging/setLevel", 2).await;
+    assert!(
+        !host.session.is_closed(),
+        "the host's session is the same one"
+    );
+    assert_eq!(redis.host_keys().await.len(), 1, "one record, still");
+    nginx.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_asked_of_another_replica_directly_is_taken_over_and_deleted_by_its_host_there() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let redis = Redis::start(dir.path()).await;
+    let mock = MockProcess::start("http").await;
+    let a = Replica::start(&mock.url(), &redis.url()).await;
+    let b = Replica::start(&mock.url(), &redis.url()).await;
+    let raw_a = crate::serve::raw::Raw::new(&a.url());
+    let id = raw_a.session().await;
+    wait_records(&redis, 1).await;
+
+    // No balancer: the host asks B, which never saw the session.
+    let raw_b = crate::serve::raw::Raw::new(&b.url());
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "moved"}}});
+    let response = raw_b.post(&call, &raw_b.in_session(&id)).await;
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+    let reply = crate::serve::raw::answer(response, 7).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "moved", "{reply}");
+
+    // The host ends it where it is now: the record goes, whoever wrote it.
+    let deleted = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client")
+        .delete(b.url())
+        .header("mcp-session-id", &id)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .expect("DELETE");
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    wait_records(&redis, 0).await;
+    drop(a);
+}

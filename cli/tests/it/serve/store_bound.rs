@@ -1,0 +1,66 @@
+//! The Redis host-session store's bound when Redis does not answer: a Redis that accepts
+//! connections and never replies (a real socket on 127.0.0.1 that reads and says nothing).
+//! No operation waits past the store's `wait`; the core's calls never wait at all.
+
+#![allow(deprecated)]
+
+use std::time::Duration;
+
+use mcp_resilient::proxy::state::{HostStore, RedisHostStore, RedisStoreOptions};
+use rmcp::model::LoggingLevel;
+
+use crate::common::LIMIT;
+
+/// Accepts connections and reads from them forever, answering nothing.
+async fn silent_redis() -> (u16, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    (port, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_redis_costs_a_claim_at_most_its_wait_and_the_core_nothing() {
+    let (port, silent) = silent_redis().await;
+    let mut options = RedisStoreOptions::default();
+    options.wait = Duration::from_millis(200);
+    options.retry = Duration::from_millis(50);
+    let store = RedisHostStore::open(&format!("redis://127.0.0.1:{port}"), options.clone())
+        .expect("a store, though Redis says nothing");
+
+    // The core's calls: 64 sessions, each changed 100 times, all done while nothing answers.
+    for n in 0..64 {
+        let key = format!("s{n}");
+        for _ in 0..100 {
+            store.update(&key, &mut |s| s.level = Some(LoggingLevel::Debug));
+        }
+        store.share(&key);
+        let mut seen = false;
+        store.view(&key, &mut |s| seen = s.is_some());
+        assert!(seen);
+    }
+    assert_eq!(store.len(), 64);
+
+    // A claim gives up within its wait (the deadline here is a generous multiple of it).
+    let claim = tokio::time::timeout(options.wait * 5, store.claim("elsewhere")).await;
+    assert_eq!(claim.expect("the claim ended within its bound"), None);
+
+    // The writer keeps one pending operation per session, however many changes were made.
+    let wait = async {
+        while !store.status().degraded {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(LIMIT, wait).await.expect("degraded");
+    let status = store.status();
+    assert!(status.pending <= 64, "{status:?}");
+    assert!(status.failures >= 1, "{status:?}");
+    silent.abort();
+}

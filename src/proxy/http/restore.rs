@@ -1,0 +1,57 @@
+//! The host-session store as rmcp's `SessionStore`: how a request for a session this gateway
+//! does not hold becomes a session restored from the store.
+//!
+//! rmcp asks `load` when a request names a session it has no worker for; given what the host
+//! sent in its `initialize`, it starts a worker under the same id and replays that `initialize`
+//! (marked with `SessionRestoreMarker`), and the core rebuilds what the host had on the
+//! upstreams (`src/proxy/renew.rs`). `store` comes after every
+//! `initialize` this gateway answers: the session is one other replicas may be asked for. `delete`
+//! comes after the host's `DELETE`.
+
+use std::sync::Arc;
+
+use rmcp::{
+    model::{InitializeRequestParams, ProtocolVersion},
+    transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError},
+};
+
+use crate::proxy::state::HostStore;
+
+/// The host-session store, as rmcp's session store.
+pub(crate) struct Restore(pub(crate) Arc<dyn HostStore>);
+
+#[async_trait::async_trait]
+impl SessionStore for Restore {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let Some(state) = self.0.claim(session_id).await else {
+            return Ok(None);
+        };
+        // A record without what `initialize` said cannot be replayed: the host starts again.
+        let (Some(protocol), Some(client)) = (state.protocol, state.client) else {
+            self.0.remove(session_id);
+            return Ok(None);
+        };
+        let Ok(version) = serde_json::from_value::<ProtocolVersion>(protocol.into()) else {
+            self.0.remove(session_id);
+            return Ok(None);
+        };
+        let params =
+            InitializeRequestParams::new(state.capabilities, client).with_protocol_version(version);
+        tracing::info!("a host session held elsewhere is served here from now on");
+        Ok(Some(SessionState::new(params)))
+    }
+
+    async fn store(
+        &self,
+        session_id: &str,
+        _state: &SessionState,
+    ) -> Result<(), SessionStoreError> {
+        self.0.share(session_id);
+        Ok(())
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        self.0.forget(session_id);
+        Ok(())
+    }
+}
