@@ -24,6 +24,14 @@ pub async fn wait_records(redis: &Redis, count: usize) {
         .unwrap_or_else(|_| panic!("{count} host-session records not in Redis within {LIMIT:?}"));
 }
 
+/// The replica part of the only record's owner (`<replica>/<n>`).
+async fn owner_replica(redis: &Redis) -> String {
+    let key = redis.host_keys().await[0].clone();
+    let reply = redis.command(&["HGET", &key, "owner"]).await;
+    let value = reply.lines().nth(1).unwrap_or_default().to_owned();
+    value.split('/').next().unwrap_or_default().to_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_session_survives_sigkill_of_the_replica_it_was_on_with_its_subscription_and_level()
 {
@@ -94,7 +102,8 @@ async fn a_host_session_survives_sigkill_of_the_replica_it_was_on_with_its_subsc
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_asked_of_another_replica_directly_is_taken_over_and_deleted_by_its_host_there() {
+async fn a_session_asked_of_another_replica_is_taken_over_fenced_on_the_first_and_deleted_by_its_host()
+ {
     let dir = tempfile::tempdir().expect("temp dir");
     let redis = Redis::start(dir.path()).await;
     let mock = MockProcess::start("http").await;
@@ -113,12 +122,31 @@ async fn a_session_asked_of_another_replica_directly_is_taken_over_and_deleted_b
     let reply = crate::serve::raw::answer(response, 7).await;
     assert_eq!(reply["result"]["content"][0]["text"], "moved", "{reply}");
 
+    // A still holds its old copy. Its next write is fenced, and from then on A lets its copy go
+    // and claims the session back from Redis rather than serve it stale.
+    let b_owner = owner_replica(&redis).await;
+    let level = json!({"jsonrpc": "2.0", "id": 8, "method": "logging/setLevel",
+        "params": {"level": "error"}});
+    let back = async {
+        loop {
+            let response = raw_a.post(&level, &raw_a.in_session(&id)).await;
+            assert_eq!(response.status(), reqwest::StatusCode::OK);
+            let _ = crate::serve::raw::messages(response).await;
+            if owner_replica(&redis).await != b_owner {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(LIMIT, back)
+        .await
+        .expect("A claimed the session back after its write was fenced");
+
     // The host ends it where it is now: the record goes, whoever wrote it.
     let deleted = reqwest::Client::builder()
         .no_proxy()
         .build()
         .expect("client")
-        .delete(b.url())
+        .delete(a.url())
         .header("mcp-session-id", &id)
         .header("mcp-protocol-version", "2025-11-25")
         .send()
@@ -126,5 +154,5 @@ async fn a_session_asked_of_another_replica_directly_is_taken_over_and_deleted_b
         .expect("DELETE");
     assert!(deleted.status().is_success(), "{}", deleted.status());
     wait_records(&redis, 0).await;
-    drop(a);
+    drop(b);
 }

@@ -45,7 +45,8 @@ use table::{Held, Op, Table};
 /// Host sessions' state in Redis, with a local copy: each replica answers from its copy, one
 /// task writes changes behind, and a replica asked for a session it does not hold claims it (a
 /// compare-and-swap of the record's owner). Redis unreachable: served from the copy, written
-/// when it returns. Keys and values are described in `docs/ARCHITECTURE.md` ("The fleet").
+/// when it returns. Its keys and values are described in the README ("Scaling beyond one
+/// machine: a fleet") and in `src/proxy/state/redis/scripts.rs`.
 pub struct RedisHostStore {
     shared: Arc<Inner>,
     _stop: DropGuard,
