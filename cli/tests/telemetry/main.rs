@@ -259,8 +259,30 @@ async fn an_outage_and_failing_calls_leave_every_series_with_bounded_attributes(
     )
     .await;
 
-    // Killed: the loss, attempts that fail, a call held by callWait, then the restart.
+    // Killed: the loss (the session's stream ends, and a call in flight fails: its verdict is
+    // a death), attempts that fail, a call held by callWait, then the restart.
+    let posts = |requests: &serde_json::Value| {
+        let requests = requests.as_array().map(Vec::as_slice).unwrap_or_default();
+        requests.iter().filter(|q| q["method"] == "POST").count()
+    };
+    let before = posts(&mock.admin_get("requests").await);
+    let sleeper = registry.handle("mcp__tel__sleep").expect("sleep");
+    let in_flight = tokio::spawn(async move { sleeper.call(json!({"ms": 10_000})).await });
+    tokio::time::timeout(LIMIT, async {
+        while posts(&mock.admin_get("requests").await) <= before {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the call reached the server");
     mock.kill().await;
+    let lost = tokio::time::timeout(LIMIT, in_flight).await;
+    assert!(
+        lost.expect("the call ended in time")
+            .expect("join")
+            .is_err(),
+        "the call in flight at the kill failed"
+    );
     wait_state(&mut state, |s| {
         matches!(
             s,

@@ -29,8 +29,7 @@ mod utf8;
 
 pub(crate) use connect::connect;
 pub(crate) use errors::SendError;
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use parse::Parser;
+pub(crate) use parse::{Event, Parser, SseError};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use stream::resolve_endpoint;
 
