@@ -21,6 +21,7 @@ mod era_fallback;
 mod hostile_limits;
 mod hostile_replies;
 mod hostile_sse;
+mod http_stream;
 mod layers;
 mod oauth;
 mod proxy;
