@@ -12,10 +12,11 @@ use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
 /// Tools every mock server starts with, in listing order.
-pub const BUILTINS: [&str; 15] = [
+pub const BUILTINS: [&str; 16] = [
     "echo",
     "add",
     "sleep",
+    "peek",
     "whoami",
     "fail",
     "crash",
@@ -103,7 +104,17 @@ pub(crate) enum ToolKind {
 }
 
 fn builtin_tool(name: &str) -> Tool {
-    let (description, properties, required): (&str, Value, &[&str]) = match name {
+    let (description, properties, required) = builtin_shape(name);
+    let tool = Tool::new(name.to_owned(), description, schema(properties, required));
+    match name {
+        "peek" => tool.annotate(rmcp::model::ToolAnnotations::new().read_only(true)),
+        _ => tool,
+    }
+}
+
+/// A built-in's description, input properties and required properties.
+fn builtin_shape(name: &str) -> (&'static str, Value, &'static [&'static str]) {
+    match name {
         "echo" => (
             "returns `text` unchanged",
             json!({"text": {"type": "string"}}),
@@ -116,6 +127,11 @@ fn builtin_tool(name: &str) -> Tool {
         ),
         "sleep" => (
             "sleeps `ms` milliseconds (cancellable; a cancellation is counted in whoami)",
+            json!({"ms": {"type": "integer", "minimum": 0}}),
+            &["ms"],
+        ),
+        "peek" => (
+            "waits `ms` milliseconds (cancellable), returns the boot id; readOnlyHint",
             json!({"ms": {"type": "integer", "minimum": 0}}),
             &["ms"],
         ),
@@ -195,8 +211,7 @@ fn builtin_tool(name: &str) -> Tool {
             }),
             &[],
         ),
-    };
-    Tool::new(name.to_owned(), description, schema(properties, required))
+    }
 }
 
 fn schema(properties: Value, required: &[&str]) -> Arc<JsonObject> {
@@ -229,6 +244,7 @@ mod tests {
             [
                 "echo",
                 "sleep",
+                "peek",
                 "whoami",
                 "fail",
                 "crash",
@@ -247,7 +263,7 @@ mod tests {
                 "zeta"
             ]
         );
-        assert_eq!(set.len(), 18);
+        assert_eq!(set.len(), 19);
         assert_eq!(set.lookup("add"), None);
         set.apply(&["add".into()], &["zeta".into()]);
         assert_eq!(set.lookup("add"), Some(ToolKind::Builtin));

@@ -66,6 +66,7 @@ async fn stdio_serves_tools_in_order_and_answers_each_builtin() {
             "echo",
             "add",
             "sleep",
+            "peek",
             "whoami",
             "fail",
             "crash",
@@ -95,6 +96,13 @@ async fn stdio_serves_tools_in_order_and_answers_each_builtin() {
         text(&call(&running, "sleep", json!({"ms": 1})).await),
         "slept 1ms"
     );
+    let peek = tools.iter().find(|t| t.name == "peek").expect("peek");
+    let hints = peek.annotations.as_ref().and_then(|a| a.read_only_hint);
+    assert_eq!(hints, Some(true), "peek is annotated read-only");
+    assert_eq!(
+        text(&call(&running, "peek", json!({"ms": 1})).await),
+        "b0b0"
+    );
     let who = call(&running, "whoami", json!({})).await;
     let structured = who.structured_content.clone().expect("structured content");
     assert_eq!(
@@ -102,8 +110,8 @@ async fn stdio_serves_tools_in_order_and_answers_each_builtin() {
         json!({
             "boot_id": "b0b0",
             "pid": pid,
-            "calls": 4,
-            "methods": {"initialize": 1, "tools/list": 1, "tools/call": 4},
+            "calls": 5,
+            "methods": {"initialize": 1, "tools/list": 1, "tools/call": 5},
             "counter": 0,
             "resource_subscriptions": 0,
             "log_level": null,

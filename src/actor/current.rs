@@ -51,6 +51,7 @@ impl Actor {
         });
         // The tools go into the registry now (a reader that sees `ready` finds them), and are
         // announced once the status says the generation takes calls.
+        live.set_tools(&tools);
         let published = self.publish(generation, tools);
         let listen = crate::session::listen::Listener {
             subscription,

@@ -124,6 +124,9 @@ impl Actor {
             self.refresh_after(listing.ttl);
         }
         let result = result.map(|listing| listing.tools);
+        if let (Ok(tools), Some(running)) = (&result, &self.running) {
+            running.live.set_tools(tools);
+        }
         match result.map(|tools| self.registry.publish(self.server(), generation, tools)) {
             Ok(Ok(published)) if published.change.is_empty() => {}
             Ok(Ok(published)) => {

@@ -37,6 +37,11 @@ const PROGRESS_YIELDS: usize = 4;
 /// How long a cancellation for an abandoned request may take to send before it is given up.
 const CANCEL_SEND_LIMIT: Duration = Duration::from_secs(5);
 
+/// How long a call whose generation was reported dead by someone else still waits for its own
+/// outcome, which may say that it never left (a refused connection, a closed pipe): such a call
+/// goes to the next generation instead of failing as one that may have run.
+const DEATH_GRACE: Duration = Duration::from_millis(500);
+
 impl CallPath {
     /// Sends `request` once on `live`, inside `deadline`; its progress goes to `progress`.
     /// `overloads` counts the refusals for load so far; each one waits longer (from
@@ -75,14 +80,20 @@ impl CallPath {
         op: &crate::telemetry::Op,
     ) -> Sent {
         let sent = Instant::now();
+        let id = std::sync::OnceLock::new();
         let outcome = {
             let _in_flight = live.call_started();
-            let exchange = op.within(self.exchange(live, request, progress));
+            let exchange = op.within(self.exchange(live, request, progress, &id));
+            tokio::pin!(exchange);
             tokio::select! {
                 biased;
-                outcome = tokio::time::timeout_at(deadline, exchange) => outcome,
+                outcome = tokio::time::timeout_at(deadline, &mut exchange) => outcome,
                 _ = live.dead.cancelled() => {
-                    return Sent::Done(Err(self.lost(live, "the generation died during the call", true)));
+                    let grace = deadline.min(Instant::now() + DEATH_GRACE);
+                    match tokio::time::timeout_at(grace, &mut exchange).await {
+                        Ok(outcome) => Ok(outcome),
+                        Err(_) => return self.died_during(live, id.get()).await,
+                    }
                 }
             }
         };
@@ -106,8 +117,25 @@ impl CallPath {
             }
             Ok(Err(e)) => e,
         };
-        self.after_error(live, &error, sent, deadline, overloads, op)
+        self.after_error(live, &error, id.get(), sent, deadline, overloads, op)
             .await
+    }
+
+    /// The call's generation died (reported by someone else) and the call's own outcome did not
+    /// follow within [`DEATH_GRACE`]: it never ran if it never left, or else it may have.
+    async fn died_during(&self, live: &Live, id: Option<&RequestId>) -> Sent {
+        if never_ran(&live.activity, id, None).await {
+            return Sent::Unsent(self.lost(
+                live,
+                "the generation died before the call left",
+                false,
+            ));
+        }
+        Sent::Done(Err(self.lost(
+            live,
+            "the generation died during the call",
+            true,
+        )))
     }
 
     /// Sends `request` and waits for its answer, with its progress routed to `progress` and a
@@ -117,11 +145,13 @@ impl CallPath {
         live: &Live,
         request: ClientRequest,
         progress: Option<&ProgressFn>,
+        id: &std::sync::OnceLock<RequestId>,
     ) -> Result<ServerResult, ServiceError> {
         let handle = live
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await?;
+        let _ = id.set(handle.id.clone());
         crate::telemetry::request_id(&handle.id);
         let _route = progress.map(|callback| {
             self.relay.route_progress(
@@ -148,10 +178,15 @@ impl CallPath {
     }
 
     /// What a failed send means (see [`crate::verdict`]).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the send's own facts, each used once"
+    )]
     async fn after_error(
         &self,
         live: &Live,
         error: &ServiceError,
+        id: Option<&RequestId>,
         sent: Instant,
         deadline: Instant,
         overloads: &mut u32,
@@ -195,7 +230,7 @@ impl CallPath {
                     death.cause,
                     format!("call path: {}", death.detail),
                 ));
-                if never_ran(error) {
+                if never_ran(&live.activity, id, Some(error)).await {
                     let detail = format!("not run by the server ({})", death.detail);
                     return Sent::Unsent(self.lost(live, detail, false));
                 }
@@ -228,22 +263,6 @@ impl CallPath {
         // A server busy with another call inside its deadline answers that call: not a miss.
         if let Some(Probed::Busy) = live.probe(Prober::AfterSuspect, Duration::MAX).await {
             live.misses.clear();
-        }
-    }
-
-    /// The call was not sent: no token could be had (see [`Verdict::AuthUnavailable`]).
-    pub(super) fn auth_unavailable(&self, detail: String) -> CallError {
-        CallError::AuthUnavailable {
-            server: self.server.to_string(),
-            detail,
-        }
-    }
-
-    pub(super) fn rejected(&self, status: Option<u16>, detail: String) -> CallError {
-        CallError::Rejected {
-            server: self.server.to_string(),
-            status,
-            detail,
         }
     }
 }

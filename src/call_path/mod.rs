@@ -13,11 +13,16 @@ use rmcp::model::{
 use tokio::time::Instant;
 
 mod answer;
+mod errors;
 mod input;
 mod probe;
 mod wait;
 
-use crate::{CallError, call::CallOptions, config::ServerConfig, state::ConnectionState};
+use crate::{
+    CallError,
+    call::CallOptions,
+    config::{Replay, ServerConfig},
+};
 use crate::{
     board::Board,
     session::{live::Live, relay::Relay},
@@ -36,6 +41,8 @@ pub(crate) struct CallPath {
     handlers: crate::host::HostHandlers,
     /// How long a call during an outage waits for a ready generation; zero: not at all.
     call_wait: Duration,
+    /// Whether a call lost with its generation is sent again to a read-only or idempotent tool.
+    replay: Replay,
     /// The heartbeat interval when the heartbeat is on: a call after a longer silence probes
     /// first.
     probe_after: Option<Duration>,
@@ -91,27 +98,10 @@ impl CallPath {
             relay,
             call_timeout: config.call_timeout,
             call_wait: config.effective_call_wait(),
+            replay: config.replay,
             handlers: config.handlers.clone(),
             probe_after: hb.enabled.then_some(hb.interval),
             limits: config.limits.clone(),
-        }
-    }
-
-    /// The call finds no generation to go to: the server is in `state`, never `ready`.
-    pub(super) fn unavailable(&self, state: ConnectionState) -> CallError {
-        debug_assert!(!state.is_ready());
-        CallError::Unavailable {
-            server: self.server.to_string(),
-            state,
-        }
-    }
-
-    fn lost(&self, live: &Live, detail: impl Into<String>, may_have_run: bool) -> CallError {
-        CallError::ConnectionLost {
-            may_have_run,
-            server: self.server.to_string(),
-            generation: live.generation,
-            detail: detail.into(),
         }
     }
 
@@ -139,6 +129,7 @@ impl CallPath {
     ) -> Result<CallToolResult, CallError> {
         let (mut live, deadline, limit) = self.ready_for(options).await?;
         let (mut resent, mut overloads, mut rounds) = (false, 0, input::Rounds::default());
+        let mut replayed = false;
         loop {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
             let progress = options.progress.as_ref();
@@ -150,6 +141,17 @@ impl CallPath {
                     self.answer_input(input, &mut params, &mut rounds, deadline, limit)
                         .await?
                 }
+                // It may have run, and running it again is harmless: once more, on the next
+                // generation (DESIGN invariant 7).
+                Sent::Done(Err(
+                    lost @ CallError::ConnectionLost {
+                        may_have_run: true, ..
+                    },
+                )) if !replayed && self.may_replay(&live, &params.name) => {
+                    replayed = true;
+                    tracing::info!(server = %self.server, generation = %live.generation, tool = %params.name, "call lost with its generation; sending it again to the next, the tool being read-only or idempotent");
+                    live = self.next_live(&live, deadline, lost).await?;
+                }
                 Sent::Done(result) => return result.and_then(tool_result),
                 Sent::Again => {}
                 // The server did not run it: it may go once to the next generation.
@@ -160,6 +162,11 @@ impl CallPath {
                 Sent::Unsent(lost) => return Err(lost),
             }
         }
+    }
+
+    /// Whether a call to `tool` lost with `live` may be sent again ([`Replay`]).
+    fn may_replay(&self, live: &Live, tool: &str) -> bool {
+        self.replay == Replay::Annotated && live.replayable(tool)
     }
 
     /// Sends any request to the current generation, with the same deadline, resend and verdict

@@ -21,6 +21,7 @@ impl ServerConfig {
             call_wait: None,
             limits: Limits::default(),
             protocol: ProtocolChoice::Auto,
+            replay: super::Replay::Annotated,
             handlers: crate::host::HostHandlers::default(),
             pending: None,
         }
@@ -29,6 +30,15 @@ impl ServerConfig {
     /// How the host answers what the server asks of it (elicitation, sampling, roots).
     pub fn handlers(mut self, handlers: crate::host::HostHandlers) -> Self {
         self.handlers = handlers;
+        self
+    }
+
+    /// Whether a call lost with its generation is sent again ([`Replay::Annotated`] by default:
+    /// only to tools annotated read-only or idempotent).
+    ///
+    /// [`Replay::Annotated`]: super::Replay::Annotated
+    pub fn replay(mut self, replay: super::Replay) -> Self {
+        self.replay = replay;
         self
     }
 

@@ -55,7 +55,7 @@ pub use self::limits::Limits;
 #[cfg(feature = "config-files")]
 pub(crate) use self::limits::parse_bytes;
 pub use self::policy::{Heartbeat, Reconnect};
-pub use self::server::{DEFAULT_CALL_WAIT, ProtocolChoice, ServerConfig, TransportConfig};
+pub use self::server::{DEFAULT_CALL_WAIT, ProtocolChoice, Replay, ServerConfig, TransportConfig};
 pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};
 pub use self::validate::validate_server_name;
 

@@ -67,6 +67,13 @@ pub struct ServerConfig {
     /// # Default
     /// [`ProtocolChoice::Auto`]
     pub protocol: ProtocolChoice,
+    /// Whether a tool call lost with its generation (sent, no answer, may have run) is sent
+    /// once more to the next generation.
+    ///
+    /// # Default
+    /// [`Replay::Annotated`]: only for tools the server annotated `readOnlyHint` or
+    /// `idempotentHint`, for which running twice is the same as running once
+    pub replay: Replay,
     /// How the host answers what the server asks of it (elicitation, sampling, roots), in
     /// server requests and in `input_required` tool results alike.
     ///
@@ -138,5 +145,35 @@ impl ServerConfig {
     /// The `call_wait` in effect: the configured one, or [`DEFAULT_CALL_WAIT`].
     pub fn effective_call_wait(&self) -> Duration {
         self.call_wait.unwrap_or(DEFAULT_CALL_WAIT)
+    }
+}
+
+/// Whether a tool call lost with its generation is sent again ([`ServerConfig::replay`]).
+///
+/// A call lost in flight may have run: sending it again may run it twice. That is harmless
+/// only for a tool that changes nothing (`readOnlyHint: true`) or whose second run changes
+/// nothing more (`idempotentHint: true`), as the server annotated it in the generation that
+/// was sent the call. A call that provably did not run is sent again whatever this says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Replay {
+    /// Replayed once on the next generation, within the call's deadline, when the tool is
+    /// annotated `readOnlyHint` or `idempotentHint`; otherwise the call fails with
+    /// `ConnectionLost { may_have_run: true }`.
+    #[default]
+    Annotated,
+    /// Never replayed: a call lost in flight fails with `ConnectionLost { may_have_run: true }`.
+    Never,
+}
+
+impl FromStr for Replay {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "annotated" => Ok(Replay::Annotated),
+            "never" => Ok(Replay::Never),
+            other => Err(format!("must be `annotated` or `never`, got `{other}`")),
+        }
     }
 }

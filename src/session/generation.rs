@@ -32,6 +32,8 @@ use crate::{
 /// How long a monitor waits for rmcp's own cleanup after the barrier (rmcp bounds it: a 2 s
 /// drain, then for Streamable HTTP a DELETE of at most 5 s).
 const SESSION_LINGER: Duration = Duration::from_secs(10);
+/// How long the close of a dead remote generation waits for its writes in flight to finish.
+const WRITES_SETTLE: Duration = Duration::from_millis(500);
 /// How long an orderly close waits for the listener to cancel its listen request.
 const LISTEN_END: Duration = Duration::from_millis(250);
 
@@ -181,7 +183,7 @@ impl Monitor {
             guard,
             slot,
             session_ct,
-            ..
+            activity,
         } = session;
         let Monitor {
             live,
@@ -210,6 +212,12 @@ impl Monitor {
             }
             stop = stop => stop.unwrap_or(Stop::Dead),
         };
+        if !has_process && requested == Stop::Dead {
+            // Let the writes in flight finish first (a POST to a dead server is refused at
+            // once): their outcome tells their callers whether the request left, and so whether
+            // it may go to the next generation (see `transport::ledger`).
+            let _ = tokio::time::timeout(WRITES_SETTLE, activity.writes_settled()).await;
+        }
         session_ct.cancel();
         if has_process {
             let disposed = guard.dispose(requested, close_limit).await;

@@ -62,6 +62,10 @@ pub(crate) struct Live {
     pub(super) discover: AtomicBool,
     /// The heartbeat's settings, which every prober follows; `None` without a heartbeat.
     pub(super) probes: Option<ProbeRules>,
+    /// The tools this generation listed as `readOnlyHint` or `idempotentHint`: a call to one
+    /// of them lost with this generation may be sent again. Replaced by the actor after each
+    /// listing of this generation.
+    replayable: std::sync::RwLock<Arc<std::collections::HashSet<String>>>,
     guard: Arc<RetryGuard>,
     tx: mpsc::UnboundedSender<Msg>,
 }
@@ -83,8 +87,14 @@ impl Live {
         probes: Option<ProbeRules>,
     ) -> Self {
         let modern = crate::session::connect::era::is_modern(&protocol);
-        let telemetry =
-            crate::telemetry::Labels::new(&server, generation, transport, protocol.as_str());
+        let session = activity.session_id.get().map(|id| &**id);
+        let telemetry = crate::telemetry::Labels::new(
+            &server,
+            generation,
+            transport,
+            protocol.as_str(),
+            session,
+        );
         Live {
             server,
             generation,
@@ -97,9 +107,36 @@ impl Live {
             calls: AtomicUsize::new(0),
             discover: AtomicBool::new(modern),
             probes,
+            replayable: std::sync::RwLock::default(),
             guard,
             tx,
         }
+    }
+
+    /// Takes the annotations of this generation's listing: which of its tools are read-only or
+    /// idempotent.
+    pub(crate) fn set_tools(&self, tools: &[rmcp::model::Tool]) {
+        let replayable = tools
+            .iter()
+            .filter(|tool| {
+                tool.annotations.as_ref().is_some_and(|a| {
+                    a.read_only_hint == Some(true) || a.idempotent_hint == Some(true)
+                })
+            })
+            .map(|tool| tool.name.to_string())
+            .collect();
+        *self
+            .replayable
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(replayable);
+    }
+
+    /// True when this generation listed `tool` as read-only or idempotent.
+    pub(crate) fn replayable(&self, tool: &str) -> bool {
+        self.replayable
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(tool)
     }
 
     /// Reports this generation dead. Returns true if this report started the recovery.

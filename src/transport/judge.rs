@@ -9,7 +9,7 @@
 
 use rmcp::{ServiceError, service::ClientInitializeError};
 
-use super::{http, sse};
+use super::{Activity, http, ledger::Delivery, sse};
 use crate::{
     config::{Bytes, Limits},
     state::{Cause, Death},
@@ -107,10 +107,46 @@ pub(crate) fn judge(error: &ServiceError) -> Verdict {
     }
 }
 
-/// True when `error` proves the server did not run the request: the connection it needed could not
-/// even be opened, or the server refused it for a session it no longer knows. Such a request may
-/// be sent once to the next generation.
-pub(crate) fn never_ran(error: &ServiceError) -> bool {
+/// True when a request that failed provably did not run, so that it may be sent once to the
+/// next generation. `id`: its JSON-RPC id (`None` when rmcp never queued it); `error`: its own
+/// failure (`None` when it has none: its generation died first, and it was given up).
+///
+/// The transport's ledger ([`super::ledger`]) decides first: never handed, or refused by the
+/// transport, it did not run; its send finished, it may have (whatever a later error says: a
+/// resumed response stream answered 404 does not unsend a delivered request); its send still
+/// pending over a pipe, the child cannot have read a whole line. Otherwise the error decides:
+/// the connection it needed could not even be opened, or the server refused it for a session it
+/// no longer knows.
+pub(crate) async fn never_ran(
+    activity: &Activity,
+    id: Option<&rmcp::model::RequestId>,
+    error: Option<&ServiceError>,
+) -> bool {
+    let Some(id) = id else {
+        // Finished without an id: rmcp refused to queue it. No outcome and no id yet: unknown.
+        return error.is_some();
+    };
+    let delivery = match activity.ledger.delivery(id) {
+        // A POST still under way says in a moment whether it left (a refusal is immediate).
+        Delivery::Pending if !activity.local_writes => {
+            activity.ledger.settled(id, POST_SETTLE).await
+        }
+        other => other,
+    };
+    match delivery {
+        Delivery::NeverHanded | Delivery::Failed => true,
+        Delivery::Delivered => false,
+        Delivery::Pending => activity.local_writes,
+        Delivery::Unknown | Delivery::Refused => error.is_some_and(error_never_ran),
+    }
+}
+
+/// How long a request whose POST is still under way waits for its outcome before it is taken
+/// to have left.
+const POST_SETTLE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// True when `error` alone proves the server did not run the request (see [`never_ran`]).
+fn error_never_ran(error: &ServiceError) -> bool {
     let ServiceError::TransportSend(e) = error else {
         return false;
     };

@@ -9,6 +9,8 @@ pub(crate) mod client;
 pub(crate) mod detect;
 pub(crate) mod http;
 mod judge;
+pub(crate) mod ledger;
+mod observed;
 pub(crate) mod refusal;
 pub(crate) mod sse;
 pub(crate) mod stdio;
@@ -22,16 +24,12 @@ use std::{
     time::Duration,
 };
 
-use rmcp::{
-    RoleClient,
-    service::{RxJsonRpcMessage, TxJsonRpcMessage},
-    transport::Transport,
-};
 use tokio::time::Instant;
 
 use crate::state::Death;
 pub(crate) use detect::name;
 pub(crate) use judge::{innermost, judge, judge_handshake, judge_listing, never_ran};
+pub(crate) use observed::Observed;
 
 /// What a generation's transport has been doing: when the last message arrived, whether a write
 /// is stuck, whether a call ran past its deadline since. Written by the transport wrapper
@@ -45,8 +43,12 @@ pub(crate) struct Activity {
     /// an SSE comment, an answer's headers); written by the transports. It only ever puts a
     /// probe off (see `supervisor::heartbeat`), never stands in for a message.
     last_byte_ms: AtomicU64,
+    /// Which requests were handed to the transport, and which it could not deliver.
+    pub(crate) ledger: ledger::Ledger,
     /// Writes handed to the transport and not finished; changed only by `Observed::send`.
     pending_sends: AtomicUsize,
+    /// Woken when the last pending write finishes.
+    settled: tokio::sync::Notify,
     /// Milliseconds from `base` to the last finished write, or to when writes began to pend.
     send_progress_ms: AtomicU64,
     /// Milliseconds from `base` to the last call that ran past its deadline (0: none).
@@ -54,7 +56,10 @@ pub(crate) struct Activity {
     /// True when a finished write means the bytes were handed to the peer (a pipe): a write
     /// that pends then means the peer stopped reading. Over HTTP a write finishes only when the
     /// server answers, so a pending one says no more than the silence itself.
-    local_writes: bool,
+    pub(crate) local_writes: bool,
+    /// The `Mcp-Session-Id` the server gave the generation (2025-era Streamable HTTP only);
+    /// set once by the transport, from the answer to `initialize`.
+    pub(crate) session_id: std::sync::OnceLock<Box<str>>,
 }
 
 impl Activity {
@@ -68,6 +73,9 @@ impl Activity {
             pending_sends: AtomicUsize::new(0),
             send_progress_ms: AtomicU64::new(0),
             overdue_ms: AtomicU64::new(0),
+            ledger: ledger::Ledger::default(),
+            settled: tokio::sync::Notify::new(),
+            session_id: std::sync::OnceLock::new(),
         })
     }
 
@@ -116,7 +124,26 @@ impl Activity {
     fn send_finished(&self) {
         self.send_progress_ms
             .fetch_max(self.now_ms(), Ordering::AcqRel);
-        self.pending_sends.fetch_sub(1, Ordering::AcqRel);
+        if self.pending_sends.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.settled.notify_waiters();
+        }
+    }
+
+    /// Resolves once no write is pending.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: it only waits.
+    pub(crate) async fn writes_settled(&self) {
+        loop {
+            let notified = self.settled.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.pending_sends.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// True when a write has been pending for longer than `limit` with no write finishing
@@ -144,112 +171,6 @@ impl Activity {
 
 /// The first fatal condition a transport observed; later ones are ignored.
 pub(crate) type DeathSlot = Arc<OnceLock<Death>>;
-
-/// A transport that stamps [`Activity`] on every received message, and sees responses nobody
-/// asked for ([`stray`]).
-pub(crate) struct Observed<T> {
-    inner: T,
-    activity: Arc<Activity>,
-    outstanding: stray::Outstanding,
-}
-
-impl<T> Observed<T> {
-    /// Observes `inner`, the transport of `server`'s `generation`.
-    pub(crate) fn new(
-        inner: T,
-        activity: Arc<Activity>,
-        server: Arc<str>,
-        generation: crate::state::Generation,
-    ) -> Self {
-        Observed {
-            inner,
-            activity,
-            outstanding: stray::Outstanding::new(server, generation),
-        }
-    }
-}
-
-impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
-    type Error = T::Error;
-
-    /// The wrapped transport's short type name (rmcp prints it in every transport error).
-    fn name() -> std::borrow::Cow<'static, str> {
-        let full = T::name();
-        let head = full.split('<').next().unwrap_or(&full);
-        head.rsplit("::").next().unwrap_or(head).to_owned().into()
-    }
-
-    /// Counts the write as pending from now until its future finishes or is dropped, so the
-    /// probe policy can tell a wedged writer (a full pipe) from a busy server.
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.outstanding.sent(&item);
-        let send = self.inner.send(item);
-        let pending = PendingSend::new(self.activity.clone());
-        async move {
-            let result = send.await;
-            drop(pending);
-            result
-        }
-    }
-
-    /// # Cancel safety
-    ///
-    /// As cancel-safe as the wrapped transport's `receive`: the stamp and the stray check
-    /// happen after a message has been taken, in the same poll. A stray response proves the
-    /// server alive like any answer, and is dropped here: rmcp would drop it too once the
-    /// session runs, but during the handshake it fails the attempt on it.
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        loop {
-            let message = self.inner.receive().await?;
-            if is_local_error(&message) {
-                return Some(message);
-            }
-            self.activity.touch();
-            if !self.outstanding.received(&message) {
-                return Some(message);
-            }
-        }
-    }
-
-    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
-        self.inner.close()
-    }
-}
-
-/// The marker rmcp puts in the data of an error it makes up itself when a response stream closed
-/// before its answer: such a message did not come from the server and proves nothing.
-const LOCAL_ERROR_MARKER: &str = "io.modelcontextprotocol/transportClosed";
-
-fn is_local_error(message: &RxJsonRpcMessage<RoleClient>) -> bool {
-    match message {
-        rmcp::model::JsonRpcMessage::Error(error) => error
-            .error
-            .data
-            .as_ref()
-            .and_then(|data| data.as_object())
-            .is_some_and(|data| data.contains_key(LOCAL_ERROR_MARKER)),
-        _ => false,
-    }
-}
-
-/// One write in progress; finished when dropped.
-struct PendingSend(Arc<Activity>);
-
-impl PendingSend {
-    fn new(activity: Arc<Activity>) -> Self {
-        activity.send_started();
-        PendingSend(activity)
-    }
-}
-
-impl Drop for PendingSend {
-    fn drop(&mut self) {
-        self.0.send_finished();
-    }
-}
 
 /// How a generation's process is stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

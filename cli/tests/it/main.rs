@@ -11,6 +11,8 @@
 
 mod common;
 
+mod blip;
+
 mod cli;
 mod cli_auth;
 mod cli_harden;

@@ -73,6 +73,19 @@ impl MockHandler {
                     }
                 }
             }
+            "peek" => {
+                let Sleep { ms } = parse(args)?;
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(ms)) => {
+                        let who = crate::whoami::report(&self.shared);
+                        text(who["boot_id"].as_str().unwrap_or_default().to_owned())
+                    }
+                    () = context.ct.cancelled() => {
+                        self.shared.count_cancelled();
+                        return Err(cancelled("peek"));
+                    }
+                }
+            }
             "whoami" => {
                 let who = crate::whoami::report(&self.shared);
                 let mut result = text(who.to_string());

@@ -45,6 +45,7 @@ mod auth;
 mod core;
 mod decode;
 mod delete;
+mod delivery;
 mod discover;
 mod errors;
 mod events;

@@ -23,7 +23,7 @@ use super::{
     HttpError,
     answer::{self, Answer, Sent, expire_on_400},
     core::Core,
-    decode,
+    decode, delivery,
     errors::redacted,
     events::{Broken, Events, answers, on_stream_of},
     routing,
@@ -101,6 +101,9 @@ impl Core {
             max_message: self.rules.max_message,
         };
         let result = self.exchange(headers, body, &sent).await;
+        // Whether the request left (see `crate::transport::ledger`): a refused connection never
+        // reached the server; an answer of any kind did.
+        self.activity.ledger.sent(id, delivery::of(&result));
         let result = match session && self.rules.treat_400_as_expired {
             true => expire_on_400(Some(id), result),
             false => result,
@@ -111,6 +114,9 @@ impl Core {
         if let ClientRequest::InitializeRequest(_) = &request.request
             && let Some(session_id) = session_id
         {
+            if let Ok(text) = session_id.to_str() {
+                let _ = self.activity.session_id.set(text.into());
+            }
             let _ = self.session.id.set(session_id);
             self.standalone.expect();
         }

@@ -147,6 +147,7 @@ pub(crate) async fn connect(
         rx,
         stop,
         reader: Some(reader),
+        activity: progress.clone(),
     })
 }
 

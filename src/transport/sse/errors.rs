@@ -6,6 +6,7 @@ use reqwest::header::HeaderMap;
 use crate::{
     auth::Refusal,
     state::{Cause, Death},
+    transport::ledger::Sent,
     verdict::Verdict,
 };
 
@@ -34,9 +35,23 @@ pub(crate) enum SendError {
     /// not sent.
     #[error("{0}")]
     AuthUnavailable(String),
+    /// The task that made the POST ended without an outcome (the runtime is shutting down).
+    #[error("the POST ended without an outcome")]
+    Abandoned,
 }
 
 impl SendError {
+    /// What a POST's `result` says about the delivery of its request (see
+    /// [`crate::transport::ledger`]).
+    pub(crate) fn delivery(result: &Result<(), SendError>) -> Sent {
+        match result {
+            Ok(()) => Sent::Delivered,
+            Err(e) if e.never_ran() => Sent::Failed,
+            Err(SendError::SessionExpired(_) | SendError::Status { .. }) => Sent::Refused,
+            Err(_) => Sent::Delivered,
+        }
+    }
+
     /// What this failure says about the server (see [`crate::verdict`]).
     pub(crate) fn verdict(&self, detail: String) -> Verdict {
         match self {
@@ -55,6 +70,7 @@ impl SendError {
             SendError::AuthUnavailable(why) => Verdict::AuthUnavailable {
                 detail: why.clone(),
             },
+            SendError::Abandoned => Verdict::transport(detail),
             SendError::Request(_) | SendError::Encode(_) => Verdict::Suspect {
                 status: None,
                 detail,

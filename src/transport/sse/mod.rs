@@ -69,6 +69,8 @@ pub(crate) struct SseTransport {
     /// Stops the reader; cancelled by `close`, `Drop` and a fatal send failure.
     stop: CancellationToken,
     reader: Option<JoinHandle<()>>,
+    /// Where each POST's delivery is recorded (see [`crate::transport::ledger`]).
+    activity: Arc<super::Activity>,
 }
 
 impl Transport<RoleClient> for SseTransport {
@@ -88,7 +90,12 @@ impl Transport<RoleClient> for SseTransport {
         );
         let (timeout, auth) = (self.post_timeout, self.auth.clone());
         let (slot, stop) = (self.slot.clone(), self.stop.clone());
-        async move {
+        let id = match &item {
+            rmcp::model::JsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
+        };
+        let activity = self.activity.clone();
+        let post = async move {
             let body = body.map_err(SendError::Encode)?;
             let post = |token: Option<String>| {
                 let mut request = http
@@ -133,6 +140,23 @@ impl Transport<RoleClient> for SseTransport {
                 stop.cancel();
             }
             Err(result)
+        };
+        // The POST runs on its own: rmcp drops the sends of a session loop that ends, and a POST
+        // cut short would leave its caller not knowing whether it left. Its outcome is recorded
+        // whatever becomes of this future.
+        let posted = tokio::spawn(async move {
+            let result = post.await;
+            if let Some(id) = &id {
+                activity.ledger.sent(id, SendError::delivery(&result));
+            }
+            result
+        });
+        async move {
+            match posted.await {
+                Ok(result) => result,
+                Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
+                Err(_) => Err(SendError::Abandoned),
+            }
         }
     }
 

@@ -58,6 +58,7 @@ pub(super) struct Entry {
     max_tool_pages: Option<u32>,
     limits: Option<super::limits::LimitsJson>,
     protocol: Option<String>,
+    replay: Option<String>,
     /// Read by the loader before the entry is parsed: `true` means the entry is not loaded.
     #[serde(rename = "disabled")]
     _disabled: Option<bool>,
@@ -222,6 +223,11 @@ impl Entry {
             config.protocol = protocol
                 .parse()
                 .map_err(|message| ConfigError::new("protocol", message))?;
+        }
+        if let Some(replay) = self.replay.take() {
+            config.replay = replay
+                .parse()
+                .map_err(|message| ConfigError::new("replay", message))?;
         }
         Ok(config)
     }

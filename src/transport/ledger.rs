@@ -1,0 +1,179 @@
+//! Which of a generation's requests were handed to its transport, and which of those the
+//! transport could not deliver: the evidence that a request lost with its generation never ran,
+//! and may be sent to the next one.
+//!
+//! A request can fail without a word about delivery: its generation's session loop ended
+//! (rmcp answers every request still waiting with "transport closed"), or another watcher
+//! reported the death first. Whether the server can have run it then depends on whether it left:
+//! never handed to the transport, or handed and refused by it (a write into a closed pipe, a
+//! POST whose connection was refused), it did not.
+//!
+//! # Invariants
+//!
+//! 1. Memory is bounded: at most [`TRACKED`] requests are remembered; past that the oldest is
+//!    forgotten, and from then on an id not found is [`Delivery::Unknown`], never
+//!    [`Delivery::NeverHanded`]: a request is judged unsent only on evidence.
+//! 2. An answered request is forgotten (its fate is known to whoever waited for it).
+
+use std::{
+    collections::VecDeque,
+    sync::{Mutex, MutexGuard, PoisonError},
+};
+
+use rmcp::model::RequestId;
+
+/// The most requests remembered at once (invariant 1).
+const TRACKED: usize = 1024;
+
+/// What the transport did with one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// Never handed to the transport: it cannot have run.
+    NeverHanded,
+    /// Handed, and the transport could not deliver it: it cannot have run.
+    Failed,
+    /// Handed, and its send had not finished when asked: over a pipe, an incomplete line that
+    /// the child cannot have read whole; over HTTP, a request that may have reached the server.
+    Pending,
+    /// Its send finished: the server may have it (and run it).
+    Delivered,
+    /// The server answered its send with a refusal (an HTTP error status): the refusal itself
+    /// says whether it ran (a session the server no longer knows: it did not).
+    Refused,
+    /// Not remembered (invariant 1): it may have run.
+    Unknown,
+}
+
+/// What one handed request's send came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sent {
+    /// Not finished yet.
+    Pending,
+    /// Finished: the server may have it.
+    Delivered,
+    /// The transport could not deliver it (a closed pipe, a refused connection).
+    Failed,
+    /// Answered with a refusal by the server (see [`Delivery::Refused`]).
+    Refused,
+}
+
+/// One generation's record of its requests' delivery.
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    state: Mutex<State>,
+    /// Woken when a send finishes.
+    sent: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Requests handed and not answered, oldest first, with what their send came to.
+    entries: VecDeque<(RequestId, Sent)>,
+    /// Set once an entry was forgotten for room (invariant 1).
+    forgot: bool,
+}
+
+impl Ledger {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Plain data, never left half-written.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `id` is being handed to the transport.
+    pub(crate) fn handed(&self, id: &RequestId) {
+        let mut state = self.lock();
+        if state.entries.len() == TRACKED {
+            state.entries.pop_front();
+            state.forgot = true;
+        }
+        state.entries.push_back((id.clone(), Sent::Pending));
+    }
+
+    /// The send of `id` finished as `outcome`.
+    pub(crate) fn sent(&self, id: &RequestId, outcome: Sent) {
+        if let Some(entry) = self.lock().entries.iter_mut().find(|(sent, _)| sent == id) {
+            entry.1 = outcome;
+        }
+        self.sent.notify_waiters();
+    }
+
+    /// What became of `id`, once its send finished or `limit` passed.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: it only waits.
+    pub(crate) async fn settled(&self, id: &RequestId, limit: std::time::Duration) -> Delivery {
+        let deadline = crate::clock::deadline_in(limit);
+        loop {
+            let notified = self.sent.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let delivery = self.delivery(id);
+            if delivery != Delivery::Pending
+                || tokio::time::timeout_at(deadline, notified).await.is_err()
+            {
+                return delivery;
+            }
+        }
+    }
+
+    /// `id` was answered.
+    pub(crate) fn answered(&self, id: &RequestId) {
+        let mut state = self.lock();
+        if let Some(at) = state.entries.iter().position(|(sent, _)| sent == id) {
+            state.entries.remove(at);
+        }
+    }
+
+    /// What became of `id`.
+    pub(crate) fn delivery(&self, id: &RequestId) -> Delivery {
+        let state = self.lock();
+        match state.entries.iter().find(|(sent, _)| sent == id) {
+            Some((_, Sent::Pending)) => Delivery::Pending,
+            Some((_, Sent::Delivered)) => Delivery::Delivered,
+            Some((_, Sent::Failed)) => Delivery::Failed,
+            Some((_, Sent::Refused)) => Delivery::Refused,
+            None if state.forgot => Delivery::Unknown,
+            None => Delivery::NeverHanded,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: i64) -> RequestId {
+        RequestId::Number(n)
+    }
+
+    #[test]
+    fn a_request_is_unsent_only_on_evidence() {
+        let ledger = Ledger::default();
+        assert_eq!(ledger.delivery(&id(1)), Delivery::NeverHanded);
+        ledger.handed(&id(1));
+        assert_eq!(ledger.delivery(&id(1)), Delivery::Pending);
+        ledger.sent(&id(1), Sent::Failed);
+        assert_eq!(ledger.delivery(&id(1)), Delivery::Failed);
+        ledger.handed(&id(2));
+        ledger.sent(&id(2), Sent::Delivered);
+        assert_eq!(ledger.delivery(&id(2)), Delivery::Delivered);
+        ledger.handed(&id(3));
+        ledger.sent(&id(3), Sent::Refused);
+        assert_eq!(ledger.delivery(&id(3)), Delivery::Refused);
+        ledger.answered(&id(2));
+        assert_eq!(ledger.delivery(&id(2)), Delivery::NeverHanded);
+    }
+
+    #[test]
+    fn past_the_bound_a_forgotten_request_may_have_run() {
+        let ledger = Ledger::default();
+        for n in 0..=TRACKED as i64 {
+            ledger.handed(&id(n));
+        }
+        assert_eq!(ledger.lock().entries.len(), TRACKED, "bounded");
+        assert_eq!(ledger.delivery(&id(0)), Delivery::Unknown);
+        assert_eq!(ledger.delivery(&id(-1)), Delivery::Unknown);
+        assert_eq!(ledger.delivery(&id(TRACKED as i64)), Delivery::Pending);
+    }
+}
