@@ -11,6 +11,7 @@ pub(crate) mod http;
 mod judge;
 pub(crate) mod ledger;
 mod observed;
+pub(crate) mod origin;
 pub(crate) mod refusal;
 pub(crate) mod sse;
 pub(crate) mod stdio;
