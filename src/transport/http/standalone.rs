@@ -44,6 +44,8 @@ use crate::{
 
 /// A stream that lived less than this is opened again only after a delay (invariant 2).
 const SHORT: Duration = Duration::from_secs(1);
+/// How often the origin is looked at while a stream's re-opening waits.
+const CHECK: Duration = Duration::from_millis(50);
 
 impl Core {
     /// Starts reading the standalone stream (invariant 1); a second call does nothing.
@@ -141,7 +143,17 @@ async fn run(core: Arc<Core>) {
                         ended = Some(why);
                         delays = if lived < SHORT { delays + 1 } else { 0 };
                         let backoff = (delays > 0).then(|| core.rules.backoff(delays - 1));
-                        hint.max(backoff).unwrap_or_default()
+                        let wait = hint.max(backoff).unwrap_or_default();
+                        // Waiting out `retry:` or the delay must not hide a dead server.
+                        if !wait.is_zero() && refuses_within(&core.url, wait).await {
+                            let detail = format!(
+                                "the standalone GET stream ended ({}) and the server refuses connections",
+                                ended.as_deref().unwrap_or_default()
+                            );
+                            return core
+                                .die(Death::new(crate::state::Cause::TransportError, detail));
+                        }
+                        wait
                     }
                 }
             }
@@ -180,6 +192,28 @@ async fn run(core: Arc<Core>) {
             () = core.stop.cancelled() => return,
         }
     }
+}
+
+/// Whether the server's origin refuses a TCP connection (nothing listens) within `wait`:
+/// connects every [`CHECK`], each bounded; an origin that cannot be watched never does. A
+/// process being killed may still complete a connect on its closing listener, hence more than
+/// one look.
+async fn refuses_within(url: &url::Url, wait: Duration) -> bool {
+    let Some(origin) = crate::transport::origin::of(url) else {
+        return false;
+    };
+    let looks = async {
+        loop {
+            let connect = tokio::net::TcpStream::connect(origin.as_str());
+            if let Ok(Err(e)) = tokio::time::timeout(CHECK, connect).await
+                && e.kind() == std::io::ErrorKind::ConnectionRefused
+            {
+                return;
+            }
+            tokio::time::sleep(CHECK).await;
+        }
+    };
+    tokio::time::timeout(wait, looks).await.is_ok()
 }
 
 /// A 405 (no stream offered), a 401 or a 403: opening again cannot help.
