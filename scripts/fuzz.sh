@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs the cargo-fuzz targets in fuzz/ for a while each, one at a time (see FUZZING.md).
+# Runs the cargo-fuzz targets in fuzz/ for a while each, one at a time (see FUZZING.md). What
+# each target runs and asserts is the crate fuzz/checks/, whose own tests replay the crash inputs
+# under `cargo test --workspace` on stable; this script is the only thing that builds fuzz/.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #

@@ -66,8 +66,8 @@ mod call_path;
 mod clock;
 pub mod config;
 mod error;
-// Also in `cargo test`: the regression tests replay each crash input through its target.
-#[cfg(any(test, feature = "fuzzing"))]
+// The internals the fuzz checks in `fuzz/checks/` reach; nothing of its own (FUZZING.md).
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host;
@@ -104,6 +104,7 @@ pub use supervisor::{Supervisor, SupervisorBuilder};
 /// redaction of URLs and its duration syntax). It may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::auth::store::config_dir;
     pub use crate::config::duration::{format_duration, human_duration, parse_duration};
     pub use crate::text::{closest, redact, redact_url};
 }

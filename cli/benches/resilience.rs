@@ -46,6 +46,9 @@ mod stats;
 mod storm;
 #[path = "resilience/verdicts.rs"]
 mod verdicts;
+// The mock as a child process, shared with the integration tests.
+#[path = "../tests/support/mod.rs"]
+mod support;
 
 use std::{path::PathBuf, time::Instant};
 

@@ -10,6 +10,7 @@ mod exit;
 mod output;
 mod proxy;
 mod safe;
+mod serve;
 mod signals;
 mod status_line;
 mod telemetry;
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
                 | Command::Call { .. }
                 | Command::Watch { .. }
                 | Command::Proxy(_)
+                | Command::Serve(_)
         );
         let command = run(cli.command, &signals);
         tokio::pin!(command);
@@ -107,6 +109,9 @@ async fn run(command: Command, signals: &signals::Signals) -> ExitCode {
         } => auth::status(json).await,
         Command::Proxy(args) => {
             telemetry::around(&args.telemetry, proxy::run(&args, signals)).await
+        }
+        Command::Serve(args) => {
+            telemetry::around(&args.telemetry, serve::run(&args, signals)).await
         }
         Command::MockServer { .. } | Command::FaultProxy { .. } => ExitCode::SUCCESS,
     }

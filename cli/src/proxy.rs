@@ -51,7 +51,7 @@ fn usage(message: impl std::fmt::Display) -> ExitCode {
 
 /// A name for a server given only by `--url` or `--stdio`, for logs and tool errors: the URL's
 /// host, or the command's file name (the package name for `npx`/`uvx` style launchers).
-fn default_name(config: &ServerConfig) -> String {
+pub(crate) fn default_name(config: &ServerConfig) -> String {
     let raw = match &config.transport {
         TransportConfig::Remote(remote) => remote.url.host_str().unwrap_or("server").to_owned(),
         TransportConfig::Stdio(stdio) => {

@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
     let dir = dir();
     std::fs::write(dir.join("fuzz.env"), env_file).expect("write fuzz.env");
     std::fs::write(dir.join("secret.txt"), env_file).expect("write secret.txt");
-    mcp_resilient::fuzzing::config_text(json, dir);
-    mcp_resilient::fuzzing::expansion(json, dir);
-    mcp_resilient::fuzzing::dotenv(env_file);
+    fuzz_checks::config_text(json, dir);
+    fuzz_checks::expansion(json, dir);
+    fuzz_checks::dotenv(env_file);
 });

@@ -3,4 +3,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| mcp_resilient::fuzzing::public_name(data));
+fuzz_target!(|data: &[u8]| fuzz_checks::public_name(data));

@@ -4,4 +4,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| mcp_resilient::fuzzing::sse_stream(data));
+fuzz_target!(|data: &[u8]| fuzz_checks::sse_stream(data));

@@ -3,4 +3,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| mcp_resilient::fuzzing::stdio_output(data));
+fuzz_target!(|data: &[u8]| fuzz_checks::stdio_output(data));

@@ -54,6 +54,12 @@
 //! `/_mock/*` routes): an injected HTTP status ([`StatusFault`]), a redirect, or a 2026-07-28-only
 //! server's `-32022` answer to `initialize`.
 //!
+//! # Conformance mode
+//!
+//! `--conformance` (binary only, `--transport stdio|http`) serves nothing of the above: only the
+//! tools, resources, prompts and completions the official conformance suite's server scenarios
+//! ask for (`scripts/conformance-server.sh`, CONFORMANCE-SERVER.md).
+//!
 //! # Hostile mode
 //!
 //! Kinds of a server that answers badly, each in its own file under `hostile/`: `discover`
@@ -125,9 +131,11 @@ mod block;
 mod cli;
 mod complete;
 mod confirm;
+mod conformance;
 mod crash;
 mod era;
 mod handler;
+mod hold;
 pub mod hostile;
 mod listen;
 mod lock;
@@ -148,6 +156,7 @@ mod tools;
 mod whoami;
 
 pub use cli::main_with_args;
+pub use hold::PortHold;
 pub use hostile::discover::{DiscoverRefusal, EmptyKind};
 pub use hostile::replies::{HostileReplies, ReplyKind, ReplyOptions};
 pub use process::spawn_process;

@@ -12,7 +12,8 @@ use tokio::{
 /// Runs `program [prefix…] --transport KIND --port PORT` (e.g. `mcp-mock-server`, or
 /// `mcp-resilient` with the prefix `mock-server`), waits at most `limit` for its
 /// `LISTENING 127.0.0.1:<port>` line and returns the child (killed on drop) and that port.
-/// `port` 0 picks a free port; the same port again restarts a killed server in place.
+/// `port` 0 picks a free port; the same port again restarts a killed server in place (hold it
+/// with a [`PortHold`](crate::PortHold) meanwhile, so that nothing else takes it).
 pub async fn spawn_process(
     program: &str,
     prefix: &[&str],

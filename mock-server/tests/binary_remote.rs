@@ -6,6 +6,7 @@ use std::process::Stdio;
 
 use common::{call, connect_http, http_client, sse_events, text, within};
 use futures::StreamExt;
+use mcp_mock_server::PortHold;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -35,7 +36,11 @@ async fn spawn(args: &[&str]) -> (Child, String) {
 
 #[tokio::test]
 async fn http_binary_crashes_after_the_reply_and_restarts_on_its_port() {
-    let (mut child, addr) = spawn(&["--transport", "http", "--boot-id", "one"]).await;
+    // Held until the end: after the crash no other server can take the port.
+    let hold = PortHold::new().expect("a port");
+    let port = hold.port().to_string();
+    let (mut child, addr) =
+        spawn(&["--transport", "http", "--port", &port, "--boot-id", "one"]).await;
     let (running, _changed) = connect_http(&format!("http://{addr}/mcp")).await;
     assert_eq!(
         text(&call(&running, "crash", json!({"code": 5})).await),
@@ -45,9 +50,8 @@ async fn http_binary_crashes_after_the_reply_and_restarts_on_its_port() {
     assert_eq!(status.code(), Some(5));
     drop(running);
 
-    let port = addr.rsplit(':').next().expect("port");
     let (mut again, addr_again) =
-        spawn(&["--transport", "http", "--port", port, "--boot-id", "two"]).await;
+        spawn(&["--transport", "http", "--port", &port, "--boot-id", "two"]).await;
     assert_eq!(addr_again, addr);
     let state: Value = within(
         "state",
@@ -74,10 +78,11 @@ async fn http_binary_crashes_after_the_reply_and_restarts_on_its_port() {
 
     again.start_kill().expect("SIGKILL");
     within("killed", again.wait()).await.expect("wait");
-    let (mut third, addr_third) = spawn(&["--transport", "http", "--port", port]).await;
+    let (mut third, addr_third) = spawn(&["--transport", "http", "--port", &port]).await;
     assert_eq!(addr_third, addr);
     third.start_kill().expect("SIGKILL");
     within("killed", third.wait()).await.expect("wait");
+    drop(hold);
 }
 
 #[tokio::test]

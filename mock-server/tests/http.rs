@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use common::{call, connect_http, http_client, ping, text, within};
-use mcp_mock_server::{MockOptions, MockServer, MockTransport, SetTools};
+use mcp_mock_server::{MockOptions, MockServer, MockTransport, PortHold, SetTools};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -129,8 +129,10 @@ async fn admin_set_tools_notifies_connected_sessions() {
 
 #[tokio::test]
 async fn in_process_crash_kills_and_the_port_restarts() {
-    let server = start(MockTransport::Both, 0).await;
-    let port = server.addr().port();
+    // Held until the end: after the crash no other server can take the port.
+    let hold = PortHold::new().expect("a port");
+    let port = hold.port();
+    let server = start(MockTransport::Both, port).await;
     let (running, _changed) = connect_http(&server.http_url()).await;
     assert_eq!(text(&call(&running, "crash", json!({})).await), "crashing");
     within("ping fails after crash", async {
@@ -157,6 +159,7 @@ async fn in_process_crash_kills_and_the_port_restarts() {
     assert_eq!(state["sessions"], json!(0));
     within("shutdown", server.shutdown()).await;
     within("shutdown", restarted.shutdown()).await;
+    drop(hold);
 }
 
 #[tokio::test]

@@ -30,7 +30,7 @@ mod config;
 mod flow;
 mod prompt;
 mod session;
-mod store;
+pub(crate) mod store;
 
 use std::{sync::Arc, time::Duration};
 
@@ -38,9 +38,7 @@ pub use config::{Auth, ClientSecret, Grant, OAuthConfig};
 pub use prompt::{Browser, Headless, PrintUrl, Prompt};
 pub use rmcp::transport::auth::AuthError;
 pub(crate) use session::{Authorizer, Refusal};
-pub use store::{
-    FileTokenStore, MemoryTokenStore, StoreError, StoreLock, StoredAuth, TokenStore, config_dir,
-};
+pub use store::{FileTokenStore, MemoryTokenStore, StoreError, StoreLock, StoredAuth, TokenStore};
 
 use crate::config::{ServerConfig, TransportConfig};
 

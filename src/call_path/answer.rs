@@ -3,7 +3,7 @@
 use std::{sync::Arc, time::Duration};
 
 use rmcp::{
-    Peer, RoleClient, ServiceError,
+    ServiceError,
     model::{
         CancelledNotification, CancelledNotificationParam, ClientRequest, RequestId, ServerResult,
     },
@@ -161,7 +161,7 @@ impl CallPath {
             )
         });
         let mut abandon = Abandon {
-            peer: &live.peer,
+            live,
             id: Some(handle.id.clone()),
         };
         let result = handle.await_response().await;
@@ -274,9 +274,10 @@ fn overload_wait(asked: Duration, n: u32) -> Duration {
 }
 
 /// Sends `notifications/cancelled` for a request whose answer nobody will read any more (its
-/// caller went away, or its deadline passed), so the server can stop working on it.
+/// caller went away, or its deadline passed), so the server can stop working on it; sent by a
+/// task of the generation's `cancels`, which an orderly close lets finish ([`Live::cancels`]).
 struct Abandon<'a> {
-    peer: &'a Peer<RoleClient>,
+    live: &'a Live,
     id: Option<RequestId>,
 }
 
@@ -286,13 +287,14 @@ impl Drop for Abandon<'_> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let peer = self.peer.clone();
+        let peer = self.live.peer.clone();
         let params =
             CancelledNotificationParam::new(Some(id), Some("abandoned by the caller".to_owned()));
         let notification = CancelledNotification::new(params);
-        runtime.spawn(async move {
+        let send = async move {
             let sent = peer.send_notification(notification.into());
             let _ = tokio::time::timeout(CANCEL_SEND_LIMIT, sent).await;
-        });
+        };
+        self.live.cancels.spawn_on(send, &runtime);
     }
 }

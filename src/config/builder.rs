@@ -23,6 +23,7 @@ impl ServerConfig {
             protocol: ProtocolChoice::Auto,
             replay: super::Replay::Annotated,
             handlers: crate::host::HostHandlers::default(),
+            sessions: super::Sessions::Shared,
             pending: None,
         }
     }
@@ -30,6 +31,13 @@ impl ServerConfig {
     /// How the host answers what the server asks of it (elicitation, sampling, roots).
     pub fn handlers(mut self, handlers: crate::host::HostHandlers) -> Self {
         self.handlers = handlers;
+        self
+    }
+
+    /// Behind the gateway: shared by every host, or one upstream session per host
+    /// ([`Sessions::Shared`](super::Sessions::Shared) by default).
+    pub fn sessions(mut self, sessions: super::Sessions) -> Self {
+        self.sessions = sessions;
         self
     }
 

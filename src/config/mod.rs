@@ -4,10 +4,11 @@
 //!
 //! - the builder: `ServerConfig::stdio("fs", "mcp-fs").arg("/tmp")`, `ServerConfig::sse(..)`,
 //!   `ServerConfig::http(..)`, `ServerConfig::remote(..)`, followed by policy setters;
-//! - the config files MCP hosts already have ([`load_servers`], [`load_servers_file`],
-//!   [`load_servers_with`]): Claude Desktop, Claude Code, Cursor, Cline, Windsurf and VS Code,
-//!   their variables and host-specific keys, plus our optional `reconnect`, `heartbeat` and
-//!   `limits` blocks. A bad entry is skipped and reported ([`LoadedServers`]), not fatal to the file.
+//! - with feature `config-files`, the config files MCP hosts already have (`load_servers`,
+//!   `load_servers_file`, `load_servers_with`): Claude Desktop, Claude Code, Cursor, Cline,
+//!   Windsurf and VS Code, their variables and host-specific keys, plus our optional
+//!   `reconnect`, `heartbeat` and `limits` blocks. A bad entry is skipped and reported
+//!   (`LoadedServers`), not fatal to the file.
 //!
 //! Either way, [`ServerConfig::resolve`] is the one validation step. Bad configuration fails loud,
 //! at load, with the dotted path of the offending field ([`ConfigError`]), instead of surfacing
@@ -16,7 +17,7 @@
 //! # Invariants
 //!
 //! 1. A config returned by [`ServerConfig::resolve`] (and so every config the JSON loaders
-//!    return in [`LoadedServers::servers`]) satisfies every documented bound: non-zero delays
+//!    return in `LoadedServers::servers`) satisfies every documented bound: non-zero delays
 //!    and timeouts, none longer than [`MAX_DURATION`] (24 h), `max_delay >= initial_delay`,
 //!    heartbeat `timeout < interval`, at least one attempt, a valid server name, an
 //!    `http`/`https` URL, well-formed headers, and [`Limits`] of at least 1 (counts) or 1024
@@ -55,7 +56,9 @@ pub use self::limits::Limits;
 #[cfg(feature = "config-files")]
 pub(crate) use self::limits::parse_bytes;
 pub use self::policy::{Heartbeat, Reconnect};
-pub use self::server::{DEFAULT_CALL_WAIT, ProtocolChoice, Replay, ServerConfig, TransportConfig};
+pub use self::server::{
+    DEFAULT_CALL_WAIT, ProtocolChoice, Replay, ServerConfig, Sessions, TransportConfig,
+};
 pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};
 pub use self::validate::validate_server_name;
 
@@ -63,7 +66,7 @@ pub use self::validate::validate_server_name;
 ///
 /// `path` is dotted: `reconnect.max_delay` for a builder config,
 /// `mcpServers.weather.reconnect.maxDelay` for a JSON file (`servers.gh.args[2]` for a list
-/// item), and empty for the JSON document as a whole; [`load_servers_file`] puts the file's path
+/// item), and empty for the JSON document as a whole; `load_servers_file` puts the file's path
 /// in front (`/home/me/mcp.json` alone when the file cannot be read or parsed). `message` is
 /// lowercase and does not repeat the path. Configuration errors are permanent: retrying the
 /// same input gives the same error.

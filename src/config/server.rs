@@ -9,7 +9,7 @@ use super::{ConfigError, Heartbeat, Limits, Reconnect, RemoteConfig, StdioConfig
 ///
 /// Build it with [`ServerConfig::stdio`], [`ServerConfig::sse`], [`ServerConfig::http`] or
 /// [`ServerConfig::remote`] and the setters, or load it from JSON with
-/// [`load_servers`](super::load_servers); then call [`ServerConfig::resolve`] to validate it.
+/// `load_servers` (feature `config-files`); then call [`ServerConfig::resolve`] to validate it.
 /// Builders never panic: a mistake such as an unparsable URL is kept and reported by `resolve`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerConfig {
@@ -80,6 +80,12 @@ pub struct ServerConfig {
     /// # Default
     /// none: the server is told the client can answer none of them
     pub handlers: crate::host::HostHandlers,
+    /// Behind the gateway (`mcp-resilient serve`): one upstream session for every host, or one
+    /// per host session. Nothing else reads it.
+    ///
+    /// # Default
+    /// [`Sessions::Shared`]
+    pub sessions: Sessions,
     /// The first builder mistake, reported by `resolve` (builders cannot return errors).
     pub(super) pending: Option<ConfigError>,
 }
@@ -143,8 +149,33 @@ pub const DEFAULT_CALL_WAIT: Duration = Duration::from_secs(10);
 
 impl ServerConfig {
     /// The `call_wait` in effect: the configured one, or [`DEFAULT_CALL_WAIT`].
-    pub fn effective_call_wait(&self) -> Duration {
+    pub(crate) fn effective_call_wait(&self) -> Duration {
         self.call_wait.unwrap_or(DEFAULT_CALL_WAIT)
+    }
+}
+
+/// How the gateway (`mcp-resilient serve`) connects one server for its hosts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Sessions {
+    /// One supervised upstream for every host session: right for tool servers that keep no
+    /// state per client.
+    #[default]
+    Shared,
+    /// One upstream session per host session, started with its `initialize` and closed with it:
+    /// for servers that keep state per client (a browser, a shell).
+    PerHost,
+}
+
+impl FromStr for Sessions {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "shared" => Ok(Sessions::Shared),
+            "per_host" | "perHost" | "per-host" => Ok(Sessions::PerHost),
+            other => Err(format!("expected shared or per_host, got `{other}`")),
+        }
     }
 }
 

@@ -1,28 +1,33 @@
 //! `notifications/tools/list_changed` for the host, sent exactly when the tools the proxy would
 //! list differ from the ones it announced (or answered `initialize` with) last.
 
-use rmcp::{Peer, RoleServer, model::Tool};
+use rmcp::model::{Tool, ToolListChangedNotification};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
+use super::outbox::Outbox;
 use crate::ToolRegistry;
 
-/// Watches `registry` until `stop` or the end of the host's session; `host_tools` is the list
-/// the proxy would answer `tools/list` with now (it depends on the proxy's mode, which this
-/// module need not know). `baseline` is the list the host could have seen when `initialize`
-/// was answered.
+/// Watches `registries` until `stop` or the end of the host's session; `host_tools` is the
+/// list the proxy would answer `tools/list` with now (it depends on the proxy's mode, which
+/// this module need not know). `baseline` is the list the host could have seen when
+/// `initialize` was answered.
 pub(super) async fn tools(
-    registry: ToolRegistry,
+    registries: Vec<ToolRegistry>,
     host_tools: impl Fn() -> Vec<Tool>,
-    peer: Peer<RoleServer>,
+    outbox: Outbox,
     mut baseline: Vec<Tool>,
     stop: CancellationToken,
 ) {
-    let mut changes = registry.changes();
+    let mut changes: Vec<_> = registries.iter().map(ToolRegistry::changes).collect();
+    if changes.is_empty() {
+        return;
+    }
     loop {
+        let next = futures::future::select_all(changes.iter_mut().map(|c| Box::pin(c.recv())));
         let received = tokio::select! {
             _ = stop.cancelled() => return,
-            received = changes.recv() => received,
+            (received, _, _) = next => received,
         };
         match received {
             // A lagging receiver has missed changes, not the current set: compare that.
@@ -35,9 +40,7 @@ pub(super) async fn tools(
         }
         baseline = now;
         tracing::debug!(tools = baseline.len(), "telling the host its tools changed");
-        if let Err(error) = peer.notify_tool_list_changed().await {
-            tracing::debug!(%error, "the host did not take tools/list_changed; it has left");
-            return;
-        }
+        // Coalesced in the outbox, never dropped.
+        outbox.notify(ToolListChangedNotification::default().into());
     }
 }

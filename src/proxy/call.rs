@@ -23,7 +23,12 @@ impl ProxyHandler {
     ) -> Result<CallToolResult, ErrorData> {
         let (upstream, raw) = self.shared.route_tool(&request.name)?;
         let metas = [request.meta.as_ref(), Some(&context.meta)];
-        let served = Served::start("tools/call", &metas, Some(raw.as_str()));
+        let served = Served::start(
+            "tools/call",
+            self.shared.link.transport,
+            &metas,
+            Some(raw.as_str()),
+        );
         let mut params = CallToolRequestParams::new(raw);
         params.arguments = request.arguments;
         let mut meta = request.meta;
@@ -35,7 +40,7 @@ impl ProxyHandler {
             meta.remove("progressToken");
         }
         // A 2026-07-28 server has no logging/setLevel: the host's level goes with each call.
-        if let Some(level) = upstream.level()
+        if let Some(level) = self.shared.link.level()
             && upstream.per_request_levels()
         {
             meta.get_or_insert_with(Default::default)
@@ -45,15 +50,24 @@ impl ProxyHandler {
         let mut options = CallOptions::default();
         if let Some(token) = host_token {
             // Queued at once, in order: progress sent before the result reaches the host first.
-            let outbox = self.shared.outbox.clone();
+            let outbox = self.shared.link.outbox.clone();
             options = options.on_progress(move |mut progress| {
                 progress.progress_token = token.clone();
                 outbox.notify(ProgressNotification::new(progress).into());
             });
         }
+        // Listed while it runs: what the upstream asks meanwhile goes to this host.
+        let _calling = upstream
+            .callers
+            .enter(&self.shared.link, context.id.clone());
         let waited = Instant::now();
+        let work = served.within(self.call_through_revival(&upstream, params, options, waited));
+        let work = match &self.front {
+            Some(front) => front.call(&self.shared, &context, Box::pin(work)),
+            None => Box::pin(work),
+        };
         let outcome = tokio::select! {
-            outcome = served.within(self.call_through_revival(&upstream, params, options, waited)) => outcome,
+            outcome = work => outcome,
             _ = context.ct.cancelled() => {
                 served.end(Some("cancelled"));
                 // Dropping the call abandons it; the upstream is told.

@@ -17,14 +17,15 @@ use rmcp::{
         ListPromptsResult, ListResourceTemplatesRequest, ListResourceTemplatesResult,
         ListResourcesRequest, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
         ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, SetLevelRequestParams,
-        SubscribeRequestParams, UnsubscribeRequestParams,
+        SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
     },
-    service::RequestContext,
+    service::{RequestContext, SubscriptionContext},
 };
 
 use super::{
     capabilities::everything,
     forward::{self, ask},
+    front::Front,
     shared::Shared,
 };
 
@@ -32,26 +33,47 @@ use super::{
 #[derive(Debug, Clone)]
 pub struct ProxyHandler {
     pub(super) shared: Arc<Shared>,
+    /// The front's hooks; none for stdio.
+    pub(super) front: Option<Arc<dyn Front>>,
 }
 
 impl ProxyHandler {
     pub(super) fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
+        Self {
+            shared,
+            front: None,
+        }
+    }
+
+    /// A handler for one host of `front`.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn with_front(shared: Arc<Shared>, front: Arc<dyn Front>) -> Self {
+        Self {
+            shared,
+            front: Some(front),
+        }
     }
 }
 
 impl ServerHandler for ProxyHandler {
     fn get_info(&self) -> InitializeResult {
-        self.shared
-            .info
-            .get()
-            .cloned()
-            .unwrap_or_else(|| InitializeResult::new(everything()))
+        if let Some(info) = self.shared.info.get() {
+            return info.clone();
+        }
+        match self.shared.common.is_some() {
+            // A host that does not initialize (2026-07-28) sees the common upstreams as they are.
+            true => self.shared.describe(),
+            false => InitializeResult::new(everything()),
+        }
     }
 
-    /// The host side speaks the session era: `initialize` is where the upstreams start.
+    /// The stdio front speaks the session era (`initialize` is where the upstreams start); the
+    /// HTTP front serves 2026-07-28 hosts as well.
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+        match self.front {
+            Some(_) => Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+            None => Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25)),
+        }
     }
 
     async fn initialize(
@@ -60,16 +82,63 @@ impl ServerHandler for ProxyHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
-        self.shared.start(context.peer.clone(), &request).await?;
+        let session_id = self.front.as_ref().and_then(|f| f.session_id(&context));
+        self.shared
+            .start(context.peer.clone(), &request, session_id)
+            .await?;
+        if let Some(front) = &self.front {
+            front.initialized(&self.shared, &context)?;
+        }
         self.negotiate_initialize(&request)
+    }
+
+    /// The host's `notifications/initialized`: what waited for it goes out now.
+    async fn on_initialized(&self, _context: rmcp::service::NotificationContext<RoleServer>) {
+        self.shared.link.outbox.open();
+    }
+
+    /// The tool the host would see under `name` (rmcp checks `Mcp-Param-*` headers with it).
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared
+            .host_tools()
+            .into_iter()
+            .find(|tool| tool.name == name)
+    }
+
+    /// Over HTTP, a 2026-07-28 host's listen stream gets every change it asks for.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.front.as_ref().map(|_| requested.clone())
+    }
+
+    /// The stream's resource subscriptions are this host's while it lasts.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let Some(front) = &self.front else {
+            context.cancelled().await;
+            return Ok(());
+        };
+        let uris = context.sink().accepted().resource_subscriptions.clone();
+        for uri in uris.iter().flatten() {
+            if let Err(error) = self.subscribe_for_host(uri).await {
+                tracing::debug!(%uri, error = %error.message, "a listen stream's subscription was not taken");
+            }
+        }
+        let ended = front.listen(self.shared.clone(), context).await;
+        for uri in uris.iter().flatten() {
+            let _ = self.unsubscribe_for_host(uri).await;
+        }
+        ended
     }
 
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.shared.host_tools()))
+        let tools = async { Ok(ListToolsResult::with_all_items(self.shared.host_tools())) };
+        self.traced("tools/list", &context, tools).await
     }
 
     async fn call_tool(
@@ -83,121 +152,138 @@ impl ServerHandler for ProxyHandler {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let shared = &self.shared;
-        if let Some(only) = shared.only() {
-            let request = ListResourcesRequest {
-                params: request,
-                ..Default::default()
-            };
-            return ask(only, ClientRequest::ListResourcesRequest(request)).await;
-        }
-        let all = forward::resources(shared.upstreams(), &shared.routes).await;
-        Ok(ListResourcesResult::with_all_items(all))
+        self.traced("resources/list", &context, async {
+            let shared = &self.shared;
+            if let Some(only) = shared.only() {
+                let request = ListResourcesRequest {
+                    params: request,
+                    ..Default::default()
+                };
+                return ask(only, ClientRequest::ListResourcesRequest(request)).await;
+            }
+            let all = forward::resources(shared.upstreams(), &shared.routes).await;
+            Ok(ListResourcesResult::with_all_items(all))
+        })
+        .await
     }
 
     async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let shared = &self.shared;
-        if let Some(only) = shared.only() {
-            let request = ListResourceTemplatesRequest {
-                params: request,
-                ..Default::default()
-            };
-            return ask(only, ClientRequest::ListResourceTemplatesRequest(request)).await;
-        }
-        let all = forward::templates(shared.upstreams(), &shared.routes).await;
-        Ok(ListResourceTemplatesResult::with_all_items(all))
+        self.traced("resources/templates/list", &context, async {
+            let shared = &self.shared;
+            if let Some(only) = shared.only() {
+                let request = ListResourceTemplatesRequest {
+                    params: request,
+                    ..Default::default()
+                };
+                return ask(only, ClientRequest::ListResourceTemplatesRequest(request)).await;
+            }
+            let all = forward::templates(shared.upstreams(), &shared.routes).await;
+            Ok(ListResourceTemplatesResult::with_all_items(all))
+        })
+        .await
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.read(request).await
+        self.traced("resources/read", &context, async {
+            self.read(request).await
+        })
+        .await
     }
 
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let owner = self.resource_owner(&request.uri).await?;
-        owner
-            .supervisor
-            .subscribe(&request.uri)
-            .await
-            .map_err(|error| forward::request_error(&owner, error))
+        self.traced("resources/subscribe", &context, async {
+            self.subscribe_for_host(&request.uri).await
+        })
+        .await
     }
 
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let owner = self.resource_owner(&request.uri).await?;
-        owner
-            .supervisor
-            .unsubscribe(&request.uri)
-            .await
-            .map_err(|error| forward::request_error(&owner, error))
+        self.traced("resources/unsubscribe", &context, async {
+            self.unsubscribe_for_host(&request.uri).await
+        })
+        .await
     }
 
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let shared = &self.shared;
-        if let Some(only) = shared.only() {
-            let request = ListPromptsRequest {
-                params: request,
-                ..Default::default()
-            };
-            return ask(only, ClientRequest::ListPromptsRequest(request)).await;
-        }
-        let all = forward::prompts(shared.upstreams(), &shared.routes).await;
-        Ok(ListPromptsResult::with_all_items(all))
+        self.traced("prompts/list", &context, async {
+            let shared = &self.shared;
+            if let Some(only) = shared.only() {
+                let request = ListPromptsRequest {
+                    params: request,
+                    ..Default::default()
+                };
+                return ask(only, ClientRequest::ListPromptsRequest(request)).await;
+            }
+            let all = forward::prompts(shared.upstreams(), &shared.routes).await;
+            Ok(ListPromptsResult::with_all_items(all))
+        })
+        .await
     }
 
     async fn get_prompt(
         &self,
         mut request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let shared = &self.shared;
-        let owner = match shared.only() {
-            Some(only) => only.clone(),
-            None => {
-                let (index, raw) = self.prompt_owner(&request.name).await?;
-                request.name = raw;
-                shared.upstreams()[index].clone()
-            }
-        };
-        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(request));
-        let result: GetPromptResult = ask(&owner, request).await?;
-        Ok(result.into())
+        self.traced("prompts/get", &context, async {
+            let shared = &self.shared;
+            let owner = match shared.only() {
+                Some(only) => only.clone(),
+                None => {
+                    let (index, raw) = self.prompt_owner(&request.name).await?;
+                    request.name = raw;
+                    shared.upstreams()[index].clone()
+                }
+            };
+            let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(request));
+            let result: GetPromptResult = ask(&owner, request).await?;
+            Ok(result.into())
+        })
+        .await
     }
 
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.complete_for(request).await
+        self.traced("completion/complete", &context, async {
+            self.complete_for(request).await
+        })
+        .await
     }
 
     /// Every upstream that logs gets the level (transparent: the answer is the upstream's).
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.set_levels(request).await
+        self.traced("logging/setLevel", &context, async {
+            self.set_levels(request).await
+        })
+        .await
     }
 }

@@ -7,7 +7,7 @@
 //!
 //! - `initialize` is answered once the upstreams are ready, or after the startup wait with what
 //!   the proxy knows; `notifications/tools/list_changed` follows when their tools arrive;
-//! - `tools/list` answers from the [`ToolRegistry`]: the last good set during an outage;
+//! - `tools/list` answers from the [`ToolRegistry`](crate::ToolRegistry): the last good set during an outage;
 //! - a call during an outage waits for the next generation (`call_wait`, 10 s unless a server
 //!   sets its own); after that it returns a tool result with `isError: true` and one plain
 //!   paragraph: which server, what happened, whether the call was sent, when the next attempt is;
@@ -47,16 +47,23 @@ mod announce;
 mod call;
 mod capabilities;
 mod forward;
+mod front;
 mod handler;
 mod host;
+#[cfg(feature = "serve")]
+pub mod http;
 mod options;
 mod outage;
 mod outbox;
 mod requests;
 mod session;
 mod shared;
+mod shares;
+pub mod state;
 mod stdio;
+mod traced;
 mod upstream;
+mod upstreams;
 mod wire;
 
 use std::{sync::Arc, time::Duration};
@@ -64,7 +71,7 @@ use std::{sync::Arc, time::Duration};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use crate::{ServerConfig, ToolRegistry, config::ConfigError};
+use crate::{ServerConfig, config::ConfigError};
 
 pub use handler::ProxyHandler;
 pub use options::{Mode, ProxyOptions};
@@ -215,19 +222,27 @@ impl Proxy {
     {
         let outbox = outbox::Outbox::new(outbox::NotificationBuffer::of(&self.configs));
         let ending = session::Ending::new(stop.clone(), self.options.drain);
+        let link = Arc::new(host::HostLink::new(outbox.clone(), "pipe"));
         let shared = Arc::new(Shared::new(
             self.mode,
             self.configs,
+            None,
             self.options,
-            ToolRegistry::new(),
-            outbox.clone(),
+            link,
         ));
         let service = session::Draining {
             handler: ProxyHandler::new(shared.clone()),
             ending: ending.clone(),
         };
         let wire = wire::HostWire::new(read, write, outbox.clone(), ending);
-        let served = rmcp::service::serve_server_with_ct(service, wire, stop.child_token()).await;
+        // Boxed, as is the shutdown below: unboxed, the future of a caller's `async fn` that
+        // awaits this one is too deep for rustc's default recursion limit.
+        let served = Box::pin(rmcp::service::serve_server_with_ct(
+            service,
+            wire,
+            stop.child_token(),
+        ))
+        .await;
         let outcome = match served {
             Ok(running) => {
                 let quit = running.waiting().await;
@@ -238,7 +253,7 @@ impl Proxy {
             Err(_) if stop.is_cancelled() => Ok(()),
             Err(error) => Err(ProxyError::Handshake(error.to_string())),
         };
-        shared.shutdown().await;
+        Box::pin(shared.shutdown()).await;
         outbox.report_rest();
         outcome
     }

@@ -46,6 +46,36 @@ impl ProxyHandler {
         }
     }
 
+    /// Subscribes the host to `uri`: the upstream that has it is subscribed when this host is
+    /// the first of its hosts to want it.
+    pub(super) async fn subscribe_for_host(&self, uri: &str) -> Result<(), ErrorData> {
+        let owner = self.resource_owner(uri).await?;
+        let link = &self.shared.link;
+        if !link.subscribe(uri, owner.name()) || !owner.shares.subscribe(uri) {
+            return Ok(());
+        }
+        if let Err(error) = owner.supervisor.subscribe(uri).await {
+            link.unsubscribe(uri);
+            owner.shares.unsubscribe(uri);
+            return Err(forward::request_error(&owner, error));
+        }
+        Ok(())
+    }
+
+    /// Unsubscribes the host from `uri`: the upstream is unsubscribed when this host was the
+    /// last of its hosts to want it.
+    pub(super) async fn unsubscribe_for_host(&self, uri: &str) -> Result<(), ErrorData> {
+        let owner = self.resource_owner(uri).await?;
+        if !self.shared.link.unsubscribe(uri) || !owner.shares.unsubscribe(uri) {
+            return Ok(());
+        }
+        owner
+            .supervisor
+            .unsubscribe(uri)
+            .await
+            .map_err(|error| forward::request_error(&owner, error))
+    }
+
     /// The upstream index and raw name of a public prompt name (aggregated mode).
     pub(super) async fn prompt_owner(&self, public: &str) -> Result<(usize, String), ErrorData> {
         let shared = &self.shared;
@@ -128,11 +158,19 @@ impl ProxyHandler {
     /// Every upstream that logs gets the level (transparent: the answer is the upstream's).
     pub(super) async fn set_levels(&self, request: SetLevelRequestParams) -> Result<(), ErrorData> {
         let shared = &self.shared;
+        shared.link.set_level(request.level);
         for upstream in shared.upstreams() {
-            upstream.set_level(request.level);
+            upstream.set_level(shared.link.id(), request.level);
         }
+        // Each upstream is sent the most verbose level its hosts set (this host's, unless the
+        // upstream is shared with a host that wants more).
+        let effective = |upstream: &Upstream| {
+            let mut request = request.clone();
+            request.level = upstream.level().unwrap_or(request.level);
+            request
+        };
         let send = |upstream: &Arc<Upstream>| {
-            let request = ClientRequest::SetLevelRequest(SetLevelRequest::new(request.clone()));
+            let request = ClientRequest::SetLevelRequest(SetLevelRequest::new(effective(upstream)));
             let upstream = upstream.clone();
             async move { ask::<rmcp::model::EmptyResult>(&upstream, request).await }
         };
@@ -141,7 +179,7 @@ impl ProxyHandler {
         {
             // The server's own refusal is the host's answer; an outage is not: the level is
             // kept and sent to the next generation.
-            let request = ClientRequest::SetLevelRequest(SetLevelRequest::new(request));
+            let request = ClientRequest::SetLevelRequest(SetLevelRequest::new(effective(only)));
             return match only
                 .supervisor
                 .request(request, CallOptions::default())

@@ -1,6 +1,7 @@
-//! What the proxy's handler and tasks share: the upstreams (started by the host's `initialize`,
-//! stopped at the end), the tools the host is shown, and the routes from a host's name to an
-//! upstream.
+//! What one host session's handler and tasks share: the upstreams it sees (its own, started by
+//! its `initialize` and stopped at its end, and, behind the gateway, the ones every session
+//! shares), the tools it is shown, the routes from its names to an upstream, and the host itself
+//! ([`HostLink`]).
 
 use std::{
     borrow::Cow,
@@ -14,74 +15,111 @@ use rmcp::{
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::{ServerConfig, Supervisor, ToolRegistry, registry};
+use crate::{ServerConfig, ToolRegistry, registry};
 
 use super::{
-    Mode, ProxyOptions, announce, forward::Routes, host, outbox::Outbox, upstream::Upstream,
+    Mode, ProxyOptions, announce,
+    forward::Routes,
+    host::{self, HostLink, Target},
+    upstream::Upstream,
+    upstreams::Upstreams,
 };
 
-/// What the handler and the proxy's tasks share.
+/// How long a session's end waits for a shared upstream to take back one subscription.
+const GIVE_BACK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// What one host session's handler and tasks share.
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(super) mode: Mode,
     pub(super) options: ProxyOptions,
-    pub(super) registry: ToolRegistry,
-    /// The upstreams' configurations until `initialize` starts them.
+    /// The upstreams every host session shares (the gateway's `shared` servers), if any.
+    pub(super) common: Option<Arc<Upstreams>>,
+    /// This session's own upstreams' configurations until `initialize` starts them.
     pub(super) pending: Mutex<Option<Vec<ServerConfig>>>,
-    pub(super) upstreams: OnceLock<Vec<Arc<Upstream>>>,
+    /// This session's own upstreams, once started.
+    pub(super) own: OnceLock<Upstreams>,
+    /// Every upstream the host sees, the common ones first; set when the host initializes (at
+    /// once when it has none of its own).
+    pub(super) view: OnceLock<Vec<Arc<Upstream>>>,
     /// The `initialize` answer (before the protocol version is negotiated).
     pub(super) info: OnceLock<InitializeResult>,
     pub(super) routes: Routes,
-    /// Everything for the host goes through it (progress and upstream notifications directly).
-    pub(super) outbox: Outbox,
-    /// Ends the keepers and the announcer.
+    /// The host, as the upstreams reach it: its outbox, its peer, what it answers.
+    pub(super) link: Arc<HostLink>,
+    /// Ends the announcer.
     pub(super) stop: CancellationToken,
     pub(super) tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Shared {
-    pub(super) fn new(
+    /// A host session with `own` upstreams to start at its `initialize`, beside the `common`
+    /// ones (already started), reaching the host through `link`.
+    pub(crate) fn new(
         mode: Mode,
-        configs: Vec<ServerConfig>,
+        own: Vec<ServerConfig>,
+        common: Option<Arc<Upstreams>>,
         options: ProxyOptions,
-        registry: ToolRegistry,
-        outbox: Outbox,
+        link: Arc<HostLink>,
     ) -> Self {
+        let view = OnceLock::new();
+        if own.is_empty() {
+            let _ = view.set(common.as_ref().map(|c| c.list.clone()).unwrap_or_default());
+        }
         Self {
-            outbox,
             mode,
             options,
-            registry,
-            pending: Mutex::new(Some(configs)),
-            upstreams: OnceLock::new(),
+            common,
+            pending: Mutex::new(Some(own)),
+            own: OnceLock::new(),
+            view,
             info: OnceLock::new(),
             routes: Routes::default(),
+            link,
             stop: CancellationToken::new(),
             tasks: Mutex::new(Vec::new()),
         }
     }
 
-    pub(super) fn registry(&self) -> &ToolRegistry {
-        &self.registry
-    }
-
+    /// Every upstream the host sees: before it initialized (or when it never does, as a
+    /// 2026-07-28 host), the common ones.
     pub(super) fn upstreams(&self) -> &[Arc<Upstream>] {
-        self.upstreams.get().map(Vec::as_slice).unwrap_or_default()
+        match self.view.get() {
+            Some(view) => view,
+            None => self
+                .common
+                .as_ref()
+                .map(|c| c.list.as_slice())
+                .unwrap_or_default(),
+        }
     }
 
-    /// The tools the host is shown now: the registry's, with raw names (transparent) or public
-    /// names (aggregated).
-    pub(super) fn host_tools(&self) -> Vec<Tool> {
-        let snapshot = self.registry.snapshot();
+    /// The registries the host's tools come from.
+    fn registries(&self) -> Vec<ToolRegistry> {
+        let common = self.common.iter().map(|c| c.registry.clone());
+        common
+            .chain(self.own.get().map(|own| own.registry.clone()))
+            .collect()
+    }
+
+    /// The tools the host is shown now: the registries', with raw names (transparent) or
+    /// public names (aggregated).
+    pub(crate) fn host_tools(&self) -> Vec<Tool> {
+        let snapshots: Vec<_> = self.registries().iter().map(|r| r.snapshot()).collect();
         match self.mode {
             Mode::Transparent => self
                 .upstreams()
                 .first()
-                .and_then(|upstream| snapshot.server(upstream.name()).cloned())
+                .and_then(|upstream| {
+                    snapshots
+                        .iter()
+                        .find_map(|s| s.server(upstream.name()).cloned())
+                })
                 .map(|set| set.tools.iter().map(|t| (*t.definition).clone()).collect())
                 .unwrap_or_default(),
-            Mode::Aggregated => snapshot
-                .tools()
+            Mode::Aggregated => snapshots
+                .iter()
+                .flat_map(|snapshot| snapshot.tools())
                 .map(|tool| {
                     let mut definition = (*tool.definition).clone();
                     definition.name = Cow::Owned(tool.public_name.to_string());
@@ -91,70 +129,56 @@ impl Shared {
         }
     }
 
-    /// Starts the upstreams with handlers that reach `peer`, waits for them up to the startup
-    /// wait, and starts the keepers and the announcer.
+    /// Starts this session's own upstreams with handlers that reach the host, waits for them
+    /// up to the startup wait, and starts the announcer.
     pub(super) async fn start(
         self: &Arc<Self>,
         peer: rmcp::Peer<RoleServer>,
         request: &InitializeRequestParams,
+        session_id: Option<String>,
     ) -> Result<(), ErrorData> {
         let configs = lock(&self.pending).take().ok_or_else(|| {
             ErrorData::invalid_request("initialize was already answered in this session", None)
         })?;
-        let handlers = host::handlers(
-            self.outbox.clone(),
-            peer.clone(),
-            &request.capabilities,
-            self.mode,
-        );
-        let mut upstreams = Vec::with_capacity(configs.len());
-        for mut config in configs {
-            let call_wait = *config.call_wait.get_or_insert(self.options.call_wait);
-            let revive_after = config.reconnect.max_delay;
-            let name = config.name.clone();
-            match Supervisor::spawn(config.handlers(handlers.clone()), &self.registry) {
-                Ok(supervisor) => {
-                    upstreams.push(Arc::new(Upstream::new(supervisor, revive_after, call_wait)))
-                }
-                Err(error) => {
-                    let started = upstreams
-                        .iter()
-                        .map(|u: &Arc<Upstream>| u.supervisor.shutdown());
-                    futures::future::join_all(started).await;
-                    return Err(ErrorData::internal_error(
-                        format!("could not start upstream '{name}': {error}"),
-                        None,
-                    ));
-                }
-            }
-        }
-        let upstreams = self.upstreams.get_or_init(|| upstreams);
-        let mut tasks = Vec::new();
-        for upstream in upstreams {
-            tasks.push(tokio::spawn(upstream.clone().keep(self.stop.clone())));
-        }
-        let wait = self.options.startup_wait;
-        futures::future::join_all(upstreams.iter().map(|u| u.supervisor.wait_ready(wait))).await;
-        for upstream in upstreams {
-            let status = upstream.supervisor.status();
-            if !status.is_ready() {
-                tracing::warn!(
-                    server = %upstream.name(), state = %status,
-                    "not ready after {wait:?}; answering the host without it, its tools follow when it is"
-                );
-            }
+        self.link.initialized(peer.clone(), request, session_id);
+        if !configs.is_empty() {
+            let (target, mode) = (Target::Owner(self.link.clone()), self.mode);
+            let own = Upstreams::start(configs, &self.options, |callers| {
+                host::handlers(target, callers, mode)
+            })
+            .await
+            .map_err(|message| ErrorData::internal_error(message, None))?;
+            let own = self.own.get_or_init(|| own);
+            let common = self.common.iter().flat_map(|c| c.list.iter().cloned());
+            let _ = self
+                .view
+                .set(common.chain(own.list.iter().cloned()).collect());
+            own.wait_ready(self.options.startup_wait).await;
         }
         let _ = self.info.set(self.describe());
-        let shared = self.clone();
-        tasks.push(tokio::spawn(announce::tools(
-            self.registry().clone(),
-            move || shared.host_tools(),
-            peer,
-            self.host_tools(),
-            self.stop.clone(),
-        )));
-        lock(&self.tasks).extend(tasks);
+        let announcer = tokio::spawn(self.clone().announce(self.stop.clone()));
+        lock(&self.tasks).push(announcer);
         Ok(())
+    }
+
+    /// Tells the host (through its outbox) whenever the tools it would list change, from now
+    /// until `stop`.
+    pub(crate) fn announce(
+        self: Arc<Self>,
+        stop: CancellationToken,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        let (registries, outbox, baseline) = (
+            self.registries(),
+            self.link.outbox.clone(),
+            self.host_tools(),
+        );
+        announce::tools(
+            registries,
+            move || self.host_tools(),
+            outbox,
+            baseline,
+            stop,
+        )
     }
 
     /// The upstream and the tool's name there, for a name the host called.
@@ -166,11 +190,12 @@ impl Shared {
                 .map(|u| (u.clone(), name.to_owned()))
                 .ok_or_else(not_initialized),
             Mode::Aggregated => {
-                let snapshot = self.registry.snapshot();
-                if let Some(tool) = snapshot.get(name)
-                    && let Some(upstream) = upstreams.iter().find(|u| u.name() == &*tool.server)
-                {
-                    return Ok((upstream.clone(), tool.raw_name.to_string()));
+                for registry in self.registries() {
+                    if let Some(tool) = registry.snapshot().get(name)
+                        && let Some(upstream) = upstreams.iter().find(|u| u.name() == &*tool.server)
+                    {
+                        return Ok((upstream.clone(), tool.raw_name.to_string()));
+                    }
                 }
                 // Not registered now (its server gave up, say): a lossless public name still
                 // names its server, which then explains itself.
@@ -196,14 +221,41 @@ impl Shared {
         }
     }
 
-    /// Stops the keepers and the announcer, then shuts every upstream down (children reaped).
-    pub(super) async fn shutdown(&self) {
+    /// Stops the announcer, then shuts this session's own upstreams down (children reaped);
+    /// the common ones are their owner's to stop, and are only given back what this host held
+    /// there (subscriptions, its log level).
+    pub(crate) async fn shutdown(&self) {
         self.stop.cancel();
         let tasks = std::mem::take(&mut *lock(&self.tasks));
         for task in tasks {
             let _ = task.await;
         }
-        futures::future::join_all(self.upstreams().iter().map(|u| u.supervisor.shutdown())).await;
+        if let Some(common) = &self.common {
+            self.give_back(common).await;
+        }
+        if let Some(own) = self.own.get() {
+            own.shutdown().await;
+        }
+    }
+
+    /// What this host held at the common upstreams: a subscription only it held is ended
+    /// there (each within [`GIVE_BACK`]); its level no longer counts.
+    async fn give_back(&self, common: &Upstreams) {
+        let host = self.link.id();
+        for (uri, server) in self.link.take_subscriptions() {
+            let Some(upstream) = common.list.iter().find(|u| u.name() == &*server) else {
+                continue;
+            };
+            if upstream.shares.unsubscribe(&uri) {
+                let ended = upstream.supervisor.unsubscribe(&uri);
+                if tokio::time::timeout(GIVE_BACK, ended).await.is_err() {
+                    tracing::debug!(%server, "resources/unsubscribe unanswered at a session's end");
+                }
+            }
+        }
+        for upstream in &common.list {
+            upstream.shares.forget(host);
+        }
     }
 }
 

@@ -15,6 +15,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{ConnectionState, Supervisor, call::CallOptions};
 
+use super::{
+    host::Callers,
+    shares::{HostId, Shares},
+};
+
 /// A supervisor the proxy routes to.
 #[derive(Debug)]
 pub(super) struct Upstream {
@@ -23,20 +28,28 @@ pub(super) struct Upstream {
     revive_at: Mutex<Option<Instant>>,
     /// How long the keeper waits after a give-up (the server's `reconnect.max_delay`).
     revive_after: Duration,
-    /// The log level the host set last; every new generation is sent it again.
-    level: Mutex<Option<LoggingLevel>>,
+    /// Its hosts' subscriptions and log levels; every new generation is sent the level again.
+    pub(super) shares: Shares,
     /// How long a call waits for a ready generation (the server's `call_wait`).
     pub(super) call_wait: Duration,
+    /// The hosts' calls in flight on it (what it asks during a call goes to that call's host).
+    pub(super) callers: Arc<Callers>,
 }
 
 impl Upstream {
-    pub(super) fn new(supervisor: Supervisor, revive_after: Duration, call_wait: Duration) -> Self {
+    pub(super) fn new(
+        supervisor: Supervisor,
+        revive_after: Duration,
+        call_wait: Duration,
+        callers: Arc<Callers>,
+    ) -> Self {
         Self {
             supervisor,
             revive_at: Mutex::new(None),
             revive_after,
-            level: Mutex::new(None),
+            shares: Shares::default(),
             call_wait,
+            callers,
         }
     }
 
@@ -73,14 +86,14 @@ impl Upstream {
         at.map(|at| at.saturating_duration_since(Instant::now()))
     }
 
-    /// Remembers the host's log level for the generations to come.
-    pub(super) fn set_level(&self, level: LoggingLevel) {
-        *self.level.lock().unwrap_or_else(PoisonError::into_inner) = Some(level);
+    /// Remembers `host`'s log level for the generations to come.
+    pub(super) fn set_level(&self, host: HostId, level: LoggingLevel) {
+        self.shares.set_level(host, level);
     }
 
-    /// The log level the host set last, if any.
+    /// The level the upstream is sent: the most verbose its hosts set, if any did.
     pub(super) fn level(&self) -> Option<LoggingLevel> {
-        *self.level.lock().unwrap_or_else(PoisonError::into_inner)
+        self.shares.level()
     }
 
     /// Whether the ready generation speaks 2026-07-28 or later, where there is no

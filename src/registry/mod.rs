@@ -22,7 +22,7 @@
 pub mod definitions;
 pub(crate) mod handle;
 mod names;
-mod publish;
+pub(crate) mod publish;
 mod shared;
 mod snapshot;
 
@@ -36,7 +36,7 @@ use tokio::sync::broadcast;
 pub use handle::ToolHandle;
 pub use names::{MAX_PUBLIC_NAME, public_name};
 pub(crate) use publish::Publish;
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(test)]
 pub(crate) use publish::PublishError;
 pub use snapshot::{RegisteredTool, ServerTools, Snapshot};
 

@@ -25,11 +25,14 @@ pub(crate) struct Publish {
 
 /// Why a tool list was not published.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum PublishError {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub enum PublishError {
     /// A newer generation's set is already registered.
     #[error("generation {generation} is older than the registered generation {registered}")]
     Stale {
+        /// The generation of the refused list.
         generation: Generation,
+        /// The generation already registered.
         registered: Generation,
     },
     /// The list names the same tool twice.

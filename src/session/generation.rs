@@ -36,6 +36,9 @@ const SESSION_LINGER: Duration = Duration::from_secs(10);
 const WRITES_SETTLE: Duration = Duration::from_millis(500);
 /// How long an orderly close waits for the listener to cancel its listen request.
 const LISTEN_END: Duration = Duration::from_millis(250);
+/// How long an orderly close waits for the cancellations of abandoned calls to be written to a
+/// child's stdin.
+const CANCELS_OUT: Duration = Duration::from_millis(500);
 
 /// What an attempt hands over once the session is up.
 pub(crate) struct Session {
@@ -116,6 +119,13 @@ impl Running {
                 .is_err()
         {
             self.listener = Some(listener);
+        }
+        // Likewise for a child's calls abandoned just before (the command line's `call` on
+        // SIGINT): told of none, it would wait for them after its stdin ends. Not over HTTP,
+        // where each cancellation is a POST of its own that a hung server would hold.
+        if stop == Stop::Graceful && self.live.activity.local_writes {
+            self.live.cancels.close();
+            let _ = tokio::time::timeout(CANCELS_OUT, self.live.cancels.wait()).await;
         }
         let _ = self.stop.send(stop);
         for watcher in [self.heartbeat.take(), self.listener.take()]

@@ -19,7 +19,7 @@ use std::{
 
 use rmcp::{Peer, RoleClient, model::ProtocolVersion};
 use tokio::sync::{broadcast, mpsc};
-use tokio_util::sync::CancellationToken;
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
     mailbox::Msg,
@@ -53,6 +53,9 @@ pub(crate) struct Live {
     pub(crate) activity: Arc<Activity>,
     /// Cancelled once this generation's death has been reported by anyone, or it is closed.
     pub(crate) dead: CancellationToken,
+    /// The `notifications/cancelled` of abandoned calls on their way to the server (spawned by
+    /// the call path); an orderly close lets them go out before the session ends.
+    pub(crate) cancels: TaskTracker,
     /// Consecutive misses (probes and suspect answers).
     pub(crate) misses: Misses,
     /// Calls sent on this generation and not finished; changed only by [`InFlight`].
@@ -103,6 +106,7 @@ impl Live {
             telemetry,
             activity,
             dead: CancellationToken::new(),
+            cancels: TaskTracker::new(),
             misses: Misses::default(),
             calls: AtomicUsize::new(0),
             discover: AtomicBool::new(modern),

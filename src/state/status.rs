@@ -7,7 +7,7 @@ use super::{ConnectionState, Generation};
 /// What one server is doing: the single source of truth about it, written only by its
 /// supervisor task. [`Supervisor::status`](crate::Supervisor::status) reads it,
 /// [`Supervisor::watch`](crate::Supervisor::watch) follows it, and every
-/// [`Event::State`] carries the status it announces.
+/// [`Event::State`](super::Event::State) carries the status it announces.
 ///
 /// # Invariants
 ///
@@ -15,7 +15,7 @@ use super::{ConnectionState, Generation};
 /// 2. The state is `ready` exactly while a generation takes calls: a generation that is being
 ///    closed (by `restart`, `shutdown` or its death) is never shown as ready once its closing
 ///    has been decided.
-/// 3. An [`Event::State`] is sent after its status is visible: a reader that reacts to an event
+/// 3. An [`Event::State`](super::Event::State) is sent after its status is visible: a reader that reacts to an event
 ///    and then reads the status sees that status or a newer one.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

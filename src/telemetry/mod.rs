@@ -1,10 +1,10 @@
 //! Telemetry: metrics and client spans in OpenTelemetry's MCP semantic conventions, plus the
 //! resilience series no convention covers (feature `otel`; README "Telemetry").
 //!
-//! With the feature, the library records into the global (or a supplied, see [`Telemetry`])
+//! With the feature, the library records into the global (or a supplied, see `Telemetry`)
 //! meter and tracer, and carries W3C trace context in each request's `params._meta`; it never
 //! installs an exporter or a propagator (the CLI does). Every instrumentation site calls into
-//! [`sites`], where each function and type is defined once: without the feature its body is
+//! `sites`, where each function and type is defined once: without the feature its body is
 //! empty and its types zero-sized, so nothing is compiled in and no OpenTelemetry crate is
 //! built.
 //!
@@ -13,7 +13,7 @@
 //! 1. Attribute values are bounded: server name, transport, protocol version, cause, reason,
 //!    verdict, method, error kind, state, limit name, and a JSON-RPC code only when JSON-RPC or
 //!    MCP defines it. Never an argument, a URL or a token; a tool name only with
-//!    [`Telemetry::tool_names`]. The generation number and the JSON-RPC id go on spans only.
+//!    `Telemetry::tool_names`. The generation number and the JSON-RPC id go on spans only.
 //! 2. Each instrumentation site in the crate is one call into this module (or a guard it
 //!    returns); the logic lives here, apart from the code it observes.
 //! 3. Recording never waits and never fails a request: a meter or tracer that is slow or absent
@@ -37,6 +37,8 @@ mod propagate;
 mod recorder;
 #[cfg(all(feature = "otel", feature = "proxy"))]
 mod served;
+#[cfg(all(feature = "otel", feature = "proxy"))]
+mod server;
 #[cfg(feature = "otel")]
 mod transitions;
 
@@ -48,7 +50,7 @@ mod serving;
 mod sites;
 
 #[cfg(feature = "proxy")]
-pub(crate) use serving::{Served, served_error};
+pub(crate) use serving::{HostSession, Served, served_error, served_rpc_error};
 pub(crate) use sites::*;
 
 /// How a request ended, for its duration and its span.

@@ -12,6 +12,15 @@ pub const OPERATION_DURATION: &str = "mcp.client.operation.duration";
 /// Convention.
 pub const SESSION_DURATION: &str = "mcp.client.session.duration";
 
+/// Histogram, seconds: every host request the proxy or the gateway served, from receipt to
+/// answer. Convention (the server side of `mcp.client.operation.duration`).
+pub const SERVER_OPERATION_DURATION: &str = "mcp.server.operation.duration";
+/// Histogram, seconds: how long a host session lasted (the stdio proxy's one session, or one of
+/// the gateway's). Convention.
+pub const SERVER_SESSION_DURATION: &str = "mcp.server.session.duration";
+/// Up-down counter: host sessions open now, by `network.transport`.
+pub const HOST_SESSIONS: &str = "mcp.server.resilience.host_sessions";
+
 /// Gauge: 1 for the state a server is in, 0 for the others it has been in (a state set).
 pub const STATE: &str = "mcp.client.resilience.state";
 /// Counter: generations that became ready (a session established, its tools registered).

@@ -76,6 +76,7 @@ impl Telemetry {
             .unwrap_or_else(|| global::meter_with_scope(scope()));
         Recorder {
             instruments: Instruments::new(&meter),
+            meter,
             tracer: self
                 .tracer
                 .unwrap_or_else(|| global::tracer_with_scope(scope())),
@@ -101,6 +102,8 @@ pub(super) fn recorder() -> &'static Recorder {
 #[derive(Debug)]
 pub(super) struct Recorder {
     pub(super) instruments: Instruments,
+    /// For instruments made later (the proxy's server side, `super::server`).
+    pub(super) meter: Meter,
     pub(super) tracer: BoxedTracer,
     pub(super) tool_names: bool,
 }

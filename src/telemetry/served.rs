@@ -28,6 +28,10 @@ pub(crate) fn served_error(
 #[derive(Debug)]
 pub(crate) struct Served {
     cx: Context,
+    started: std::time::Instant,
+    method: &'static str,
+    transport: &'static str,
+    tool: Option<String>,
 }
 
 #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
@@ -36,6 +40,7 @@ impl Served {
     /// context); the first that carries a `traceparent` is the parent.
     pub(crate) fn start(
         method: &'static str,
+        transport: &'static str,
         metas: &[Option<&RequestMetaObject>],
         tool: Option<&str>,
     ) -> Served {
@@ -52,7 +57,7 @@ impl Served {
         };
         let mut attributes = vec![
             KeyValue::new(names::METHOD, method),
-            KeyValue::new(names::NETWORK_TRANSPORT, "pipe"),
+            KeyValue::new(names::NETWORK_TRANSPORT, transport),
         ];
         if method == "tools/call" {
             attributes.push(KeyValue::new(names::OPERATION_NAME, "execute_tool"));
@@ -68,6 +73,10 @@ impl Served {
             .start_with_context(&recorder.tracer, &parent);
         Served {
             cx: parent.with_span(span),
+            started: std::time::Instant::now(),
+            method,
+            transport,
+            tool: tool.map(str::to_owned),
         }
     }
 
@@ -79,8 +88,17 @@ impl Served {
         opentelemetry::context::FutureExt::with_context(work, self.cx.clone())
     }
 
-    /// Ends the span, with `error` as `error.type` when the request failed.
+    /// Ends the span, with `error` as `error.type` when the request failed, and records the
+    /// request's duration.
     pub(crate) fn end(self, error: Option<&'static str>) {
+        let took = self.started.elapsed();
+        super::server::operation(
+            took,
+            self.method,
+            self.transport,
+            self.tool.as_deref(),
+            error,
+        );
         let span = self.cx.span();
         if let Some(error) = error {
             span.set_attribute(KeyValue::new(names::ERROR_TYPE, error));

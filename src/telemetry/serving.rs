@@ -8,7 +8,10 @@
 
 use std::future::Future;
 
-use rmcp::model::{CallToolResult, RequestMetaObject};
+use rmcp::{
+    ErrorData,
+    model::{CallToolResult, RequestMetaObject},
+};
 
 #[cfg(feature = "otel")]
 use super::served;
@@ -25,6 +28,18 @@ pub(crate) fn served_error(outcome: &Result<CallToolResult, CallError>) -> Optio
     }
 }
 
+/// A JSON-RPC error answered to a host, as its server span's `error.type`: the codes JSON-RPC
+/// and MCP define, else `_OTHER`.
+pub(crate) fn served_rpc_error(error: &ErrorData) -> &'static str {
+    #[cfg(feature = "otel")]
+    return super::labels::rpc_code(error.code.0);
+    #[cfg(not(feature = "otel"))]
+    {
+        let _ = error;
+        "_OTHER"
+    }
+}
+
 /// The proxy serving one host request: a `SERVER` span, child of the context the host sent in
 /// `_meta`, in which the upstream call runs.
 #[derive(Debug)]
@@ -35,16 +50,18 @@ pub(crate) struct Served {
 
 impl Served {
     /// `metas`: where the host's `_meta` may be; the first with a `traceparent` is the parent.
+    /// `transport`: `pipe` (stdio) or `tcp` (HTTP).
     pub(crate) fn start(
         method: &'static str,
+        transport: &'static str,
         metas: &[Option<&RequestMetaObject>],
         tool: Option<&str>,
     ) -> Served {
         #[cfg(not(feature = "otel"))]
-        let _ = (method, metas, tool);
+        let _ = (method, transport, metas, tool);
         Served {
             #[cfg(feature = "otel")]
-            inner: served::Served::start(method, metas, tool),
+            inner: served::Served::start(method, transport, metas, tool),
         }
     }
 
@@ -62,5 +79,42 @@ impl Served {
         self.inner.end(error);
         #[cfg(not(feature = "otel"))]
         let _ = error;
+    }
+}
+
+/// One host session, from its `initialize` to its drop: counted among the open host sessions,
+/// and its duration recorded (with the revision it negotiated) when it ends.
+#[derive(Debug)]
+pub(crate) struct HostSession {
+    #[cfg(feature = "otel")]
+    started: std::time::Instant,
+    #[cfg(feature = "otel")]
+    transport: &'static str,
+    #[cfg(feature = "otel")]
+    protocol: String,
+}
+
+impl HostSession {
+    /// A session on `transport` (`pipe`, `tcp`) that negotiated `protocol`.
+    pub(crate) fn open(transport: &'static str, protocol: &str) -> HostSession {
+        #[cfg(feature = "otel")]
+        super::server::session_opened(transport);
+        #[cfg(not(feature = "otel"))]
+        let _ = (transport, protocol);
+        HostSession {
+            #[cfg(feature = "otel")]
+            started: std::time::Instant::now(),
+            #[cfg(feature = "otel")]
+            transport,
+            #[cfg(feature = "otel")]
+            protocol: protocol.to_owned(),
+        }
+    }
+}
+
+impl Drop for HostSession {
+    fn drop(&mut self) {
+        #[cfg(feature = "otel")]
+        super::server::session_ended(self.started.elapsed(), self.transport, Some(&self.protocol));
     }
 }

@@ -73,7 +73,8 @@ pub(crate) fn judge_http(error: &http::HttpError, phase: Phase) -> Verdict {
 /// `TransportClosed` is a death whose precise cause (an exit status, a stream end) the
 /// generation's monitor reports; callers should not report it themselves when the session loop
 /// has already ended.
-pub(crate) fn judge(error: &ServiceError) -> Verdict {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub fn judge(error: &ServiceError) -> Verdict {
     match error {
         ServiceError::McpError(_) => Verdict::Alive,
         ServiceError::TransportSend(e) => {

@@ -8,9 +8,9 @@
 pub(crate) mod client;
 pub(crate) mod detect;
 pub(crate) mod http;
-mod judge;
+pub(crate) mod judge;
 pub(crate) mod ledger;
-mod observed;
+pub(crate) mod observed;
 pub(crate) mod origin;
 pub(crate) mod refusal;
 pub(crate) mod sse;
@@ -36,7 +36,8 @@ pub(crate) use observed::Observed;
 /// is stuck, whether a call ran past its deadline since. Written by the transport wrapper
 /// ([`Observed`]) and the call path; read by the probe policy.
 #[derive(Debug)]
-pub(crate) struct Activity {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub struct Activity {
     base: Instant,
     /// Milliseconds from `base` to the last message received; written by `Observed::receive`.
     last_rx_ms: AtomicU64,
@@ -65,7 +66,8 @@ pub(crate) struct Activity {
 
 impl Activity {
     /// The activity of a stdio generation (`local_writes`) or a remote one.
-    pub(crate) fn new(local_writes: bool) -> Arc<Self> {
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn new(local_writes: bool) -> Arc<Self> {
         Arc::new(Activity {
             local_writes,
             base: Instant::now(),
@@ -108,7 +110,8 @@ impl Activity {
     }
 
     /// How long since the last message (or since the generation began).
-    pub(crate) fn idle(&self) -> Duration {
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn idle(&self) -> Duration {
         let since_base = self.base.elapsed();
         since_base.saturating_sub(Duration::from_millis(
             self.last_rx_ms.load(Ordering::Relaxed),

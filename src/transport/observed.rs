@@ -13,7 +13,8 @@ use super::{Activity, ledger::Sent, stray};
 
 /// A transport that stamps [`Activity`] on every received message, and sees responses nobody
 /// asked for ([`stray`]).
-pub(crate) struct Observed<T> {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub struct Observed<T> {
     inner: T,
     activity: Arc<Activity>,
     outstanding: stray::Outstanding,
@@ -21,7 +22,8 @@ pub(crate) struct Observed<T> {
 
 impl<T> Observed<T> {
     /// Observes `inner`, the transport of `server`'s `generation`.
-    pub(crate) fn new(
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn new(
         inner: T,
         activity: Arc<Activity>,
         server: Arc<str>,

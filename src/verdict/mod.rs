@@ -42,7 +42,8 @@ use crate::state::{Cause, Death};
 
 /// What one observation means.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Verdict {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub enum Verdict {
     /// The generation is dead: end it and build the next one.
     Death(Death),
     /// Silence while a call is being worked on inside its deadline: not a miss.
@@ -86,7 +87,8 @@ pub(crate) enum Verdict {
 
 /// When an HTTP answer was observed: while opening a session, or on a live session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Phase {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub enum Phase {
     /// The opening request of a session (`initialize`, the legacy SSE `GET`).
     Connect,
     /// A request on an established session.
@@ -98,7 +100,8 @@ impl Verdict {
     ///
     /// `retry_after` is the raw header value. 404 and 410 are not judged here: whether they mean
     /// an expired session or a wrong URL depends on the transport and the phase.
-    pub(crate) fn of_status(status: u16, retry_after: Option<&str>, detail: String) -> Verdict {
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn of_status(status: u16, retry_after: Option<&str>, detail: String) -> Verdict {
         let wait = retry_after.and_then(|v| parse_retry_after(v, SystemTime::now()));
         match status {
             401 => Verdict::Unauthorized { detail },
@@ -147,7 +150,8 @@ const RETRY_AFTER_MAX: Duration = Duration::from_secs(3600);
 
 /// Parses `Retry-After`: delay-seconds or an HTTP-date (RFC 9110 §10.2.3). A date in the past
 /// means "now" (zero). Anything else is `None`.
-pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     let wait = if let Ok(seconds) = value.parse::<u64>() {
         Duration::from_secs(seconds)
@@ -161,7 +165,8 @@ pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration
 /// A detail safe to show a user: an HTML error page (a proxy's 404, say) is summarised instead of
 /// printed, anything longer than a line is cut, and URLs lose their credentials
 /// ([`crate::text::redact`]).
-pub(crate) fn plain(detail: &str) -> String {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub fn plain(detail: &str) -> String {
     const MAX: usize = 200;
     let redacted = crate::text::redact(detail);
     let detail = &*redacted;

@@ -38,7 +38,7 @@ async fn oauth_mock(oauth: bool) -> Res<(MockProcess, tokio::process::Child)> {
     let (child, port) = mcp_mock_server::spawn_process(mock::binary(), prefix, "http", 0, LIMIT)
         .await
         .map_err(|e| format!("spawn mock: {e}"))?;
-    Ok((MockProcess::attach("http", port)?, child))
+    Ok((MockProcess::attach("http", port), child))
 }
 
 fn config(mock: &MockProcess, auth: Auth) -> mcp_resilient::ServerConfig {
@@ -47,7 +47,7 @@ fn config(mock: &MockProcess, auth: Auth) -> mcp_resilient::ServerConfig {
 }
 
 async fn ready(server: &Supervisor) -> Res<()> {
-    let (state, _) = mock::wait_state(&mut server.watch(), LIMIT, |s| {
+    let (state, _) = mock::try_wait_state(&mut server.watch(), LIMIT, |s| {
         matches!(
             s,
             ConnectionState::Ready { .. } | ConnectionState::Failed { .. }
@@ -179,7 +179,7 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
     let before = generation(&file_side.server)?;
     let mut renewal = Samples::default();
     for i in 0..if mode.quick { 5 } else { 20 } {
-        guarded.admin("oauth/expire-access", json!({})).await?;
+        guarded.try_admin("oauth/expire-access", json!({})).await?;
         let t = Instant::now();
         match mock::echo(&file_side.registry, NAME, &format!("renew{i}")).await {
             Ok(()) => renewal.push_ms(t.elapsed()),
@@ -205,11 +205,11 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
             .await
             .map_err(|e| e.to_string())?;
         let side = Side::start("revoked", config).await?;
-        guarded.admin("oauth/revoke-refresh", json!({})).await?;
-        guarded.admin("oauth/expire-access", json!({})).await?;
+        guarded.try_admin("oauth/revoke-refresh", json!({})).await?;
+        guarded.try_admin("oauth/expire-access", json!({})).await?;
         let t = Instant::now();
         let _ = mock::echo(&side.registry, NAME, "refused").await;
-        let failed = mock::wait_state(&mut side.server.watch(), LIMIT, |s| {
+        let failed = mock::try_wait_state(&mut side.server.watch(), LIMIT, |s| {
             matches!(s, ConnectionState::Failed { .. })
         })
         .await;

@@ -407,7 +407,7 @@ pub async fn run_era(era: &Era, mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
     drop(raw);
     drop(child);
     // Streamable HTTP: both clients on the same mock process.
-    let mut http = MockProcess::start("http").await?;
+    let mut http = MockProcess::try_start("http").await?;
     let config = mock::remote("calls", &http, rc.clone(), hb.clone()).protocol(era.protocol);
     let (server, _registry, sup) = supervised(config, "calls", version.as_str()).await?;
     let raw = raw_http(&http.url(), era).await?;
@@ -420,21 +420,21 @@ pub async fn run_era(era: &Era, mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
         rows,
     )
     .await;
-    mock::check_era(&mock::methods(&http).await?, modern).map_err(|e| format!("http: {e}"))?;
+    mock::check_era(&http.try_methods().await?, modern).map_err(|e| format!("http: {e}"))?;
     server.shutdown().await;
     drop(raw);
-    http.kill().await?;
+    http.try_kill().await?;
     if !era.sse {
         return Ok(());
     }
     // Legacy SSE: supervised only.
-    let mut sse = MockProcess::start("sse").await?;
+    let mut sse = MockProcess::try_start("sse").await?;
     let config = mock::remote("calls", &sse, rc, hb);
     let (server, _registry, sup) = supervised(config, "calls", "2024-11-05").await?;
     let checked = "negotiated 2024-11-05".to_owned();
     compare("sse", sup, None, mode, (era.section, checked), rows).await;
-    mock::check_era(&mock::methods(&sse).await?, false).map_err(|e| format!("sse: {e}"))?;
+    mock::check_era(&sse.try_methods().await?, false).map_err(|e| format!("sse: {e}"))?;
     server.shutdown().await;
-    sse.kill().await?;
+    sse.try_kill().await?;
     Ok(())
 }

@@ -23,7 +23,7 @@ use tokio::sync::broadcast;
 
 use crate::{
     Mode,
-    mock::{self, LIMIT, MockProcess, Res, ms, now_us, wait_state},
+    mock::{self, LIMIT, MockProcess, Res, ms, now_us, try_wait_state},
     stats::{Row, Samples},
 };
 
@@ -220,7 +220,7 @@ async fn scenario(era: &Era, sc: &Scenario, reps: usize) -> Figures {
     let mut f = Figures::default();
     let mut mock = None;
     if sc.transport != "stdio" {
-        match MockProcess::start(sc.transport).await {
+        match MockProcess::try_start(sc.transport).await {
             Ok(m) => mock = Some(m),
             Err(e) => {
                 f.detect.fail(format!("mock: {e}"));
@@ -258,9 +258,9 @@ async fn scenario(era: &Era, sc: &Scenario, reps: usize) -> Figures {
                 f.detect.fail(e);
                 // Get back to a ready server before the next repetition, bounded.
                 if let Some(m) = mock.as_mut() {
-                    let _ = m.admin("unhang", json!({})).await;
+                    let _ = m.try_admin("unhang", json!({})).await;
                     if m.pid().is_none() {
-                        let _ = m.restart().await;
+                        let _ = m.try_restart().await;
                     }
                 }
                 if server.wait_ready(LIMIT).await.is_err() {
@@ -273,7 +273,7 @@ async fn scenario(era: &Era, sc: &Scenario, reps: usize) -> Figures {
     server.shutdown().await;
     if let Some(mut m) = mock {
         // The whole life of the last process, heartbeat probes during a hang included.
-        match mock::methods(&m).await {
+        match m.try_methods().await {
             Ok(methods) => match mock::check_era(&methods, era.modern()) {
                 Ok(()) => {
                     f.era_checks += 1;
@@ -283,7 +283,7 @@ async fn scenario(era: &Era, sc: &Scenario, reps: usize) -> Figures {
             },
             Err(e) => f.detect.fail(e),
         }
-        let _ = m.kill().await;
+        let _ = m.try_kill().await;
     }
     f
 }
@@ -358,7 +358,7 @@ async fn rep(
     let mut detect_rx = server.watch();
     let detector = tokio::spawn(async move {
         let _ = armed_tx.send(());
-        wait_state(&mut detect_rx, LIMIT, |s| !s.is_ready()).await
+        try_wait_state(&mut detect_rx, LIMIT, |s| !s.is_ready()).await
     });
     armed.await.map_err(|_| "detector did not start")?;
     let mut pending_call = None;
@@ -370,9 +370,9 @@ async fn rep(
                 .map_err(|e| e.to_string())?;
             Instant::now()
         }
-        (Fault::Kill, Some(m)) => m.kill().await?,
+        (Fault::Kill, Some(m)) => m.try_kill().await?,
         (Fault::KillNextCall, Some(m)) => {
-            m.kill().await?;
+            m.try_kill().await?;
             let t = Instant::now();
             pending_call = Some(spawn_echo(registry));
             t
@@ -391,11 +391,11 @@ async fn rep(
             Instant::now()
         }
         (Fault::Hang, Some(m)) => {
-            m.admin("hang", json!({})).await?;
+            m.try_admin("hang", json!({})).await?;
             Instant::now()
         }
         (Fault::Expire, Some(m)) => {
-            m.admin("expire-sessions", json!({})).await?;
+            m.try_admin("expire-sessions", json!({})).await?;
             let t = Instant::now();
             pending_call = Some(spawn_echo(registry));
             t
@@ -410,14 +410,14 @@ async fn rep(
     };
     // Back up: a killed remote server restarts at once, a hung one is released.
     let t_listen = match (sc.fault, mock.as_deref_mut()) {
-        (Fault::Kill | Fault::KillNextCall, Some(m)) => Some(m.restart().await?),
+        (Fault::Kill | Fault::KillNextCall, Some(m)) => Some(m.try_restart().await?),
         (Fault::Hang, Some(m)) => {
-            m.admin("unhang", json!({})).await?;
+            m.try_admin("unhang", json!({})).await?;
             None
         }
         _ => None,
     };
-    let (_, t_ready) = wait_state(
+    let (_, t_ready) = try_wait_state(
         &mut rx,
         LIMIT,
         |s| matches!(s, ConnectionState::Ready { generation, .. } if generation.get() > old),
@@ -515,7 +515,7 @@ fn spawn_echo(registry: &ToolRegistry) -> tokio::task::JoinHandle<Result<(), Str
 /// The arrival (µs since the epoch) of the first session-opening request in the mock's log
 /// (2026-07-28, which has no sessions: the first `server/discover`).
 async fn first_attempt(m: &MockProcess, modern: bool) -> Res<Option<u64>> {
-    let requests = m.requests().await?;
+    let requests = m.try_requests().await?;
     Ok(requests
         .iter()
         .filter(|r| {

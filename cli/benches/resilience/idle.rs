@@ -80,7 +80,7 @@ pub async fn child(args: &[String]) -> Res<()> {
     let kind: &'static str = if kind == "sse" { "sse" } else { "http" };
     let n: usize = n.parse().map_err(|_| "n")?;
     let window = Duration::from_millis(window.parse().map_err(|_| "window")?);
-    let mock = MockProcess::attach(kind, port.parse().map_err(|_| "port")?)?;
+    let mock = MockProcess::attach(kind, port.parse().map_err(|_| "port")?);
     let rss_before = rss_kib();
     let registry = ToolRegistry::new();
     let mut servers = Vec::with_capacity(n);
@@ -101,12 +101,12 @@ pub async fn child(args: &[String]) -> Res<()> {
         .map_err(|s| format!("not ready: {s}"))?;
     // Let the handshakes' garbage settle and every heartbeat reach its steady phase.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    mock.clear_requests().await?;
+    mock.try_clear_requests().await?;
     let (cpu0, t0) = (cpu_ticks(), Instant::now());
     tokio::time::sleep(window).await;
     let (cpu1, elapsed) = (cpu_ticks(), t0.elapsed());
     let rss_after = rss_kib();
-    let requests = mock.requests().await?;
+    let requests = mock.try_requests().await?;
     let still = servers
         .iter()
         .zip(&generations)
@@ -172,7 +172,7 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
     };
     for kind in ["sse", "http"] {
         for n in [1usize, 100, 1000] {
-            let mut mock = MockProcess::start(kind).await?;
+            let mut mock = MockProcess::try_start(kind).await?;
             let name = format!("{kind} N={n}");
             match run_child(kind, mock.port, n, window).await {
                 Ok(v) => push_rows(&name, n, &v, rows),
@@ -187,7 +187,7 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
                     ));
                 }
             }
-            mock.kill().await?;
+            mock.try_kill().await?;
         }
         rows.push(bytes_per_probe(kind, window).await);
     }
@@ -273,14 +273,14 @@ async fn bytes_per_probe(kind: &'static str, window: Duration) -> Row {
 }
 
 async fn measure_bytes(kind: &'static str, window: Duration) -> Res<(u64, usize)> {
-    let mut mock = MockProcess::start(kind).await?;
+    let mut mock = MockProcess::try_start(kind).await?;
     let counter = Arc::new(AtomicU64::new(0));
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| e.to_string())?;
     let proxy_port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let proxy = tokio::spawn(proxy(listener, mock.port, counter.clone()));
-    let via = MockProcess::attach(kind, proxy_port)?;
+    let via = MockProcess::attach(kind, proxy_port);
     let registry = ToolRegistry::new();
     let config = mock::remote(
         "bytes",
@@ -294,14 +294,14 @@ async fn measure_bytes(kind: &'static str, window: Duration) -> Res<(u64, usize)
         .await
         .map_err(|s| format!("not ready: {s}"))?;
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    mock.clear_requests().await?;
+    mock.try_clear_requests().await?;
     counter.store(0, Ordering::SeqCst);
     tokio::time::sleep(window).await;
     let bytes = counter.load(Ordering::SeqCst);
-    let probes = probes(kind, &mock.requests().await?);
+    let probes = probes(kind, &mock.try_requests().await?);
     server.shutdown().await;
     proxy.abort();
-    mock.kill().await?;
+    mock.try_kill().await?;
     Ok((bytes, probes))
 }
 

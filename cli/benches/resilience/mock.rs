@@ -1,152 +1,34 @@
-//! The mock server as a separate process (`mcp-resilient mock-server`), the configs that reach
-//! it, and small helpers shared by every scenario. Every wait has a deadline; 127.0.0.1 only.
+//! The configs that reach the mock server, and small helpers shared by every scenario. The
+//! mock as a separate process (`mcp-resilient mock-server`) is the tests' own
+//! (`tests/support/`). Every wait has a deadline; 127.0.0.1 only.
 //!
 //! The configs built here are pinned to protocol 2025-11-25 (sessions, `initialize`, `ping`):
 //! sections 1-6 measure that era, and the 2026-07-28 section overrides the choice itself.
 
 use std::{
     collections::BTreeMap,
-    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+    time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
 use mcp_mock_server::Whoami;
 use mcp_resilient::{
-    ConnectionState, ServerConfig, ToolRegistry,
+    ServerConfig, ToolRegistry,
     config::{Heartbeat, ProtocolChoice, Reconnect, TransportConfig},
 };
-use serde_json::{Value, json};
-use tokio::process::Child;
+use serde_json::json;
+
+pub use crate::support::{mock_binary as binary, process::MockProcess, try_wait_state};
 
 /// The limit of every single wait in the benchmark.
 pub const LIMIT: Duration = Duration::from_secs(30);
 
 pub type Res<T> = Result<T, String>;
 
-pub fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_mcp-resilient")
-}
-
 /// Microseconds since the Unix epoch: the clock shared with the mock's request log.
 pub fn now_us() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64)
-}
-
-/// One remote mock server process (`sse` or `http`), restartable on the same port.
-pub struct MockProcess {
-    child: Option<Child>,
-    pub kind: &'static str,
-    pub port: u16,
-    http: reqwest::Client,
-}
-
-impl MockProcess {
-    pub async fn start(kind: &'static str) -> Res<MockProcess> {
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .map_err(|e| e.to_string())?;
-        let mut process = MockProcess {
-            child: None,
-            kind,
-            port: 0,
-            http,
-        };
-        process.spawn().await?;
-        Ok(process)
-    }
-
-    /// A handle on a mock (or a proxy in front of one) that this process did not start: it can
-    /// build URLs and use the admin routes, not kill.
-    pub fn attach(kind: &'static str, port: u16) -> Res<MockProcess> {
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .map_err(|e| e.to_string())?;
-        Ok(MockProcess {
-            child: None,
-            kind,
-            port,
-            http,
-        })
-    }
-
-    /// Spawns the process; returns the moment its `LISTENING` line was read (it listens at
-    /// most that much earlier: the line is printed right after the bind).
-    async fn spawn(&mut self) -> Res<Instant> {
-        let (child, port) =
-            mcp_mock_server::spawn_process(binary(), &["mock-server"], self.kind, self.port, LIMIT)
-                .await
-                .map_err(|e| format!("spawn mock: {e}"))?;
-        let listening = Instant::now();
-        self.port = port;
-        self.child = Some(child);
-        Ok(listening)
-    }
-
-    pub fn url(&self) -> String {
-        match self.kind {
-            "sse" => format!("http://127.0.0.1:{}/sse", self.port),
-            _ => format!("http://127.0.0.1:{}/mcp", self.port),
-        }
-    }
-
-    pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().and_then(Child::id)
-    }
-
-    /// SIGKILLs the process; returns the moment the signal was sent. Reaps it before returning.
-    pub async fn kill(&mut self) -> Res<Instant> {
-        let mut child = self.child.take().ok_or("mock not running")?;
-        child.start_kill().map_err(|e| e.to_string())?;
-        let at = Instant::now();
-        tokio::time::timeout(LIMIT, child.wait())
-            .await
-            .map_err(|_| "mock not reaped in time")?
-            .map_err(|e| e.to_string())?;
-        Ok(at)
-    }
-
-    /// Starts a new process on the same port; returns when it listens.
-    pub async fn restart(&mut self) -> Res<Instant> {
-        if self.child.is_some() {
-            self.kill().await?;
-        }
-        self.spawn().await
-    }
-
-    pub async fn admin(&self, path: &str, body: Value) -> Res<Value> {
-        let url = format!("http://127.0.0.1:{}/_mock/{path}", self.port);
-        let response = tokio::time::timeout(LIMIT, self.http.post(url).json(&body).send())
-            .await
-            .map_err(|_| format!("admin {path} timed out"))?
-            .map_err(|e| e.to_string())?;
-        if !response.status().is_success() {
-            return Err(format!("admin {path}: {}", response.status()));
-        }
-        response.json().await.map_err(|e| e.to_string())
-    }
-
-    pub async fn admin_get(&self, path: &str) -> Res<Value> {
-        let url = format!("http://127.0.0.1:{}/_mock/{path}", self.port);
-        let response = tokio::time::timeout(LIMIT, self.http.get(url).send())
-            .await
-            .map_err(|_| format!("admin {path} timed out"))?
-            .map_err(|e| e.to_string())?;
-        response.json().await.map_err(|e| e.to_string())
-    }
-
-    pub async fn clear_requests(&self) -> Res<()> {
-        self.admin("requests/clear", json!({})).await.map(drop)
-    }
-
-    pub async fn requests(&self) -> Res<Vec<Value>> {
-        match self.admin_get("requests").await? {
-            Value::Array(list) => Ok(list),
-            other => Err(format!("requests: {other}")),
-        }
-    }
 }
 
 /// The era of sections 1-6. Legacy SSE negotiates 2024-11-05 whatever the choice.
@@ -256,29 +138,6 @@ pub fn check_era(methods: &BTreeMap<String, u64>, modern: bool) -> Res<()> {
         Err(format!(
             "the mock saw methods {methods:?}, not a {era} client's"
         ))
-    }
-}
-
-/// The JSON-RPC methods a remote mock process received so far (`GET /_mock/state`).
-pub async fn methods(mock: &MockProcess) -> Res<BTreeMap<String, u64>> {
-    let state = mock.admin_get("state").await?;
-    serde_json::from_value(state["methods"].clone()).map_err(|e| format!("state.methods: {e}"))
-}
-
-/// Waits (bounded) until the state satisfies `want`; returns it and when it was seen.
-pub async fn wait_state(
-    rx: &mut mcp_resilient::StatusWatch,
-    limit: Duration,
-    mut want: impl FnMut(&ConnectionState) -> bool,
-) -> Res<(ConnectionState, Instant)> {
-    let seen = tokio::time::timeout(limit, rx.wait_for(|status| want(&status.state))).await;
-    match seen {
-        Ok(Some(status)) => Ok((status.state, Instant::now())),
-        Ok(None) => Err("stopped before the state was reached".into()),
-        Err(_) => Err(format!(
-            "state not reached in {limit:?}; last {}",
-            rx.status()
-        )),
     }
 }
 

@@ -147,7 +147,7 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
     let hb = Heartbeat::default();
     let rc = mock::backoff(Duration::from_millis(500), 0.0);
     // Streamable HTTP: the supervisor and the proxy on one mock process.
-    let mut http = MockProcess::start("http").await?;
+    let mut http = MockProcess::try_start("http").await?;
     let config = mock::remote("direct", &http, rc.clone(), hb.clone());
     let (server, _registry, direct) = calls::supervised(config, "direct", "2025-11-25").await?;
     let url = http.url();
@@ -158,11 +158,11 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
     ];
     measure(&mut sides, mode).await;
     rows_of("http", &sides, rows);
-    mock::check_era(&mock::methods(&http).await?, false).map_err(|e| format!("http: {e}"))?;
+    mock::check_era(&http.try_methods().await?, false).map_err(|e| format!("http: {e}"))?;
     server.shutdown().await;
     drop(sides);
     drop(proxy_child);
-    http.kill().await?;
+    http.try_kill().await?;
     // stdio: a mock child each (the proxy's is its own upstream child), and a bare one.
     let config = mock::stdio("direct", rc, hb);
     let (server, _registry, direct) = calls::supervised(config, "direct", "2025-11-25").await?;

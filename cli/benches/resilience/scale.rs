@@ -169,7 +169,8 @@ fn probes(kind: &Kind, requests: &[Value]) -> usize {
 
 /// How many `kind.probe` requests the mock has received since it started.
 async fn probe_count(kind: &Kind, mock: &MockProcess) -> Res<u64> {
-    Ok(mock::methods(mock)
+    Ok(mock
+        .try_methods()
         .await?
         .get(kind.probe)
         .copied()
@@ -181,11 +182,11 @@ async fn child_probe(kind: Kind, mock: MockProcess, n: usize, window: Duration) 
     let heartbeat = Heartbeat::every(Duration::from_secs(1));
     let (servers, generations, _) = start_all(&kind, &mock, n, heartbeat).await?;
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    mock.clear_requests().await?;
+    mock.try_clear_requests().await?;
     let (cpu0, t0) = (cpu_ticks(), Instant::now());
     tokio::time::sleep(window).await;
     let (cpu1, elapsed) = (cpu_ticks(), t0.elapsed());
-    let requests = mock.requests().await?;
+    let requests = mock.try_requests().await?;
     let still = same_generation(&servers, &generations);
     Ok(json!({
         "cpu_s": (cpu1 - cpu0) as f64 / clk_tck(),
@@ -457,17 +458,17 @@ async fn child_cost_floor(
 /// `--scale-child idle KIND N WINDOW_MS`: N supervisors at the default heartbeat and backoff of
 /// a mock this child starts; then the mock is killed and restarted.
 async fn child_idle(kind: Kind, n: usize, window: Duration) -> Res<Value> {
-    let mut mock = MockProcess::start(kind.transport).await?;
+    let mut mock = MockProcess::try_start(kind.transport).await?;
     let (rss0, cpu0) = (rss_kib(), cpu_ticks());
     let (servers, generations, took) = start_all(&kind, &mock, n, Heartbeat::default()).await?;
     let start_cpu = (cpu_ticks() - cpu0) as f64 / clk_tck();
     tokio::time::sleep(Duration::from_secs(5)).await;
     let rss1 = rss_kib();
-    mock.clear_requests().await?;
+    mock.try_clear_requests().await?;
     let (cpu1, t1) = (cpu_ticks(), Instant::now());
     tokio::time::sleep(window).await;
     let (cpu2, elapsed) = (cpu_ticks(), t1.elapsed());
-    let probes = probes(&kind, &mock.requests().await?);
+    let probes = probes(&kind, &mock.try_requests().await?);
     let still = same_generation(&servers, &generations);
     let protocols = protocols(&servers);
     let mut out = json!({
@@ -493,9 +494,9 @@ async fn child_idle(kind: Kind, n: usize, window: Duration) -> Res<Value> {
         .collect();
     let followers = futures::future::join_all(followers);
     let restarted = async {
-        mock.kill().await?;
+        mock.try_kill().await?;
         let at = Instant::now();
-        mock.restart().await?;
+        mock.try_restart().await?;
         Ok::<_, String>(at)
     };
     let (outcomes, killed) = tokio::join!(followers, restarted);
@@ -511,7 +512,7 @@ async fn child_idle(kind: Kind, n: usize, window: Duration) -> Res<Value> {
         }
     }
     let opens: Vec<u64> = mock
-        .requests()
+        .try_requests()
         .await?
         .iter()
         .filter(|r| crate::faults::opens_session(kind.transport, r))
@@ -542,7 +543,7 @@ pub async fn child(args: &[String]) -> Res<()> {
     let headers = || -> Res<Value> {
         serde_json::from_str(rest.get(4).ok_or("no headers")?).map_err(|e| e.to_string())
     };
-    let attach = || MockProcess::attach(kind.transport, num(1)? as u16);
+    let attach = || -> Res<MockProcess> { Ok(MockProcess::attach(kind.transport, num(1)? as u16)) };
     let out = match mode.as_str() {
         "probe" => {
             child_probe(
@@ -645,7 +646,7 @@ fn one(name: String, unit: &'static str, value: f64) -> Row {
 
 /// Probe and floor CPU, and their instructions under callgrind, for one kind.
 async fn probe_and_floor(kind: &Kind, window: Duration, rows: &mut Vec<Row>) -> Res<()> {
-    let mut mock = MockProcess::start(kind.transport).await?;
+    let mut mock = MockProcess::try_start(kind.transport).await?;
     let port = mock.port.to_string();
     let k = arg(kind);
     let limit = LIMIT * 4 + window;
@@ -663,7 +664,7 @@ async fn probe_and_floor(kind: &Kind, window: Duration, rows: &mut Vec<Row>) -> 
     )
     .await?;
     // One of the probes just sent, headers and body, for the floor's requests.
-    let logged = mock.requests().await?;
+    let logged = mock.try_requests().await?;
     let headers = logged
         .iter()
         .find(|r| r["rpc_methods"] == json!([kind.probe]))
@@ -758,7 +759,7 @@ async fn probe_and_floor(kind: &Kind, window: Duration, rows: &mut Vec<Row>) -> 
             "valgrind is not installed".into(),
         ));
     }
-    mock.kill().await?;
+    mock.try_kill().await?;
     Ok(())
 }
 

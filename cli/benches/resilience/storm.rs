@@ -87,7 +87,7 @@ pub async fn follow(server: &Supervisor, old: u64) -> (Vec<u64>, Option<Instant>
 }
 
 async fn storm(clients: usize, jitter: f64) -> Res<Outcome> {
-    let mut mock = MockProcess::start("sse").await?;
+    let mut mock = MockProcess::try_start("sse").await?;
     let registry = ToolRegistry::new();
     let mut servers = Vec::with_capacity(clients);
     let reconnect = mcp_resilient::config::Reconnect {
@@ -114,12 +114,12 @@ async fn storm(clients: usize, jitter: f64) -> Res<Outcome> {
         // Let every follower subscribe before the fault.
         tokio::task::yield_now().await;
         tokio::time::sleep(Duration::from_millis(50)).await;
-        mock.kill().await?;
-        mock.restart().await
+        mock.try_kill().await?;
+        mock.try_restart().await
     };
     let (followed, listening) = tokio::join!(followers, restart);
     let listening = listening?;
-    let requests = mock.requests().await?;
+    let requests = mock.try_requests().await?;
     let server_times: Vec<u64> = requests
         .iter()
         .filter(|r| crate::faults::opens_session("sse", r))
@@ -151,7 +151,7 @@ async fn storm(clients: usize, jitter: f64) -> Res<Outcome> {
         futures::future::join_all(servers.iter().map(|s| s.shutdown())),
     )
     .await;
-    mock.kill().await?;
+    mock.try_kill().await?;
     Ok(outcome)
 }
 

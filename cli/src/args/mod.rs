@@ -91,6 +91,9 @@ pub(crate) enum Command {
     /// Serve MCP on stdio for a host (Claude Desktop, Claude Code, Cursor, VS Code, …) with
     /// supervised upstreams behind it: one transparently, or several under public names.
     Proxy(ProxyArgs),
+    /// Serve MCP over Streamable HTTP for many hosts at once, with supervised upstreams behind
+    /// it (shared by every host, or one session per host).
+    Serve(crate::serve::ServeArgs),
     /// Run the embedded mock MCP server (used by the demo and the tests).
     #[command(hide = true, disable_help_flag = true)]
     MockServer {
@@ -248,7 +251,7 @@ fn positive_duration(s: &str) -> Result<Duration, String> {
 
 /// A duration flag: [`parse_duration`], at most [`MAX_DURATION`] (24 h) like every duration of
 /// a configuration. Refused here, clap names the flag and exits 2.
-fn flag_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn flag_duration(s: &str) -> Result<Duration, String> {
     let d = parse_duration(s)?;
     if d > MAX_DURATION {
         return Err(format!(

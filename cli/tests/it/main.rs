@@ -33,6 +33,7 @@ mod remote_recovery;
 mod remote_transport;
 #[cfg(feature = "rig")]
 mod rig;
+mod serve;
 mod shape;
 mod status;
 mod stdio_faults;

@@ -620,6 +620,7 @@ async fn aggregated_prompts_get_public_names_and_resources_reach_the_server_that
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_down_at_start_is_answered_for_and_its_tools_follow_with_list_changed() {
     // A port that was just served and is now closed: the upstream is down when the host starts.
+    // The handle holds the port until the restart: it refuses, and no parallel test takes it.
     let mut mock = MockProcess::start("http").await;
     let url = mock.url();
     mock.kill().await;

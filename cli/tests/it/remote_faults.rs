@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::common::*;
 use mcp_mock_server::{
-    MockOptions, MockServer, MockTransport, StatusFault,
+    MockOptions, MockServer, MockTransport, PortHold, StatusFault,
     proxy::{GatewayFault, HttpFaultProxy, ProxyMode, TcpProxy},
 };
 use mcp_resilient::{
@@ -247,13 +247,16 @@ async fn a_server_that_expires_every_session_at_once_meets_the_backoff() {
 async fn auto_detects_again_when_a_legacy_server_is_redeployed_as_streamable_http() {
     init_tracing();
     const PATH: &str = "/endpoint";
+    // Held for the whole test: between the two servers the port refuses, and stays ours.
+    let hold = PortHold::new().expect("a port");
+    let port = hold.port();
     let legacy = mock(MockOptions {
         transport: MockTransport::Sse,
         sse_path: PATH.into(),
+        port,
         ..MockOptions::default()
     })
     .await;
-    let port = legacy.addr().port();
     let registry = ToolRegistry::new();
     let url = format!("http://127.0.0.1:{port}{PATH}");
     let server = Supervisor::spawn(fast(ServerConfig::remote("moved", &url)), &registry).unwrap();
@@ -276,13 +279,16 @@ async fn auto_detects_again_when_a_legacy_server_is_redeployed_as_streamable_htt
     let (boot, _) = whoami(&registry, "moved").await;
     assert_eq!(boot, modern.faults().state().await.boot_id);
     server.shutdown().await;
+    drop(hold);
 }
 
 #[tokio::test]
 async fn a_call_the_server_did_not_run_is_sent_once_more_and_one_that_ran_never() {
     init_tracing();
-    let mock = mock(http_mock()).await;
-    let port = mock.addr().port();
+    // Held for the whole test: while no server runs the port refuses, and stays ours.
+    let hold = PortHold::new().expect("a port");
+    let port = hold.port();
+    let mock = mock_on(port).await;
     let registry = ToolRegistry::new();
     // Unknown sessions (404) are a 2025-era thing.
     let config = era_2025(fast(ServerConfig::http("restarted", mock.http_url())))
@@ -337,6 +343,7 @@ async fn a_call_the_server_did_not_run_is_sent_once_more_and_one_that_ran_never(
         "{outcome:?}"
     );
     server.shutdown().await;
+    drop(hold);
 }
 
 async fn mock_on(port: u16) -> MockServer {

@@ -4,7 +4,7 @@
 use std::{collections::BTreeMap, net::SocketAddr, sync::Arc, time::Duration};
 
 use mcp_mock_server::{
-    MockOptions, MockServer, MockTransport, SetTools, StatusFault,
+    MockOptions, MockServer, MockTransport, PortHold, SetTools, StatusFault,
     proxy::{ProxyMode, TcpProxy},
 };
 use mcp_resilient::{CallError, Supervisor, ToolRegistry, call::CallOptions};
@@ -58,18 +58,21 @@ const REMOTE_FAULTS: [Fault; 9] = [
     Fault::ListChange,
 ];
 
-/// A remote mock behind a TCP proxy; the mock is restarted on its port after a kill.
+/// A remote mock behind a TCP proxy; the mock is restarted on its port after a kill (held
+/// meanwhile, so no other server takes it).
 pub struct Remote {
     pub transport: MockTransport,
     pub mock: Option<MockServer>,
     pub port: u16,
     pub proxy: TcpProxy,
+    _hold: PortHold,
 }
 
 impl Remote {
     pub async fn start(transport: MockTransport) -> Remote {
-        let mock = start_mock(transport, 0).await;
-        let port = mock.addr().port();
+        let hold = PortHold::new().expect("a port");
+        let port = hold.port();
+        let mock = start_mock(transport, port).await;
         let proxy = TcpProxy::start(SocketAddr::from(([127, 0, 0, 1], port)))
             .await
             .expect("proxy");
@@ -78,6 +81,7 @@ impl Remote {
             mock: Some(mock),
             port,
             proxy,
+            _hold: hold,
         }
     }
 

@@ -9,6 +9,7 @@
 
 #[path = "../it/common/mod.rs"]
 mod common;
+mod serve;
 
 use std::{collections::BTreeMap, sync::OnceLock};
 

@@ -65,6 +65,10 @@ pub(crate) struct Args {
     /// stdio only: exit 0 once the first `tools/list` reply has been flushed.
     #[arg(long = "exit-after-list")]
     pub(crate) exit_after_list: bool,
+    /// The official conformance suite's server: only its test tools, resources and prompts
+    /// (`--transport stdio|http`; no other flag applies).
+    #[arg(long)]
+    pub(crate) conformance: bool,
     #[command(flatten)]
     pub(crate) remote: RemoteArgs,
     #[command(flatten)]

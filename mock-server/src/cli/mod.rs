@@ -85,6 +85,16 @@ pub fn main_with_args<I: IntoIterator<Item = String>>(args: I) -> ExitCode {
 }
 
 async fn run(args: Args) -> ExitCode {
+    if args.conformance {
+        return match args.transport {
+            Mode::Stdio => crate::conformance::run_stdio().await,
+            Mode::Http => crate::conformance::run_http(args.port).await,
+            Mode::Sse => {
+                eprintln!("mcp-mock-server: --conformance needs --transport stdio|http");
+                ExitCode::from(2)
+            }
+        };
+    }
     if let Some(kind) = args.hostile.replacing() {
         return run_hostile(&args, kind).await;
     }

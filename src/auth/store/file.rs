@@ -59,7 +59,9 @@ impl FileStamp {
 }
 
 impl FileTokenStore {
-    /// The store of server `name` under [`config_dir`]`/tokens`.
+    /// The store of server `name` under `tokens/` in mcp-resilient's directory:
+    /// `$MCP_RESILIENT_CONFIG_DIR`, else `$XDG_CONFIG_HOME/mcp-resilient`, else
+    /// `$HOME/.config/mcp-resilient`.
     pub fn for_server(name: &str) -> Result<Self, StoreError> {
         let dir = config_dir().ok_or_else(|| {
             StoreError::new(

@@ -16,7 +16,8 @@
 use std::collections::BTreeMap;
 
 /// The variables `text` defines, the last definition of a key winning.
-pub(crate) fn parse_env_file(text: &str) -> BTreeMap<String, String> {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub fn parse_env_file(text: &str) -> BTreeMap<String, String> {
     let mut vars = BTreeMap::new();
     for line in text.lines() {
         let line = line.trim();

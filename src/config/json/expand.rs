@@ -24,7 +24,8 @@ use std::{
 };
 
 /// What variables expand to while one file is loaded.
-pub(crate) struct Vars<'a> {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub struct Vars<'a> {
     /// Our environment (the process environment, or a test's map).
     env: &'a dyn Fn(&str) -> Option<String>,
     /// The config file's directory, absolute; `None` for JSON that came from no file.
@@ -36,7 +37,10 @@ pub(crate) struct Vars<'a> {
 }
 
 impl<'a> Vars<'a> {
-    pub(crate) fn new(
+    /// The variables of one file: `env` for `${env:…}` and bare names, `base_dir` for relative
+    /// paths and `${workspaceFolder}`, `inputs` for `${input:…}`.
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn new(
         env: &'a dyn Fn(&str) -> Option<String>,
         base_dir: Option<&'a Path>,
         inputs: BTreeMap<String, String>,
@@ -60,7 +64,8 @@ impl<'a> Vars<'a> {
     }
 
     /// `text` with every variable replaced, or why one cannot be.
-    pub(crate) fn expand(&self, text: &str) -> Result<String, String> {
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn expand(&self, text: &str) -> Result<String, String> {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
         while let Some(start) = rest.find("${") {

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use crate::config::{format_duration, parse_duration};
+use crate::config::duration::{format_duration, parse_duration};
 
 #[test]
 fn parses_every_unit_and_fractions() {

@@ -236,3 +236,22 @@ fn an_unknown_protocol_and_2026_over_legacy_sse_are_refused_at_load() {
         "{err}"
     );
 }
+
+#[test]
+fn sessions_are_read_per_server_default_to_shared_and_refuse_other_words() {
+    use crate::config::Sessions;
+    let configs = load(
+        r#"{"mcpServers": {
+          "a": {"command": "srv"},
+          "b": {"command": "srv", "sessions": "per_host"},
+          "c": {"command": "srv", "sessions": "shared"}
+        }}"#,
+    );
+    let sessions: Vec<_> = configs.iter().map(|c| c.sessions).collect();
+    assert_eq!(
+        sessions,
+        [Sessions::Shared, Sessions::PerHost, Sessions::Shared]
+    );
+    let err = json_rejected(r#"{"mcpServers": {"a": {"command": "srv", "sessions": "each"}}}"#);
+    assert_eq!(err.path, "mcpServers.a.sessions", "{err}");
+}

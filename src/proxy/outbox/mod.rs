@@ -18,6 +18,10 @@
 //! held (with the same bounds) and queued when it has: nothing reaches the host before its
 //! `initialize` answer.
 //!
+//! One outbox serves one host, whatever its front: the stdio front's writer ([`writer`]) takes
+//! encoded lines ([`Form::Lines`]), the HTTP front's takes the messages themselves
+//! ([`Form::Messages`]) and hands them to rmcp's session for that host.
+//!
 //! # Invariants
 //!
 //! 1. Messages reach the host in the order they were queued; coalescing keeps the first one's
@@ -29,6 +33,7 @@
 //!    handlers, which must not hold a task per message.
 
 use std::{
+    borrow::Cow,
     collections::{HashSet, VecDeque},
     sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
@@ -37,20 +42,19 @@ use rmcp::model::{ServerJsonRpcMessage, ServerNotification};
 use tokio::{sync::Notify, time::Instant};
 
 mod buffer;
+mod entry;
 mod kind;
 mod report;
+mod take;
 pub(super) mod writer;
 
 pub(crate) use buffer::NotificationBuffer;
+pub(crate) use entry::{Form, Payload};
+pub(crate) use take::Taken;
+
+use entry::Entry;
 use kind::Kind;
 use report::{Dropped, REPORT_EVERY, report};
-
-/// One message, as the line the host will read.
-#[derive(Debug)]
-struct Entry {
-    line: Vec<u8>,
-    kind: Kind,
-}
 
 /// The queue's state; changed only under [`Inner::state`]'s lock, which is never held across an
 /// await.
@@ -69,6 +73,8 @@ struct State {
     bounded_bytes: usize,
     /// Keys of the coalesced entries in `queue` and `held`.
     once: HashSet<Kind>,
+    /// Entries that ever entered `queue` (a mark for [`Outbox::flushed`]).
+    queued_total: u64,
     /// Dropped since the last report.
     unreported: Dropped,
     last_report: Option<Instant>,
@@ -77,9 +83,13 @@ struct State {
 #[derive(Debug)]
 struct Inner {
     limits: NotificationBuffer,
+    form: Form,
     state: Mutex<State>,
     /// Wakes the writer: a message was queued, or the queue closed.
     wake: Notify,
+    /// Entries a writer handed on; waited for by [`Outbox::flushed`].
+    sent: std::sync::atomic::AtomicU64,
+    sent_wake: Notify,
 }
 
 /// The sending side of the queue. Cheap to clone.
@@ -89,52 +99,65 @@ pub(crate) struct Outbox {
 }
 
 impl Outbox {
-    pub(super) fn new(limits: NotificationBuffer) -> Self {
+    /// An outbox of encoded lines (the stdio front).
+    pub(crate) fn new(limits: NotificationBuffer) -> Self {
+        Self::with_form(limits, Form::Lines)
+    }
+
+    /// An outbox that keeps `form`.
+    pub(crate) fn with_form(limits: NotificationBuffer, form: Form) -> Self {
         Self {
             inner: Arc::new(Inner {
                 limits,
+                form,
                 state: Mutex::new(State::default()),
                 wake: Notify::new(),
+                sent: Default::default(),
+                sent_wake: Notify::new(),
             }),
         }
     }
 
     /// Queues what rmcp sends: answers, the proxy's own requests and notifications.
-    pub(super) fn send(&self, message: &ServerJsonRpcMessage) {
-        self.push(message, true);
+    pub(crate) fn send(&self, message: &ServerJsonRpcMessage) {
+        self.push(Cow::Borrowed(message), true);
     }
 
     /// Queues an upstream's notification for the host (held until the host has initialized).
-    pub(super) fn notify(&self, notification: ServerNotification) {
-        self.push(&ServerJsonRpcMessage::notification(notification), false);
+    pub(crate) fn notify(&self, notification: ServerNotification) {
+        let message = ServerJsonRpcMessage::notification(notification);
+        self.push(Cow::Owned(message), false);
     }
 
     /// Queues a line already encoded (rmcp's answer to a malformed host message).
     pub(super) fn send_line(&self, line: Vec<u8>) {
         let entry = Entry {
-            line,
+            payload: Payload::Line(line),
+            bytes: 0,
             kind: Kind::Keep,
         };
         self.queue(entry, true);
     }
 
     /// The host has sent `notifications/initialized`: what was held goes out now.
-    pub(super) fn open(&self) {
+    pub(crate) fn open(&self) {
         let mut state = self.lock();
         if state.open {
             return;
         }
         state.open = true;
         let held = std::mem::take(&mut state.held);
+        state.queued_total += held.len() as u64;
         state.queue.extend(held);
         drop(state);
         self.inner.wake.notify_one();
     }
 
     /// Takes no more messages; the writer ends once it has written what is queued.
-    pub(super) fn close(&self) {
+    pub(crate) fn close(&self) {
         self.lock().closed = true;
         self.inner.wake.notify_one();
+        self.inner.sent_wake.notify_waiters();
     }
 
     /// Reports what was dropped and not reported yet (the end of the session).
@@ -145,8 +168,8 @@ impl Outbox {
         report(rest);
     }
 
-    fn push(&self, message: &ServerJsonRpcMessage, from_rmcp: bool) {
-        let kind = Kind::of(message);
+    fn push(&self, message: Cow<'_, ServerJsonRpcMessage>, from_rmcp: bool) {
+        let kind = Kind::of(&message);
         // Full by count already: dropped before it costs an encoding.
         if kind.bounded() {
             let state = self.lock();
@@ -155,15 +178,9 @@ impl Outbox {
                 return;
             }
         }
-        let mut line = match serde_json::to_vec(message) {
-            Ok(line) => line,
-            Err(error) => {
-                tracing::warn!(%error, "a message for the host could not be encoded; dropped");
-                return;
-            }
-        };
-        line.push(b'\n');
-        self.queue(Entry { line, kind }, from_rmcp);
+        if let Some(entry) = Entry::of(message, kind, self.inner.form) {
+            self.queue(entry, from_rmcp);
+        }
     }
 
     fn queue(&self, entry: Entry, from_rmcp: bool) {
@@ -174,7 +191,7 @@ impl Outbox {
         }
         let bounded = entry.kind.bounded();
         let full = state.bounded >= limits.max_buffered_notifications
-            || state.bounded_bytes + entry.line.len() > limits.max_buffered_notification_bytes;
+            || state.bounded_bytes + entry.bytes > limits.max_buffered_notification_bytes;
         if state.closed || (bounded && full) {
             match bounded {
                 true => self.refuse(state, &entry.kind),
@@ -184,13 +201,16 @@ impl Outbox {
         }
         if bounded {
             state.bounded += 1;
-            state.bounded_bytes += entry.line.len();
+            state.bounded_bytes += entry.bytes;
         }
         if entry.kind.coalesced() {
             state.once.insert(entry.kind.clone());
         }
         match from_rmcp || state.open {
-            true => state.queue.push_back(entry),
+            true => {
+                state.queued_total += 1;
+                state.queue.push_back(entry);
+            }
             false => state.held.push_back(entry),
         }
         drop(state);
@@ -213,71 +233,13 @@ impl Outbox {
         }
     }
 
-    /// Takes queued lines up to about `max` bytes (at least one line), for one write.
-    fn take(&self, max: usize, into: &mut Vec<u8>) -> Taken {
-        let mut state = self.lock();
-        let state = &mut *state;
-        if state.queue.is_empty() {
-            return match state.closed {
-                true => Taken::Closed,
-                false => Taken::Nothing,
-            };
-        }
-        while let Some(entry) = state.queue.front() {
-            if !into.is_empty() && into.len() + entry.line.len() > max {
-                break;
-            }
-            let Some(entry) = state.queue.pop_front() else {
-                break;
-            };
-            if entry.kind.bounded() {
-                state.bounded -= 1;
-                state.bounded_bytes -= entry.line.len();
-            }
-            if entry.kind.coalesced() {
-                state.once.remove(&entry.kind);
-            }
-            into.extend_from_slice(&entry.line);
-        }
-        Taken::Lines
-    }
-
-    /// When the drops not reported yet are due to be, if there are any.
-    fn report_due(&self) -> Option<Instant> {
-        let state = self.lock();
-        if state.unreported.is_empty() {
-            return None;
-        }
-        Some(
-            state
-                .last_report
-                .map_or_else(Instant::now, |at| at + REPORT_EVERY),
-        )
-    }
-
-    /// Reports the drops not reported yet, if they are due.
-    fn report_if_due(&self) {
-        let mut state = self.lock();
-        let due = state
-            .last_report
-            .is_none_or(|at| at.elapsed() >= REPORT_EVERY);
-        if due && !state.unreported.is_empty() {
-            state.last_report = Some(Instant::now());
-            let dropped = std::mem::take(&mut state.unreported);
-            drop(state);
-            report(dropped);
-        }
-    }
-
-    /// The host's stdout broke: nothing more can reach it.
-    fn broken(&self) {
-        let mut state = self.lock();
-        state.closed = true;
-        state.queue.clear();
-        state.held.clear();
-        state.bounded = 0;
-        state.bounded_bytes = 0;
-        state.once.clear();
+    /// Waits until something may have been queued or the outbox closed.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: a wake-up it did not take stays for the next call.
+    pub(crate) async fn woken(&self) {
+        self.inner.wake.notified().await;
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -286,14 +248,6 @@ impl Outbox {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-/// What [`Outbox::take`] found.
-#[derive(Debug, PartialEq, Eq)]
-enum Taken {
-    Lines,
-    Nothing,
-    Closed,
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ pub(crate) async fn run<W: AsyncWrite + Unpin>(outbox: Outbox, mut out: W) {
             Taken::Nothing => {
                 let due = outbox.report_due();
                 tokio::select! {
-                    () = outbox.inner.wake.notified() => {}
+                    () = outbox.woken() => {}
                     () = sleep_until(due), if due.is_some() => outbox.report_if_due(),
                 }
             }
@@ -48,7 +48,7 @@ pub(crate) async fn run<W: AsyncWrite + Unpin>(outbox: Outbox, mut out: W) {
     let _ = out.shutdown().await;
 }
 
-async fn sleep_until(at: Option<tokio::time::Instant>) {
+pub(crate) async fn sleep_until(at: Option<tokio::time::Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,

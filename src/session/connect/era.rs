@@ -17,7 +17,8 @@ use crate::config::ProtocolChoice;
 
 /// The era `auto` found for one supervisor; shared by all its attempts.
 #[derive(Debug, Default)]
-pub(crate) struct EraMemory {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub struct EraMemory {
     /// 0: not known; 1: legacy (`initialize`); 2: modern (`server/discover`).
     era: AtomicU8,
 }
@@ -28,7 +29,8 @@ impl EraMemory {
     }
 
     /// Records the version a handshake negotiated.
-    pub(crate) fn remember(&self, negotiated: &ProtocolVersion) {
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn remember(&self, negotiated: &ProtocolVersion) {
         let era = if is_modern(negotiated) { 2 } else { 1 };
         self.era.store(era, Ordering::Relaxed);
     }
@@ -40,7 +42,8 @@ impl EraMemory {
 }
 
 /// True for a version without `initialize` (2026-07-28 and later).
-pub(crate) fn is_modern(version: &ProtocolVersion) -> bool {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub fn is_modern(version: &ProtocolVersion) -> bool {
     !version.has_initialize()
 }
 

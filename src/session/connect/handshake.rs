@@ -24,15 +24,20 @@ use crate::{
 };
 
 /// Why a handshake produced no session.
-pub(crate) enum Handshake {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub enum Handshake {
+    /// The attempt was cancelled.
     Cancelled,
     /// No session within the connect timeout; `step` names what was asked (see [`step`]).
     TimedOut {
+        /// What was asked.
         step: &'static str,
     },
     /// The handshake failed at `step`.
     Failed {
+        /// rmcp's error.
         error: Box<ClientInitializeError>,
+        /// What was asked.
         step: &'static str,
     },
 }
@@ -51,7 +56,8 @@ fn step(initialize_only: bool, auto: bool, error: Option<&ClientInitializeError>
 impl Handshake {
     /// True when the server refused the protocol version (`-32022`) and names one this crate
     /// speaks in its `supported` list: another era would be accepted.
-    pub(crate) fn refused_version(&self) -> bool {
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn refused_version(&self) -> bool {
         let Handshake::Failed { error: e, .. } = self else {
             return false;
         };
@@ -71,7 +77,9 @@ impl Handshake {
                 })
     }
 
-    pub(crate) fn detail(&self, connect_timeout: Duration) -> String {
+    /// What went wrong, for a person: one plain line.
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn detail(&self, connect_timeout: Duration) -> String {
         match self {
             Handshake::Cancelled => "attempt cancelled".to_owned(),
             Handshake::TimedOut { step } => {
@@ -121,7 +129,8 @@ impl Handshake {
     /// The cause (and the server's `Retry-After`) of a failed handshake, from its verdict
     /// ([`transport::judge_handshake`]): a permanent verdict gives its cause; anything else is a
     /// transient `connect_failed`.
-    pub(crate) fn verdict(&self) -> (Cause, Option<Duration>) {
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn verdict(&self) -> (Cause, Option<Duration>) {
         let Handshake::Failed { error: e, .. } = self else {
             return (Cause::ConnectFailed, None);
         };

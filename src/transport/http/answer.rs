@@ -31,7 +31,7 @@ const RETRY_AFTER_MAX: usize = 128;
 // Unboxed: an answer lives from its reading to its delivery, one per request, and a boxed
 // message would cost every answer an allocation.
 #[allow(clippy::large_enum_variant)]
-pub(crate) enum Answer {
+pub enum Answer {
     /// 202 or 204, or an empty (or unreadable) 2xx to a message that awaits no answer.
     Accepted,
     /// A JSON body: one message.
@@ -277,7 +277,7 @@ fn preview(body: &[u8]) -> String {
 /// a request that carried a session id ("no valid session"), or a JSON-RPC error answering
 /// another id than `request`'s (such servers answer 400 with an error whose id is `null` or
 /// `"server-error"`: rmcp could not route it and the request would wait for its timeout).
-pub(crate) fn expire_on_400<T>(
+pub fn expire_on_400<T>(
     request: Option<&RequestId>,
     result: Result<(Answer, T), HttpError>,
 ) -> Result<(Answer, T), HttpError> {

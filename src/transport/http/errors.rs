@@ -13,13 +13,13 @@ use crate::{
 
 /// The error type of the Streamable HTTP transport's sends, as [`crate::transport::judge`]
 /// downcasts it.
-pub(crate) type HttpError = StreamableHttpError<reqwest::Error>;
+pub type HttpError = StreamableHttpError<reqwest::Error>;
 
 /// The HTTP status a Streamable HTTP error reports, if it reports one.
 ///
 /// rmcp keeps no status for most 4xx answers: it formats them as
 /// `UnexpectedServerResponse("HTTP <code> <reason>: <body>")`, so that prefix is read back.
-pub(crate) fn status_of(error: &HttpError) -> Option<u16> {
+pub fn status_of(error: &HttpError) -> Option<u16> {
     match error {
         StreamableHttpError::SessionExpired => Some(404),
         StreamableHttpError::HttpStatus(status) => Some(status.status),
@@ -36,7 +36,7 @@ pub(crate) fn status_of(error: &HttpError) -> Option<u16> {
 ///
 /// 404 at connect is not judged here: [`super::detect`] decides whether it means the other
 /// protocol or a wrong URL.
-pub(crate) fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdict {
+pub fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdict {
     use StreamableHttpError as E;
     match error {
         E::SessionExpired if phase == Phase::Session => {
@@ -46,7 +46,7 @@ pub(crate) fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdic
             Verdict::of_status(status.status, status.retry_after.as_deref(), detail)
         }
         E::AuthRequired(_) => Verdict::Unauthorized { detail },
-        // Made by our auth layer only (`HttpClient::authorized`): no token could be had because
+        // Made by our auth layer only (`Core::authorized`): no token could be had because
         // the authorization server did not answer. The request was never sent; the grant stands.
         E::Auth(AuthError::TokenRefreshFailed(why)) => Verdict::AuthUnavailable {
             detail: why.clone(),
@@ -92,7 +92,7 @@ pub(super) fn expire_on_400_get<T>(result: Result<T, HttpError>) -> Result<T, Ht
 /// True when the server provably did not run the request: its connection could not even be
 /// opened, or the server answered 404 for the session (it no longer knows it, so it handled
 /// nothing on it).
-pub(crate) fn never_ran(error: &HttpError) -> bool {
+pub fn never_ran(error: &HttpError) -> bool {
     match error {
         StreamableHttpError::Client(e) => e.is_connect(),
         StreamableHttpError::SessionExpired => true,
@@ -115,7 +115,7 @@ pub(crate) fn session_gone(error: &HttpError) -> bool {
 
 /// An error as a user reads it: `HTTP 403 Forbidden: <body>` for an HTTP answer, rmcp's own
 /// words otherwise.
-pub(crate) fn describe(error: &HttpError) -> String {
+pub fn describe(error: &HttpError) -> String {
     match error {
         StreamableHttpError::UnexpectedServerResponse(text) if text.starts_with("HTTP ") => {
             text.trim_end_matches([':', ' ']).to_string()
@@ -130,7 +130,7 @@ pub(crate) fn describe(error: &HttpError) -> String {
 }
 
 /// The HTTP status the server answered to `initialize`, if the handshake failed on one.
-pub(crate) fn initialize_status(error: &ClientInitializeError) -> Option<u16> {
+pub fn initialize_status(error: &ClientInitializeError) -> Option<u16> {
     match last_phase(error) {
         ClientInitializeError::TransportError { error, .. } => {
             status_of(error.error.downcast_ref::<HttpError>()?)

@@ -13,7 +13,7 @@
 //!    `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` on every `POST` ([`routing`], [`params`]).
 //! 2. An HTTP 404 on a request that carried the session id is `SessionExpired`, never a silent
 //!    re-`initialize`: the supervisor builds a new generation (with a fresh tool list). With
-//!    `treat_400_as_expired`, so is a 400 ("no valid session") ([`errors::expire_on_400`]).
+//!    `treat_400_as_expired`, so is a 400 ("no valid session") ([`answer::expire_on_400`]).
 //! 3. Answers: 202, a JSON body (bounded by `limits.max_message_bytes` before it is parsed), or
 //!    an event stream (each event bounded by `limits.max_sse_event_bytes`, each line by
 //!    `limits.max_sse_line_bytes`) whose messages are delivered as they come ([`answer`],
@@ -40,14 +40,18 @@
 //! 2. The transport's tasks (the standalone stream) are owned by it: `close()` and `Drop` stop
 //!    them. A send's future ends with its answer, its cancellation, or the transport's stop.
 
-mod answer;
+// Its items that `crate::fuzzing` re-exports are `pub`.
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub(crate) mod answer;
 mod auth;
 mod core;
 mod decode;
 mod delete;
 mod delivery;
 mod discover;
-mod errors;
+// Its items that `crate::fuzzing` re-exports are `pub`.
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub(crate) mod errors;
 mod events;
 mod params;
 mod routing;
@@ -65,10 +69,6 @@ use rmcp::{
 };
 use tokio::sync::mpsc;
 
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use answer::Answer;
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use answer::expire_on_400;
 pub(crate) use errors::{
     HttpError, describe, initialize_status, last_phase, never_ran, status_of, verdict,
 };
@@ -89,7 +89,9 @@ const INBOX: usize = 64;
 const RESERVED: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
 
 /// One generation's Streamable HTTP transport (see the module docs).
-pub(crate) struct HttpTransport {
+// `pub` for `crate::fuzzing` alone, which names its type.
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub struct HttpTransport {
     core: Arc<Core>,
     inbox: mpsc::Receiver<Box<rmcp::model::ServerJsonRpcMessage>>,
 }

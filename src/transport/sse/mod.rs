@@ -29,9 +29,14 @@ mod utf8;
 
 pub(crate) use connect::connect;
 pub(crate) use errors::SendError;
-pub(crate) use parse::{Event, Parser, SseError};
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use stream::resolve_endpoint;
+pub(crate) use parse::{Event, SseError};
+// For `crate::fuzzing` alone.
+#[cfg(feature = "fuzzing")]
+pub use parse::Parser;
+#[cfg(not(feature = "fuzzing"))]
+pub(crate) use parse::Parser;
+#[cfg(feature = "fuzzing")]
+pub use stream::resolve_endpoint;
 
 use std::sync::Arc;
 

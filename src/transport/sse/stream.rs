@@ -118,7 +118,8 @@ pub(super) async fn endpoint(events: &mut Events, base: &Url) -> Result<Url, Str
 
 /// The URL an `endpoint` event's data names, resolved against the SSE URL `base`; one on
 /// another origin is refused (invariant 1).
-pub(crate) fn resolve_endpoint(data: &str, base: &Url) -> Result<Url, String> {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub fn resolve_endpoint(data: &str, base: &Url) -> Result<Url, String> {
     let endpoint = base.join(data.trim()).map_err(|e| {
         let data = crate::text::redact(data);
         format!("invalid endpoint `{data}`: {e}")

@@ -6,6 +6,7 @@
 
 use std::process::Stdio;
 
+use mcp_mock_server::PortHold;
 use serde_json::Value;
 use tokio::{
     io::{AsyncBufReadExt, AsyncReadExt, BufReader},
@@ -117,17 +118,16 @@ async fn watch_briefly(url: &str, transport: &str, enough: impl Fn(&Value) -> bo
     assert_clean(&format!("watch --json on {transport}"), &all);
 }
 
-fn free_port() -> u16 {
-    // A port that was just free: nothing listens there.
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
+/// A port where nothing listens, refusing every connection for as long as the hold lives (a port
+/// that was merely free a moment ago may be taken by a parallel test's server).
+fn refusing_port() -> PortHold {
+    PortHold::new().expect("a port")
 }
 
 #[tokio::test]
 async fn a_refused_url_with_credentials_prints_none_of_them() {
-    let port = free_port();
+    let hold = refusing_port();
+    let port = hold.port();
     for (transport, path) in [("http", "mcp"), ("sse", "sse"), ("auto", "mcp")] {
         let url = with_credentials(&format!("http://127.0.0.1:{port}/{path}"));
         one_shots(&url, transport, 3).await;
@@ -148,7 +148,8 @@ async fn a_live_server_behind_a_url_with_credentials_prints_none_of_them() {
 
 #[tokio::test]
 async fn the_redacted_url_keeps_what_makes_the_message_useful() {
-    let port = free_port();
+    let hold = refusing_port();
+    let port = hold.port();
     let url = with_credentials(&format!("http://127.0.0.1:{port}/sse"));
     let args = [
         "tools",

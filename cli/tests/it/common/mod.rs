@@ -1,29 +1,26 @@
-//! Shared helpers of the integration tests: the mock server as a real child process, fast
-//! policies, and waits that always have a deadline.
+//! Shared helpers of the integration tests: the mock server as a real child process (from
+//! `tests/support/`, which the benchmark shares), fast policies, and waits that always have a
+//! deadline.
 #![allow(dead_code, unreachable_pub)]
 
 pub mod host;
-pub mod process;
 pub mod raw;
+#[path = "../../support/mod.rs"]
+mod support;
+
+// The soak and telemetry binaries include this module too and use only some of them.
+#[allow(unused_imports)]
+pub use support::{LIMIT, mock_binary, process, wait_state};
 
 use std::{path::Path, time::Duration};
 
 use mcp_resilient::{
-    ConnectionState, StatusWatch, ToolRegistry,
+    ConnectionState, ToolRegistry,
     config::{Heartbeat, Reconnect, ServerConfig, TransportConfig},
     state::{Event, Generation},
 };
 use serde_json::json;
 use tokio::sync::broadcast;
-
-/// The limit of every wait in these tests: generous, so a loaded 2-core CI machine passes;
-/// a hang still fails the test instead of the whole run.
-pub const LIMIT: Duration = Duration::from_secs(20);
-
-/// The CLI binary of this package, whose hidden `mock-server` subcommand runs the mock server.
-pub fn mock_binary() -> &'static str {
-    env!("CARGO_BIN_EXE_mcp-resilient")
-}
 
 pub fn init_tracing() {
     let _ = tracing_subscriber::fmt()
@@ -77,22 +74,6 @@ pub fn fast(config: ServerConfig) -> ServerConfig {
 /// 2026-07-28.
 pub fn era_2025(config: ServerConfig) -> ServerConfig {
     config.protocol(mcp_resilient::config::ProtocolChoice::V2025_11_25)
-}
-
-/// Waits until the state satisfies `want`, at most [`LIMIT`].
-pub async fn wait_state(
-    rx: &mut StatusWatch,
-    mut want: impl FnMut(&ConnectionState) -> bool,
-) -> ConnectionState {
-    let seen = tokio::time::timeout(LIMIT, rx.wait_for(|status| want(&status.state))).await;
-    match seen {
-        Ok(Some(status)) => status.state,
-        Ok(None) => panic!("stopped before the state was reached"),
-        Err(_) => panic!(
-            "state not reached within {LIMIT:?}; last: {:?}",
-            rx.status()
-        ),
-    }
 }
 
 /// Waits for the next event that satisfies `want`, at most [`LIMIT`].

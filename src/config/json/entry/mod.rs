@@ -58,6 +58,8 @@ pub(super) struct Entry {
     max_tool_pages: Option<u32>,
     limits: Option<super::limits::LimitsJson>,
     protocol: Option<String>,
+    /// Behind the gateway: `shared` or `per_host`.
+    sessions: Option<String>,
     replay: Option<String>,
     /// Read by the loader before the entry is parsed: `true` means the entry is not loaded.
     #[serde(rename = "disabled")]
@@ -223,6 +225,11 @@ impl Entry {
             config.protocol = protocol
                 .parse()
                 .map_err(|message| ConfigError::new("protocol", message))?;
+        }
+        if let Some(sessions) = self.sessions.take() {
+            config.sessions = sessions
+                .parse()
+                .map_err(|message| ConfigError::new("sessions", message))?;
         }
         if let Some(replay) = self.replay.take() {
             config.replay = replay

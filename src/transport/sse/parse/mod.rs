@@ -27,15 +27,17 @@ use super::utf8::Utf8Check;
 
 /// A dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Event {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub struct Event {
     /// The event type (`message` when the event named none).
-    pub(crate) event: String,
-    pub(crate) data: String,
+    pub event: String,
+    pub data: String,
 }
 
 /// Why the stream can no longer be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum SseError {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub enum SseError {
     #[error(
         "an SSE line exceeded limits.max_sse_line_bytes ({limit} bytes) at stream offset {offset} \
          ({seen} bytes without a line end so far)"
@@ -65,7 +67,8 @@ const KEEP: usize = 64 * 1024;
 const BOM: &[u8] = "\u{feff}".as_bytes();
 
 /// The parser's state between chunks.
-pub(crate) struct Parser {
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub struct Parser {
     max_event: usize,
     max_line: usize,
     utf8: Utf8Check,
@@ -89,7 +92,9 @@ pub(crate) struct Parser {
 }
 
 impl Parser {
-    pub(crate) fn new(max_event: usize, max_line: usize) -> Self {
+    /// A parser for a new stream, with its two bounds in bytes.
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn new(max_event: usize, max_line: usize) -> Self {
         Parser {
             max_event,
             max_line,
@@ -124,11 +129,8 @@ impl Parser {
     }
 
     /// Takes the next chunk; the events it completes go to `out`, in order, also when it fails.
-    pub(crate) fn push(
-        &mut self,
-        chunk: &[u8],
-        out: &mut impl Extend<Event>,
-    ) -> Result<(), SseError> {
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn push(&mut self, chunk: &[u8], out: &mut impl Extend<Event>) -> Result<(), SseError> {
         if let Some(failed) = &self.failed {
             return Err(failed.clone());
         }
@@ -146,7 +148,8 @@ impl Parser {
 
     /// At the end of the stream: a character left incomplete is invalid UTF-8. An event
     /// without its blank line is dropped, as the standard says.
-    pub(crate) fn finish(&mut self) -> Result<(), SseError> {
+    #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+    pub fn finish(&mut self) -> Result<(), SseError> {
         if let Some(failed) = &self.failed {
             return Err(failed.clone());
         }

@@ -3,9 +3,9 @@
 
 use std::{collections::BTreeMap, path::Path};
 
-use crate::config::{
-    json::{dotenv::parse_env_file, expand::Vars},
-    load_servers_with,
+use mcp_resilient::{
+    config::load_servers_with,
+    fuzzing::{Vars, parse_env_file},
 };
 
 /// The environment every fuzzed config sees: fixed, so an input replays the same way.

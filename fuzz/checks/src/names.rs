@@ -1,7 +1,7 @@
-//! Public-name normalization ([`crate::registry::public_name`]): the grammar, determinism, and
+//! Public-name normalization ([`mcp_resilient::registry::public_name`]): the grammar, determinism, and
 //! the injectivity the names module promises.
 
-use crate::registry::{MAX_PUBLIC_NAME, public_name as name_of};
+use mcp_resilient::registry::{MAX_PUBLIC_NAME, public_name as name_of};
 
 /// `data` is `server \0 tool`, optionally followed by `\0 server \0 tool` for a second identity
 /// (invalid UTF-8 is replaced). For each identity: the name matches `mcp__[A-Za-z0-9_-]*` within

@@ -10,7 +10,7 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use rmcp::{
+use mcp_resilient::rmcp::{
     model::{JsonRpcMessage, RequestId, ServerJsonRpcMessage},
     service::ClientInitializeError,
     transport::{
@@ -21,13 +21,15 @@ use rmcp::{
     },
 };
 
-use super::assert_plain;
-use crate::{
+use mcp_resilient::{
     auth::StoredAuth,
-    session::connect::handshake::Handshake,
-    transport::http::{self, HttpError, HttpTransport},
-    verdict::{Phase, Verdict, parse_retry_after, plain},
+    // `http::status_of` and the like: the Streamable HTTP transport's functions.
+    fuzzing::{
+        self as http, Handshake, HttpError, HttpTransport, Phase, Verdict, parse_retry_after, plain,
+    },
 };
+
+use crate::assert_plain;
 
 /// The most a `Retry-After` is believed (`verdict::RETRY_AFTER_MAX`).
 const RETRY_AFTER_MAX: Duration = Duration::from_secs(3600);
@@ -103,8 +105,8 @@ impl Answer {
             )),
             5 => E::UnexpectedContentType(Some(self.content_type.clone())),
             6 => E::Deserialize(serde_json::from_str::<ServerJsonRpcMessage>(&self.body).err()?),
-            7 => E::ReinitializationFailed(rmcp::model::ErrorData::new(
-                rmcp::model::ErrorCode(i32::from(self.status)),
+            7 => E::ReinitializationFailed(mcp_resilient::rmcp::model::ErrorData::new(
+                mcp_resilient::rmcp::model::ErrorCode(i32::from(self.status)),
                 self.body.clone(),
                 None,
             )),

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
-use crate::registry::public_name;
+use mcp_resilient::registry::public_name;
 
 /// Characters that reach every rule of the names module: allowed ones, the separator's `_`,
 /// hex digits (the hash suffix), and ones that must be replaced.

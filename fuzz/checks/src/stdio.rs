@@ -6,19 +6,20 @@
 
 use std::{sync::Arc, time::Duration};
 
-use rmcp::{
+use mcp_resilient::rmcp::{
     RoleClient, ServiceError,
     model::{ErrorData, JsonRpcMessage, ServerResult, Tool},
     service::ClientInitializeError,
     transport::{Transport, async_rw::AsyncRwTransport},
 };
 
-use crate::{
-    registry::{PublishError, ToolRegistry, definitions},
-    session::connect::{era, handshake::Handshake},
+use mcp_resilient::{
+    fuzzing::{
+        Activity, EraMemory, Handshake, Observed, PublishError, Verdict, generation, is_modern,
+        judge,
+    },
+    registry::{ToolRegistry, definitions},
     state::{Cause, Generation},
-    transport::{Activity, Observed, judge},
-    verdict::Verdict,
 };
 
 /// Feeds `data` to the stdio transport as a child's whole stdout, then handles every message
@@ -29,27 +30,25 @@ pub fn stdio_output(data: &[u8]) {
     let stdout = std::io::Cursor::new(data.to_vec());
     let transport = AsyncRwTransport::<RoleClient, _, _>::new_client(stdout, tokio::io::sink());
     let activity = Activity::new(true);
-    let mut io = Observed::new(
-        transport,
-        activity.clone(),
-        "fuzz".into(),
-        Generation::FIRST,
-    );
+    let first = generation(1).expect("generation 1 exists");
+    let mut io = Observed::new(transport, activity.clone(), "fuzz".into(), first);
     let registry = ToolRegistry::new();
-    let era = era::EraMemory::default();
-    let mut generation = None;
+    let era = EraMemory::default();
+    let mut listed = None;
     futures::executor::block_on(async {
         while let Some(message) = io.receive().await {
             match message {
                 JsonRpcMessage::Response(response) => match response.result {
                     ServerResult::ListToolsResult(page) => {
-                        let next = generation.map_or(Generation::FIRST, Generation::next);
-                        generation = Some(next);
+                        // Each list is a new generation's, as after a reconnect.
+                        let next = listed.map_or(1, |n| n + 1);
+                        listed = Some(next);
+                        let next = generation(next).expect("a generation from 1");
                         publish(&registry, next, page.tools);
                     }
                     ServerResult::InitializeResult(init) => {
                         era.remember(&init.protocol_version);
-                        let _ = era::is_modern(&init.protocol_version);
+                        let _ = is_modern(&init.protocol_version);
                     }
                     _ => {}
                 },
@@ -68,7 +67,7 @@ fn publish(registry: &ToolRegistry, generation: Generation, tools: Vec<Tool>) {
     let mut raw: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     raw.sort_unstable();
     let duplicate = raw.windows(2).any(|w| w[0] == w[1]);
-    match registry.publish(&server, generation, tools.clone()) {
+    match mcp_resilient::fuzzing::publish(registry, &server, generation, tools.clone()) {
         Ok(_) => {
             assert!(!duplicate, "a list with a duplicate raw name was published");
             let snapshot = registry.snapshot();
@@ -114,9 +113,9 @@ fn judge_error(error: ErrorData) {
         if failed.refused_version() {
             assert_eq!(
                 error.code,
-                rmcp::model::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+                mcp_resilient::rmcp::model::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
             );
         }
-        super::assert_plain(&failed.detail(Duration::from_secs(30)));
+        crate::assert_plain(&failed.detail(Duration::from_secs(30)));
     }
 }

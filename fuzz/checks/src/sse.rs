@@ -3,7 +3,7 @@
 
 use url::Url;
 
-use crate::transport::sse::{Parser, resolve_endpoint};
+use mcp_resilient::fuzzing::{Parser, resolve_endpoint};
 
 /// The SSE URLs an `endpoint` is resolved against: one with an explicit port, one with its
 /// scheme's default port and a deeper path.

@@ -1,0 +1,68 @@
+//! `serve`'s flags: the upstreams (as `proxy` takes them), where to listen, who may connect,
+//! and each host's bounds.
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+use clap::Args;
+
+use crate::args::{ServerArgs, flag_duration};
+
+/// `serve`: the upstreams, the listener, and the front's guards.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+    /// The address to serve MCP on (`/mcp`), plus `/healthz` and `/readyz`. Loopback unless
+    /// told otherwise; port 0 picks a free one (the address is printed on stderr).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8808")]
+    pub(crate) listen: SocketAddr,
+    /// Show every upstream's tools and prompts as `mcp__<server>__<name>`, even a single one
+    /// (the default for two or more).
+    #[arg(long)]
+    pub(crate) aggregate: bool,
+    /// A server that gets one upstream session per host session (a stateful server, such as a
+    /// browser) instead of one shared by every host (repeatable).
+    #[arg(long = "per-host", value_name = "NAME")]
+    pub(crate) per_host: Vec<String>,
+    /// Require `Authorization: Bearer <token>` with the token in this environment variable.
+    #[arg(long, value_name = "VAR")]
+    pub(crate) auth_token_env: Option<String>,
+    /// Require one of the tokens in this file (one per line; `#` starts a comment line).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) auth_token_file: Option<PathBuf>,
+    /// Serve a non-loopback address without tokens (anyone who can reach it may use your
+    /// servers).
+    #[arg(long)]
+    pub(crate) allow_unauthenticated: bool,
+    /// A `Host` header to accept besides the listener's own address (repeatable; `*` for any).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub(crate) allowed_hosts: Vec<String>,
+    /// A browser origin to accept, e.g. `https://app.example.com` (repeatable).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    pub(crate) allowed_origins: Vec<String>,
+    /// The largest request body, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub(crate) max_body: usize,
+    /// Requests one host session may have in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub(crate) max_requests_per_session: usize,
+    /// Host sessions one token (or every host without one) may hold at once.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub(crate) max_sessions_per_token: usize,
+    /// Host sessions the gateway holds at once.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub(crate) max_sessions: usize,
+    /// How long a host session may go without a request before it is closed.
+    #[arg(long, value_parser = flag_duration, default_value = "30m")]
+    pub(crate) session_idle: Duration,
+    /// How long the shared upstreams are waited for at start, and a host session's own ones at
+    /// its `initialize`.
+    #[arg(long, value_parser = flag_duration, default_value = "10s")]
+    pub(crate) startup_wait: Duration,
+    /// How long a call made during an outage waits for the next generation (for servers whose
+    /// configuration sets no `callWait`).
+    #[arg(long, value_parser = flag_duration, default_value = "10s")]
+    pub(crate) call_wait: Duration,
+    #[command(flatten)]
+    pub(crate) telemetry: crate::telemetry::TelemetryArgs,
+}

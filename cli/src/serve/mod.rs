@@ -1,0 +1,93 @@
+//! `serve`: the proxy's host-facing core over Streamable HTTP, for many hosts at once.
+
+mod args;
+
+use std::process::ExitCode;
+
+pub(crate) use args::ServeArgs;
+
+use super::{commands::exit, output::with_causes, signals::Signals};
+use mcp_resilient::proxy::{
+    ProxyOptions,
+    http::{FrontLimits, Gateway, ServeOptions, Tokens},
+};
+
+/// Serves until a signal asks it to stop (exit 0 once every session and upstream is closed).
+pub(crate) async fn run(args: &ServeArgs, signals: &Signals) -> ExitCode {
+    let mut configs = match args.server.to_configs() {
+        Ok(configs) => configs,
+        Err(e) => return usage(e),
+    };
+    if !args.server.named() && !args.server.uses_file() {
+        for config in &mut configs {
+            config.name = super::proxy::default_name(config);
+        }
+    }
+    let options = match options(args) {
+        Ok(options) => options,
+        Err(e) => return usage(e),
+    };
+    let built = if configs.len() == 1 && !args.aggregate {
+        Gateway::transparent(configs.remove(0))
+    } else {
+        Gateway::aggregated(configs)
+    };
+    let gateway = match built {
+        Ok(gateway) => gateway.options(options),
+        Err(e) => return usage(with_causes(&e)),
+    };
+    if let Err(e) = gateway.check_address(args.listen) {
+        return usage(with_causes(&e));
+    }
+    let listener = match tokio::net::TcpListener::bind(args.listen).await {
+        Ok(listener) => listener,
+        Err(e) => return usage(format!("--listen {}: {e}", args.listen)),
+    };
+    if let Ok(address) = listener.local_addr() {
+        super::safe::eprint(
+            "mcp-resilient serve",
+            format!("serving MCP at http://{address}/mcp"),
+        );
+    }
+    match gateway.serve(listener, signals.stop.clone()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            super::safe::eprint("mcp-resilient serve", with_causes(&e));
+            ExitCode::from(exit::CONNECT)
+        }
+    }
+}
+
+fn options(args: &ServeArgs) -> Result<ServeOptions, String> {
+    let mut tokens = Tokens::none();
+    if let Some(var) = &args.auth_token_env {
+        tokens = tokens.and(Tokens::from_env(var).map_err(|e| format!("--auth-token-env: {e}"))?);
+    }
+    if let Some(path) = &args.auth_token_file {
+        tokens =
+            tokens.and(Tokens::from_file(path).map_err(|e| format!("--auth-token-file: {e}"))?);
+    }
+    let mut proxy = ProxyOptions::default();
+    proxy.startup_wait = args.startup_wait;
+    proxy.call_wait = args.call_wait;
+    let mut limits = FrontLimits::default();
+    limits.max_body_bytes = args.max_body;
+    limits.max_requests_per_session = args.max_requests_per_session;
+    limits.max_sessions_per_token = args.max_sessions_per_token;
+    limits.max_sessions = args.max_sessions;
+    limits.session_idle = args.session_idle;
+    let mut options = ServeOptions::default();
+    options.proxy = proxy;
+    options.per_host = args.per_host.clone();
+    options.tokens = tokens;
+    options.allow_unauthenticated = args.allow_unauthenticated;
+    options.allowed_hosts = args.allowed_hosts.clone();
+    options.allowed_origins = args.allowed_origins.clone();
+    options.limits = limits;
+    Ok(options)
+}
+
+fn usage(message: impl std::fmt::Display) -> ExitCode {
+    super::safe::eprint("mcp-resilient serve", message);
+    ExitCode::from(exit::USAGE)
+}

@@ -1,0 +1,13 @@
+//! `mcp-resilient serve`, the gateway, as hosts see it over Streamable HTTP: a real `serve`
+//! process on 127.0.0.1, mock servers in processes of their own as its upstreams, hosts that
+//! are rmcp clients (session era) or plain HTTP requests (statuses, 2026-07-28).
+
+mod flood;
+mod gateway;
+mod guards;
+mod operate;
+mod per_host;
+mod raw;
+mod sessions;
+mod shared;
+mod store;

@@ -1,0 +1,203 @@
+//! Operating the gateway: `/healthz` and `/readyz`, the metrics, and the stop on SIGTERM.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use super::gateway::{FAST, Gateway};
+use crate::common::{LIMIT, alive, mock_binary, process::MockProcess};
+use mcp_mock_server::Whoami;
+
+/// A stop must be over within this, with a call in flight and a stdio child to reap.
+const EXIT: Duration = Duration::from_secs(2);
+
+async fn readyz(gateway: &Gateway, token: Option<&str>) -> (StatusCode, Value) {
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client");
+    let mut request = http.get(format!("{}/readyz", gateway.base));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = tokio::time::timeout(LIMIT, request.send())
+        .await
+        .expect("in time")
+        .expect("readyz");
+    let status = response.status();
+    (status, response.json().await.expect("json"))
+}
+
+/// Polls `/readyz` (at most [`LIMIT`]) until its status is `want`.
+async fn wait_ready(gateway: &Gateway, want: StatusCode) -> Value {
+    let waited = tokio::time::timeout(LIMIT, async {
+        loop {
+            let (status, body) = readyz(gateway, None).await;
+            if status == want {
+                return body;
+            }
+        }
+    })
+    .await;
+    waited.unwrap_or_else(|_| panic!("/readyz never said {want}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_answers_and_readyz_follows_the_shared_upstream() {
+    let mut mock = MockProcess::start("http").await;
+    let url = mock.url();
+    let mut args: Vec<&str> = FAST.to_vec();
+    args.extend(["--name", "mock", "--url", &url]);
+    let gateway = Gateway::start(&args).await;
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client");
+    let health = http
+        .get(format!("{}/healthz", gateway.base))
+        .send()
+        .await
+        .expect("healthz");
+    assert_eq!(health.status(), StatusCode::OK);
+    let ready = wait_ready(&gateway, StatusCode::OK).await;
+    assert_eq!(ready["servers"]["mock"], json!("ready"), "{ready}");
+    mock.kill().await;
+    let down = wait_ready(&gateway, StatusCode::SERVICE_UNAVAILABLE).await;
+    assert_eq!(down["ready"], json!(false), "{down}");
+    mock.restart().await;
+    wait_ready(&gateway, StatusCode::OK).await;
+    gateway.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_names_the_servers_only_to_an_authenticated_request() {
+    let mock = MockProcess::start("http").await;
+    let url = mock.url();
+    let mut args: Vec<&str> = FAST.to_vec();
+    args.extend([
+        "--auth-token-env",
+        "GATEWAY_TOKEN",
+        "--name",
+        "mock",
+        "--url",
+        &url,
+    ]);
+    let gateway = Gateway::start_env(&args, &[("GATEWAY_TOKEN", "t0ken")]).await;
+    let (_, anonymous) = readyz(&gateway, None).await;
+    assert!(anonymous.get("servers").is_none(), "{anonymous}");
+    let (_, known) = readyz(&gateway, Some("t0ken")).await;
+    assert!(known["servers"].get("mock").is_some(), "{known}");
+    gateway.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_with_a_call_in_flight_ends_serve_within_two_seconds_and_reaps_its_child() {
+    let mut args: Vec<&str> = FAST.to_vec();
+    args.extend([
+        "--name",
+        "mock",
+        "--stdio",
+        "--",
+        mock_binary(),
+        "mock-server",
+    ]);
+    args.extend(["--transport", "stdio"]);
+    let gateway = Gateway::start(&args).await;
+    let host = gateway.host().await;
+    let result = host.call("whoami", json!({})).await;
+    let child = Whoami::from_result(&result).expect("whoami").pid;
+    let held = host.try_call("progress", json!({"steps": 100, "ms": 300}));
+    let stop = async {
+        // The call is in flight once its first progress has come back.
+        host.wait_told("progress", |t| !t.progress.is_empty()).await;
+        let pid = gateway.child.id().expect("running") as i32;
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .expect("SIGTERM");
+        let sent = tokio::time::Instant::now();
+        let mut child_process = gateway.child;
+        let status = tokio::time::timeout(EXIT, child_process.wait()).await;
+        (status, sent.elapsed())
+    };
+    let (held, (status, took)) = tokio::join!(held, stop);
+    let status = status
+        .unwrap_or_else(|_| panic!("serve still running {EXIT:?} after SIGTERM"))
+        .expect("wait");
+    assert!(status.success(), "{status} after {took:?}");
+    assert!(
+        held.is_err() || held.is_ok_and(|r| r.is_error == Some(true)),
+        "the held call ended"
+    );
+    assert!(!alive(child), "the stdio upstream {child} outlived serve");
+}
+
+/// The value of the first sample of `name` whose labels contain every one of `labels`.
+fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
+    text.lines()
+        .filter(|line| line.starts_with(name) && labels.iter().all(|l| line.contains(l)))
+        .find_map(|line| line.rsplit(' ').next()?.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_show_served_operations_and_the_host_sessions() {
+    let mock = MockProcess::start("http").await;
+    let url = mock.url();
+    let mut args: Vec<&str> = FAST.to_vec();
+    args.extend(["--metrics", "127.0.0.1:0", "--name", "mock", "--url", &url]);
+    let gateway = Gateway::start(&args).await;
+    let line = gateway
+        .log()
+        .into_iter()
+        .find(|l| l.contains("metrics at "))
+        .expect("the metrics address");
+    let metrics = line
+        .split("metrics at ")
+        .nth(1)
+        .expect("a URL")
+        .trim()
+        .to_owned();
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client");
+    let scrape = || async {
+        let response = http.get(&metrics).send().await.expect("scrape");
+        response.text().await.expect("text")
+    };
+    let host = gateway.host().await;
+    host.call("echo", json!({"text": "counted"})).await;
+    let text = scrape().await;
+    let calls = sample(
+        &text,
+        "mcp_server_operation_duration_seconds_count",
+        &[
+            r#"mcp_method_name="tools/call""#,
+            r#"network_transport="tcp""#,
+        ],
+    );
+    assert_eq!(calls, Some(1.0), "{text}");
+    let open = sample(
+        &text,
+        "mcp_server_resilience_host_sessions",
+        &[r#"network_transport="tcp""#],
+    );
+    assert_eq!(open, Some(1.0), "{text}");
+    host.close().await;
+    let ended = tokio::time::timeout(LIMIT, async {
+        loop {
+            let text = scrape().await;
+            let sessions = sample(&text, "mcp_server_session_duration_seconds_count", &[]);
+            if sessions == Some(1.0) {
+                return text;
+            }
+        }
+    })
+    .await
+    .expect("the session's end was recorded");
+    let open = sample(&ended, "mcp_server_resilience_host_sessions", &[]);
+    assert_eq!(open, Some(0.0), "{ended}");
+    gateway.stop().await;
+}

@@ -1,0 +1,63 @@
+"""N hosts on the official Python MCP SDK (`ClientSession` over `streamable_http_client`, SDK 2.x), each
+with its own session to `mcp-resilient serve` (or another gateway), calling `echo` and the
+read-only `peek {ms}` in turn until the deadline. A failed call is followed by a ping: a host
+whose ping fails too has lost its session, counts it, opens a new session and goes on.
+
+Usage: py_hosts.py URL HOSTS SECONDS PEEK_MS
+Prints one JSON object: {"calls": [[host, tool, start, end, outcome, detail], ...],
+"sessions_lost": N, "sessions": N}. Times are seconds since the epoch.
+"""
+
+import asyncio
+import json
+import sys
+import time
+
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+URL, HOSTS, SECONDS, PEEK_MS = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+# One call may wait out an outage (serve's call wait, 10 s) and more: past this, it is failed.
+CALL_LIMIT = 30.0
+
+
+def text_of(result) -> str:
+    return "".join(getattr(c, "text", "") or "" for c in result.content)
+
+
+async def host(index: int, deadline: float, calls: list, counts: dict) -> None:
+    turn = 0
+    while time.time() < deadline:
+        try:
+            async with streamable_http_client(URL) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await asyncio.wait_for(session.initialize(), CALL_LIMIT)
+                    counts["sessions"] += 1
+                    while time.time() < deadline:
+                        turn += 1
+                        tool, args = (("peek", {"ms": PEEK_MS}) if turn % 2 else
+                                      ("echo", {"text": f"py{index}-{turn}"}))
+                        start = time.time()
+                        try:
+                            result = await asyncio.wait_for(session.call_tool(tool, args), CALL_LIMIT)
+                        except Exception as error:  # the call failed; is the session gone too?
+                            calls.append([f"py{index}", tool, start, time.time(), "error", repr(error)[:200]])
+                            await asyncio.wait_for(session.send_ping(), CALL_LIMIT)
+                            continue
+                        failed = getattr(result, "is_error", None) or getattr(result, "isError", False)
+                        outcome = "tool_error" if failed else "ok"
+                        calls.append([f"py{index}", tool, start, time.time(), outcome, text_of(result)[:300]])
+        except Exception:
+            counts["sessions_lost"] += 1
+            await asyncio.sleep(0.05)
+
+
+async def main() -> None:
+    deadline = time.time() + SECONDS
+    calls: list = []
+    counts = {"sessions_lost": 0, "sessions": 0}
+    await asyncio.gather(*(host(i, deadline, calls, counts) for i in range(HOSTS)))
+    print(json.dumps({"calls": calls, **counts}))
+
+
+asyncio.run(main())

@@ -1,0 +1,202 @@
+//! What every request to `/mcp` passes before rmcp sees it: the gateway is not stopping, the
+//! host presents a token we know, and it is within its bounds (sessions per token and in all,
+//! requests in flight per session). A refusal is an HTTP status with a JSON-RPC error body that
+//! says which bound, and touches no other host.
+//!
+//! `Host` and `Origin` (DNS rebinding) and the body size are checked by rmcp's service behind
+//! this, with the gateway's settings.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
+};
+
+use axum::{
+    body::Body,
+    extract::{Request, State},
+    http::{HeaderValue, Method, StatusCode, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use futures::StreamExt;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    admit::{Admission, Flow, Full},
+    auth::{Refused, Tokens},
+    hub::Hosts,
+};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The first revision without sessions.
+const STATELESS_FROM: &str = "2026-07-28";
+
+/// The guard's state.
+#[derive(Debug)]
+pub(crate) struct Gate {
+    pub(crate) tokens: Tokens,
+    pub(crate) admission: Admission,
+    pub(crate) hosts: Arc<Hosts>,
+    /// Cancelled when the gateway stops taking requests.
+    pub(crate) stopping: CancellationToken,
+    /// Requests in flight, for the drain.
+    pub(crate) in_flight: AtomicUsize,
+    pub(crate) idle: Notify,
+}
+
+impl Gate {
+    /// Waits until no request is in flight.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: it only waits.
+    pub(crate) async fn quiet(&self) {
+        loop {
+            let notified = self.idle.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.in_flight.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// Counts a request in flight until its response body ends.
+struct Counted(Arc<Gate>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        if self.0.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// The middleware on `/mcp`.
+pub(crate) async fn guard(
+    State(gate): State<Arc<Gate>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if gate.stopping.is_cancelled() {
+        return refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the gateway is shutting down",
+        );
+    }
+    let authorization = request.headers().get(header::AUTHORIZATION);
+    let token = match gate.tokens.check(authorization.map(HeaderValue::as_bytes)) {
+        Ok(token) => token,
+        Err(refused) => return unauthorized(refused),
+    };
+    request.extensions_mut().insert(token);
+    let session = header_text(&request, SESSION_HEADER);
+    let stateless = header_text(&request, VERSION_HEADER)
+        .is_some_and(|version| version.as_str() >= STATELESS_FROM);
+    let (mut reservation, mut slot) = (None, None);
+    if request.method() == Method::POST {
+        let taken = match (&session, stateless) {
+            (Some(id), _) => gate
+                .admission
+                .enter(Flow::Session(id.clone()))
+                .map(|s| slot = Some(s)),
+            (None, true) => gate
+                .admission
+                .enter(Flow::Token(token))
+                .map(|s| slot = Some(s)),
+            (None, false) => gate.admission.reserve(token).map(|r| reservation = Some(r)),
+        };
+        if let Err(full) = taken {
+            return over(full);
+        }
+    }
+    gate.in_flight.fetch_add(1, Ordering::AcqRel);
+    let counted = Counted(gate.clone());
+    let response = next.run(request).await;
+    if let Some(reservation) = reservation
+        && let Some(id) = response
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+    {
+        let id = id.to_owned();
+        reservation.bind(id.clone());
+        // The session may have failed its initialize, or closed already: then its slot goes
+        // back now (closing twice gives back once).
+        if !gate.hosts.has(&id) {
+            gate.admission.closed(&id);
+        }
+    }
+    // The slot and the count last as long as the response's body: an SSE stream included.
+    let (parts, body) = response.into_parts();
+    let body = body.into_data_stream().map(move |chunk| {
+        let _held = (&slot, &counted);
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(body))
+}
+
+fn header_text(request: &Request, name: &str) -> Option<String> {
+    let value = request.headers().get(name)?.to_str().ok()?;
+    Some(value.to_owned())
+}
+
+fn unauthorized(refused: Refused) -> Response {
+    let (challenge, message) = match refused {
+        Refused::Missing => (
+            r#"Bearer realm="mcp-resilient""#,
+            "this gateway needs a bearer token (Authorization: Bearer …)",
+        ),
+        Refused::Invalid => (
+            r#"Bearer realm="mcp-resilient", error="invalid_token""#,
+            "the bearer token is not one this gateway accepts",
+        ),
+    };
+    let mut response = refuse(StatusCode::UNAUTHORIZED, message);
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    response
+}
+
+fn over(full: Full) -> Response {
+    let (status, message) = match full {
+        Full::TokenSessions(max) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("this token already holds {max} sessions, the most it may; end one first"),
+        ),
+        Full::Sessions(max) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the gateway holds {max} sessions, the most it may; try again later"),
+        ),
+        Full::Requests(max) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("this session has {max} requests in flight, the most it may"),
+        ),
+    };
+    let mut response = refuse(status, &message);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// `status` with a JSON-RPC error body (id null: the request was not read).
+pub(crate) fn refuse(status: StatusCode, message: &str) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32000, "message": message},
+    });
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}

@@ -1,0 +1,59 @@
+//! `/healthz` (the process answers) and `/readyz` (which shared upstreams are ready).
+//!
+//! Neither needs a token, so that a load balancer or an orchestrator can probe them; `/readyz`
+//! names the servers and their states only to a request that would pass `/mcp`'s
+//! authentication (every request, when the gateway has no tokens).
+
+use std::sync::Arc;
+
+use axum::{
+    extract::{Request, State},
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+
+use super::{auth::Tokens, hub::Hub};
+
+/// What `/readyz` reads.
+#[derive(Debug)]
+pub(crate) struct Readiness {
+    pub(crate) hub: Arc<Hub>,
+    pub(crate) tokens: Tokens,
+}
+
+/// `/healthz`: the process is up and serving HTTP.
+pub(crate) async fn healthz() -> Response {
+    (StatusCode::OK, "ok\n").into_response()
+}
+
+/// `/readyz`: 200 when every shared upstream is ready, 503 otherwise.
+pub(crate) async fn readyz(State(readiness): State<Arc<Readiness>>, request: Request) -> Response {
+    let upstreams = &readiness.hub.common.list;
+    let ready = upstreams.iter().all(|u| u.supervisor.status().is_ready());
+    let status = match ready {
+        true => StatusCode::OK,
+        false => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    let authorization = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes);
+    let mut body = serde_json::json!({"ready": ready});
+    if readiness.tokens.check(authorization).is_ok() {
+        let servers: serde_json::Map<String, serde_json::Value> = upstreams
+            .iter()
+            .map(|u| {
+                let state = u.supervisor.status().state.to_string();
+                (u.name().to_owned(), serde_json::Value::String(state))
+            })
+            .collect();
+        body["servers"] = servers.into();
+        body["sessions"] = readiness.hub.hosts.sessions().into();
+    }
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}

@@ -1,0 +1,100 @@
+//! What the gateway remembers of each host session, behind one interface ([`HostStore`]), so
+//! that a store shared by several gateway replicas can replace the in-memory one
+//! ([`MemoryHostStore`], the default) without touching the core.
+//!
+//! A host session's state is what it negotiated and what it asked for since: the revision, its
+//! capabilities and client info (from `initialize`), the log level it set and the resources it
+//! subscribed to ([`HostState`]). The live parts of a session (its streams, its outbox, the
+//! calls in flight, its `per_host` upstreams) are not state: they belong to the process that
+//! holds the connection.
+//!
+//! # Invariants
+//!
+//! 1. The core reads and writes a host's state only through the store, under the host's key
+//!    (the `Mcp-Session-Id` over HTTP; a key of the process's own for stdio and for hosts
+//!    without a session), from its first write until the host is gone, when the state is
+//!    removed.
+//! 2. A store never waits: the core calls it on the paths of requests and of notifications. A
+//!    networked store keeps a local copy, answers from it and writes through in the background.
+
+// The log level is deprecated by SEP-2577, but hosts of the session era set it, and the proxy
+// keeps it for them.
+#![allow(deprecated)]
+
+mod memory;
+
+use std::{collections::BTreeMap, fmt};
+
+use rmcp::model::{ClientCapabilities, Implementation, LoggingLevel};
+use serde::{Deserialize, Serialize};
+
+pub use memory::MemoryHostStore;
+
+/// One host session's state. Serializable, so a shared store can keep it as one record.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct HostState {
+    /// The revision the host negotiated (`2025-11-25`, …); none before `initialize` and for
+    /// hosts that never initialize (2026-07-28).
+    pub protocol: Option<String>,
+    /// What the host declared it answers (elicitation, sampling, roots).
+    pub capabilities: ClientCapabilities,
+    /// The host's name and version, as it sent them.
+    pub client: Option<Implementation>,
+    /// The log level the host set last.
+    pub level: Option<LoggingLevel>,
+    /// The resources the host subscribed to, each with the server that has it.
+    pub subscriptions: BTreeMap<String, String>,
+}
+
+/// Where host sessions' state is kept. See the [module documentation](self).
+pub trait HostStore: Send + Sync + fmt::Debug + 'static {
+    /// Calls `look` with the state kept under `key`, if any. Must not wait.
+    fn view(&self, key: &str, look: &mut dyn FnMut(Option<&HostState>));
+
+    /// Applies `change` to the state kept under `key` (a default state if there is none yet).
+    /// Must not wait.
+    fn update(&self, key: &str, change: &mut dyn FnMut(&mut HostState));
+
+    /// Removes the state kept under `key`, and returns it.
+    fn remove(&self, key: &str) -> Option<HostState>;
+
+    /// How many host sessions have state here.
+    fn len(&self) -> usize;
+
+    /// Whether no host session has state here.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl dyn HostStore {
+    /// What `read` finds in the state under `key` (`None` when there is none).
+    pub(crate) fn read<T>(&self, key: &str, read: impl FnOnce(&HostState) -> T) -> Option<T> {
+        let mut read = Some(read);
+        let mut found = None;
+        self.view(key, &mut |state| {
+            if let (Some(state), Some(read)) = (state, read.take()) {
+                found = Some(read(state));
+            }
+        });
+        found
+    }
+
+    /// Changes the state under `key` with `change`, and returns what `change` returned (`None`
+    /// only from a store that broke its contract and never applied it).
+    pub(crate) fn change<T>(
+        &self,
+        key: &str,
+        change: impl FnOnce(&mut HostState) -> T,
+    ) -> Option<T> {
+        let mut change = Some(change);
+        let mut out = None;
+        self.update(key, &mut |state| {
+            if let Some(change) = change.take() {
+                out = Some(change(state));
+            }
+        });
+        out
+    }
+}

@@ -1,0 +1,32 @@
+//! Every host request other than a tool call inside its `SERVER` span: the span and
+//! `mcp.server.operation.duration` for resources, prompts, completions, subscriptions and the
+//! log level, as the tool call (`call`) has them. The span's parent is the context the host sent
+//! in `_meta`; a JSON-RPC error answer is its `error.type`.
+
+use std::future::Future;
+
+use rmcp::{ErrorData, RoleServer, service::RequestContext};
+
+use crate::telemetry::{Served, served_rpc_error};
+
+use super::handler::ProxyHandler;
+
+impl ProxyHandler {
+    /// Runs `work`, the answer to the host's `method`, inside the request's span.
+    pub(super) async fn traced<T>(
+        &self,
+        method: &'static str,
+        context: &RequestContext<RoleServer>,
+        work: impl Future<Output = Result<T, ErrorData>>,
+    ) -> Result<T, ErrorData> {
+        let served = Served::start(
+            method,
+            self.shared.link.transport,
+            &[Some(&context.meta)],
+            None,
+        );
+        let answer = served.within(work).await;
+        served.end(answer.as_ref().err().map(served_rpc_error));
+        answer
+    }
+}
