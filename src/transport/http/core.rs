@@ -201,7 +201,7 @@ impl Core {
     pub(super) fn post(
         &self,
         mut headers: HeaderMap,
-        body: bytes::Bytes,
+        body: reqwest::Body,
         token: Option<&str>,
     ) -> reqwest::RequestBuilder {
         headers.insert(ACCEPT, BOTH);

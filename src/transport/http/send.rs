@@ -23,12 +23,13 @@ use super::{
     HttpError,
     answer::{self, Answer, Sent, expire_on_400},
     core::Core,
-    decode, delivery,
+    decode,
+    delivery::{self, Departure},
     errors::redacted,
     events::{Broken, Events, answers, on_stream_of},
     routing,
 };
-use crate::transport::refusal;
+use crate::transport::{ledger::Delivery, refusal};
 
 /// The most a message that awaits no answer (a notification, a response to the server) may
 /// take: the server answers these at once.
@@ -46,14 +47,21 @@ impl Core {
             JsonRpcMessage::Request(request) => {
                 let id = request.id.clone();
                 let stop = self.begin(&id);
+                let departure = Departure::default();
                 // Boxed: a request's future holds its whole answer's reading, too large to be
                 // moved about by value inside rmcp's handshake and serve loop.
                 let sent = tokio::select! {
-                    sent = Box::pin(self.request(&message, &id)) => sent,
+                    sent = Box::pin(self.request(&message, &id, &departure)) => sent,
                     // Cancelled (the answer is no longer awaited), or the transport closed.
                     () = stop.cancelled() => Ok(()),
                 };
                 self.end(&id);
+                // Given up (or failed) before its POST was answered: whether it left is what
+                // its body says. Nothing else writes this id's entry meanwhile.
+                if self.activity.ledger.delivery(&id) == Delivery::Pending {
+                    let outcome = delivery::abandoned(departure.left());
+                    self.activity.ledger.sent(&id, outcome);
+                }
                 sent
             }
             JsonRpcMessage::Notification(notification) => match &notification.notification {
@@ -84,6 +92,7 @@ impl Core {
         &self,
         message: &ClientJsonRpcMessage,
         id: &RequestId,
+        departure: &Departure,
     ) -> Result<(), HttpError> {
         let JsonRpcMessage::Request(request) = message else {
             return Ok(());
@@ -100,10 +109,11 @@ impl Core {
             session,
             max_message: self.rules.max_message,
         };
-        let result = self.exchange(headers, body, &sent).await;
-        // Whether the request left (see `crate::transport::ledger`): a refused connection never
-        // reached the server; an answer of any kind did.
-        self.activity.ledger.sent(id, delivery::of(&result));
+        let result = self.exchange(headers, body, &sent, Some(departure)).await;
+        // Whether the request left (see `crate::transport::ledger`): a refused connection, or a
+        // body never asked for, never reached the server; an answer of any kind did.
+        let outcome = delivery::of(&result, departure.left());
+        self.activity.ledger.sent(id, outcome);
         let result = match session && self.rules.treat_400_as_expired {
             true => expire_on_400(Some(id), result),
             false => result,
@@ -133,16 +143,22 @@ impl Core {
         }
     }
 
-    /// One `POST` with the current token (renewed once if refused), and its answer read.
+    /// One `POST` with the current token (renewed once if refused), and its answer read; a
+    /// request's body is `departure`'s, which then says whether any of it left.
     async fn exchange(
         &self,
         headers: reqwest::header::HeaderMap,
         body: Bytes,
         sent: &Sent<'_>,
+        departure: Option<&Departure>,
     ) -> Result<(Answer, Option<reqwest::header::HeaderValue>), HttpError> {
         let result = self
             .authorized(|token| {
-                let request = self.post(headers.clone(), body.clone(), token.as_deref());
+                let body = match departure {
+                    Some(departure) => departure.body(body.clone()),
+                    None => body.clone().into(),
+                };
+                let request = self.post(headers.clone(), body, token.as_deref());
                 async move {
                     let response = request.send().await.map_err(StreamableHttpError::Client)?;
                     answer::read(response, sent, &self.activity).await
@@ -162,7 +178,7 @@ impl Core {
             session: self.session.id.get().is_some(),
             max_message: self.rules.max_message,
         };
-        match tokio::time::timeout(CONTROL_WAIT, self.exchange(headers, body, &sent)).await {
+        match tokio::time::timeout(CONTROL_WAIT, self.exchange(headers, body, &sent, None)).await {
             Ok(answered) => answered.map(drop),
             Err(_) => Err(StreamableHttpError::ControlRequestTimeout),
         }
