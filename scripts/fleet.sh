@@ -8,7 +8,7 @@
 #
 #   scripts/fleet.sh [N]          # then point a host at the printed URL
 #
-# Needs redis-server and nginx on the PATH (Debian: apt-get install redis-server nginx) and a
+# Needs redis-server and nginx on the PATH (scripts/fleet/deps.sh installs them) and a
 # built CLI (cargo build -p mcp-resilient-cli; MCP_RESILIENT=path overrides it). Try it: connect
 # a host, kill the replica it is on (`kill -9 PID`, the PIDs are printed), and call again.
 set -euo pipefail

@@ -4,9 +4,9 @@
 //! This module only hands items out: the entry points that run a fuzzer's bytes through them,
 //! and the properties they assert, live in `fuzz/checks/` (FUZZING.md). Each item re-exported
 //! here is declared `pub` in its own module with `expect(unreachable_pub)` when this feature is
-//! off (on the item, or on its module for `transport/http/errors.rs`), so every other build
-//! sees it as crate-private, as before. The two functions stand in for crate-private methods of
-//! public types.
+//! off (on the item, or on its module for `transport/http/errors.rs` and `answer.rs`), so
+//! every other build sees it as crate-private, as before. The two functions stand in for
+//! crate-private methods of public types.
 
 use std::sync::Arc;
 
@@ -18,9 +18,10 @@ pub use crate::session::connect::{
     era::{EraMemory, is_modern},
     handshake::Handshake,
 };
-// The Streamable HTTP transport's reading of rmcp's errors.
+// The Streamable HTTP transport's reading of its answers and errors.
 pub use crate::transport::http::{
-    client::HttpClient,
+    HttpTransport,
+    answer::{Answer, expire_on_400},
     errors::{HttpError, describe, initialize_status, never_ran, status_of, verdict},
 };
 pub use crate::transport::sse::{Parser, resolve_endpoint};

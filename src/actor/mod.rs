@@ -121,7 +121,11 @@ pub(crate) struct Actor {
     outage: Option<Outage>,
     /// The attempts in flight (one; two while a remote attempt is hedged).
     attempts: attempt::Attempts,
-    backoff: Option<Pin<Box<Sleep>>>,
+    /// The wait before the next attempt: its backoff, cut short when the server's origin,
+    /// seen refusing connections, accepts one again ([`crate::transport::origin`]).
+    backoff: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    /// The `host:port` watched while the server is down; `None` for stdio.
+    origin: Option<String>,
     /// Fires when the current remote attempt should be hedged.
     hedge: Option<Pin<Box<Sleep>>>,
     /// Fires when the current generation's tool list reached its `ttlMs`.
@@ -148,6 +152,12 @@ impl Actor {
         rx: mpsc::UnboundedReceiver<Msg>,
     ) -> Self {
         let budget = Budget::new(&config.reconnect);
+        let origin = match &config.transport {
+            crate::config::TransportConfig::Remote(remote) => {
+                crate::transport::origin::of(&remote.url)
+            }
+            crate::config::TransportConfig::Stdio(_) => None,
+        };
         let attempts = attempt::Attempts::new(&config);
         let Wiring {
             server,
@@ -174,6 +184,7 @@ impl Actor {
             outage: None,
             attempts,
             backoff: None,
+            origin,
             hedge: None,
             refresh: None,
             stability: None,
@@ -275,7 +286,7 @@ impl Drop for Actor {
     }
 }
 
-async fn elapsed(slot: &mut Option<Pin<Box<Sleep>>>) {
+async fn elapsed<F: Future<Output = ()> + ?Sized>(slot: &mut Option<Pin<Box<F>>>) {
     let Some(sleep) = slot else {
         return std::future::pending().await;
     };

@@ -1,7 +1,7 @@
 //! Outages: a generation's death, a failed attempt, the backoff before the next one, the outage
 //! budget, and permanent refusals.
 
-use std::time::Duration;
+use std::{pin::Pin, time::Duration};
 
 use super::{Actor, Outage};
 use crate::reconnect::policy::{self, Failure, Next, Why};
@@ -107,7 +107,17 @@ impl Actor {
             delay,
         };
         self.transition(state, generation, Note::Plain);
-        self.backoff = Some(Box::pin(tokio::time::sleep(delay)));
+        let backoff = tokio::time::sleep(delay);
+        self.backoff = Some(match self.origin.clone() {
+            // Whichever comes first: the backoff, or the server listening again.
+            Some(origin) => Box::pin(async move {
+                tokio::select! {
+                    () = backoff => {}
+                    () = crate::transport::origin::accepts_again(origin) => {}
+                }
+            }),
+            None => Box::pin(backoff),
+        });
     }
 
     /// A permanent refusal (`unauthorized`, `rejected`) or a limit exceeded (`limit_exceeded`):
@@ -134,7 +144,9 @@ impl Actor {
         }
         self.outage.get_or_insert(Outage::new(tries));
         self.unregister();
-        self.backoff = retry_in.map(|wait| Box::pin(tokio::time::sleep(wait)));
+        self.backoff = retry_in.map(|wait| -> Pin<Box<dyn Future<Output = ()> + Send>> {
+            Box::pin(tokio::time::sleep(wait))
+        });
         let state = ConnectionState::Failed {
             reason,
             death,

@@ -90,8 +90,14 @@ impl Live {
         probes: Option<ProbeRules>,
     ) -> Self {
         let modern = crate::session::connect::era::is_modern(&protocol);
-        let telemetry =
-            crate::telemetry::Labels::new(&server, generation, transport, protocol.as_str());
+        let session = activity.session_id.get().map(|id| &**id);
+        let telemetry = crate::telemetry::Labels::new(
+            &server,
+            generation,
+            transport,
+            protocol.as_str(),
+            session,
+        );
         Live {
             server,
             generation,

@@ -27,16 +27,20 @@ struct Inner {
     common: Vec<KeyValue>,
     /// When the generation became ready (for the session duration).
     born: Instant,
+    /// The server's `Mcp-Session-Id`, if it gave one (spans only).
+    session: Option<Arc<str>>,
 }
 
 impl Labels {
     /// The labels of generation `generation` of `server`, over `transport` (see [`transport`]),
-    /// which negotiated `protocol` (empty while it is not known yet).
+    /// which negotiated `protocol` (empty while it is not known yet), in session `session` (the
+    /// server's `Mcp-Session-Id`, if any).
     pub(crate) fn new(
         server: &str,
         generation: Generation,
         transport: &'static str,
         protocol: &str,
+        session: Option<&str>,
     ) -> Self {
         let server: Arc<str> = Arc::from(server);
         let mut common = vec![
@@ -58,6 +62,7 @@ impl Labels {
             generation,
             common,
             born: Instant::now(),
+            session: session.map(Arc::from),
         }))
     }
 
@@ -71,6 +76,11 @@ impl Labels {
 
     pub(super) fn generation(&self) -> Generation {
         self.0.generation
+    }
+
+    /// The server's `Mcp-Session-Id`, if it gave one.
+    pub(super) fn session(&self) -> Option<&Arc<str>> {
+        self.0.session.as_ref()
     }
 
     /// Server, transport, network transport, protocol version.

@@ -117,6 +117,9 @@ pub const LIMIT: &str = "mcp_resilient.limit";
 /// The generation number (spans only: it grows without bound).
 pub const GENERATION: &str = "mcp_resilient.generation";
 
+/// Convention: the session id a 2025-era Streamable HTTP server gave (spans only: one value
+/// per session).
+pub const SESSION_ID: &str = "mcp.session.id";
 /// Convention: the JSON-RPC method.
 pub const METHOD: &str = "mcp.method.name";
 /// Convention: the protocol version the generation negotiated (the era).

@@ -57,6 +57,9 @@ impl Op {
             if method == "tools/call" {
                 attributes.push(KeyValue::new(names::OPERATION_NAME, "execute_tool"));
             }
+            if let Some(session) = labels.session() {
+                attributes.push(KeyValue::new(names::SESSION_ID, session.clone()));
+            }
             if let Some(tool) = &tool {
                 attributes.push(KeyValue::new(names::TOOL_NAME, tool.clone()));
             }

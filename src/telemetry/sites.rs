@@ -32,18 +32,20 @@ pub(crate) struct Labels {
 
 impl Labels {
     /// The labels of generation `generation` of `server` over `transport` ([`transport`]),
-    /// which negotiated `protocol` (empty while not known yet).
+    /// which negotiated `protocol` (empty while not known yet), in session `session` (the
+    /// server's `Mcp-Session-Id`, if any: on spans only).
     pub(crate) fn new(
         server: &str,
         generation: Generation,
         transport: &'static str,
         protocol: &str,
+        session: Option<&str>,
     ) -> Self {
         #[cfg(not(feature = "otel"))]
-        let _ = (server, generation, transport, protocol);
+        let _ = (server, generation, transport, protocol, session);
         Labels {
             #[cfg(feature = "otel")]
-            inner: labels::Labels::new(server, generation, transport, protocol),
+            inner: labels::Labels::new(server, generation, transport, protocol, session),
         }
     }
 }

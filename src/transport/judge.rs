@@ -58,6 +58,16 @@ pub(crate) fn judge_listing(error: &ServiceError, limits: &Limits) -> Death {
     Death::new(Cause::ConnectFailed, format!("tools/list failed: {error}"))
 }
 
+/// What a Streamable HTTP error that no request of rmcp's saw says about the server: the
+/// re-opening of a session's standalone stream, a probe sent by the transport itself.
+pub(crate) fn judge_http(error: &http::HttpError, phase: Phase) -> Verdict {
+    let detail = match error {
+        rmcp::transport::streamable_http_client::StreamableHttpError::Client(e) => innermost(e),
+        other => innermost(other),
+    };
+    http::verdict(error, phase, crate::verdict::plain(&detail))
+}
+
 /// What `error`, answering a request on a live session, says about the server.
 ///
 /// `TransportClosed` is a death whose precise cause (an exit status, a stream end) the

@@ -11,6 +11,7 @@ pub(crate) mod http;
 pub(crate) mod judge;
 pub(crate) mod ledger;
 pub(crate) mod observed;
+pub(crate) mod origin;
 pub(crate) mod refusal;
 pub(crate) mod sse;
 pub(crate) mod stdio;
@@ -58,6 +59,9 @@ pub struct Activity {
     /// that pends then means the peer stopped reading. Over HTTP a write finishes only when the
     /// server answers, so a pending one says no more than the silence itself.
     pub(crate) local_writes: bool,
+    /// The `Mcp-Session-Id` the server gave the generation (2025-era Streamable HTTP only);
+    /// set once by the transport, from the answer to `initialize`.
+    pub(crate) session_id: std::sync::OnceLock<Box<str>>,
 }
 
 impl Activity {
@@ -74,6 +78,7 @@ impl Activity {
             overdue_ms: AtomicU64::new(0),
             ledger: ledger::Ledger::default(),
             settled: tokio::sync::Notify::new(),
+            session_id: std::sync::OnceLock::new(),
         })
     }
 

@@ -25,6 +25,7 @@ mod fleet;
 mod hostile_limits;
 mod hostile_replies;
 mod hostile_sse;
+mod http_stream;
 mod layers;
 mod oauth;
 mod proxy;

@@ -260,8 +260,30 @@ async fn an_outage_and_failing_calls_leave_every_series_with_bounded_attributes(
     )
     .await;
 
-    // Killed: the loss, attempts that fail, a call held by callWait, then the restart.
+    // Killed: the loss (the session's stream ends, and a call in flight fails: its verdict is
+    // a death), attempts that fail, a call held by callWait, then the restart.
+    let posts = |requests: &serde_json::Value| {
+        let requests = requests.as_array().map(Vec::as_slice).unwrap_or_default();
+        requests.iter().filter(|q| q["method"] == "POST").count()
+    };
+    let before = posts(&mock.admin_get("requests").await);
+    let sleeper = registry.handle("mcp__tel__sleep").expect("sleep");
+    let in_flight = tokio::spawn(async move { sleeper.call(json!({"ms": 10_000})).await });
+    tokio::time::timeout(LIMIT, async {
+        while posts(&mock.admin_get("requests").await) <= before {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the call reached the server");
     mock.kill().await;
+    let lost = tokio::time::timeout(LIMIT, in_flight).await;
+    assert!(
+        lost.expect("the call ended in time")
+            .expect("join")
+            .is_err(),
+        "the call in flight at the kill failed"
+    );
     wait_state(&mut state, |s| {
         matches!(
             s,
@@ -552,6 +574,50 @@ async fn a_call_is_a_client_span_under_the_host_span_and_its_traceparent_reaches
         Some(expected.as_str()),
         "the server got the client span's context"
     );
+}
+
+/// The `mcp.session.id` a span of a 2025-11-25 Streamable HTTP call carries: the server's
+/// session id; none on 2026-07-28, which has no sessions.
+async fn session_id_of_a_call(name: &str, modern: bool) -> Option<String> {
+    let sinks = sinks();
+    let mock = MockProcess::start("http").await;
+    let config = fast(ServerConfig::http(name, mock.url()));
+    let config = match modern {
+        true => config.protocol(mcp_resilient::config::ProtocolChoice::V2026_07_28),
+        false => era_2025(config),
+    };
+    let registry = ToolRegistry::new();
+    let server = Supervisor::spawn(config, &registry).expect("start");
+    let mut state = server.watch();
+    wait_state(&mut state, ConnectionState::is_ready).await;
+    let host = sinks.tracer.tracer("host").start("host work");
+    let host_cx = Context::current_with_span(host);
+    let trace = host_cx.span().span_context().trace_id();
+    let echo = registry
+        .handle(&format!("mcp__{name}__echo"))
+        .expect("echo");
+    echo.call(json!({"text": "x"}))
+        .with_context(host_cx.clone())
+        .await
+        .expect("echo");
+    host_cx.span().end();
+    server.shutdown().await;
+    let spans = spans_of(trace);
+    let call = spans
+        .iter()
+        .find(|s| s.name == "tools/call")
+        .unwrap_or_else(|| panic!("a tools/call span in {spans:#?}"));
+    call.attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == names::SESSION_ID)
+        .map(|kv| kv.value.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_http_call_span_carries_the_session_id_and_a_2026_one_none() {
+    let id = session_id_of_a_call("tel-session", false).await;
+    assert!(id.is_some_and(|id| !id.is_empty()), "a 2025 session's id");
+    assert_eq!(session_id_of_a_call("tel-modern", true).await, None);
 }
 
 // A current-thread runtime: the `tracing` subscriber is set for this thread, where every poll runs.

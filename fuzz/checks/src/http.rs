@@ -1,5 +1,6 @@
-//! What a Streamable HTTP answer reaches of ours once rmcp's client has read it: rmcp turns the
-//! status, headers and body into a [`StreamableHttpError`] (or a JSON-RPC message); we read a
+//! What a Streamable HTTP answer reaches once the transport has read it: the status, headers and
+//! body become a [`StreamableHttpError`] (or a JSON-RPC message) in the shapes rmcp's client
+//! makes, and we read a
 //! status back out of it, judge it, describe it for a person, decide whether the request ran,
 //! turn a stray error into a session expiry, and parse `Retry-After`. The same bytes are also
 //! read as a stored token record (what an authorization server's token response becomes).
@@ -16,7 +17,6 @@ use mcp_resilient::rmcp::{
         DynamicTransportError,
         streamable_http_client::{
             AuthRequiredError, HttpStatusError, InsufficientScopeError, StreamableHttpError,
-            StreamableHttpPostResponse,
         },
     },
 };
@@ -25,7 +25,7 @@ use mcp_resilient::{
     auth::StoredAuth,
     // `http::status_of` and the like: the Streamable HTTP transport's functions.
     fuzzing::{
-        self as http, Handshake, HttpClient, HttpError, Phase, Verdict, parse_retry_after, plain,
+        self as http, Handshake, HttpError, HttpTransport, Phase, Verdict, parse_retry_after, plain,
     },
 };
 
@@ -160,8 +160,8 @@ fn kind(verdict: &Verdict) -> String {
 fn handshake(error: HttpError) {
     let error = ClientInitializeError::TransportError {
         error: DynamicTransportError::from_parts(
-            "StreamableHttpClientTransport",
-            std::any::TypeId::of::<HttpClient>(),
+            "StreamableHttp",
+            std::any::TypeId::of::<HttpTransport>(),
             Box::new(error),
         ),
         context: Cow::Borrowed("send initialize request"),
@@ -202,17 +202,14 @@ fn stray_errors(body: &str) {
     };
     let ours = Some(RequestId::Number(1));
     let stray = matches!(&message, JsonRpcMessage::Error(e) if e.id != ours);
-    let answered = HttpClient::expire_on_400(
-        ours,
-        Ok(StreamableHttpPostResponse::Json(message.clone(), None)),
-    );
+    let answered =
+        http::expire_on_400(ours.as_ref(), Ok((http::Answer::Json(message.clone()), ())));
     assert_eq!(
         matches!(answered, Err(StreamableHttpError::SessionExpired)),
         stray,
         "expiry judged wrongly for {message:?}"
     );
-    let unsent =
-        HttpClient::expire_on_400(None, Ok(StreamableHttpPostResponse::Json(message, None)));
+    let unsent = http::expire_on_400(None, Ok((http::Answer::Json(message), ())));
     assert!(unsent.is_ok(), "a notification's answer became an expiry");
 }
 

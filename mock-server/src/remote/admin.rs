@@ -167,6 +167,13 @@ fn transport_routes() -> Router<Arc<ServerState>> {
             }),
         )
         .route(
+            "/_mock/cut-streams",
+            post(|s: Admin| async move {
+                faults(s).cut_streams();
+                ok()
+            }),
+        )
+        .route(
             "/_mock/expire-sessions",
             post(|s: Admin| async move {
                 faults(s).expire_sessions().await;

@@ -36,6 +36,12 @@ impl Faults {
         self.expire_sessions().await;
     }
 
+    /// Ends every open SSE stream and keeps the sessions: what a proxy that cuts idle streams
+    /// does. A client may open its Streamable HTTP standalone stream again on the same session.
+    pub fn cut_streams(&self) {
+        self.state.drop_streams();
+    }
+
     /// Forgets every session: legacy POSTs and Streamable HTTP requests then get 404.
     pub async fn expire_sessions(&self) {
         self.state.legacy.forget_all();

@@ -37,7 +37,7 @@ pub(crate) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailur
     let transport = crate::transport::name(&config, attempt.context.detected.get());
     let version = protocol.as_ref().map_or("", |p| p.as_str());
     let labels =
-        crate::telemetry::Labels::new(&config.name, attempt.generation, transport, version);
+        crate::telemetry::Labels::new(&config.name, attempt.generation, transport, version, None);
     crate::telemetry::handshake(
         &labels,
         started,

@@ -45,7 +45,7 @@ pub(super) async fn open(
     let (slot, session_ct) = (DeathSlot::default(), CancellationToken::new());
     let served = match protocol {
         Protocol::Sse => serve_sse(attempt, remote, deadline, &slot, &session_ct).await?,
-        Protocol::Http => serve_http(attempt, remote, deadline, &session_ct).await?,
+        Protocol::Http => serve_http(attempt, remote, deadline, &slot, &session_ct).await?,
     };
     match served {
         Ok(running) => {
@@ -131,6 +131,7 @@ async fn serve_http(
     attempt: &Attempt,
     remote: &RemoteConfig,
     deadline: Instant,
+    slot: &DeathSlot,
     session_ct: &CancellationToken,
 ) -> Result<Served, Failure> {
     let Attempt {
@@ -148,6 +149,7 @@ async fn serve_http(
         context.auth.clone(),
         standalone.clone(),
         activity.clone(),
+        slot.clone(),
     )
     .map_err(|e| failed(e, None))?;
     let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);

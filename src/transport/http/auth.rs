@@ -1,9 +1,9 @@
 //! The authorization of Streamable HTTP requests: every request carries the server's current
 //! token, and one refused for it is sent once more with a renewed one (see [`crate::auth`]).
 //!
-//! rmcp's `AuthClient` does the 401 half of this for its own `AuthorizationManager`; ours also
-//! serves the legacy SSE transport (which rmcp does not have), shares one renewal among all
-//! requests and processes, does the `insufficient_scope` step-up, and reports why it gave up.
+//! The same [`crate::auth::Authorizer`] serves the legacy SSE transport: it shares one renewal
+//! among all requests and processes, does the `insufficient_scope` step-up, and reports why it
+//! gave up.
 
 use std::future::Future;
 
@@ -12,10 +12,10 @@ use rmcp::transport::{
     streamable_http_client::{AuthRequiredError, StreamableHttpError},
 };
 
-use super::{HttpClient, HttpError};
+use super::{HttpError, core::Core};
 use crate::auth::Refusal;
 
-impl HttpClient {
+impl Core {
     /// Runs `send` with the current token through [`crate::auth::Authorizer::send`] (one
     /// renewal and resend after a 401 or a 403 `insufficient_scope`). Without configured auth,
     /// `send(None)` as it is.
@@ -36,13 +36,18 @@ impl HttpClient {
             ),
             _ => None,
         };
-        auth.send(send, refusal).await.unwrap_or_else(|denied| {
-            Err(match denied.transient {
-                // The authorization server did not answer: judged `AuthUnavailable` (the
-                // request was not sent), not a 401 (see `errors::verdict`).
-                true => StreamableHttpError::Auth(AuthError::TokenRefreshFailed(denied.detail)),
-                false => StreamableHttpError::AuthRequired(AuthRequiredError::new(denied.detail)),
+        // Boxed: a renewal (a token request, a lock on the shared store) is a large future.
+        Box::pin(auth.send(send, refusal))
+            .await
+            .unwrap_or_else(|denied| {
+                Err(match denied.transient {
+                    // The authorization server did not answer: judged `AuthUnavailable` (the
+                    // request was not sent), not a 401 (see `errors::verdict`).
+                    true => StreamableHttpError::Auth(AuthError::TokenRefreshFailed(denied.detail)),
+                    false => {
+                        StreamableHttpError::AuthRequired(AuthRequiredError::new(denied.detail))
+                    }
+                })
             })
-        })
     }
 }

@@ -46,7 +46,7 @@ pub fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdict {
             Verdict::of_status(status.status, status.retry_after.as_deref(), detail)
         }
         E::AuthRequired(_) => Verdict::Unauthorized { detail },
-        // Made by our auth layer only (`HttpClient::authorized`): no token could be had because
+        // Made by our auth layer only (`Core::authorized`): no token could be had because
         // the authorization server did not answer. The request was never sent; the grant stands.
         E::Auth(AuthError::TokenRefreshFailed(why)) => Verdict::AuthUnavailable {
             detail: why.clone(),
@@ -78,6 +78,14 @@ pub fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdict {
         },
         // Connect refused, reset, TLS, an SSE stream that broke, the worker gone.
         _ => Verdict::transport(detail),
+    }
+}
+
+/// Like [`super::answer::expire_on_400`] for a `GET` on the session.
+pub(super) fn expire_on_400_get<T>(result: Result<T, HttpError>) -> Result<T, HttpError> {
+    match result {
+        Err(e) if status_of(&e) == Some(400) => Err(StreamableHttpError::SessionExpired),
+        other => other,
     }
 }
 
@@ -142,7 +150,7 @@ pub(crate) fn last_phase(error: &ClientInitializeError) -> &ClientInitializeErro
 
 /// `result` with the URL in a reqwest error redacted ([`redact_url`]): rmcp logs these errors and
 /// we put their text in causes, and reqwest names the request's URL, query and all.
-pub(super) fn redacted<T>(result: Result<T, HttpError>) -> Result<T, HttpError> {
+pub(crate) fn redacted<T>(result: Result<T, HttpError>) -> Result<T, HttpError> {
     result.map_err(redact_error)
 }
 
@@ -160,44 +168,7 @@ pub(super) fn redact_error(error: HttpError) -> HttpError {
 
 #[cfg(test)]
 mod tests {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
     use super::*;
-
-    /// A reqwest error from a DELETE to a server on 127.0.0.1 that answers `status` (or to a
-    /// port nobody listens on, for `None`).
-    async fn delete_error(status: Option<&str>) -> HttpError {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        match status {
-            None => drop(listener),
-            Some(status) => {
-                let answer = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
-                tokio::spawn(async move {
-                    let (mut socket, _) = listener.accept().await.unwrap();
-                    let mut request = [0u8; 1024];
-                    let _ = socket.read(&mut request).await;
-                    let _ = socket.write_all(answer.as_bytes()).await;
-                });
-            }
-        }
-        let sent = reqwest::Client::new()
-            .delete(format!("http://127.0.0.1:{port}/mcp"))
-            .timeout(std::time::Duration::from_secs(5))
-            .send()
-            .await
-            .and_then(reqwest::Response::error_for_status);
-        StreamableHttpError::Client(sent.expect_err("the DELETE fails"))
-    }
-
-    #[tokio::test]
-    async fn a_session_delete_to_a_killed_or_restarted_server_finds_the_session_gone() {
-        assert!(session_gone(&delete_error(None).await), "refused");
-        assert!(session_gone(&delete_error(Some("404 Not Found")).await));
-        assert!(session_gone(&StreamableHttpError::SessionExpired));
-        let failed = delete_error(Some("500 Internal Server Error")).await;
-        assert!(!session_gone(&failed), "a server error is still one");
-    }
 
     #[test]
     fn the_status_is_read_from_every_error_that_carries_one() {

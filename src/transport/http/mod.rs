@@ -1,99 +1,195 @@
-//! Streamable HTTP (spec 2025-03-26 and later), through rmcp's `StreamableHttpClientTransport`.
+//! Streamable HTTP (spec 2025-03-26 and later, both eras), on reqwest: our [`Transport`] for
+//! rmcp's session, as legacy SSE is.
 //!
-//! rmcp's transport is used as it is, with four changes of policy:
+//! rmcp keeps the JSON-RPC session (ids, responders, cancellation, the handler); this module
+//! owns every byte on the wire. Why not rmcp's `StreamableHttpClientWorker`: it never reports
+//! the end of the session's standalone `GET` stream (it re-opens it quietly), so a killed 2025
+//! server was found only by the heartbeat; and it costs what a session costs at scale (its
+//! channels of 32 large messages, a task, and three times a bare `POST`'s instructions per
+//! probe: BENCHMARKS.md § 13). What it did, this does, with the crate's policies:
 //!
-//! 1. `reinit_on_expired_session(false)`: an HTTP 404 on a live session surfaces as
-//!    `StreamableHttpError::SessionExpired` instead of a silent re-`initialize`, so the
-//!    supervisor sees the session end and builds a new generation (with a fresh tool list).
-//! 2. [`HttpClient`] wraps the shared `reqwest::Client`: with `treat_400_as_expired`, a 400 to a
-//!    request that carried a session id (some servers' "no valid session") becomes
-//!    `SessionExpired` too, and every server `retry:` hint is clamped to
-//!    `[sse_retry_min, sse_retry_max]`.
-//! 3. A 2xx without a JSON-RPC message answering the handshake's `server/discover` is the
-//!    server saying it does not speak 2026-07-28 (see [`discover`]), so `protocol: auto` falls
-//!    back at once.
-//! 4. SSE resumption is bounded: at most `sse_max_retries` attempts, delays doubling from
-//!    `sse_retry_min` up to `sse_retry_max` (rmcp waits the longer of this and the clamped hint),
-//!    so an in-flight request cannot wait forever on a dead server.
-//! 5. A POST's response stream keeps only that request's own answer: a response to another id
-//!    on it is dropped ([`own_answer`]), so a stray one cannot be taken for the handshake's.
-//! 6. The session's `DELETE` at close gets `delete::SESSION_DELETE_WAIT` (rmcp's own bound is 5 s): a
-//!    healthy server answers it at once, and a hung one must not hold the close (a host
-//!    restarting the proxy, a reconnect) for longer. Left unanswered, the session is the
-//!    server's to expire. A `DELETE` that finds no session (the server killed or restarted) is
-//!    no failure either (`errors::session_gone`).
+//! 1. The session: `Mcp-Session-Id` and the negotiated `MCP-Protocol-Version` from the answer
+//!    to `initialize` ([`core`]); a 2026-07-28 request carries the version its `_meta` names.
+//!    `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` on every `POST` ([`routing`], [`params`]).
+//! 2. An HTTP 404 on a request that carried the session id is `SessionExpired`, never a silent
+//!    re-`initialize`: the supervisor builds a new generation (with a fresh tool list). With
+//!    `treat_400_as_expired`, so is a 400 ("no valid session") ([`answer::expire_on_400`]).
+//! 3. Answers: 202, a JSON body (bounded by `limits.max_message_bytes` before it is parsed), or
+//!    an event stream (each event bounded by `limits.max_sse_event_bytes`, each line by
+//!    `limits.max_sse_line_bytes`) whose messages are delivered as they come ([`answer`],
+//!    [`events`], [`send`]). A response to another request on a `POST`'s stream is dropped:
+//!    a stray one must not be taken for the handshake's answer.
+//! 4. A `POST`'s stream that ends before its answer is resumed with `GET` and `Last-Event-ID`
+//!    (2025 sessions, `sse_max_retries` times, after the server's `retry:` clamped to
+//!    `[sse_retry_min, sse_retry_max]`), so an in-flight request cannot wait forever on a dead
+//!    server; then the request fails.
+//! 5. The standalone `GET` stream is a death signal ([`standalone`]): when it ends it is opened
+//!    again at once; refused, reset or 404 is the generation's death, a new stream is life.
+//! 6. A 2xx without a message answering the handshake's `server/discover` is the server saying
+//!    it does not speak 2026-07-28 ([`discover`]): `protocol: auto` falls back at once.
+//! 7. The session's `DELETE` at close is bounded ([`delete::SESSION_DELETE_WAIT`]); a session
+//!    already gone is no failure.
+//! 8. 401 and 403 `insufficient_scope` go through the server's authorizer ([`auth`]): one
+//!    renewal, one resend. Every reqwest error has its URL redacted before anyone sees it.
+//!
+//! # Invariants
+//!
+//! 1. Nothing here decides what an error means: [`crate::transport::judge`] does, from the
+//!    [`HttpError`] each request returns (rmcp's `StreamableHttpError` shapes, so the verdict
+//!    rules are those the rmcp path had).
+//! 2. The transport's tasks (the standalone stream) are owned by it: `close()` and `Drop` stop
+//!    them. A send's future ends with its answer, its cancellation, or the transport's stop.
 
-use std::{collections::HashMap, sync::Arc};
-
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use rmcp::transport::{
-    StreamableHttpClientTransport, common::client_side_sse::ExponentialBackoff,
-    streamable_http_client::StreamableHttpClientTransportConfig,
-};
-
-use crate::{
-    auth::Authorizer,
-    config::{Limits, RemoteConfig},
-};
-
+// Its items that `crate::fuzzing` re-exports are `pub`.
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub(crate) mod answer;
 mod auth;
-pub(crate) mod client;
+mod core;
+mod decode;
 mod delete;
 mod delivery;
 mod discover;
 // Its items that `crate::fuzzing` re-exports are `pub`.
 #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
 pub(crate) mod errors;
-mod own_answer;
+mod events;
+mod params;
 mod routing;
+mod send;
+mod settle;
 mod standalone;
 
-pub(crate) use client::HttpClient;
+use std::sync::Arc;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rmcp::{
+    RoleClient,
+    service::{RxJsonRpcMessage, TxJsonRpcMessage},
+    transport::Transport,
+};
+use tokio::sync::mpsc;
+
 pub(crate) use errors::{
     HttpError, describe, initialize_status, last_phase, never_ran, status_of, verdict,
 };
-pub(crate) use standalone::Standalone;
+pub(crate) use settle::Standalone;
 
-/// Headers rmcp sets itself; configuring them would make every request fail.
+use self::core::{Core, Parts, Rules};
+use super::{Activity, DeathSlot};
+use crate::{
+    auth::Authorizer,
+    config::{Limits, RemoteConfig},
+};
+
+/// Server messages buffered between the streams and `receive`. They travel boxed: tokio
+/// allocates channel slots 32 at a time, and 32 unboxed messages cost ~11 KiB per idle session.
+const INBOX: usize = 64;
+
+/// Headers the transport sets itself; configuring them would break the session.
 const RESERVED: [&str; 3] = ["accept", "mcp-session-id", "last-event-id"];
 
-/// Builds the transport of one generation. Nothing is sent until rmcp sends `initialize`.
-/// `standalone` learns when the session's standalone `GET` stream is open (see
-/// [`Standalone`]); `activity` is stamped as answers and stream events arrive. rmcp bounds each JSON body by `limits.max_message_bytes` and each SSE event
-/// by `limits.max_sse_event_bytes`, before it parses them.
+/// One generation's Streamable HTTP transport (see the module docs).
+// `pub` for `crate::fuzzing` alone, which names its type.
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
+pub struct HttpTransport {
+    core: Arc<Core>,
+    inbox: mpsc::Receiver<Box<rmcp::model::ServerJsonRpcMessage>>,
+}
+
+/// Builds the transport of one generation. Nothing is sent until rmcp sends its first request.
+/// `standalone` learns when the session's standalone `GET` stream is answered; `activity` is
+/// stamped as bytes and answers arrive; `slot` is where a death the transport sees goes.
 pub(crate) fn transport(
     http: &reqwest::Client,
     config: &RemoteConfig,
     limits: &Limits,
     auth: Option<Arc<Authorizer>>,
     standalone: Standalone,
-    activity: Arc<super::Activity>,
-) -> Result<StreamableHttpClientTransport<HttpClient>, String> {
-    let mut custom_headers = HashMap::new();
-    for (name, value) in header_map(config)? {
-        let Some(name) = name else { continue };
-        if RESERVED.contains(&name.as_str()) {
-            return Err(format!(
-                "header `{name}` is set by the transport and cannot be configured"
-            ));
-        }
-        custom_headers.insert(name, value);
+    activity: Arc<Activity>,
+    slot: DeathSlot,
+) -> Result<HttpTransport, String> {
+    let headers = header_map(config)?;
+    if let Some(name) = headers.keys().find(|n| RESERVED.contains(&n.as_str())) {
+        return Err(format!(
+            "header `{name}` is set by the transport and cannot be configured"
+        ));
     }
-    let mut retry = ExponentialBackoff::default();
-    retry.max_times = Some(config.sse_max_retries as usize);
-    retry.base_duration = config.sse_retry_min;
-    retry.max_delay = Some(config.sse_retry_max);
-    let mut transport_config = StreamableHttpClientTransportConfig::with_uri(config.url.as_str())
-        .custom_headers(custom_headers)
-        .max_sse_event_size(limits.max_sse_event_bytes)
-        .max_json_response_size(limits.max_message_bytes)
-        .reinit_on_expired_session(false);
-    transport_config.retry_config = Arc::new(retry);
-    let client = HttpClient::new(http.clone(), config, auth, standalone, activity);
-    Ok(StreamableHttpClientTransport::with_client(
-        client,
-        transport_config,
-    ))
+    let rules = Rules {
+        treat_400_as_expired: config.treat_400_as_expired,
+        retry_min: config.sse_retry_min,
+        retry_max: config.sse_retry_max,
+        max_retries: config.sse_max_retries,
+        max_message: limits.max_message_bytes,
+        max_event: limits.max_sse_event_bytes,
+        max_line: limits.max_sse_line_bytes,
+    };
+    let parts = Parts {
+        http: http.clone(),
+        url: config.url.clone(),
+        headers,
+        rules,
+        auth,
+        activity,
+        slot,
+        standalone,
+    };
+    let (tx, inbox) = mpsc::channel(INBOX);
+    Ok(HttpTransport {
+        core: Arc::new(Core::new(parts, tx)),
+        inbox,
+    })
+}
+
+impl Transport<RoleClient> for HttpTransport {
+    type Error = HttpError;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        "StreamableHttp".into()
+    }
+
+    /// Sends one message; a request's future lasts until its answer was delivered (see
+    /// [`send`]). It does not borrow the transport.
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), HttpError>> + Send + 'static {
+        self.core.clone().send(item)
+    }
+
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: it awaits a channel receive (`mpsc::Receiver::recv`, a message is either
+    /// returned or stays queued) and the stop token. Returns `None` once the transport stopped
+    /// (closed, or a death it observed), after the messages already queued.
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        tokio::select! {
+            biased;
+            message = self.inbox.recv() => message.map(|m| *m),
+            () = self.core.stop.cancelled() => None,
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), HttpError> {
+        self.core.stop.cancel();
+        self.inbox.close();
+        self.core.delete_session().await;
+        let task = self
+            .core
+            .standalone_task
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        self.core.stop.cancel();
+    }
 }
 
 /// The configured headers as a `HeaderMap` (shared with the legacy SSE transport).

@@ -29,9 +29,12 @@ mod utf8;
 
 pub(crate) use connect::connect;
 pub(crate) use errors::SendError;
+pub(crate) use parse::{Event, SseError};
 // For `crate::fuzzing` alone.
 #[cfg(feature = "fuzzing")]
 pub use parse::Parser;
+#[cfg(not(feature = "fuzzing"))]
+pub(crate) use parse::Parser;
 #[cfg(feature = "fuzzing")]
 pub use stream::resolve_endpoint;
 

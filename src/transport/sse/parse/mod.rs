@@ -4,9 +4,10 @@
 //! Lines end with CR, LF or CRLF (a CRLF split across chunks included); a leading BOM is
 //! dropped; a line that starts with `:` is a comment; `name: value` drops one space after the
 //! colon, and a line without a colon is a field with an empty value. `data` appends its value
-//! and a LF, `event` names the event, a blank line dispatches it (nothing when no `data` came),
-//! and other fields, `id` and `retry` included, are ignored: they serve reconnection, and the
-//! transport never reconnects (its invariant 4).
+//! and a LF, `event` names the event, a blank line dispatches it (nothing when no `data` came).
+//! `id` (without a NUL) and `retry` (digits only) are kept for reconnection: the last of each
+//! seen so far ([`Parser::last_id`], [`Parser::retry`]); legacy SSE never reconnects (its
+//! invariant 4), Streamable HTTP resumes with them. Other fields are ignored.
 //!
 //! # Invariants
 //!
@@ -22,42 +23,11 @@
 //!    UTF-8 fails, after the events completed before that byte.
 //! 4. After an error the parser takes nothing more: every later call returns it again.
 
+mod event;
+
+pub(crate) use event::{Event, SseError};
+
 use super::utf8::Utf8Check;
-
-/// A dispatched event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
-pub struct Event {
-    /// The event type (`message` when the event named none).
-    pub event: String,
-    pub data: String,
-}
-
-/// Why the stream can no longer be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
-pub enum SseError {
-    #[error(
-        "an SSE line exceeded limits.max_sse_line_bytes ({limit} bytes) at stream offset {offset} \
-         ({seen} bytes without a line end so far)"
-    )]
-    LineTooLong {
-        limit: usize,
-        seen: usize,
-        offset: u64,
-    },
-    #[error(
-        "an SSE event exceeded limits.max_sse_event_bytes ({limit} bytes) at stream offset {offset} \
-         ({seen} bytes since its start so far)"
-    )]
-    EventTooLarge {
-        limit: usize,
-        seen: usize,
-        offset: u64,
-    },
-    #[error("invalid UTF-8 at stream offset {offset}")]
-    InvalidUtf8 { offset: u64 },
-}
 
 /// A line buffer above this capacity is released once its line is done (a rare huge
 /// message must not keep its memory for the rest of the session).
@@ -83,6 +53,10 @@ pub struct Parser {
     event_bytes: usize,
     name: String,
     data: String,
+    /// The last `id` field seen (its value, if it held no NUL).
+    last_id: Option<String>,
+    /// The last `retry` field seen that was all digits, in milliseconds.
+    retry: Option<u64>,
     failed: Option<SseError>,
 }
 
@@ -101,8 +75,26 @@ impl Parser {
             event_bytes: 0,
             name: String::new(),
             data: String::new(),
+            last_id: None,
+            retry: None,
             failed: None,
         }
+    }
+
+    /// The last event id the stream set (for `Last-Event-ID`), if any.
+    pub(crate) fn last_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// The last reconnection time the stream asked for (`retry:`, in milliseconds), if any.
+    pub(crate) fn retry(&self) -> Option<u64> {
+        self.retry
+    }
+
+    /// Starts from what an earlier stream set (a resumption continues its stream).
+    pub(crate) fn carry(&mut self, last_id: Option<String>, retry: Option<u64>) {
+        self.last_id = last_id;
+        self.retry = retry;
     }
 
     /// Takes the next chunk; the events it completes go to `out`, in order, also when it fails.
@@ -244,6 +236,10 @@ impl Parser {
             "event" => {
                 self.name.clear();
                 self.name.push_str(value);
+            }
+            "id" if !value.contains('\0') => self.last_id = Some(value.to_owned()),
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                self.retry = value.parse().ok().or(Some(u64::MAX));
             }
             _ => {}
         }

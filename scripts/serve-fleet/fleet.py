@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""The Done-when run of issue 26: a fleet of two `mcp-resilient serve` replicas behind nginx, their
+host sessions in Redis, 50 hosts on the official Python and TypeScript SDKs calling through it
+while a replica (then the other) is SIGKILLed and started again, or while Redis is down for 30 s.
+What the hosts saw is counted. Everything listens on 127.0.0.1; every wait has a deadline; what
+the script starts is stopped when it ends, by error too.
+
+    scripts/serve-fleet/fleet.py [--bin B] [--hosts 50] [--seconds 60] [--down 1]
+                                 [--redis-down 30] [--only replicas,redis]
+
+Scenarios:
+  replicas  replica A is SIGKILLed at 15 s and started again on its port `--down` s later;
+            replica B the same at 35 s
+  redis     redis-server is SIGKILLed at 15 s and started again (empty: it keeps nothing on disk)
+            on its port `--redis-down` s later; the replicas must write their sessions again
+
+nginx is scripts/fleet/nginx.conf.in (the tested configuration) with an access log added: from
+it, each host session's replica before a kill and the first request after the kill that was
+answered, which is the time a moved session took to be served. The upstream is the workspace's
+mock server over Streamable HTTP; it is never killed here. Needs redis-server, redis-cli and nginx
+(scripts/fleet/deps.sh) and the SDKs (scripts/serve-fleet/setup.sh). Prints one JSON object per
+scenario, then a markdown table (BENCHMARKS.md, "A fleet of gateways").
+"""
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run as common  # noqa: E402  (the single-gateway harness: processes, hosts, ports)
+
+ROOT = common.ROOT
+
+
+class Fleet:
+    """Redis, the mock upstream, two replicas and nginx, in a temp dir of their own."""
+
+    def __init__(self, bin_, dir_):
+        self.bin, self.dir = bin_, dir_
+        self.redis_port = common.free_port()
+        self.redis = self.start_redis()
+        self.mock_port = common.free_port()
+        self.mock = common.mock_http(bin_, self.mock_port)
+        self.ports = [common.free_port(), common.free_port()]
+        self.replicas = [self.start_replica(i) for i in range(2)]
+        self.nginx_port = common.free_port()
+        self.start_nginx()
+        self.url = f"http://127.0.0.1:{self.nginx_port}/mcp"
+
+    def start_redis(self):
+        redis = common.Proc(["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1",
+                             "--save", "", "--appendonly", "no", "--dir", self.dir], stream="stdout")
+        common.STARTED.append(redis)
+        common.wait_port(self.redis_port)
+        return redis
+
+    def start_replica(self, i):
+        replica = common.Proc([self.bin, "serve", "--listen", f"127.0.0.1:{self.ports[i]}", "-v",
+                               "--store", f"redis://127.0.0.1:{self.redis_port}",
+                               "--url", f"http://127.0.0.1:{self.mock_port}/mcp"])
+        common.STARTED.append(replica)
+        replica.wait_for(r"http://127\.0\.0\.1:\d+/mcp")
+        common.wait_ready(f"http://127.0.0.1:{self.ports[i]}/readyz")
+        return replica
+
+    def start_nginx(self):
+        with open(os.path.join(ROOT, "scripts", "fleet", "nginx.conf.in")) as f:
+            template = f.read()
+        servers = "".join(f"        server 127.0.0.1:{p} max_fails=0;\n" for p in self.ports)
+        log = ("log_format fleet '$msec $request_time $request_method $status "
+               "\"$upstream_addr\" \"$http_mcp_session_id\"';\n"
+               f"    access_log {self.dir}/access.log fleet;")
+        assert "access_log off;" in template
+        conf = (template.replace("access_log off;", log).replace("@DIR@", self.dir)
+                .replace("@PORT@", str(self.nginx_port))
+                .replace("@USER@", "user root;" if os.getuid() == 0 else "")
+                .replace("@SERVERS@", servers))
+        path = os.path.join(self.dir, "nginx.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        nginx = common.Proc(["nginx", "-p", self.dir, "-c", path, "-e", f"{self.dir}/error.log"])
+        common.STARTED.append(nginx)
+        common.wait_port(self.nginx_port)
+
+    def held_in_redis(self):
+        out = subprocess.run(["redis-cli", "-p", str(self.redis_port), "--scan", "--pattern",
+                              "mcp-resilient:host:*"], capture_output=True, text=True, timeout=10)
+        return len([line for line in out.stdout.splitlines() if line.strip()])
+
+    def access_log(self):
+        rows = []
+        with open(os.path.join(self.dir, "access.log")) as f:
+            for line in f:
+                head, _, rest = line.partition(' "')
+                msec, took, method, status = head.split()
+                upstream, _, session = rest.partition('" "')
+                last = upstream.split(",")[-1].strip()
+                rows.append({"end": float(msec), "start": float(msec) - float(took),
+                             "method": method, "status": status, "upstream": last,
+                             "session": session.rstrip('"\n')})
+        return rows
+
+
+def moved(rows, kill, port):
+    """Per host session on the replica at `port` before `kill`: seconds from the kill to the end
+    of its first request begun after the kill and answered 200 (None if none was)."""
+    before = {}
+    for r in rows:
+        if r["session"] and r["method"] == "POST" and r["start"] < kill:
+            before[r["session"]] = r["upstream"]
+    on_it = {s for s, up in before.items() if up.endswith(f":{port}")}
+    served = {}
+    for r in sorted(rows, key=lambda r: r["end"]):
+        s = r["session"]
+        if s in on_it and s not in served and r["method"] == "POST" and r["start"] >= kill \
+                and r["status"] == "200":
+            served[s] = r["end"] - kill
+    return len(on_it), sorted(served.values()), len(on_it) - len(served)
+
+
+def analyse(name, data, kills, fleet, extra):
+    calls = data["calls"]
+    ok = [c for c in calls if c[4] == "ok"]
+    failed = [c for c in calls if c[4] != "ok"]
+    after = [c for c in calls if any(c[2] >= k for k, _ in kills)]
+    in_flight = [c for c in calls if any(c[2] < k < c[3] for k, _ in kills)]
+    rows = fleet.access_log()
+    moves = []
+    for k, port in kills:
+        if port is not None:
+            count, times, unserved = moved(rows, k, port)
+            moves.append({"sessions_on_killed": count, "unserved": unserved,
+                          "served_p50_s": round(common.percentile(times, 0.5), 3) if times else None,
+                          "served_max_s": round(max(times), 3) if times else None})
+    result = {
+        "scenario": name,
+        "host_sessions_opened": data["sessions"],
+        "sessions_lost": data["sessions_lost"],
+        "calls": len(calls),
+        "ok": len(ok),
+        "failed": len(failed),
+        "failed_examples": sorted({f"{c[1]}: {c[5][:140]}" for c in failed})[:6],
+        "started_after_a_kill": len(after),
+        "of_which_answered": sum(1 for c in after if c[4] == "ok"),
+        "in_flight_at_a_kill": len(in_flight),
+        "in_flight_answered": sum(1 for c in in_flight if c[4] == "ok"),
+        "in_flight_failed_saw": sorted({f"{c[1]}: {c[4]}: {c[5][:140]}" for c in in_flight
+                                        if c[4] != "ok"})[:6],
+        "moves": moves,
+        "replica_takeovers_logged": sum(
+            sum(1 for line in r.lines if "served here from now on" in line) for r in fleet.replicas),
+    }
+    result.update(extra)
+    return result
+
+
+def run_scenario(name, args):
+    try:
+        with tempfile.TemporaryDirectory(prefix="mcp-fleet-run.") as dir_:
+            return scenario(name, args, dir_)
+    finally:
+        for proc in common.STARTED:
+            if isinstance(proc, common.Proc):
+                proc.stop(signal.SIGKILL)
+            elif proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        common.STARTED.clear()
+
+
+def at(started, offset):
+    time.sleep(max(0.0, started + offset - time.time()))
+
+
+def scenario(name, args, dir_):
+    fleet = Fleet(args.bin, dir_)
+    procs = common.hosts(fleet.url, args.hosts, args.seconds, args.peek_ms)
+    started = time.time()
+    kills, extra = [], {}
+    if name == "replicas":
+        for i, offset in ((0, 15.0), (1, 35.0)):
+            at(started, offset)
+            old = fleet.replicas[i]
+            kills.append((time.time(), fleet.ports[i]))
+            old.stop(signal.SIGKILL)
+            time.sleep(args.down)
+            fleet.replicas.append(old)  # its log lines still count
+            fleet.replicas[i] = fleet.start_replica(i)
+        extra["replica_restart_s"] = args.down
+    elif name == "redis":
+        at(started, 10.0)
+        extra["held_before"] = fleet.held_in_redis()
+        at(started, 15.0)
+        kills.append((time.time(), None))
+        fleet.redis.stop(signal.SIGKILL)
+        at(started, 15.0 + args.redis_down)
+        fleet.redis = fleet.start_redis()
+        extra["redis_down_s"] = args.redis_down
+        at(started, 15.0 + args.redis_down + 5.0)
+        extra["held_5s_after_return"] = fleet.held_in_redis()
+        extra["warned"] = sum(1 for r in fleet.replicas for line in r.lines
+                              if "WARN" in line and "edis" in line)
+        extra["rewritten_logged"] = sum(1 for r in fleet.replicas for line in r.lines
+                                        if "written again" in line)
+    data = common.collect(procs, args.seconds + 120)
+    return analyse(name, data, kills, fleet, extra)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "mcp-resilient"))
+    parser.add_argument("--hosts", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--down", type=float, default=1.0, help="seconds a killed replica stays down")
+    parser.add_argument("--redis-down", type=float, default=30.0)
+    parser.add_argument("--peek-ms", type=int, default=300)
+    parser.add_argument("--only", default="replicas,redis")
+    args = parser.parse_args()
+    results = []
+    for name in args.only.split(","):
+        result = run_scenario(name, args)
+        print(json.dumps(result), flush=True)
+        results.append(result)
+    print()
+    print("| scenario | host sessions lost | calls | failed | started after a kill: answered "
+          "| in flight at a kill: answered | moved sessions (unserved) | moved session served, p50 / max |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        moves = r["moves"]
+        moved_n = " + ".join(f"{m['sessions_on_killed']} ({m['unserved']})" for m in moves) or "—"
+        served = ", ".join(f"{m['served_p50_s']} / {m['served_max_s']} s" for m in moves) or "—"
+        print(f"| {r['scenario']} | {r['sessions_lost']} | {r['calls']} | {r['failed']} "
+              f"| {r['of_which_answered']} of {r['started_after_a_kill']} "
+              f"| {r['in_flight_answered']} of {r['in_flight_at_a_kill']} | {moved_n} | {served} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+//! Server messages read straight from their bytes.
+//!
+//! rmcp's `ServerJsonRpcMessage` is an untagged enum of untagged enums: serde buffers the whole
+//! message into its `Content` tree, then tries each kind of message and, for a response, each of
+//! twenty kinds of result, making and dropping an error for each miss (23 of them for a `ping`'s
+//! `{}`; a third of the instructions of a probe, BENCHMARKS.md § 13). An answer on a request's
+//! own stream is known to answer that request, so its result is read as the one type that
+//! request's method returns, from a borrowed view of the bytes: one pass, no buffering. Anything
+//! else, or a result that does not read as that type, takes rmcp's own path, so what a message
+//! means never differs from what rmcp would make of it, only what it costs.
+
+use rmcp::model::{
+    ErrorData, JsonRpcResponse, JsonRpcVersion2_0, RequestId, ServerJsonRpcMessage, ServerResult,
+};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// The parts of a message that say what it is, borrowed from its bytes.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "jsonrpc")]
+    _jsonrpc: JsonRpcVersion2_0,
+    #[serde(default)]
+    id: Option<RequestId>,
+    #[serde(borrow, default)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+/// The message in `bytes`; `method` is the method of the request on whose answer it arrived,
+/// if any (see the module docs).
+pub(super) fn message(
+    bytes: &[u8],
+    method: Option<&str>,
+) -> Result<ServerJsonRpcMessage, serde_json::Error> {
+    if let Ok(head) = serde_json::from_slice::<Head>(bytes)
+        && head.method.is_none()
+    {
+        match (head.id, head.result, head.error) {
+            (Some(id), Some(result), None) => {
+                if let Some(result) = typed(method, result.get()) {
+                    let response = JsonRpcResponse {
+                        jsonrpc: JsonRpcVersion2_0,
+                        id,
+                        result,
+                    };
+                    return Ok(ServerJsonRpcMessage::Response(response));
+                }
+            }
+            (id, None, Some(error)) => {
+                if let Ok(error) = serde_json::from_str::<ErrorData>(error.get()) {
+                    return Ok(ServerJsonRpcMessage::error(error, id));
+                }
+            }
+            _ => {}
+        }
+    }
+    serde_json::from_slice(bytes)
+}
+
+/// The result of a `method` request, read as the type that method returns; `None` for other
+/// methods, or when it does not read as that type.
+fn typed(method: Option<&str>, raw: &str) -> Option<ServerResult> {
+    let result = match method? {
+        "ping" => ServerResult::EmptyResult(serde_json::from_str(raw).ok()?),
+        "tools/call" => ServerResult::CallToolResult(serde_json::from_str(raw).ok()?),
+        "tools/list" => ServerResult::ListToolsResult(serde_json::from_str(raw).ok()?),
+        "server/discover" => ServerResult::DiscoverResult(serde_json::from_str(raw).ok()?),
+        "initialize" => ServerResult::InitializeResult(serde_json::from_str(raw).ok()?),
+        _ => return None,
+    };
+    Some(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What rmcp's own path makes of `text`.
+    fn rmcp(text: &str) -> ServerJsonRpcMessage {
+        serde_json::from_str(text).expect("a message")
+    }
+
+    #[test]
+    fn every_answer_reads_as_rmcp_reads_it() {
+        let cases = [
+            ("ping", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            (
+                "ping",
+                r#"{"jsonrpc":"2.0","id":"p","result":{"_meta":{"a":1}}}"#,
+            ),
+            (
+                "tools/call",
+                r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
+            ),
+            ("tools/call", r#"{"jsonrpc":"2.0","id":2,"result":{}}"#),
+            (
+                "tools/list",
+                r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#,
+            ),
+            (
+                "tools/call",
+                r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"no"}}"#,
+            ),
+            (
+                "tools/call",
+                r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"parse"}}"#,
+            ),
+            (
+                "tools/call",
+                r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#,
+            ),
+            ("tools/call", r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#),
+        ];
+        for (method, text) in cases {
+            let ours = message(text.as_bytes(), Some(method)).expect(text);
+            let theirs = rmcp(text);
+            assert_eq!(
+                serde_json::to_value(&ours).unwrap(),
+                serde_json::to_value(&theirs).unwrap(),
+                "{text}"
+            );
+            assert_eq!(
+                std::mem::discriminant(&ours),
+                std::mem::discriminant(&theirs),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_is_no_message_fails_as_rmcp_fails() {
+        for text in [
+            "{}",
+            "[1]",
+            r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+            "nope",
+        ] {
+            assert!(message(text.as_bytes(), Some("ping")).is_err(), "{text}");
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! One message out, and what comes back for it.
+//!
+//! A request's send lasts until its answer is delivered: the `POST`, then its JSON body or its
+//! event stream (the messages on it are delivered in order; a response to another request is
+//! dropped, see [`answers`]). A stream that ends before the answer is resumed with
+//! `Last-Event-ID` (2025 sessions, once an event id was seen, `sse_max_retries` times, after the
+//! server's clamped `retry:` or a doubling delay); otherwise the send fails, and rmcp fails the
+//! request with that error. `notifications/cancelled` stops reading the answer it names (and on a
+//! 2026-07-28 generation, where closing the stream is the cancellation, is not sent).
+
+use std::{borrow::Cow, sync::Arc, time::Duration};
+
+use bytes::Bytes;
+use rmcp::{
+    model::{
+        ClientJsonRpcMessage, ClientNotification, ClientRequest, GetMeta, JsonRpcMessage,
+        RequestId, ServerJsonRpcMessage, ServerResult,
+    },
+    transport::streamable_http_client::StreamableHttpError,
+};
+
+use super::{
+    HttpError,
+    answer::{self, Answer, Sent, expire_on_400},
+    core::Core,
+    decode,
+    delivery::{self, Departure},
+    errors::redacted,
+    events::{Broken, Events, answers, on_stream_of},
+    routing,
+};
+use crate::transport::{ledger::Delivery, refusal};
+
+/// The most a message that awaits no answer (a notification, a response to the server) may
+/// take: the server answers these at once.
+const CONTROL_WAIT: Duration = Duration::from_secs(5);
+/// How long the rest of an answered HTTP/1.1 stream is read, so its connection can be reused.
+const DRAIN: Duration = Duration::from_millis(50);
+
+impl Core {
+    /// Sends `message` (see the module docs).
+    pub(super) async fn send(
+        self: Arc<Self>,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), HttpError> {
+        match &message {
+            JsonRpcMessage::Request(request) => {
+                let id = request.id.clone();
+                let stop = self.begin(&id);
+                let departure = Departure::default();
+                // Boxed: a request's future holds its whole answer's reading, too large to be
+                // moved about by value inside rmcp's handshake and serve loop.
+                let sent = tokio::select! {
+                    sent = Box::pin(self.request(&message, &id, &departure)) => sent,
+                    // Cancelled (the answer is no longer awaited), or the transport closed.
+                    () = stop.cancelled() => Ok(()),
+                };
+                self.end(&id);
+                // Given up (or failed) before its POST was answered: whether it left is what
+                // its body says. Nothing else writes this id's entry meanwhile.
+                if self.activity.ledger.delivery(&id) == Delivery::Pending {
+                    let outcome = delivery::abandoned(departure.left());
+                    self.activity.ledger.sent(&id, outcome);
+                }
+                sent
+            }
+            JsonRpcMessage::Notification(notification) => match &notification.notification {
+                ClientNotification::CancelledNotification(cancelled) => {
+                    if let Some(id) = &cancelled.params.request_id {
+                        self.cancel(id);
+                    }
+                    match self.modern() {
+                        true => Ok(()),
+                        false => self.control(&message).await,
+                    }
+                }
+                ClientNotification::InitializedNotification(_) => {
+                    self.control(&message).await?;
+                    if self.session.id.get().is_some() {
+                        self.start_standalone();
+                    }
+                    Ok(())
+                }
+                _ => self.control(&message).await,
+            },
+            _ => self.control(&message).await,
+        }
+    }
+
+    /// A request: the `POST`, then its answer.
+    async fn request(
+        &self,
+        message: &ClientJsonRpcMessage,
+        id: &RequestId,
+        departure: &Departure,
+    ) -> Result<(), HttpError> {
+        let JsonRpcMessage::Request(request) = message else {
+            return Ok(());
+        };
+        let method = request.request.method();
+        let version = request.request.get_meta().protocol_version();
+        let modern = version.as_ref().is_some_and(|v| !v.has_initialize());
+        let mut headers = self.base_headers(version.as_ref());
+        routing::add_standard_headers(message, modern, &self.tool_headers, &mut headers);
+        let body = encode(message)?;
+        let session = self.session.id.get().is_some();
+        let sent = Sent {
+            request: Some((id, method)),
+            session,
+            max_message: self.rules.max_message,
+        };
+        let result = self.exchange(headers, body, &sent, Some(departure)).await;
+        // Whether the request left (see `crate::transport::ledger`): a refused connection, or a
+        // body never asked for, never reached the server; an answer of any kind did.
+        let outcome = delivery::of(&result, departure.left());
+        self.activity.ledger.sent(id, outcome);
+        let result = match session && self.rules.treat_400_as_expired {
+            true => expire_on_400(Some(id), result),
+            false => result,
+        };
+        let result = self.opening.read(message, session, result);
+        let (answer, session_id) = result?;
+        self.activity.bytes_arrived();
+        if let ClientRequest::InitializeRequest(_) = &request.request
+            && let Some(session_id) = session_id
+        {
+            if let Ok(text) = session_id.to_str() {
+                let _ = self.activity.session_id.set(text.into());
+            }
+            let _ = self.session.id.set(session_id);
+            self.standalone.expect();
+        }
+        match answer {
+            Answer::Accepted => Ok(()),
+            Answer::Json(answer) => {
+                self.take(answer, method).await;
+                Ok(())
+            }
+            Answer::Events(response) => {
+                let refuse_if_empty = self.opening.refuses_empty(message, session);
+                Box::pin(self.answer(response, id, method, refuse_if_empty)).await
+            }
+        }
+    }
+
+    /// One `POST` with the current token (renewed once if refused), and its answer read; a
+    /// request's body is `departure`'s, which then says whether any of it left.
+    async fn exchange(
+        &self,
+        headers: reqwest::header::HeaderMap,
+        body: Bytes,
+        sent: &Sent<'_>,
+        departure: Option<&Departure>,
+    ) -> Result<(Answer, Option<reqwest::header::HeaderValue>), HttpError> {
+        let result = self
+            .authorized(|token| {
+                let body = match departure {
+                    Some(departure) => departure.body(body.clone()),
+                    None => body.clone().into(),
+                };
+                let request = self.post(headers.clone(), body, token.as_deref());
+                async move {
+                    let response = request.send().await.map_err(StreamableHttpError::Client)?;
+                    answer::read(response, sent, &self.activity).await
+                }
+            })
+            .await;
+        redacted(result)
+    }
+
+    /// A message that awaits no answer: a notification, or our answer to a server's request.
+    async fn control(&self, message: &ClientJsonRpcMessage) -> Result<(), HttpError> {
+        let mut headers = self.base_headers(None);
+        routing::add_standard_headers(message, self.modern(), &self.tool_headers, &mut headers);
+        let body = encode(message)?;
+        let sent = Sent {
+            request: None,
+            session: self.session.id.get().is_some(),
+            max_message: self.rules.max_message,
+        };
+        match tokio::time::timeout(CONTROL_WAIT, self.exchange(headers, body, &sent, None)).await {
+            Ok(answered) => answered.map(drop),
+            Err(_) => Err(StreamableHttpError::ControlRequestTimeout),
+        }
+    }
+
+    /// Delivers the answer to a `method` request, after noting what it tells the transport:
+    /// the version `initialize` negotiated, the `Mcp-Param-*` annotations of listed tools.
+    async fn take(&self, mut answer: ServerJsonRpcMessage, method: &str) {
+        if let JsonRpcMessage::Response(response) = &mut answer {
+            match &mut response.result {
+                ServerResult::InitializeResult(result) => {
+                    let _ = self.session.version.set(result.protocol_version.clone());
+                }
+                ServerResult::ListToolsResult(list) if method == "tools/list" && self.modern() => {
+                    self.tool_headers.learn(&mut list.tools);
+                }
+                _ => {}
+            }
+        }
+        self.deliver(answer).await;
+    }
+
+    /// Reads the event stream that answers request `id` until its answer (see the module docs).
+    async fn answer(
+        &self,
+        response: reqwest::Response,
+        id: &RequestId,
+        method: &str,
+        refuse_if_empty: bool,
+    ) -> Result<(), HttpError> {
+        let h1 = response.version() < reqwest::Version::HTTP_2;
+        let (max_event, max_line) = (self.rules.max_event, self.rules.max_line);
+        let mut events = Events::new(response, max_event, max_line);
+        let mut resumed = 0;
+        loop {
+            let ended = match events.next(&self.activity).await {
+                Ok(Some(event)) if event.event != "message" || event.data.trim().is_empty() => {
+                    continue;
+                }
+                Ok(Some(event)) => {
+                    // An event that is no message is skipped, as rmcp skips it: the answer may
+                    // still follow.
+                    let message = match decode::message(event.data.as_bytes(), Some(method)) {
+                        Ok(message) => message,
+                        Err(e) => {
+                            tracing::warn!(%id, "a message on a POST's event stream did not parse and was skipped: {e}");
+                            continue;
+                        }
+                    };
+                    if answers(&message, id) {
+                        self.take(message, method).await;
+                        if h1 {
+                            let _ = tokio::time::timeout(DRAIN, drain(&mut events, &self.activity))
+                                .await;
+                        }
+                        return Ok(());
+                    }
+                    if let Some(message) = on_stream_of(message, id) {
+                        self.deliver(message).await;
+                    }
+                    continue;
+                }
+                Ok(None) => StreamableHttpError::UnexpectedEndOfStream,
+                Err(Broken::Http(e)) => redacted::<()>(Err(StreamableHttpError::Client(e)))
+                    .expect_err("an error stays one"),
+                Err(broken @ Broken::Sse(_)) => {
+                    let death = broken.death();
+                    let detail = death.as_ref().map(|d| d.detail.clone()).unwrap_or_default();
+                    if let Some(death) = death {
+                        self.die(death);
+                    }
+                    return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
+                        detail,
+                    )));
+                }
+            };
+            if refuse_if_empty && !events.carried {
+                let said = "answered with an event stream that ended empty";
+                self.deliver(refusal::not_modern(id.clone(), said)).await;
+                return Ok(());
+            }
+            if self.modern() || resumed >= self.rules.max_retries {
+                return Err(ended);
+            }
+            let Some(last_id) = events.last_id().map(str::to_owned) else {
+                return Err(ended);
+            };
+            let hint = events.retry().map(|ms| self.rules.clamp_retry(ms));
+            let wait = hint.unwrap_or_default().max(self.rules.backoff(resumed));
+            resumed += 1;
+            tokio::time::sleep(wait).await;
+            match self.open_get(Some(&last_id)).await {
+                Ok(response) => events.resume(response, max_event, max_line),
+                Err(error) => tracing::debug!(%id, "resuming an answer's stream failed: {error}"),
+            }
+        }
+    }
+}
+
+/// The message as JSON (our own types always encode).
+fn encode(message: &ClientJsonRpcMessage) -> Result<Bytes, HttpError> {
+    serde_json::to_vec(message)
+        .map(Bytes::from)
+        .map_err(StreamableHttpError::Deserialize)
+}
+
+/// Reads what is left of an answered stream.
+async fn drain(events: &mut Events, activity: &crate::transport::Activity) {
+    while let Ok(Some(_)) = events.next(activity).await {}
+}

@@ -1,0 +1,207 @@
+//! Watching a down server's origin, so that the next attempt starts as soon as the server
+//! listens again rather than when the backoff runs out.
+//!
+//! Why: after a restart the backoff is the slowest part of a recovery (seconds, where the
+//! server was back in milliseconds), and a shorter backoff would cost attempts against a server
+//! that is still down. A TCP connect costs the server nothing it notices: no request, no
+//! session, no log line.
+//!
+//! One task per origin (`host:port`) serves every waiter in the process: it connects every
+//! [`EVERY`] (jittered down to half of it) while anyone waits, and publishes what it saw. A
+//! waiter ([`accepts_again`]) resolves on a refusal followed by an acceptance: a server that
+//! went away and came back. An origin that accepts from the start (the server is up, the
+//! attempt failed for another reason) or never answers (black-holed) keeps it waiting forever,
+//! so the backoff it races decides as before: the watch never adds an attempt against a server
+//! that refuses connections, and never hurries one against a server that accepts them.
+//!
+//! When it resolves, many waiters (many sessions to one restarted server) are released over
+//! `waiters / `[`RELEASE_PER_SECOND`] seconds at random, so their attempts arrive as a bounded
+//! stream and not as a herd.
+//!
+//! # Invariants
+//!
+//! 1. At most one watch task per origin; it ends (and leaves the map) once nobody waits. The
+//!    map's lock is held for the check and the removal, and for every subscription, so a
+//!    waiter never subscribes to a task that is ending.
+//! 2. Every connect has a deadline ([`CONNECT_WAIT`]); a connection made is closed at once.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, LazyLock, Mutex, PoisonError},
+    time::Duration,
+};
+
+use rand::Rng;
+use tokio::sync::watch;
+use url::Url;
+
+/// The longest pause between two connects to one origin.
+const EVERY: Duration = Duration::from_millis(250);
+/// How long one connect may take before it counts as no answer.
+const CONNECT_WAIT: Duration = Duration::from_secs(1);
+/// How many waiters of one origin are released per second, on average, once it accepts.
+pub(crate) const RELEASE_PER_SECOND: f64 = 2000.0;
+
+/// What the last connect to an origin found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// Not connected yet, or no answer in time.
+    Unknown,
+    /// The connection was refused: nothing listens.
+    Refused,
+    /// The connection was accepted.
+    Accepted,
+}
+
+/// What the watch of one origin publishes: what the last connect found, and its round (so
+/// that every round is a change a waiter can see).
+type Round = (Seen, u64);
+
+type Watchers = Mutex<HashMap<String, Arc<watch::Sender<Round>>>>;
+
+/// The watch of every origin someone waits for (invariant 1).
+static WATCHERS: LazyLock<Watchers> = LazyLock::new(Watchers::default);
+
+fn watchers() -> std::sync::MutexGuard<'static, HashMap<String, Arc<watch::Sender<Round>>>> {
+    WATCHERS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The `host:port` of `url` to watch; `None` when no watch can say anything about the server:
+/// another scheme, or a request that goes through a configured HTTP proxy.
+pub(crate) fn of(url: &Url) -> Option<String> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    let host = url.host_str()?;
+    let loopback = matches!(host, "localhost" | "127.0.0.1" | "[::1]");
+    let proxied = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"]
+        .iter()
+        .any(|name| {
+            std::env::var_os(name).is_some() || std::env::var_os(name.to_lowercase()).is_some()
+        });
+    if proxied && !loopback {
+        return None;
+    }
+    Some(format!("{host}:{}", url.port_or_known_default()?))
+}
+
+/// Resolves once `origin` was seen refusing connections and then accepting one, after a random
+/// share of the release spread (see the module docs). Pending forever otherwise.
+///
+/// # Cancel safety
+///
+/// Cancel-safe: it only waits; dropping it drops its subscription.
+pub(crate) async fn accepts_again(origin: String) {
+    let (sender, mut seen) = subscribe(&origin);
+    if seen.wait_for(|s| s.0 == Seen::Refused).await.is_err() {
+        return std::future::pending().await;
+    }
+    if seen.wait_for(|s| s.0 == Seen::Accepted).await.is_err() {
+        return std::future::pending().await;
+    }
+    let waiters = sender.receiver_count() as f64;
+    let spread = waiters / RELEASE_PER_SECOND;
+    if spread > 0.0 {
+        let share = rand::rng().random_range(0.0..=spread);
+        tokio::time::sleep(Duration::from_secs_f64(share)).await;
+    }
+}
+
+/// The watch of `origin` and a subscription to it, made under the map's lock (invariant 1);
+/// the watch is started if nobody watched the origin yet.
+fn subscribe(origin: &str) -> (Arc<watch::Sender<Round>>, watch::Receiver<Round>) {
+    let mut map = watchers();
+    if let Some(sender) = map.get(origin) {
+        return (sender.clone(), sender.subscribe());
+    }
+    let sender = Arc::new(watch::Sender::new((Seen::Unknown, 0)));
+    let receiver = sender.subscribe();
+    map.insert(origin.to_owned(), sender.clone());
+    tokio::spawn(watch_origin(origin.to_owned(), sender.clone()));
+    (sender, receiver)
+}
+
+/// The task of one origin (invariants 1, 2).
+async fn watch_origin(origin: String, sender: Arc<watch::Sender<Round>>) {
+    for round in 1.. {
+        let connect = tokio::net::TcpStream::connect(origin.as_str());
+        let seen = match tokio::time::timeout(CONNECT_WAIT, connect).await {
+            Ok(Ok(_)) => Seen::Accepted,
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Seen::Refused,
+            _ => Seen::Unknown,
+        };
+        sender.send_replace((seen, round));
+        {
+            let mut map = watchers();
+            if sender.receiver_count() == 0 {
+                map.remove(&origin);
+                return;
+            }
+        }
+        let pause = rand::rng().random_range(EVERY / 2..=EVERY);
+        tokio::time::sleep(pause).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_refused_origin_that_accepts_again_releases_its_waiter() {
+        // Bound, not listening: connections are refused until it listens.
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(([127, 0, 0, 1], 0).into()).unwrap();
+        let origin = socket.local_addr().unwrap().to_string();
+        let waiter = tokio::spawn(accepts_again(origin.clone()));
+        let (_, mut seen) = subscribe(&origin);
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            seen.wait_for(|s| s.0 == Seen::Refused),
+        )
+        .await
+        .expect("a refusal seen in time")
+        .unwrap();
+        assert!(!waiter.is_finished(), "refused: still waiting");
+        let _listener = socket.listen(8).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .expect("released once the origin accepts")
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_origin_that_accepts_from_the_start_releases_nobody() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let origin = listener.local_addr().unwrap().to_string();
+        let (_, mut seen) = subscribe(&origin);
+        let waiter = tokio::spawn(accepts_again(origin));
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            seen.wait_for(|s| s.0 == Seen::Accepted),
+        )
+        .await
+        .expect("an acceptance seen in time")
+        .unwrap();
+        // Two more rounds of the watch: still accepting, and the waiter still waits (no
+        // refusal came first).
+        let round = seen.borrow().1;
+        tokio::time::timeout(Duration::from_secs(10), seen.wait_for(|s| s.1 >= round + 2))
+            .await
+            .expect("two more rounds in time")
+            .unwrap();
+        assert!(!waiter.is_finished());
+        waiter.abort();
+    }
+
+    #[test]
+    fn the_origin_is_the_host_and_port_of_a_web_url() {
+        let of = |u: &str| of(&Url::parse(u).unwrap());
+        assert_eq!(
+            of("http://127.0.0.1:8000/mcp").as_deref(),
+            Some("127.0.0.1:8000")
+        );
+        assert_eq!(of("http://localhost/mcp").as_deref(), Some("localhost:80"));
+        assert_eq!(of("ftp://localhost/mcp"), None);
+    }
+}
