@@ -106,6 +106,27 @@ class Fleet:
         return rows
 
 
+def hosts(url, count, seconds, peek_ms):
+    """Half the hosts on the TypeScript SDK (2025-11-25, the only revision it speaks), the other
+    half on the Python SDK: half of those on 2025-11-25, half on 2026-07-28."""
+    ts = count // 2
+    py26 = (count - ts) // 2
+    py25 = count - ts - py26
+    python = os.path.join(common.VENV, "bin", "python")
+    script = os.path.join(common.HERE, "py_hosts.py")
+    procs = [
+        subprocess.Popen([python, script, url, str(py25), str(seconds), str(peek_ms), "2025"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True),
+        subprocess.Popen([python, script, url, str(py26), str(seconds), str(peek_ms), "2026"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True),
+        subprocess.Popen(["node", os.path.join(common.HERE, "ts_hosts.mjs"), url, str(ts),
+                          str(seconds), str(peek_ms)], cwd=common.TS_DIR,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True),
+    ]
+    common.STARTED.extend(procs)
+    return procs
+
+
 def moved(rows, kill, port):
     """Per host session on the replica at `port` before `kill`: seconds from the kill to the end
     of its first request begun after the kill and answered 200 (None if none was)."""
@@ -155,6 +176,13 @@ def analyse(name, data, kills, fleet, extra):
         "replica_takeovers_logged": sum(
             sum(1 for line in r.lines if "served here from now on" in line) for r in fleet.replicas),
     }
+    by_era = {}
+    for c in calls:
+        era = "py 2026-07-28" if c[0].startswith("py26") else ("py 2025-11-25" if c[0].startswith("py") else "ts 2025-11-25")
+        e = by_era.setdefault(era, {"calls": 0, "ok": 0})
+        e["calls"] += 1
+        e["ok"] += c[4] == "ok"
+    result["by_host_kind"] = by_era
     result.update(extra)
     return result
 
@@ -179,7 +207,7 @@ def at(started, offset):
 
 def scenario(name, args, dir_):
     fleet = Fleet(args.bin, dir_)
-    procs = common.hosts(fleet.url, args.hosts, args.seconds, args.peek_ms)
+    procs = hosts(fleet.url, args.hosts, args.seconds, args.peek_ms)
     started = time.time()
     kills, extra = [], {}
     if name == "replicas":

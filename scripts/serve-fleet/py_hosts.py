@@ -3,7 +3,11 @@ with its own session to `mcp-resilient serve` (or another gateway), calling `ech
 read-only `peek {ms}` in turn until the deadline. A failed call is followed by a ping: a host
 whose ping fails too has lost its session, counts it, opens a new session and goes on.
 
-Usage: py_hosts.py URL HOSTS SECONDS PEEK_MS
+With ERA 2026 (default 2025) the hosts are the SDK's `Client` pinned to revision 2026-07-28
+(`mode="2026-07-28"`): no session and no ping at that revision, so a failed call is followed by
+`tools/list`, and a host whose `tools/list` fails too counts as having lost its connection.
+
+Usage: py_hosts.py URL HOSTS SECONDS PEEK_MS [ERA]
 Prints one JSON object: {"calls": [[host, tool, start, end, outcome, detail], ...],
 "sessions_lost": N, "sessions": N}. Times are seconds since the epoch.
 """
@@ -13,10 +17,11 @@ import json
 import sys
 import time
 
-from mcp import ClientSession
+from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 URL, HOSTS, SECONDS, PEEK_MS = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+ERA = sys.argv[5] if len(sys.argv) > 5 else "2025"
 # One call may wait out an outage (serve's call wait, 10 s) and more: past this, it is failed.
 CALL_LIMIT = 30.0
 
@@ -52,11 +57,39 @@ async def host(index: int, deadline: float, calls: list, counts: dict) -> None:
             await asyncio.sleep(0.05)
 
 
+async def modern_host(index: int, deadline: float, calls: list, counts: dict) -> None:
+    """A 2026-07-28 host: every request stands alone, so 'lost' means a check after a failure failed."""
+    turn = 0
+    name = f"py26-{index}"
+    while time.time() < deadline:
+        try:
+            async with Client(URL, mode="2026-07-28") as client:
+                counts["sessions"] += 1
+                while time.time() < deadline:
+                    turn += 1
+                    tool, args = (("peek", {"ms": PEEK_MS}) if turn % 2 else
+                                  ("echo", {"text": f"{name}-{turn}"}))
+                    start = time.time()
+                    try:
+                        result = await asyncio.wait_for(client.call_tool(tool, args), CALL_LIMIT)
+                    except Exception as error:
+                        calls.append([name, tool, start, time.time(), "error", repr(error)[:200]])
+                        await asyncio.wait_for(client.list_tools(), CALL_LIMIT)
+                        continue
+                    failed = getattr(result, "is_error", None) or getattr(result, "isError", False)
+                    outcome = "tool_error" if failed else "ok"
+                    calls.append([name, tool, start, time.time(), outcome, text_of(result)[:300]])
+        except Exception:
+            counts["sessions_lost"] += 1
+            await asyncio.sleep(0.05)
+
+
 async def main() -> None:
     deadline = time.time() + SECONDS
     calls: list = []
     counts = {"sessions_lost": 0, "sessions": 0}
-    await asyncio.gather(*(host(i, deadline, calls, counts) for i in range(HOSTS)))
+    one = modern_host if ERA == "2026" else host
+    await asyncio.gather(*(one(i, deadline, calls, counts) for i in range(HOSTS)))
     print(json.dumps({"calls": calls, **counts}))
 
 

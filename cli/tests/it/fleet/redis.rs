@@ -108,6 +108,28 @@ impl Redis {
         String::from_utf8_lossy(&reply).into_owned()
     }
 
+    /// Every key in this Redis with its value (hashes as all their fields), as one text: what a
+    /// reader of the store would see.
+    pub async fn everything(&self) -> String {
+        let keys = self.command(&["KEYS", "*"]).await;
+        let mut all = String::new();
+        for key in keys
+            .split("\r\n")
+            .filter(|l| l.starts_with("mcp-resilient:"))
+        {
+            all.push_str(key);
+            all.push('\n');
+            let kind = self.command(&["TYPE", key]).await;
+            let value = if kind.contains("hash") {
+                self.command(&["HGETALL", key]).await
+            } else {
+                self.command(&["GET", key]).await
+            };
+            all.push_str(&value);
+        }
+        all
+    }
+
     /// The keys of host-session records.
     pub async fn host_keys(&self) -> Vec<String> {
         let reply = self.command(&["KEYS", "mcp-resilient:host:*"]).await;

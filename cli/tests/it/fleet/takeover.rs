@@ -112,6 +112,13 @@ async fn a_session_asked_of_another_replica_is_taken_over_fenced_on_the_first_an
     let raw_a = crate::serve::raw::Raw::new(&a.url());
     let id = raw_a.session().await;
     wait_records(&redis, 1).await;
+    // The session id lets a host in: Redis holds its hash, never the id.
+    let stored = redis.everything().await;
+    assert!(stored.contains("mcp-resilient:host:"), "{stored}");
+    assert!(
+        !stored.contains(&id),
+        "the session id is in Redis: {stored}"
+    );
 
     // No balancer: the host asks B, which never saw the session.
     let raw_b = crate::serve::raw::Raw::new(&b.url());
