@@ -6,7 +6,7 @@ What the hosts saw is counted. Everything listens on 127.0.0.1; every wait has a
 the script starts is stopped when it ends, by error too.
 
     scripts/serve-fleet/fleet.py [--bin B] [--hosts 50] [--seconds 60] [--down 1]
-                                 [--redis-down 30] [--only replicas,redis]
+                                 [--redis-down 30] [--only replicas,redis] [--logs DIR]
 
 Scenarios:
   replicas  replica A is SIGKILLed at 15 s and started again on its port `--down` s later;
@@ -129,35 +129,39 @@ def hosts(url, count, seconds, peek_ms):
 
 def moved(rows, kill, port):
     """Per host session on the replica at `port` before `kill`: seconds from the kill to the end
-    of its first request begun after the kill and answered 200 (None if none was)."""
+    of its first request begun after the kill and answered 200, and how long that request took
+    (the takeover, as the request saw it); with how many sessions had none."""
     before = {}
     for r in rows:
         if r["session"] and r["method"] == "POST" and r["start"] < kill:
             before[r["session"]] = r["upstream"]
     on_it = {s for s, up in before.items() if up.endswith(f":{port}")}
-    served = {}
+    served, took = {}, {}
     for r in sorted(rows, key=lambda r: r["end"]):
         s = r["session"]
         if s in on_it and s not in served and r["method"] == "POST" and r["start"] >= kill \
                 and r["status"] == "200":
             served[s] = r["end"] - kill
-    return len(on_it), sorted(served.values()), len(on_it) - len(served)
+            took[s] = r["end"] - r["start"]
+    return len(on_it), sorted(served.values()), len(on_it) - len(served), sorted(took.values())
 
 
 def analyse(name, data, kills, fleet, extra):
     calls = data["calls"]
     ok = [c for c in calls if c[4] == "ok"]
     failed = [c for c in calls if c[4] != "ok"]
-    after = [c for c in calls if any(c[2] >= k for k, _ in kills)]
     in_flight = [c for c in calls if any(c[2] < k < c[3] for k, _ in kills)]
+    after = [c for c in calls if any(c[2] >= k for k, _ in kills) and c not in in_flight]
     rows = fleet.access_log()
     moves = []
     for k, port in kills:
         if port is not None:
-            count, times, unserved = moved(rows, k, port)
+            count, times, unserved, took = moved(rows, k, port)
             moves.append({"sessions_on_killed": count, "unserved": unserved,
                           "served_p50_s": round(common.percentile(times, 0.5), 3) if times else None,
-                          "served_max_s": round(max(times), 3) if times else None})
+                          "served_max_s": round(max(times), 3) if times else None,
+                          "first_request_p50_ms": round(1000 * common.percentile(took, 0.5), 1) if took else None,
+                          "first_request_max_ms": round(1000 * max(took), 1) if took else None})
     result = {
         "scenario": name,
         "host_sessions_opened": data["sessions"],
@@ -236,7 +240,19 @@ def scenario(name, args, dir_):
         extra["rewritten_logged"] = sum(1 for r in fleet.replicas for line in r.lines
                                         if "written again" in line)
     data = common.collect(procs, args.seconds + 120)
-    return analyse(name, data, kills, fleet, extra)
+    result = analyse(name, data, kills, fleet, extra)
+    if args.logs:
+        # What a person reads after the run: nginx's access log and each replica's log.
+        out = os.path.join(args.logs, name)
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(dir_, "access.log")) as f, open(os.path.join(out, "access.log"), "w") as g:
+            g.write(f.read())
+        for n, replica in enumerate(fleet.replicas):
+            with open(os.path.join(out, f"replica-{n}.log"), "w") as g:
+                g.write("\n".join(replica.lines) + "\n")
+        with open(os.path.join(out, "calls.json"), "w") as g:
+            json.dump(data["calls"], g)
+    return result
 
 
 def main():
@@ -248,6 +264,7 @@ def main():
     parser.add_argument("--redis-down", type=float, default=30.0)
     parser.add_argument("--peek-ms", type=int, default=300)
     parser.add_argument("--only", default="replicas,redis")
+    parser.add_argument("--logs", help="a directory to keep the run's logs in (one folder per scenario)")
     args = parser.parse_args()
     results = []
     for name in args.only.split(","):
@@ -256,15 +273,17 @@ def main():
         results.append(result)
     print()
     print("| scenario | host sessions lost | calls | failed | started after a kill: answered "
-          "| in flight at a kill: answered | moved sessions (unserved) | moved session served, p50 / max |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| in flight at a kill: answered | moved sessions (unserved) | kill → moved session served, p50 / max "
+          "| its first request, p50 / max |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in results:
         moves = r["moves"]
         moved_n = " + ".join(f"{m['sessions_on_killed']} ({m['unserved']})" for m in moves) or "—"
         served = ", ".join(f"{m['served_p50_s']} / {m['served_max_s']} s" for m in moves) or "—"
+        first = ", ".join(f"{m['first_request_p50_ms']} / {m['first_request_max_ms']} ms" for m in moves) or "—"
         print(f"| {r['scenario']} | {r['sessions_lost']} | {r['calls']} | {r['failed']} "
               f"| {r['of_which_answered']} of {r['started_after_a_kill']} "
-              f"| {r['in_flight_answered']} of {r['in_flight_at_a_kill']} | {moved_n} | {served} |")
+              f"| {r['in_flight_answered']} of {r['in_flight_at_a_kill']} | {moved_n} | {served} | {first} |")
 
 
 if __name__ == "__main__":

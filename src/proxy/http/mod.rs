@@ -45,6 +45,7 @@ mod front;
 mod guard;
 mod health;
 mod hub;
+mod lost;
 mod options;
 mod restore;
 mod serve;

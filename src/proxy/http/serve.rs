@@ -181,6 +181,7 @@ fn rmcp_config(
     origins.extend(options.allowed_origins.iter().cloned());
     let mut config = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(Some(options.sse_keep_alive))
+        .with_sse_retry(Some(super::sessions::RESUME_AFTER))
         .with_cancellation_token(ended)
         .with_max_request_body_bytes(options.limits.max_body_bytes)
         .with_allowed_origins(origins)

@@ -10,10 +10,13 @@
 //! 2. A session this gateway no longer owns in the host-session store (another replica claimed
 //!    it) is closed here before a request is served on it: the request then restores it from the
 //!    store (`src/proxy/http/restore.rs`), as if it had never been here.
+//! 3. A request's stream is resumable from any process that serves its session: its event ids
+//!    carry this process and the request (`src/proxy/http/lost.rs`), and a request asked for
+//!    again whose stream is not here is answered as lost ("may have run"), never left to hang.
 
 use std::{sync::Arc, time::Duration};
 
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use rmcp::{
     model::{ClientJsonRpcMessage, ServerJsonRpcMessage},
     transport::streamable_http_server::session::{
@@ -22,8 +25,17 @@ use rmcp::{
     },
 };
 
-use super::{admit::Admission, hub::Hosts};
+use super::{
+    admit::Admission,
+    hub::Hosts,
+    lost::{self, Tag},
+};
 use crate::proxy::state::HostStore;
+
+/// How long a host waits before it asks again for a stream that broke (SSE `retry:`, sent first
+/// on every stream): a request whose gateway process died is answered as lost that long after
+/// the break (invariant 3). rmcp's default is 3 s.
+pub(crate) const RESUME_AFTER: Duration = Duration::from_secs(1);
 
 /// The id of the session an `initialize` opens, carried in that request's extensions.
 #[derive(Debug, Clone)]
@@ -48,6 +60,7 @@ impl Sessions {
     ) -> Self {
         let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = Some(idle);
+        inner.session_config.sse_retry = Some(RESUME_AFTER);
         Self {
             inner,
             hosts,
@@ -97,7 +110,10 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.create_stream(id, message).await
+        // Invariant 3: the stream's event ids name this process and the request they answer.
+        let tag = Tag::of(&message);
+        let stream = self.inner.create_stream(id, message).await?;
+        Ok(stream.map(move |event| lost::tagged(event, tag.as_deref())))
     }
 
     async fn accept_message(
@@ -120,7 +136,29 @@ impl SessionManager for Sessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.resume(id, last_event_id).await
+        let (rmcp_id, tag) = Tag::split(&last_event_id);
+        let Some(tag) = tag else {
+            // Not a request's stream of ours (the standalone stream, or no tag): rmcp's.
+            let stream = self.inner.resume(id, last_event_id.clone()).await?;
+            return Ok(stream.left_stream().left_stream());
+        };
+        if tag.here() {
+            match self.inner.resume(id, rmcp_id.to_owned()).await {
+                Ok(stream) => {
+                    let again = last_event_id.rsplit_once('~').map(|(_, t)| t.to_owned());
+                    let stream = stream.map(move |event| lost::tagged(event, again.as_deref()));
+                    return Ok(stream.right_stream().left_stream());
+                }
+                Err(error) => {
+                    tracing::info!(%error, "a request's stream asked for again is gone; answered as lost")
+                }
+            }
+        } else {
+            tracing::info!(
+                "a request begun by another gateway process is asked for; answered as lost"
+            );
+        }
+        Ok(futures::stream::iter([tag.answer()]).right_stream())
     }
 
     async fn restore_session(

@@ -163,3 +163,73 @@ async fn a_session_asked_of_another_replica_is_taken_over_fenced_on_the_first_an
     wait_records(&redis, 0).await;
     drop(b);
 }
+
+/// Reads a request's SSE stream until its first whole `id:` line (rmcp's priming event comes
+/// first) and returns the id.
+async fn first_event_id(response: reqwest::Response) -> String {
+    use futures::StreamExt;
+    let mut seen = String::new();
+    let mut body = response.bytes_stream();
+    let found = async {
+        while let Some(chunk) = body.next().await {
+            seen.push_str(&String::from_utf8_lossy(&chunk.expect("a chunk")));
+            let whole = seen.rsplit_once('\n').map_or("", |(lines, _)| lines);
+            if let Some(id) = whole.lines().find_map(|line| line.strip_prefix("id:")) {
+                return id.trim().to_owned();
+            }
+        }
+        panic!("the stream ended without an event id: {seen}");
+    };
+    tokio::time::timeout(LIMIT, found)
+        .await
+        .expect("an event id in time")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_in_flight_on_a_killed_replica_is_answered_may_have_run_when_its_host_asks_another()
+{
+    let dir = tempfile::tempdir().expect("temp dir");
+    let redis = Redis::start(dir.path()).await;
+    let mock = MockProcess::start("http").await;
+    let mut a = Replica::start(&mock.url(), &redis.url()).await;
+    let b = Replica::start(&mock.url(), &redis.url()).await;
+    let raw_a = crate::serve::raw::Raw::new(&a.url());
+    let id = raw_a.session().await;
+    wait_records(&redis, 1).await;
+
+    // A call that would take a minute, on A; the host has read its stream's first event.
+    let call = json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call",
+        "params": {"name": "peek", "arguments": {"ms": 60_000}}});
+    let response = raw_a.post(&call, &raw_a.in_session(&id)).await;
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+    let last_event_id = first_event_id(response).await;
+    a.kill().await;
+
+    // The host asks for the rest where the balancer sends it now: B, which never had the stream.
+    let resumed = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client")
+        .get(b.url())
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &id)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("last-event-id", &last_event_id)
+        .send();
+    let resumed = tokio::time::timeout(LIMIT, resumed)
+        .await
+        .expect("B answers in time")
+        .expect("B answers");
+    assert_eq!(resumed.status(), reqwest::StatusCode::OK);
+    let messages = crate::serve::raw::messages(resumed).await;
+    let answer = messages
+        .iter()
+        .find(|m| m["id"] == 41)
+        .unwrap_or_else(|| panic!("the call is answered on the resumed stream: {messages:?}"));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("may have run"), "{text}");
+    drop(b);
+}
