@@ -14,7 +14,9 @@ Scenarios:
   redis     redis-server is SIGKILLed at 15 s and started again (empty: it keeps nothing on disk)
             on its port `--redis-down` s later; the replicas must write their sessions again
 
-nginx is scripts/fleet/nginx.conf.in (the tested configuration) with an access log added: from
+A call is *in flight* at a kill when it began before the killed process was gone (the script
+notes the time before the signal and after the process is reaped) and ended after the signal;
+*started after a kill* means begun after the death. nginx is scripts/fleet/nginx.conf.in (the tested configuration) with an access log added: from
 it, each host session's replica before a kill and the first request after the kill that was
 answered, which is the time a moved session took to be served. The upstream is the workspace's
 mock server over Streamable HTTP; it is never killed here. Needs redis-server, redis-cli and nginx
@@ -150,11 +152,11 @@ def analyse(name, data, kills, fleet, extra):
     calls = data["calls"]
     ok = [c for c in calls if c[4] == "ok"]
     failed = [c for c in calls if c[4] != "ok"]
-    in_flight = [c for c in calls if any(c[2] < k < c[3] for k, _ in kills)]
-    after = [c for c in calls if any(c[2] >= k for k, _ in kills) and c not in in_flight]
+    in_flight = [c for c in calls if any(c[2] < dead and c[3] > k for k, _, dead in kills)]
+    after = [c for c in calls if any(c[2] >= dead for _, _, dead in kills) and c not in in_flight]
     rows = fleet.access_log()
     moves = []
-    for k, port in kills:
+    for k, port, _ in kills:
         if port is not None:
             count, times, unserved, took = moved(rows, k, port)
             moves.append({"sessions_on_killed": count, "unserved": unserved,
@@ -218,8 +220,10 @@ def scenario(name, args, dir_):
         for i, offset in ((0, 15.0), (1, 35.0)):
             at(started, offset)
             old = fleet.replicas[i]
-            kills.append((time.time(), fleet.ports[i]))
+            signalled = time.time()
             old.stop(signal.SIGKILL)
+            # A request nginx passed on between the signal and the death was in flight too.
+            kills.append((signalled, fleet.ports[i], time.time()))
             time.sleep(args.down)
             fleet.replicas.append(old)  # its log lines still count
             fleet.replicas[i] = fleet.start_replica(i)
@@ -228,8 +232,9 @@ def scenario(name, args, dir_):
         at(started, 10.0)
         extra["held_before"] = fleet.held_in_redis()
         at(started, 15.0)
-        kills.append((time.time(), None))
+        signalled = time.time()
         fleet.redis.stop(signal.SIGKILL)
+        kills.append((signalled, None, time.time()))
         at(started, 15.0 + args.redis_down)
         fleet.redis = fleet.start_redis()
         extra["redis_down_s"] = args.redis_down
@@ -251,7 +256,7 @@ def scenario(name, args, dir_):
             with open(os.path.join(out, f"replica-{n}.log"), "w") as g:
                 g.write("\n".join(replica.lines) + "\n")
         with open(os.path.join(out, "calls.json"), "w") as g:
-            json.dump(data["calls"], g)
+            json.dump({"kills": kills, "calls": data["calls"]}, g)
     return result
 
 
