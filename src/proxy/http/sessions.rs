@@ -11,7 +11,7 @@
 //!    it) is closed here before a request is served on it: the request then restores it from the
 //!    store (`src/proxy/http/restore.rs`), as if it had never been here.
 //! 3. A request's stream is resumable from any process that serves its session: its event ids
-//!    carry this process and the request (`src/proxy/http/lost.rs`), and a request asked for
+//!    carry this process and the request (`src/proxy/http/lost/mod.rs`), and a request asked for
 //!    again whose stream is not here is answered as lost ("may have run"), never left to hang.
 
 use std::{sync::Arc, time::Duration};
