@@ -1,8 +1,9 @@
 //! [`RedisTokenStore`]: one server's OAuth tokens in Redis, shared by every replica of a fleet
 //! (feature `redis`), with the refresh lock fleet-wide.
 //!
-//! The record is the JSON of [`StoredAuth`] (tokens included, in clear text, as in a token
-//! file: the Redis must be as private as the file would be) under `{prefix}token:{name}`. The
+//! The record is the JSON of [`StoredAuth`] under `{prefix}token:{name}`, in clear text as in a
+//! token file (the Redis must be as private as the file would be): the tokens, and the server's
+//! URL as configured, a query in it included. The
 //! lock is `{prefix}token:{name}:lock`, taken with `SET NX PX` and a fencing value of this
 //! taker's; it is let go by a script that deletes it only while it still holds that value, and
 //! it lapses on its own after its lease (a holder that died lets the next one in).
