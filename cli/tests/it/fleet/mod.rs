@@ -8,5 +8,6 @@ mod degraded;
 mod nginx;
 mod redis;
 mod replica;
+mod script;
 mod takeover;
 mod tokens;
