@@ -55,13 +55,15 @@ impl SupervisorBuilder {
 
     /// The `reqwest::Client` for remote transports (share one between servers to pool
     /// connections). Give it a connect timeout and no overall timeout (SSE streams live as long
-    /// as their session), and a redirect policy that never follows another origin: a 307 or 308
+    /// as their session), an idle-connection timeout below the servers' keep-alive (a request
+    /// sent on a connection the server is closing is reset and may have run; uvicorn and Node
+    /// close theirs after 5 s), and a redirect policy that never follows another origin: a 307 or 308
     /// carries the body and every configured header (an API key in `X-Api-Key`, say), which
     /// must never leave for a host the configuration did not name.
     ///
     /// # Default
-    /// one process-wide client: rustls, a 10 s connect timeout, no overall timeout, at most 5
-    /// redirects and only within the origin
+    /// one process-wide client: rustls, a 10 s connect timeout, no overall timeout, idle
+    /// connections closed after 4 s, at most 5 redirects and only within the origin
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.http = Some(client);
         self
