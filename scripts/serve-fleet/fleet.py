@@ -113,20 +113,7 @@ def hosts(url, count, seconds, peek_ms):
     half on the Python SDK: half of those on 2025-11-25, half on 2026-07-28."""
     ts = count // 2
     py26 = (count - ts) // 2
-    py25 = count - ts - py26
-    python = os.path.join(common.VENV, "bin", "python")
-    script = os.path.join(common.HERE, "py_hosts.py")
-    procs = [
-        subprocess.Popen([python, script, url, str(py25), str(seconds), str(peek_ms), "2025"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True),
-        subprocess.Popen([python, script, url, str(py26), str(seconds), str(peek_ms), "2026"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True),
-        subprocess.Popen(["node", os.path.join(common.HERE, "ts_hosts.mjs"), url, str(ts),
-                          str(seconds), str(peek_ms)], cwd=common.TS_DIR,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True),
-    ]
-    common.STARTED.extend(procs)
-    return procs
+    return common.start_hosts(url, seconds, peek_ms, ts=ts, py25=count - ts - py26, py26=py26)
 
 
 def moved(rows, kill, port):
@@ -198,13 +185,7 @@ def run_scenario(name, args):
         with tempfile.TemporaryDirectory(prefix="mcp-fleet-run.") as dir_:
             return scenario(name, args, dir_)
     finally:
-        for proc in common.STARTED:
-            if isinstance(proc, common.Proc):
-                proc.stop(signal.SIGKILL)
-            elif proc.poll() is None:
-                proc.kill()
-                proc.wait(10)
-        common.STARTED.clear()
+        common.stop_started()
 
 
 def at(started, offset):

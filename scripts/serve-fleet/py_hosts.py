@@ -30,7 +30,28 @@ def text_of(result) -> str:
     return "".join(getattr(c, "text", "") or "" for c in result.content)
 
 
+async def call_in_turn(name: str, call_tool, check, deadline: float, calls: list, turn: int) -> int:
+    """Calls `peek` and `echo` in turn until the deadline, recording each call. After a failed call,
+    `check()` must answer: if it raises, the connection counts as lost (the caller's except).
+    Returns the turn reached, so a new connection goes on from it."""
+    while time.time() < deadline:
+        turn += 1
+        tool, args = (("peek", {"ms": PEEK_MS}) if turn % 2 else ("echo", {"text": f"{name}-{turn}"}))
+        start = time.time()
+        try:
+            result = await asyncio.wait_for(call_tool(tool, args), CALL_LIMIT)
+        except Exception as error:  # the call failed; is the connection gone too?
+            calls.append([name, tool, start, time.time(), "error", repr(error)[:200]])
+            await asyncio.wait_for(check(), CALL_LIMIT)
+            continue
+        failed = getattr(result, "is_error", None) or getattr(result, "isError", False)
+        outcome = "tool_error" if failed else "ok"
+        calls.append([name, tool, start, time.time(), outcome, text_of(result)[:300]])
+    return turn
+
+
 async def host(index: int, deadline: float, calls: list, counts: dict) -> None:
+    """A 2025-11-25 host: a session, checked with a ping after a failed call."""
     turn = 0
     while time.time() < deadline:
         try:
@@ -38,20 +59,8 @@ async def host(index: int, deadline: float, calls: list, counts: dict) -> None:
                 async with ClientSession(read, write) as session:
                     await asyncio.wait_for(session.initialize(), CALL_LIMIT)
                     counts["sessions"] += 1
-                    while time.time() < deadline:
-                        turn += 1
-                        tool, args = (("peek", {"ms": PEEK_MS}) if turn % 2 else
-                                      ("echo", {"text": f"py{index}-{turn}"}))
-                        start = time.time()
-                        try:
-                            result = await asyncio.wait_for(session.call_tool(tool, args), CALL_LIMIT)
-                        except Exception as error:  # the call failed; is the session gone too?
-                            calls.append([f"py{index}", tool, start, time.time(), "error", repr(error)[:200]])
-                            await asyncio.wait_for(session.send_ping(), CALL_LIMIT)
-                            continue
-                        failed = getattr(result, "is_error", None) or getattr(result, "isError", False)
-                        outcome = "tool_error" if failed else "ok"
-                        calls.append([f"py{index}", tool, start, time.time(), outcome, text_of(result)[:300]])
+                    turn = await call_in_turn(f"py{index}", session.call_tool, session.send_ping,
+                                              deadline, calls, turn)
         except Exception:
             counts["sessions_lost"] += 1
             await asyncio.sleep(0.05)
@@ -60,25 +69,12 @@ async def host(index: int, deadline: float, calls: list, counts: dict) -> None:
 async def modern_host(index: int, deadline: float, calls: list, counts: dict) -> None:
     """A 2026-07-28 host: every request stands alone, so 'lost' means a check after a failure failed."""
     turn = 0
-    name = f"py26-{index}"
     while time.time() < deadline:
         try:
             async with Client(URL, mode="2026-07-28") as client:
                 counts["sessions"] += 1
-                while time.time() < deadline:
-                    turn += 1
-                    tool, args = (("peek", {"ms": PEEK_MS}) if turn % 2 else
-                                  ("echo", {"text": f"{name}-{turn}"}))
-                    start = time.time()
-                    try:
-                        result = await asyncio.wait_for(client.call_tool(tool, args), CALL_LIMIT)
-                    except Exception as error:
-                        calls.append([name, tool, start, time.time(), "error", repr(error)[:200]])
-                        await asyncio.wait_for(client.list_tools(), CALL_LIMIT)
-                        continue
-                    failed = getattr(result, "is_error", None) or getattr(result, "isError", False)
-                    outcome = "tool_error" if failed else "ok"
-                    calls.append([name, tool, start, time.time(), outcome, text_of(result)[:300]])
+                turn = await call_in_turn(f"py26-{index}", client.call_tool, client.list_tools,
+                                          deadline, calls, turn)
         except Exception:
             counts["sessions_lost"] += 1
             await asyncio.sleep(0.05)

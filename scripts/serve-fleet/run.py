@@ -145,16 +145,36 @@ def mocks_under(pid):
     return found
 
 
+def start_hosts(url, seconds, peek_ms, ts=0, py25=0, py26=0):
+    """Starts `ts` TypeScript hosts (2025-11-25) and `py25`/`py26` Python hosts at 2025-11-25 and
+    2026-07-28, one process per kind that has any; returns the processes."""
+    python, script = os.path.join(VENV, "bin", "python"), os.path.join(HERE, "py_hosts.py")
+    argv = [[python, script, url, str(n), str(seconds), str(peek_ms), era]
+            for n, era in ((py25, "2025"), (py26, "2026")) if n]
+    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+             for a in argv]
+    if ts:
+        procs.append(subprocess.Popen(["node", os.path.join(HERE, "ts_hosts.mjs"), url, str(ts),
+                                       str(seconds), str(peek_ms)], cwd=TS_DIR,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+    STARTED.extend(procs)
+    return procs
+
+
 def hosts(url, count, seconds, peek_ms):
-    """Starts the Python and the TypeScript hosts (half each); returns the two processes."""
-    py = subprocess.Popen([os.path.join(VENV, "bin", "python"), os.path.join(HERE, "py_hosts.py"),
-                           url, str(count - count // 2), str(seconds), str(peek_ms)],
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    ts = subprocess.Popen(["node", os.path.join(HERE, "ts_hosts.mjs"), url, str(count // 2),
-                           str(seconds), str(peek_ms)],
-                          cwd=TS_DIR, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    STARTED.extend([py, ts])
-    return py, ts
+    """Starts the Python and the TypeScript hosts (half each, 2025-11-25); returns the processes."""
+    return start_hosts(url, seconds, peek_ms, ts=count // 2, py25=count - count // 2)
+
+
+def stop_started():
+    """Stops whatever the run started (SIGKILL; children waited for) and forgets it."""
+    for proc in STARTED:
+        if isinstance(proc, Proc):
+            proc.stop(signal.SIGKILL)
+        elif proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    STARTED.clear()
 
 
 def collect(procs, limit):
@@ -217,13 +237,7 @@ def run(target, args):
     try:
         return run_target(target, args)
     finally:
-        for proc in STARTED:
-            if isinstance(proc, Proc):
-                proc.stop(signal.SIGKILL)
-            elif proc.poll() is None:
-                proc.kill()
-                proc.wait(10)
-        STARTED.clear()
+        stop_started()
 
 
 def run_target(target, args):

@@ -62,7 +62,8 @@ async fn ready(server: &Supervisor) -> Generation {
     }
 }
 
-async fn echo(registry: &ToolRegistry, text: &str) -> Result<(), String> {
+/// Calls `mcp__authd__echo` through the registry; the error as text.
+pub(crate) async fn echo(registry: &ToolRegistry, text: &str) -> Result<(), String> {
     let handle = registry
         .handle("mcp__authd__echo")
         .map_err(|e| e.to_string())?;

@@ -4,11 +4,11 @@
 use std::process::Stdio;
 
 use mcp_mock_server::PortHold;
-use tokio::{io::AsyncBufReadExt, process::Child, sync::watch};
+use tokio::{process::Child, sync::watch};
 
 use crate::{
-    common::{LIMIT, mock_binary},
-    serve::gateway::FAST,
+    common::mock_binary,
+    serve::gateway::{FAST, capture_stderr, serving_line},
 };
 
 /// One replica: its process while it runs, and its port.
@@ -68,22 +68,8 @@ impl Replica {
             .kill_on_drop(true)
             .spawn()
             .expect("serve starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let (tx, mut log) = watch::channel(Vec::new());
-        tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                if std::env::var_os("MCP_SERVE_TEST_STDERR").is_some() {
-                    eprintln!("replica: {line}");
-                }
-                tx.send_modify(|all| all.push(line));
-            }
-        });
-        let serving = |lines: &Vec<String>| lines.iter().any(|l| l.contains("serving MCP at "));
-        tokio::time::timeout(LIMIT, log.wait_for(serving))
-            .await
-            .expect("the replica printed its address in time")
-            .expect("the replica printed its address");
+        let mut log = capture_stderr(&mut child, "replica");
+        serving_line(&mut log).await;
         self.log = log;
         self.child = Some(child);
     }

@@ -11,10 +11,12 @@ use mcp_resilient::{
     auth::{self, Auth, Headless, OAuthConfig, RedisTokenStore},
     config::ProtocolChoice,
 };
-use serde_json::json;
 
 use super::redis::Redis;
-use crate::common::{LIMIT, fast, wait_state};
+use crate::{
+    common::{LIMIT, fast, wait_state},
+    oauth::echo,
+};
 
 /// Replicas refreshing at once.
 const REPLICAS: usize = 4;
@@ -23,17 +25,6 @@ fn config(mock: &MockServer, redis: &Redis) -> ServerConfig {
     let store = RedisTokenStore::open(&redis.url(), "authd").expect("a token store");
     let config = ServerConfig::http("authd", mock.http_url()).protocol(ProtocolChoice::V2025_11_25);
     fast(config).auth(Auth::OAuth(OAuthConfig::default().store(store)))
-}
-
-async fn echo(registry: &ToolRegistry, text: &str) -> Result<(), String> {
-    let handle = registry
-        .handle("mcp__authd__echo")
-        .map_err(|e| e.to_string())?;
-    handle
-        .call(json!({ "text": text }))
-        .await
-        .map(|_| ())
-        .map_err(|e| e.to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
