@@ -46,7 +46,7 @@ impl SessionStore for Restore {
         session_id: &str,
         _state: &SessionState,
     ) -> Result<(), SessionStoreError> {
-        self.0.share(session_id);
+        self.0.share(session_id).await;
         Ok(())
     }
 

@@ -80,10 +80,16 @@ pub trait HostStore: Send + Sync + fmt::Debug + 'static {
     /// The host session `key` has a session id that other replicas may be asked for: keep its
     /// state where they can take it over, from now until it is [removed](Self::remove).
     ///
+    /// The gateway answers the host's `initialize` only once the future ends, so that the
+    /// host's next request finds the session on whichever replica it reaches. A store that
+    /// shares through another process ends it once the session can be found there, or once its
+    /// own bound has passed (the session is then served from this process, and shared late).
+    ///
     /// # Default
-    /// Nothing: a store of one process has no one to share with.
-    fn share(&self, key: &str) {
+    /// Nothing to wait for: a store of one process has no one to share with.
+    fn share<'a>(&'a self, key: &'a str) -> BoxFuture<'a, ()> {
         let _ = key;
+        Box::pin(std::future::ready(()))
     }
 
     /// A host asked this process for session `key`, which it does not hold: take the session

@@ -35,13 +35,16 @@ async fn a_silent_redis_costs_a_claim_at_most_its_wait_and_the_core_nothing() {
     let store = RedisHostStore::open(&format!("redis://127.0.0.1:{port}"), options.clone())
         .expect("a store, though Redis says nothing");
 
-    // The core's calls: 64 sessions, each changed 100 times, all done while nothing answers.
+    // The core's calls: 64 sessions, each changed 100 times and shared, while nothing answers.
     for n in 0..64 {
         let key = format!("s{n}");
         for _ in 0..100 {
             store.update(&key, &mut |s| s.level = Some(LoggingLevel::Debug));
         }
-        store.share(&key);
+        // Sharing waits for the record, bounded: the host's `initialize` waits on it.
+        tokio::time::timeout(options.wait * 5, store.share(&key))
+            .await
+            .expect("a share ends within its bound");
         let mut seen = false;
         store.view(&key, &mut |s| seen = s.is_some());
         assert!(seen);

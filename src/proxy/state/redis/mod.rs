@@ -34,7 +34,10 @@ use std::{
 
 use futures::future::BoxFuture;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use tokio::{sync::Notify, time::Instant};
+use tokio::{
+    sync::{Notify, watch},
+    time::Instant,
+};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::{HostState, HostStore};
@@ -64,6 +67,9 @@ struct Inner {
     table: Mutex<Table>,
     /// Wakes the writer when something is pending.
     wake: Notify,
+    /// Batches the writer has said (counted): wakes a [`share`](HostStore::share) waiting for
+    /// its first write.
+    said: watch::Sender<u64>,
     /// Operations the writer has taken and not yet seen answered.
     busy: AtomicUsize,
     /// Set by the writer: the last operation failed.
@@ -104,6 +110,7 @@ impl RedisHostStore {
             next_claim: AtomicU64::new(1),
             table: Mutex::default(),
             wake: Notify::new(),
+            said: watch::Sender::new(0),
             busy: AtomicUsize::new(0),
             degraded: AtomicBool::new(false),
             failures: AtomicU64::new(0),
@@ -236,16 +243,20 @@ impl HostStore for RedisHostStore {
         self.shared.lock().held.len()
     }
 
-    fn share(&self, key: &str) {
+    /// Ends once the record is in Redis, or Redis failed, or the options' `wait` passed:
+    /// the host's next request may reach another replica, which claims the session from there.
+    fn share<'a>(&'a self, key: &'a str) -> BoxFuture<'a, ()> {
         let inner = &self.shared;
         let mut table = inner.lock();
         let Some(held) = table.held.get_mut(key) else {
-            return;
+            return Box::pin(std::future::ready(()));
         };
         held.shared = true;
         table.ask(key, Op::Write);
         drop(table);
+        let said = inner.said.subscribe();
         inner.wake.notify_one();
+        Box::pin(inner.written(key, said))
     }
 
     fn claim<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<HostState>> {

@@ -7,8 +7,10 @@
 //!    and shared, or for a [`Op::Forget`] of a session the host ended (which nothing replaces);
 //!    forgets are bounded by [`MAX_FORGETS`] (past it the record is left to expire by its TTL).
 //! 2. Only the writer task takes from `pending`; everyone else only adds (and wakes it).
+//! 3. A key is in `flying` from the writer's taking it until its batch has been said (or put
+//!    back): a key neither pending nor flying has been written, or was never asked to be.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tokio::time::Instant;
 
@@ -47,6 +49,8 @@ pub(super) struct Held {
 pub(super) struct Table {
     pub(super) held: HashMap<String, Held>,
     pub(super) pending: HashMap<String, Op>,
+    /// The keys of the batch the writer is saying now.
+    pub(super) flying: HashSet<String>,
     forgets: usize,
 }
 
@@ -70,10 +74,23 @@ impl Table {
         self.pending.insert(key.to_owned(), op);
     }
 
-    /// Every pending operation, taken (the writer's batch).
+    /// Every pending operation, taken (the writer's batch); their keys are flying until
+    /// [`landed`](Self::landed).
     pub(super) fn take(&mut self) -> Vec<(String, Op)> {
         self.forgets = 0;
-        self.pending.drain().collect()
+        let batch: Vec<(String, Op)> = self.pending.drain().collect();
+        self.flying = batch.iter().map(|(key, _)| key.clone()).collect();
+        batch
+    }
+
+    /// The writer's batch has been said (what failed is pending again).
+    pub(super) fn landed(&mut self) {
+        self.flying.clear();
+    }
+
+    /// Whether something is still to be said about `key`, or being said.
+    pub(super) fn unsaid(&self, key: &str) -> bool {
+        self.pending.contains_key(key) || self.flying.contains(key)
     }
 
     /// Gives back an operation the writer could not do, unless a newer one was asked since.
@@ -160,5 +177,19 @@ mod tests {
         assert_eq!(table.pending.get("a"), Some(&Op::Write));
         table.write_all();
         assert_eq!(table.pending.len(), 1, "b is not shared");
+    }
+
+    #[test]
+    fn a_key_is_unsaid_from_its_asking_until_its_batch_lands() {
+        let mut table = Table::default();
+        assert!(!table.unsaid("a"));
+        table.ask("a", Op::Write);
+        assert!(table.unsaid("a"));
+        let batch = table.take();
+        assert_eq!(batch.len(), 1);
+        assert!(table.unsaid("a"), "flying");
+        assert!(!table.unsaid("b"));
+        table.landed();
+        assert!(!table.unsaid("a"));
     }
 }

@@ -9,6 +9,7 @@
 
 use std::sync::{Arc, atomic::Ordering};
 
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::{Inner, scripts::Written, table::Op};
@@ -29,7 +30,10 @@ pub(super) async fn run(inner: Arc<Inner>, stop: CancellationToken) {
             if batch.is_empty() {
                 break;
             }
-            if !inner.say(batch).await {
+            let said = inner.say(batch).await;
+            inner.lock().landed();
+            inner.said.send_modify(|n| *n += 1);
+            if !said {
                 // Redis did not answer: wait, then try what is pending again.
                 tokio::select! {
                     () = stop.cancelled() => return,
@@ -81,6 +85,19 @@ impl Inner {
                 self.scripts.write(&mut conn, key, &owner, &text, ttl).await
             }
         }
+    }
+
+    /// Ends once nothing is to be said about `key` any more (its record written), or Redis
+    /// failed, or the options' `wait` passed. `said` was subscribed before `key` was asked for.
+    pub(super) async fn written(&self, key: &str, mut said: watch::Receiver<u64>) {
+        let written = async {
+            while self.lock().unsaid(key) && !self.degraded.load(Ordering::Acquire) {
+                if said.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(self.options.wait, written).await;
     }
 
     /// Asks Redis who it is: unreachable makes the store degraded; a Redis other than the last
