@@ -30,9 +30,26 @@ stop() {
 }
 trap stop EXIT INT TERM
 
-# A free loopback port (the kernel's pick; taken again by the process a moment later).
+# A free loopback port below the kernel's ephemeral range: the kernel never hands such a port
+# to a bind to port 0 or to an outgoing connection, so between this check and the process's own
+# bind only someone choosing ports by number could take it (a pick of the kernel's could go to
+# a busy machine's next connection, or to another program's listener, meanwhile).
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+    python3 - <<'PY'
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(500):
+    port = random.randrange(min(10000, low // 2), low)
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+    print(port)
+    break
+else:
+    raise SystemExit("fleet.sh: no free port below the ephemeral range")
+PY
 }
 # Waits (at most 20 s) until 127.0.0.1:$1 accepts connections.
 wait_port() {

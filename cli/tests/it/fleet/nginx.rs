@@ -16,6 +16,10 @@ const TEMPLATE: &str = include_str!("../../../../scripts/fleet/nginx.conf.in");
 pub struct Nginx {
     child: Child,
     pub port: u16,
+    /// Held as long as nginx runs: the kernel hands the port to no one else meanwhile (nginx
+    /// binds it beside the hold), so the readiness check below cannot reach another test's
+    /// listener, and no listener takes it while nginx is being started.
+    _hold: PortHold,
 }
 
 impl Nginx {
@@ -58,7 +62,6 @@ impl Nginx {
             .unwrap_or_else(|e| {
                 panic!("nginx could not be started ({e}): the fleet tests need Debian's nginx")
             });
-        drop(hold);
         // nginx says nothing when it is ready: its port accepting is the sign.
         let deadline = tokio::time::Instant::now() + LIMIT;
         while tokio::net::TcpStream::connect(("127.0.0.1", port))
@@ -71,7 +74,11 @@ impl Nginx {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        Nginx { child, port }
+        Nginx {
+            child,
+            port,
+            _hold: hold,
+        }
     }
 
     /// `http://127.0.0.1:PORT/mcp`

@@ -9,7 +9,7 @@ use mcp_mock_server::{MockOptions, MockServer, OAuthOptions};
 use mcp_resilient::{
     ConnectionState, ServerConfig, Supervisor, ToolRegistry,
     auth::{self, Auth, Headless, OAuthConfig, RedisTokenStore},
-    config::ProtocolChoice,
+    config::{Heartbeat, ProtocolChoice},
 };
 
 use super::redis::Redis;
@@ -24,7 +24,16 @@ const REPLICAS: usize = 4;
 fn config(mock: &MockServer, redis: &Redis) -> ServerConfig {
     let store = RedisTokenStore::open(&redis.url(), "authd").expect("a token store");
     let config = ServerConfig::http("authd", mock.http_url()).protocol(ProtocolChoice::V2025_11_25);
-    fast(config).auth(Auth::OAuth(OAuthConfig::default().store(store)))
+    // A probe waits for the refresh like any request: its timeout is well past the mock's
+    // refresh delay, so that a loaded machine cannot turn the slow refresh into a lost session.
+    let heartbeat = Heartbeat {
+        interval: Duration::from_secs(5),
+        timeout: Duration::from_secs(3),
+        ..fast(config.clone()).heartbeat
+    };
+    fast(config)
+        .heartbeat(heartbeat)
+        .auth(Auth::OAuth(OAuthConfig::default().store(store)))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
