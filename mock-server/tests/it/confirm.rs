@@ -1,8 +1,8 @@
 //! The `confirm` tool: `input_required` rounds for 2026-07-28 clients, a real
 //! `elicitation/create` for initialize-era sessions.
 
-mod common;
-mod modern;
+use crate::common;
+use crate::modern;
 
 use common::{text, within};
 use mcp_mock_server::{MockOptions, MockServer, MockTransport};

@@ -1,6 +1,6 @@
 //! The binary in stdio mode, driven by an rmcp client over the child's pipes.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Stdio;

@@ -3,9 +3,9 @@
 //! count of cancelled calls, over Streamable HTTP and stdio.
 #![allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); the mock serves it
 
-mod common;
-mod modern;
-mod notes;
+use crate::common;
+use crate::modern;
+use crate::notes;
 
 use common::{state_until, text, within};
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, Whoami};

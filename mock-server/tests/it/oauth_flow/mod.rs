@@ -1,4 +1,4 @@
-//! The OAuth flow by hand for `tests/oauth.rs`: registration, `/authorize` (redirects read,
+//! The OAuth flow by hand for `tests/it/oauth.rs`: registration, `/authorize` (redirects read,
 //! not followed), `/token` and bearer MCP requests, all with plain reqwest.
 #![allow(dead_code, unreachable_pub)]
 

@@ -1,8 +1,8 @@
 //! The stdio binary's process-level faults: `block`, `wedge`, `--exit-after-list` and
 //! `--ignore-sigterm`, driven over the child's pipes.
 
-mod common;
-mod raw;
+use crate::common;
+use crate::raw;
 
 use std::collections::HashSet;
 use std::os::unix::process::ExitStatusExt;

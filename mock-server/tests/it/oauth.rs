@@ -3,9 +3,9 @@
 //! 401/403 on the MCP routes of both transports and both protocol eras, the admin controls and
 //! the counters.
 
-mod common;
-mod oauth_flow;
-mod raw;
+use crate::common;
+use crate::oauth_flow;
+use crate::raw;
 
 use std::process::Stdio;
 use std::time::Duration;

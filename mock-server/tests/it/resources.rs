@@ -5,10 +5,10 @@
 //! Streamable HTTP and stdio.
 #![allow(deprecated)] // rmcp marks resources/subscribe legacy-only; the mock serves it
 
-mod common;
-mod modern;
-mod notes;
-mod raw;
+use crate::common;
+use crate::modern;
+use crate::notes;
+use crate::raw;
 
 use common::{state_until, text, within};
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, Whoami};

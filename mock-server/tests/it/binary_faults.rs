@@ -1,8 +1,8 @@
 //! The remote fault flags of the binary: `--fail-status` and companions, `--modern-only`,
 //! `--redirect` and `--ignore-sigterm`.
 
-mod common;
-mod raw;
+use crate::common;
+use crate::raw;
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;

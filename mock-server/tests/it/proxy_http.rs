@@ -1,6 +1,6 @@
 //! `HttpFaultProxy` in front of an in-process `MockServer`, with real sockets on 127.0.0.1.
 
-mod common;
+use crate::common;
 
 use common::{call, connect_http, http_client, sse_events, text, within};
 use futures::StreamExt;

@@ -50,7 +50,7 @@ struct Proxy {
 impl Proxy {
     async fn spawn(args: &str) -> Proxy {
         let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args(["--exact", "child", "--nocapture", "-q", "--test-threads=1"])
+            .args(["--exact", "proxy_cli::child", "--nocapture", "-q", "--test-threads=1"])
             .env(ARGS_VAR, args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -189,7 +189,7 @@ async fn http_form_injects_and_reports_totals_at_stdin_eof() {
 #[tokio::test]
 async fn bad_arguments_exit_with_usage() {
     let child = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", "child", "--nocapture", "-q"])
+        .args(["--exact", "proxy_cli::child", "--nocapture", "-q"])
         .env(ARGS_VAR, "tcp --upstream nowhere")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

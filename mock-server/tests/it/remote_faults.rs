@@ -1,8 +1,8 @@
 //! The other remote faults, in-process: modern-only (`-32022` for `initialize`), redirect, and
 //! `block` holding the answers of a legacy SSE stream.
 
-mod common;
-mod raw;
+use crate::common;
+use crate::raw;
 
 use common::{Client, http_client, sse_events, within};
 use futures::StreamExt;

@@ -1,6 +1,6 @@
 //! Streamable HTTP mode, in-process, with an rmcp client and raw requests.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,9 +2,9 @@
 //! initialize era, over Streamable HTTP and stdio; the 2026-only (`modern_only`) and stateless
 //! switches; requests counted by JSON-RPC method.
 
-mod common;
-mod modern;
-mod raw;
+use crate::common;
+use crate::modern;
+use crate::raw;
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
 //! Legacy HTTP+SSE mode, in-process, with raw requests.
 
-mod common;
+use crate::common;
 
 use common::{http_client, sse_events, within};
 use futures::StreamExt;

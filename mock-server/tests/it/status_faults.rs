@@ -1,8 +1,8 @@
 //! Status injection in remote modes, in-process: which requests get the status, with which
 //! headers, that the handler never sees them, and how settings are checked.
 
-mod common;
-mod raw;
+use crate::common;
+use crate::raw;
 
 use common::{Client, http_client, sse_events, within};
 use futures::StreamExt;

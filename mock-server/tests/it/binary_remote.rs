@@ -1,6 +1,6 @@
 //! The binary in remote modes: the LISTENING line, `crash` over HTTP and SSE, restart on a port.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 

@@ -2,9 +2,9 @@
 //! `end_listens` ends them with their final result (graceful) or without it (abrupt), over
 //! Streamable HTTP and stdio.
 
-mod common;
-mod modern;
-mod raw;
+use crate::common;
+use crate::modern;
+use crate::raw;
 
 use common::within;
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, SetTools};
