@@ -50,7 +50,13 @@ struct Proxy {
 impl Proxy {
     async fn spawn(args: &str) -> Proxy {
         let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args(["--exact", "proxy_cli::child", "--nocapture", "-q", "--test-threads=1"])
+            .args([
+                "--exact",
+                "proxy_cli::child",
+                "--nocapture",
+                "-q",
+                "--test-threads=1",
+            ])
             .env(ARGS_VAR, args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
