@@ -60,6 +60,9 @@ pub(crate) struct Shared {
     methods: Mutex<BTreeMap<String, u64>>,
     /// Answer `initialize` with `-32022` (a 2026-07-28-only server); set by the switch only.
     modern_only: AtomicBool,
+    /// Refuse `subscriptions/listen` with `-32601` while still declaring `listChanged`, as an
+    /// rmcp server does that never implements `accepted_subscription_filter`.
+    refuse_listen: AtomicBool,
     /// The `ttlMs` every `tools/list` page carries; 0: none.
     list_ttl_ms: AtomicU64,
     /// How `server/discover` is refused (hostile kind `discover`); `None`: it is answered.
@@ -97,6 +100,7 @@ impl Shared {
             sessions: AtomicU64::new(0),
             methods: Mutex::new(BTreeMap::new()),
             modern_only: AtomicBool::new(false),
+            refuse_listen: AtomicBool::new(false),
             list_ttl_ms: AtomicU64::new(0),
             discover: Default::default(),
             listens: Listens::new(),
@@ -201,6 +205,14 @@ impl Shared {
 
     pub(crate) fn modern_only(&self) -> bool {
         self.modern_only.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn set_refuse_listen(&self, on: bool) {
+        self.refuse_listen.store(on, Ordering::SeqCst);
+    }
+
+    pub(crate) fn refuse_listen(&self) -> bool {
+        self.refuse_listen.load(Ordering::SeqCst)
     }
 
     /// Sets the `ttlMs` of `tools/list` pages from now on (`None`: leave it out).

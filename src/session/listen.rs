@@ -24,7 +24,7 @@ use std::{collections::BTreeSet, sync::Arc, time::Duration};
 use rmcp::{
     Peer, RoleClient,
     model::{
-        ClientRequest, ProtocolVersion, ServerNotification, SubscribeRequestParams,
+        ClientRequest, ErrorCode, ProtocolVersion, ServerNotification, SubscribeRequestParams,
         SubscriptionFilter,
     },
     service::{Subscription, SubscriptionEnd},
@@ -101,10 +101,21 @@ pub(crate) async fn subscribe(
     let Some(filter) = wanted.filter(peer) else {
         return Ok(None);
     };
-    peer.listen(filter)
-        .await
-        .map(Some)
-        .map_err(|e| format!("subscriptions/listen failed: {e}"))
+    match peer.listen(filter).await {
+        Ok(subscription) => Ok(Some(subscription)),
+        // A server that declares list changes and does not serve the stream (an rmcp server
+        // that never implements `accepted_subscription_filter` answers so): its tools still
+        // answer, its changes go unheard until the next generation lists them again.
+        Err(rmcp::ServiceError::McpError(error)) if error.code == ErrorCode::METHOD_NOT_FOUND => {
+            tracing::warn!(
+                "the server declares list changes but answers subscriptions/listen with -32601 \
+                 (method not found): this generation hears no list change; its tools are listed \
+                 again on the next"
+            );
+            Ok(None)
+        }
+        Err(e) => Err(format!("subscriptions/listen failed: {e}")),
+    }
 }
 
 /// The listener of one generation: what [`run`] needs besides the generation itself.

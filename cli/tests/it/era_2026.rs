@@ -156,6 +156,33 @@ async fn a_killed_2026_server_is_noticed_by_its_listen_stream_and_recovered() {
     process.kill().await;
 }
 
+/// rmcp's server answers `subscriptions/listen` with -32601 unless its handler implements
+/// `accepted_subscription_filter`, even while it declares `listChanged`: such a server is used
+/// without the stream, not refused on every attempt.
+#[tokio::test]
+async fn a_2026_server_that_refuses_subscriptions_listen_is_ready_and_answers_calls() {
+    init_tracing();
+    let server_side = mock(MockTransport::Http).await;
+    server_side.faults().set_refuse_listen(true);
+    let (server, registry, protocol) =
+        ready(fast(ServerConfig::http("nolisten", server_side.http_url()))).await;
+    assert_eq!(protocol, MODERN);
+    let who = methods(&registry, "nolisten").await;
+    assert_eq!(
+        who.methods.get("subscriptions/listen").copied(),
+        Some(1),
+        "asked once, refused: {:?}",
+        who.methods
+    );
+    assert_eq!(server_side.faults().state().await.listens, 0);
+    assert_eq!(
+        server.status().ready().map(u64::from),
+        Some(1),
+        "the first generation serves: the refusal cost no attempt"
+    );
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn the_listen_stream_ending_without_its_final_response_is_death_and_a_graceful_end_is_not() {
     init_tracing();

@@ -142,11 +142,14 @@ impl ServerHandler for MockHandler {
 
     /// Accepts tools and resources `list_changed` and updates of every requested resource that
     /// exists; rmcp intersects this with the request. Takes the subscription's mark before rmcp
-    /// acknowledges it.
+    /// acknowledges it. `None` (rmcp answers `-32601`) while `refuse_listen` is on.
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        if self.shared.refuse_listen() {
+            return None;
+        }
         self.marks.push(self.shared.listens.mark());
         let uris = requested.resource_subscriptions.iter().flatten();
         let uris = uris.filter(|uri| resources::exists(uri));

@@ -189,6 +189,13 @@ impl Faults {
         self.state.shared.set_modern_only(on);
     }
 
+    /// While on, `subscriptions/listen` is answered `-32601` (method not found) while the
+    /// server still declares tools and resources `listChanged`: what an rmcp server sends that
+    /// enables list changes and never implements `accepted_subscription_filter`.
+    pub fn set_refuse_listen(&self, on: bool) {
+        self.state.shared.set_refuse_listen(on);
+    }
+
     /// While set, every MCP request is answered `307 Temporary Redirect` to `location`;
     /// `None` ends it.
     ///
