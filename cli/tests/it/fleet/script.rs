@@ -4,7 +4,7 @@
 use std::process::Stdio;
 
 use nix::{
-    sys::signal::{Signal, kill},
+    sys::signal::{Signal, kill, killpg},
     unistd::Pid,
 };
 use serde_json::json;
@@ -32,6 +32,8 @@ impl Script {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
+            // A group of its own: what it starts is in it too (see `Drop`).
+            .process_group(0)
             .spawn()
             .expect("bash runs fleet.sh");
         let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
@@ -80,6 +82,17 @@ impl Script {
             .expect("fleet.sh ends in time")
             .expect("status");
         assert!(status.code().is_some(), "ended on its own: {status:?}");
+    }
+}
+
+impl Drop for Script {
+    /// A test that fails midway still ends everything the script started (a SIGKILL would leave
+    /// its children running, its trap unrun): its whole process group is killed. After a
+    /// [`stop`](Script::stop) there is nothing left to kill.
+    fn drop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        }
     }
 }
 
