@@ -26,12 +26,13 @@ fn config(mock: &MockServer, redis: &Redis) -> ServerConfig {
     let config = ServerConfig::http("authd", mock.http_url()).protocol(ProtocolChoice::V2025_11_25);
     // A probe waits for the refresh like any request: its timeout is well past the mock's
     // refresh delay, so that a loaded machine cannot turn the slow refresh into a lost session.
+    let config = fast(config);
     let heartbeat = Heartbeat {
         interval: Duration::from_secs(5),
         timeout: Duration::from_secs(3),
-        ..fast(config.clone()).heartbeat
+        ..config.heartbeat.clone()
     };
-    fast(config)
+    config
         .heartbeat(heartbeat)
         .auth(Auth::OAuth(OAuthConfig::default().store(store)))
 }

@@ -28,7 +28,7 @@ use std::{
     fmt,
     sync::{
         Arc, Mutex, MutexGuard, PoisonError,
-        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
 };
 
@@ -70,8 +70,6 @@ struct Inner {
     /// Batches the writer has said (counted): wakes a [`share`](HostStore::share) waiting for
     /// its first write.
     said: watch::Sender<u64>,
-    /// Operations the writer has taken and not yet seen answered.
-    busy: AtomicUsize,
     /// Set by the writer: the last operation failed.
     degraded: AtomicBool,
     failures: AtomicU64,
@@ -111,7 +109,6 @@ impl RedisHostStore {
             table: Mutex::default(),
             wake: Notify::new(),
             said: watch::Sender::new(0),
-            busy: AtomicUsize::new(0),
             degraded: AtomicBool::new(false),
             failures: AtomicU64::new(0),
             claims: AtomicU64::new(0),
@@ -131,7 +128,7 @@ impl RedisHostStore {
         RedisStoreStatus {
             degraded: inner.degraded.load(Ordering::Acquire),
             failures: inner.failures.load(Ordering::Relaxed),
-            pending: inner.lock().pending.len() + inner.busy.load(Ordering::Acquire),
+            pending: inner.lock().unsaid_count(),
             claims: inner.claims.load(Ordering::Relaxed),
             fenced: inner.fenced.load(Ordering::Relaxed),
         }

@@ -7,8 +7,9 @@
 //!    and shared, or for a [`Op::Forget`] of a session the host ended (which nothing replaces);
 //!    forgets are bounded by [`MAX_FORGETS`] (past it the record is left to expire by its TTL).
 //! 2. Only the writer task takes from `pending`; everyone else only adds (and wakes it).
-//! 3. A key is in `flying` from the writer's taking it until its batch has been said (or put
-//!    back): a key neither pending nor flying has been written, or was never asked to be.
+//! 3. A key is in `flying` from the writer's taking it until Redis answered its operation (or
+//!    it was put back): a key neither pending nor flying has been written, or was never asked
+//!    to be.
 
 use std::collections::{HashMap, HashSet};
 
@@ -49,7 +50,7 @@ pub(super) struct Held {
 pub(super) struct Table {
     pub(super) held: HashMap<String, Held>,
     pub(super) pending: HashMap<String, Op>,
-    /// The keys of the batch the writer is saying now.
+    /// The keys of the writer's batch whose operation Redis has not answered yet.
     pub(super) flying: HashSet<String>,
     forgets: usize,
 }
@@ -74,7 +75,7 @@ impl Table {
         self.pending.insert(key.to_owned(), op);
     }
 
-    /// Every pending operation, taken (the writer's batch); their keys are flying until
+    /// Every pending operation, taken (the writer's batch); each key is flying until
     /// [`landed`](Self::landed).
     pub(super) fn take(&mut self) -> Vec<(String, Op)> {
         self.forgets = 0;
@@ -83,14 +84,19 @@ impl Table {
         batch
     }
 
-    /// The writer's batch has been said (what failed is pending again).
-    pub(super) fn landed(&mut self) {
-        self.flying.clear();
+    /// Redis answered the operation on `key` of the writer's batch.
+    pub(super) fn landed(&mut self, key: &str) {
+        self.flying.remove(key);
     }
 
     /// Whether something is still to be said about `key`, or being said.
     pub(super) fn unsaid(&self, key: &str) -> bool {
         self.pending.contains_key(key) || self.flying.contains(key)
+    }
+
+    /// Operations still to be said or being said (the status's `pending`).
+    pub(super) fn unsaid_count(&self) -> usize {
+        self.pending.len() + self.flying.len()
     }
 
     /// Gives back an operation the writer could not do, unless a newer one was asked since.
@@ -189,7 +195,7 @@ mod tests {
         assert_eq!(batch.len(), 1);
         assert!(table.unsaid("a"), "flying");
         assert!(!table.unsaid("b"));
-        table.landed();
+        table.landed("a");
         assert!(!table.unsaid("a"));
     }
 }

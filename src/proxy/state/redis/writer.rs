@@ -26,12 +26,10 @@ pub(super) async fn run(inner: Arc<Inner>, stop: CancellationToken) {
         }
         loop {
             let batch = inner.lock().take();
-            inner.busy.store(batch.len(), Ordering::Release);
             if batch.is_empty() {
                 break;
             }
             let said = inner.say(batch).await;
-            inner.lock().landed();
             inner.said.send_modify(|n| *n += 1);
             if !said {
                 // Redis did not answer: wait, then try what is pending again.
@@ -50,7 +48,10 @@ impl Inner {
         let mut rest = batch.into_iter();
         while let Some((key, op)) = rest.next() {
             match tokio::time::timeout(self.options.wait, self.apply(&key, &op)).await {
-                Ok(Ok(written)) => self.answered(&key, written),
+                Ok(Ok(written)) => {
+                    self.lock().landed(&key);
+                    self.answered(&key, written);
+                }
                 Ok(Err(_)) | Err(_) => {
                     self.failed("write");
                     let mut table = self.lock();
@@ -58,11 +59,10 @@ impl Inner {
                     for (key, op) in rest {
                         table.put_back(key, op);
                     }
-                    self.busy.store(0, Ordering::Release);
+                    table.flying.clear();
                     return false;
                 }
             }
-            self.busy.fetch_sub(1, Ordering::AcqRel);
         }
         true
     }
