@@ -204,7 +204,10 @@ impl Actor {
         loop {
             match self.next_step().await {
                 Step::Msg(Msg::Died { death, permit }) => self.on_died(death, permit).await,
-                Step::Msg(Msg::ListChanged { generation }) => self.on_list_changed(generation),
+                Step::Msg(Msg::ListChanged { generation, queued }) => {
+                    queued.take();
+                    self.on_list_changed(generation);
+                }
                 Step::Msg(Msg::Restart { done }) => {
                     self.on_restart().await;
                     let _ = done.send(());

@@ -20,7 +20,7 @@ use rmcp::{
 use tokio::sync::mpsc;
 
 use super::relay::Relay;
-use crate::mailbox::Msg;
+use crate::mailbox::{ListChange, Msg};
 use crate::{host::HostHandlers, state::Generation};
 
 /// One per generation: it stamps every notification with its generation, so the supervisor can
@@ -37,7 +37,8 @@ use crate::{host::HostHandlers, state::Generation};
 pub(crate) struct GenerationHandler {
     generation: Generation,
     server: Arc<str>,
-    tx: mpsc::UnboundedSender<Msg>,
+    /// `notifications/tools/list_changed`, to the supervisor (at most one message waiting).
+    changed: ListChange,
     handlers: HostHandlers,
     relay: Arc<Relay>,
     info: ClientConfig,
@@ -65,7 +66,7 @@ impl GenerationHandler {
         GenerationHandler {
             generation,
             server,
-            tx,
+            changed: ListChange::new(generation, tx),
             handlers,
             relay,
             info,
@@ -81,10 +82,7 @@ impl GenerationHandler {
 
 impl ClientHandler for GenerationHandler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        // The supervisor may be gone (shutdown); then there is nothing to re-sync.
-        let _ = self.tx.send(Msg::ListChanged {
-            generation: self.generation,
-        });
+        self.changed.raise();
     }
 
     async fn on_progress(

@@ -32,7 +32,7 @@ use rmcp::{
 use tokio::sync::{mpsc, watch};
 
 use super::{connect::era::is_modern, live::Live, relay::Relay};
-use crate::mailbox::Msg;
+use crate::mailbox::{ListChange, Msg};
 use crate::{
     host::HostHandlers,
     state::{Cause, Death},
@@ -171,6 +171,7 @@ async fn listen(listener: Listener, live: Arc<Live>) {
         relay,
         handlers,
     } = listener;
+    let changed = ListChange::new(live.generation, tx);
     let mut resources: watch::Receiver<BTreeSet<String>> = relay.subscriptions.subscribe();
     // The host may have subscribed between the attempt's listen and now.
     if Wanted::now(&handlers, &relay) != wanted {
@@ -203,9 +204,7 @@ async fn listen(listener: Listener, live: Arc<Live>) {
         };
         match next {
             Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
-                let _ = tx.send(Msg::ListChanged {
-                    generation: live.generation,
-                });
+                changed.raise();
             }
             Ok(Some(other)) => handlers.notify(live.server.clone(), other).await,
             Ok(None) => {
@@ -219,9 +218,7 @@ async fn listen(listener: Listener, live: Arc<Live>) {
                 };
                 tracing::info!(server = %live.server, generation = %live.generation, "{why}; subscribing again");
                 // A change may have been missed meanwhile.
-                let _ = tx.send(Msg::ListChanged {
-                    generation: live.generation,
-                });
+                changed.raise();
                 let wanted = Wanted::now(&handlers, &relay);
                 match subscribe(&live.peer, &live.protocol, &wanted).await {
                     Ok(again) => subscription = again,
