@@ -45,6 +45,14 @@ pub(crate) struct GenerationHandler {
 }
 
 impl GenerationHandler {
+    /// Who this client says it is (what a 2026-07-28 request's `_meta` carries).
+    pub(crate) fn client_meta(&self) -> crate::transport::http::ClientMeta {
+        crate::transport::http::ClientMeta {
+            info: self.info.client_info.clone(),
+            capabilities: self.info.capabilities.clone(),
+        }
+    }
+
     /// The server and generation this handler belongs to.
     pub(crate) fn label(&self) -> (Arc<str>, Generation) {
         (self.server.clone(), self.generation)

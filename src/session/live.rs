@@ -12,7 +12,7 @@
 use std::{
     sync::{
         Arc,
-        atomic::{AtomicBool, AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
     time::Duration,
 };
@@ -63,6 +63,8 @@ pub(crate) struct Live {
     /// Probe with `server/discover`: a 2026-07-28 generation (which has no `ping`), or a server
     /// that answered `ping` with method-not-found.
     pub(super) discover: AtomicBool,
+    /// Heartbeat probes sent, for the share that goes through rmcp's session.
+    pub(super) heartbeats: AtomicU64,
     /// The heartbeat's settings, which every prober follows; `None` without a heartbeat.
     pub(super) probes: Option<ProbeRules>,
     /// The tools this generation listed as `readOnlyHint` or `idempotentHint`: a call to one
@@ -110,6 +112,7 @@ impl Live {
             misses: Misses::default(),
             calls: AtomicUsize::new(0),
             discover: AtomicBool::new(modern),
+            heartbeats: AtomicU64::new(0),
             probes,
             replayable: std::sync::RwLock::default(),
             guard,

@@ -22,11 +22,13 @@ use rmcp::{
 };
 use tokio::time::Instant;
 
+use rmcp::transport::streamable_http_client::StreamableHttpError;
+
 use super::live::{Live, ProbeRules};
 use crate::{
     state::{Cause, Death, Event},
-    transport::judge,
-    verdict::Verdict,
+    transport::{http::Answered, judge, judge::judge_http},
+    verdict::{Phase, Verdict},
 };
 
 /// Who sent a probe: named in what it reports.
@@ -78,7 +80,7 @@ impl Live {
     pub(crate) async fn probe(&self, prober: Prober, within: Duration) -> Option<Probed> {
         let rules = self.probes.as_ref()?;
         let sent = Instant::now();
-        let verdict = self.send_probe(rules.timeout.min(within)).await;
+        let verdict = self.send_probe(prober, rules.timeout.min(within)).await;
         Some(self.judge_probe(prober, rules, sent, verdict))
     }
 
@@ -161,37 +163,79 @@ impl Live {
     /// [`Verdict::Busy`] or a miss ([`Verdict::Suspect`]) according to the load; an answer of
     /// any kind is alive; `ping` answered method-not-found switches this generation's probe to
     /// `server/discover` and is not a miss.
-    async fn send_probe(&self, timeout: Duration) -> Verdict {
-        let request = if self.discover.load(Ordering::Relaxed) {
-            ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams::default()))
-        } else {
-            ClientRequest::PingRequest(PingRequest::default())
+    ///
+    /// The heartbeat's probes on Streamable HTTP go around rmcp's session
+    /// ([`DirectProbe`](crate::transport::http::DirectProbe)), but one in
+    /// [`THROUGH_SESSION`]: that one, and every probe of a call's, proves the session loop
+    /// itself (calls go through it; a wedged loop must not hide behind a live server).
+    async fn send_probe(&self, prober: Prober, timeout: Duration) -> Verdict {
+        let discover = self.discover.load(Ordering::Relaxed);
+        let method = match discover {
+            true => "server/discover",
+            false => "ping",
         };
-        let op = crate::telemetry::Op::internal(&self.telemetry, probe_method(&request));
-        let verdict = match tokio::time::timeout(timeout, self.peer.send_request(request)).await {
+        let direct = match (prober, self.activity.direct_probe.get()) {
+            (Prober::Heartbeat, Some(direct)) => {
+                let n = self.heartbeats.fetch_add(1, Ordering::Relaxed);
+                (n % THROUGH_SESSION != 0).then_some(direct)
+            }
+            _ => None,
+        };
+        let op = crate::telemetry::Op::internal(&self.telemetry, method);
+        let answer = async {
+            match direct {
+                Some(direct) => match direct.send(discover, &self.protocol).await {
+                    Ok(Answered::Result) => Ok(()),
+                    Ok(Answered::Error(e)) => Err(Refused::Error(e)),
+                    Err(StreamableHttpError::TransportChannelClosed) => {
+                        Err(Refused::Verdict(Verdict::transport("transport closed")))
+                    }
+                    Err(e) => Err(Refused::Verdict(judge_http(&e, Phase::Session))),
+                },
+                None => {
+                    let request = match discover {
+                        true => ClientRequest::DiscoverRequest(DiscoverRequest::new(
+                            DiscoverRequestParams::default(),
+                        )),
+                        false => ClientRequest::PingRequest(PingRequest::default()),
+                    };
+                    match self.peer.send_request(request).await {
+                        Ok(_) => Ok(()),
+                        Err(ServiceError::McpError(e)) => Err(Refused::Error(e)),
+                        Err(e) => Err(Refused::Verdict(judge(&e))),
+                    }
+                }
+            }
+        };
+        let verdict = match tokio::time::timeout(timeout, answer).await {
             Err(_) if self.load(timeout).is_busy() => Verdict::Busy,
             Err(_) => Verdict::Suspect {
                 status: None,
                 detail: format!("unanswered after {timeout:?}"),
             },
-            Ok(Ok(_)) => Verdict::Alive,
-            Ok(Err(ServiceError::McpError(e)))
+            Ok(Ok(())) => Verdict::Alive,
+            Ok(Err(Refused::Error(e)))
                 if e.code == ErrorCode::METHOD_NOT_FOUND
                     && !self.discover.swap(true, Ordering::Relaxed) =>
             {
                 tracing::info!(server = %self.server, generation = %self.generation, "server has no ping; probing with server/discover");
                 Verdict::Alive
             }
-            Ok(Err(e)) => judge(&e),
+            Ok(Err(Refused::Error(_))) => Verdict::Alive,
+            Ok(Err(Refused::Verdict(verdict))) => verdict,
         };
         op.end_probe(&verdict);
         verdict
     }
 }
 
-fn probe_method(request: &ClientRequest) -> &'static str {
-    match request {
-        ClientRequest::DiscoverRequest(_) => "server/discover",
-        _ => "ping",
-    }
+/// One heartbeat probe in this many goes through rmcp's session (see [`Live::send_probe`]).
+const THROUGH_SESSION: u64 = 10;
+
+/// A probe not answered with a result.
+enum Refused {
+    /// A JSON-RPC error: the server answered.
+    Error(rmcp::model::ErrorData),
+    /// No answer; what that means.
+    Verdict(Verdict),
 }

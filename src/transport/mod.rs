@@ -62,6 +62,9 @@ pub struct Activity {
     /// The `Mcp-Session-Id` the server gave the generation (2025-era Streamable HTTP only);
     /// set once by the transport, from the answer to `initialize`.
     pub(crate) session_id: std::sync::OnceLock<Box<str>>,
+    /// The heartbeat's way around rmcp's session (Streamable HTTP only); set once by the
+    /// attempt that built the transport.
+    pub(crate) direct_probe: std::sync::OnceLock<http::DirectProbe>,
 }
 
 impl Activity {
@@ -79,6 +82,7 @@ impl Activity {
             ledger: ledger::Ledger::default(),
             settled: tokio::sync::Notify::new(),
             session_id: std::sync::OnceLock::new(),
+            direct_probe: std::sync::OnceLock::new(),
         })
     }
 

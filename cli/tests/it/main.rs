@@ -18,6 +18,7 @@ mod cli_auth;
 mod cli_harden;
 mod cli_signals;
 mod cli_wait;
+mod direct_probe;
 mod era_2026;
 mod era_fallback;
 #[cfg(feature = "fleet-tests")]

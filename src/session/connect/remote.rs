@@ -153,6 +153,9 @@ async fn serve_http(
     )
     .map_err(|e| failed(e, None))?;
     let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
+    let _ = activity
+        .direct_probe
+        .set(http.direct_probe(handler.client_meta()));
     let lifecycle = era::lifecycle(config.protocol, &context.era, false);
     let served = handshake(http, handler, lifecycle, activity, session_ct, ct, deadline).await;
     // Nothing the server sends on the standalone stream is lost to our first requests.

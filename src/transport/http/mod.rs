@@ -54,6 +54,7 @@ mod discover;
 pub(crate) mod errors;
 mod events;
 mod params;
+mod probe;
 mod routing;
 mod send;
 mod settle;
@@ -72,6 +73,7 @@ use tokio::sync::mpsc;
 pub(crate) use errors::{
     HttpError, describe, initialize_status, last_phase, never_ran, status_of, verdict,
 };
+pub(crate) use probe::{Answered, ClientMeta, DirectProbe};
 pub(crate) use settle::Standalone;
 
 use self::core::{Core, Parts, Rules};
@@ -138,6 +140,14 @@ pub(crate) fn transport(
         core: Arc::new(Core::new(parts, tx)),
         inbox,
     })
+}
+
+impl HttpTransport {
+    /// The generation's probe that goes around rmcp's session ([`probe`]); `meta` is who the
+    /// client says it is on a 2026-07-28 request.
+    pub(crate) fn direct_probe(&self, meta: ClientMeta) -> DirectProbe {
+        DirectProbe::new(&self.core, meta)
+    }
 }
 
 impl Transport<RoleClient> for HttpTransport {

@@ -145,7 +145,7 @@ impl Core {
 
     /// One `POST` with the current token (renewed once if refused), and its answer read; a
     /// request's body is `departure`'s, which then says whether any of it left.
-    async fn exchange(
+    pub(super) async fn exchange(
         &self,
         headers: reqwest::header::HeaderMap,
         body: Bytes,

@@ -1,0 +1,124 @@
+//! Reading a direct probe's answer (see the parent module): its `POST`, then its JSON body or
+//! its event stream until the answer; what else the stream carries goes to rmcp's session.
+
+use std::{borrow::Cow, time::Duration};
+
+use bytes::Bytes;
+use rmcp::{
+    model::{JsonRpcMessage, RequestId},
+    transport::streamable_http_client::StreamableHttpError,
+};
+
+use super::{Answered, Template};
+use crate::transport::http::{
+    HttpError,
+    answer::{Answer, Sent, expire_on_400},
+    core::Core,
+    decode,
+    errors::redacted,
+    events::{Broken, Events, answers, on_stream_of},
+};
+
+/// How long the rest of an answered HTTP/1.1 stream is read, so its connection can be reused.
+const DRAIN: Duration = Duration::from_millis(50);
+
+impl Core {
+    /// One probe's `POST` and its answer (see the module docs).
+    pub(super) async fn probe(
+        &self,
+        template: &Template,
+        body: Bytes,
+        id: &RequestId,
+    ) -> Result<Answered, HttpError> {
+        let session = self.session.id.get().is_some();
+        let sent = Sent {
+            request: Some((id, template.method)),
+            session,
+            max_message: self.rules.max_message,
+        };
+        let result = self
+            .exchange(template.headers.clone(), body, &sent, None)
+            .await;
+        let result = match session && self.rules.treat_400_as_expired {
+            true => expire_on_400(Some(id), result),
+            false => result,
+        };
+        let (answer, _) = result?;
+        self.activity.bytes_arrived();
+        match answer {
+            Answer::Accepted => Ok(Answered::Result),
+            Answer::Json(message) => Ok(self.answered(message, id).await),
+            Answer::Events(response) => self.probe_stream(response, id, template.method).await,
+        }
+    }
+
+    /// What an answer says; one that is not the probe's goes to rmcp's session.
+    async fn answered(
+        &self,
+        message: rmcp::model::ServerJsonRpcMessage,
+        id: &RequestId,
+    ) -> Answered {
+        self.activity.touch();
+        if !answers(&message, id) {
+            if let Some(message) = on_stream_of(message, id) {
+                self.deliver(message).await;
+            }
+            return Answered::Result;
+        }
+        match message {
+            JsonRpcMessage::Error(error) => Answered::Error(error.error),
+            _ => Answered::Result,
+        }
+    }
+
+    /// Reads the probe's event stream until its answer.
+    async fn probe_stream(
+        &self,
+        response: reqwest::Response,
+        id: &RequestId,
+        method: &str,
+    ) -> Result<Answered, HttpError> {
+        let h1 = response.version() < reqwest::Version::HTTP_2;
+        let mut events = Events::new(response, self.rules.max_event, self.rules.max_line);
+        loop {
+            match events.next(&self.activity).await {
+                Ok(Some(event)) if event.event != "message" || event.data.trim().is_empty() => {}
+                Ok(Some(event)) => {
+                    let message = match decode::message(event.data.as_bytes(), Some(method)) {
+                        Ok(message) => message,
+                        Err(e) => {
+                            tracing::warn!(%id, "a message on a probe's event stream did not parse and was skipped: {e}");
+                            continue;
+                        }
+                    };
+                    if answers(&message, id) {
+                        let answered = self.answered(message, id).await;
+                        if h1 {
+                            let _ = tokio::time::timeout(DRAIN, async {
+                                while let Ok(Some(_)) = events.next(&self.activity).await {}
+                            })
+                            .await;
+                        }
+                        return Ok(answered);
+                    }
+                    self.activity.touch();
+                    if let Some(message) = on_stream_of(message, id) {
+                        self.deliver(message).await;
+                    }
+                }
+                Ok(None) => return Err(StreamableHttpError::UnexpectedEndOfStream),
+                Err(Broken::Http(e)) => return redacted(Err(StreamableHttpError::Client(e))),
+                Err(broken @ Broken::Sse(_)) => {
+                    let death = broken.death();
+                    let detail = death.as_ref().map(|d| d.detail.clone()).unwrap_or_default();
+                    if let Some(death) = death {
+                        self.die(death);
+                    }
+                    return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
+                        detail,
+                    )));
+                }
+            }
+        }
+    }
+}
