@@ -177,7 +177,7 @@ impl Live {
         let direct = match (prober, self.activity.direct_probe.get()) {
             (Prober::Heartbeat, Some(direct)) => {
                 let n = self.heartbeats.fetch_add(1, Ordering::Relaxed);
-                (n % THROUGH_SESSION != 0).then_some(direct)
+                (!n.is_multiple_of(THROUGH_SESSION)).then_some(direct)
             }
             _ => None,
         };
