@@ -35,7 +35,7 @@ use crate::transport::{ledger::Delivery, refusal};
 /// take: the server answers these at once.
 const CONTROL_WAIT: Duration = Duration::from_secs(5);
 /// How long the rest of an answered HTTP/1.1 stream is read, so its connection can be reused.
-const DRAIN: Duration = Duration::from_millis(50);
+pub(super) const DRAIN: Duration = Duration::from_millis(50);
 
 impl Core {
     /// Sends `message` (see the module docs).
@@ -286,6 +286,6 @@ fn encode(message: &ClientJsonRpcMessage) -> Result<Bytes, HttpError> {
 }
 
 /// Reads what is left of an answered stream.
-async fn drain(events: &mut Events, activity: &crate::transport::Activity) {
+pub(super) async fn drain(events: &mut Events, activity: &crate::transport::Activity) {
     while let Ok(Some(_)) = events.next(activity).await {}
 }

@@ -1,7 +1,7 @@
 //! Reading a direct probe's answer (see the parent module): its `POST`, then its JSON body or
 //! its event stream until the answer; what else the stream carries goes to rmcp's session.
 
-use std::{borrow::Cow, time::Duration};
+use std::borrow::Cow;
 
 use bytes::Bytes;
 use rmcp::{
@@ -17,10 +17,8 @@ use crate::transport::http::{
     decode,
     errors::redacted,
     events::{Broken, Events, answers, on_stream_of},
+    send::{DRAIN, drain},
 };
-
-/// How long the rest of an answered HTTP/1.1 stream is read, so its connection can be reused.
-const DRAIN: Duration = Duration::from_millis(50);
 
 impl Core {
     /// One probe's `POST` and its answer (see the module docs).
@@ -94,10 +92,8 @@ impl Core {
                     if answers(&message, id) {
                         let answered = self.answered(message, id).await;
                         if h1 {
-                            let _ = tokio::time::timeout(DRAIN, async {
-                                while let Ok(Some(_)) = events.next(&self.activity).await {}
-                            })
-                            .await;
+                            let _ = tokio::time::timeout(DRAIN, drain(&mut events, &self.activity))
+                                .await;
                         }
                         return Ok(answered);
                     }
