@@ -109,8 +109,9 @@ impl Actor {
         self.transition(state, generation, Note::Plain);
         let backoff = tokio::time::sleep(delay);
         self.backoff = Some(match self.origin.clone() {
-            // Whichever comes first: the backoff, or the server listening again.
-            Some(origin) => Box::pin(async move {
+            // Whichever comes first: the backoff, or the server listening again; then the
+            // origin's attempt budget.
+            Some(origin) => self.paced(async move {
                 tokio::select! {
                     () = backoff => {}
                     () = crate::transport::origin::accepts_again(origin) => {}
@@ -118,6 +119,23 @@ impl Actor {
             }),
             None => Box::pin(backoff),
         });
+    }
+
+    /// `wait`, then the origin's attempt budget when the server has a web origin.
+    fn paced(
+        &self,
+        wait: impl Future<Output = ()> + Send + 'static,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        match self.origin.clone() {
+            Some(origin) => {
+                let rate = self.config.reconnect.origin_attempts_per_second;
+                Box::pin(async move {
+                    wait.await;
+                    crate::transport::origin::budget::admit(&origin, rate).await;
+                })
+            }
+            None => Box::pin(wait),
+        }
     }
 
     /// A permanent refusal (`unauthorized`, `rejected`) or a limit exceeded (`limit_exceeded`):
@@ -144,9 +162,7 @@ impl Actor {
         }
         self.outage.get_or_insert(Outage::new(tries));
         self.unregister();
-        self.backoff = retry_in.map(|wait| -> Pin<Box<dyn Future<Output = ()> + Send>> {
-            Box::pin(tokio::time::sleep(wait))
-        });
+        self.backoff = retry_in.map(|wait| self.paced(tokio::time::sleep(wait)));
         let state = ConnectionState::Failed {
             reason,
             death,

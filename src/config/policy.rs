@@ -52,6 +52,16 @@ pub struct Reconnect {
     /// # Default
     /// `None` (= `max_delay`); at most 24 h
     pub stability_window: Option<Duration>,
+    /// Reconnect attempts per second this process starts against one web origin
+    /// (`host:port`), across every supervisor whose servers share it and that uses the same
+    /// figure; attempts past it wait their turn. It keeps many sessions to one restarted server
+    /// a bounded stream, not a herd: in any window `w`, at most `r × w + max(1, r / 100)`
+    /// attempts start (220 in any 100 ms at the default). Stdio servers are not limited. Must be
+    /// at least 1.
+    ///
+    /// # Default
+    /// 2,000
+    pub origin_attempts_per_second: u32,
 }
 
 impl Default for Reconnect {
@@ -64,6 +74,7 @@ impl Default for Reconnect {
             jitter: 0.3,
             max_attempts: 10,
             stability_window: None,
+            origin_attempts_per_second: 2000,
         }
     }
 }

@@ -147,7 +147,9 @@ pub enum ConnectionState {
         death: Death,
         /// 1-based number of the attempt that will follow the delay.
         attempt: u32,
-        /// The scheduled delay before that attempt.
+        /// The scheduled delay before that attempt: the backoff, which a server listening again
+        /// cuts short; a web origin's attempt budget (`Reconnect::origin_attempts_per_second`)
+        /// may hold the attempt a little longer.
         delay: Duration,
     },
     /// No further attempts at the normal pace: the budget is spent, reconnect is disabled, a

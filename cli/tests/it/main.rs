@@ -29,6 +29,7 @@ mod hostile_sse;
 mod http_stream;
 mod layers;
 mod oauth;
+mod origin_budget;
 mod proxy;
 mod proxy_hostile;
 mod remote_faults;

@@ -556,10 +556,11 @@ async fn a_file_store_sees_what_another_process_saved() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_credentials_get_a_token_before_each_expiry_bites() {
     for wire in WIRES {
-        // 4 s: rmcp renews when under min(30 s, lifetime / 2) is left, counted in whole
-        // seconds, so a 2 s token could be sent in its last instant and meet a 401.
+        // 6 s: rmcp renews when under min(30 s, lifetime / 2) is left, counted in whole
+        // seconds, so a 2 s token could be sent in its last instant and meet a 401; and at
+        // 4 s, a request taken 2 s from its token under a loaded test run met one too.
         let mock = mock(OAuthOptions {
-            access_ttl: Duration::from_secs(4),
+            access_ttl: Duration::from_secs(6),
             clients: vec![("machine".to_owned(), Some("m2m-secret".to_owned()))],
             ..OAuthOptions::default()
         })

@@ -104,6 +104,11 @@ fn reconnect_bounds_are_checked() {
         "reconnect.stability_window",
         "zero",
     );
+    assert_error(
+        &with(|r| r.origin_attempts_per_second = 0),
+        "reconnect.origin_attempts_per_second",
+        "at least 1",
+    );
 }
 
 #[test]

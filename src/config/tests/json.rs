@@ -95,7 +95,8 @@ fn our_blocks_accept_strings_and_integer_milliseconds() {
     let json = r#"{"mcpServers": {"s": {
       "command": "x",
       "reconnect": {"enabled": true, "initialDelay": 100, "maxDelay": "1.5s", "multiplier": 3,
-                    "jitter": 0.1, "maxAttempts": 4, "stabilityWindow": "1m"},
+                    "jitter": 0.1, "maxAttempts": 4, "stabilityWindow": "1m",
+                    "originAttemptsPerSecond": 50},
       "heartbeat": {"interval": "5s", "failures": 3},
       "callTimeout": "2m", "connectTimeout": 2500, "closeTimeout": "1250ms", "maxToolPages": 7,
       "stdinCloseGrace": "0s", "termGrace": 10, "envAllowlist": ["PATH"]
@@ -110,6 +111,7 @@ fn our_blocks_accept_strings_and_integer_milliseconds() {
         (r.jitter, r.max_attempts, r.stability_window),
         (0.1, 4, Some(ms(60_000)))
     );
+    assert_eq!(r.origin_attempts_per_second, 50);
     let h = &config.heartbeat;
     assert_eq!(
         (h.interval, h.timeout, h.failures),

@@ -122,6 +122,12 @@ fn check_reconnect(r: &Reconnect) -> Check {
     if let Some(window) = r.stability_window {
         positive("reconnect.stability_window", window)?;
     }
+    if r.origin_attempts_per_second == 0 {
+        return fail(
+            "reconnect.origin_attempts_per_second",
+            "must be at least 1, got 0",
+        );
+    }
     Ok(())
 }
 

@@ -89,6 +89,7 @@ pub(super) struct ReconnectJson {
     jitter: Option<f64>,
     max_attempts: Option<u32>,
     stability_window: Option<JsonDuration>,
+    origin_attempts_per_second: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -250,6 +251,10 @@ impl ReconnectJson {
         set!(policy.jitter, self.jitter);
         set!(policy.max_attempts, self.max_attempts);
         policy.stability_window = self.stability_window.map(Into::into);
+        set!(
+            policy.origin_attempts_per_second,
+            self.origin_attempts_per_second
+        );
         policy
     }
 }

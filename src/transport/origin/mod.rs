@@ -14,9 +14,9 @@
 //! so the backoff it races decides as before: the watch never adds an attempt against a server
 //! that refuses connections, and never hurries one against a server that accepts them.
 //!
-//! When it resolves, many waiters (many sessions to one restarted server) are released over
-//! `waiters / `[`RELEASE_PER_SECOND`] seconds at random, so their attempts arrive as a bounded
-//! stream and not as a herd.
+//! When it resolves, many waiters (many sessions to one restarted server) are released at once;
+//! what keeps their attempts a bounded stream and not a herd is the origin's attempt budget
+//! ([`budget`]), which every reconnect attempt to a web origin passes, whatever ended its wait.
 //!
 //! # Invariants
 //!
@@ -35,12 +35,12 @@ use rand::Rng;
 use tokio::sync::watch;
 use url::Url;
 
+pub(crate) mod budget;
+
 /// The longest pause between two connects to one origin.
 const EVERY: Duration = Duration::from_millis(250);
 /// How long one connect may take before it counts as no answer.
 const CONNECT_WAIT: Duration = Duration::from_secs(1);
-/// How many waiters of one origin are released per second, on average, once it accepts.
-pub(crate) const RELEASE_PER_SECOND: f64 = 2000.0;
 
 /// What the last connect to an origin found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,25 +85,18 @@ pub(crate) fn of(url: &Url) -> Option<String> {
     Some(format!("{host}:{}", url.port_or_known_default()?))
 }
 
-/// Resolves once `origin` was seen refusing connections and then accepting one, after a random
-/// share of the release spread (see the module docs). Pending forever otherwise.
+/// Resolves once `origin` was seen refusing connections and then accepting one. Pending
+/// forever otherwise.
 ///
 /// # Cancel safety
 ///
 /// Cancel-safe: it only waits; dropping it drops its subscription.
 pub(crate) async fn accepts_again(origin: String) {
-    let (sender, mut seen) = subscribe(&origin);
-    if seen.wait_for(|s| s.0 == Seen::Refused).await.is_err() {
-        return std::future::pending().await;
-    }
-    if seen.wait_for(|s| s.0 == Seen::Accepted).await.is_err() {
-        return std::future::pending().await;
-    }
-    let waiters = sender.receiver_count() as f64;
-    let spread = waiters / RELEASE_PER_SECOND;
-    if spread > 0.0 {
-        let share = rand::rng().random_range(0.0..=spread);
-        tokio::time::sleep(Duration::from_secs_f64(share)).await;
+    let (_sender, mut seen) = subscribe(&origin);
+    let refused = seen.wait_for(|s| s.0 == Seen::Refused).await.is_ok();
+    if !(refused && seen.wait_for(|s| s.0 == Seen::Accepted).await.is_ok()) {
+        // The watch ended without a sign: leave it to the backoff.
+        std::future::pending::<()>().await;
     }
 }
 

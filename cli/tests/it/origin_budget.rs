@@ -1,0 +1,117 @@
+//! A restart of many sessions to one origin never exceeds the origin's attempt budget
+//! (`reconnect.origin_attempts_per_second`), counted where it matters: by the restarted server.
+
+use std::time::Duration;
+
+use crate::common::{process::MockProcess, *};
+use mcp_resilient::{
+    Supervisor, ToolRegistry,
+    config::{Reconnect, ServerConfig},
+};
+use serde_json::Value;
+
+/// Sessions to one origin.
+const N: usize = 24;
+/// Attempts per second to it: a bucket of one, one attempt every 50 ms.
+const RATE: u32 = 20;
+/// The window counted, and what the budget allows in it: `RATE × 0.5 s + 1`.
+const WINDOW_US: u64 = 500_000;
+const BOUND: usize = 11;
+
+fn config(name: &str, mock: &MockProcess) -> ServerConfig {
+    let config = match mock.kind {
+        "sse" => ServerConfig::sse(name, mock.url()),
+        _ => era_2025(ServerConfig::http(name, mock.url())),
+    };
+    // No jitter: without a budget every session would come back in the same instant.
+    fast(config).reconnect(Reconnect {
+        initial_delay: Duration::from_millis(300),
+        max_delay: Duration::from_secs(1),
+        jitter: 0.0,
+        max_attempts: 100,
+        origin_attempts_per_second: RATE,
+        ..Reconnect::default()
+    })
+}
+
+/// Whether `request` opened a session: the first `POST` of a 2025 session (no session id yet)
+/// or a legacy SSE stream.
+fn opens_session(kind: &str, request: &Value) -> bool {
+    match kind {
+        "sse" => request["method"] == "GET" && request["path"] == "/sse",
+        _ => {
+            request["method"] == "POST"
+                && request["headers"].get("mcp-session-id").is_none()
+                && request["rpc_methods"]
+                    .as_array()
+                    .is_some_and(|m| m.iter().any(|m| m == "initialize"))
+        }
+    }
+}
+
+/// The most of `times` (µs) in any window of `WINDOW_US`.
+fn peak(mut times: Vec<u64>) -> usize {
+    times.sort_unstable();
+    let mut best = 0;
+    let mut start = 0;
+    for end in 0..times.len() {
+        while times[end] - times[start] >= WINDOW_US {
+            start += 1;
+        }
+        best = best.max(end - start + 1);
+    }
+    best
+}
+
+async fn a_restart_stays_within_the_origin_budget(kind: &'static str) {
+    init_tracing();
+    let mut mock = MockProcess::start(kind).await;
+    let registry = ToolRegistry::new();
+    let servers: Vec<Supervisor> = (0..N)
+        .map(|i| Supervisor::spawn(config(&format!("s{i}"), &mock), &registry).unwrap())
+        .collect();
+    let mut firsts = Vec::new();
+    for server in &servers {
+        firsts.push(server.wait_ready(LIMIT).await.expect("ready"));
+    }
+    let mut events: Vec<_> = servers.iter().map(Supervisor::events).collect();
+
+    mock.kill().await;
+    // Every session knows its server is gone before it listens again.
+    for rx in &mut events {
+        lost(rx).await;
+    }
+    mock.restart().await;
+    for (rx, first) in events.iter_mut().zip(&firsts) {
+        let again = ready_generation(rx).await;
+        assert!(again > *first, "{again} after {first}");
+    }
+    let opens: Vec<u64> = mock
+        .try_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| opens_session(kind, r))
+        .filter_map(|r| r["at_us"].as_u64())
+        .collect();
+    assert!(opens.len() >= N, "{} sessions opened again", opens.len());
+    let most = peak(opens);
+    assert!(
+        most <= BOUND,
+        "{most} sessions opened in {WINDOW_US} µs; the budget allows {BOUND}"
+    );
+    for server in servers {
+        server.shutdown().await;
+    }
+    mock.kill().await;
+}
+
+#[tokio::test]
+async fn http_sessions_restarted_together_stay_within_the_origin_budget() {
+    a_restart_stays_within_the_origin_budget("http").await;
+}
+
+#[tokio::test]
+async fn sse_sessions_restarted_together_stay_within_the_origin_budget() {
+    a_restart_stays_within_the_origin_budget("sse").await;
+}
