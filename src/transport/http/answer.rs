@@ -48,6 +48,9 @@ pub(super) struct Sent<'a> {
     pub(super) session: bool,
     /// The largest JSON body accepted.
     pub(super) max_message: usize,
+    /// The request is a direct probe: its answer's result is never typed
+    /// ([`decode::probe_answer`]).
+    pub(super) probe: bool,
 }
 
 /// Reads `response` as the answer to `sent`; the answer's `Mcp-Session-Id`, if any, comes
@@ -91,7 +94,11 @@ pub(super) async fn read(
         Some(k) if is(k, "text/event-stream") => Ok((Answer::Events(response), session)),
         Some(k) if is(k, "application/json") => {
             let body = bounded(response, sent.max_message, activity).await?;
-            match decode::message(&body, sent.request.map(|(_, method)| method)) {
+            let decoded = match sent.request {
+                Some((id, _)) if sent.probe => decode::probe_answer(&body, id),
+                request => decode::message(&body, request.map(|(_, method)| method)),
+            };
+            match decoded {
                 Ok(message) => Ok((Answer::Json(message), session)),
                 Err(e) if !awaits => {
                     tracing::debug!(

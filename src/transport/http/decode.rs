@@ -61,6 +61,31 @@ pub(super) fn message(
     serde_json::from_slice(bytes)
 }
 
+/// A message on a probe's own answer (a JSON body or its event stream; see [`super::probe`]).
+/// The probe needs only whether its answer is a result or an error, so its result is checked
+/// to be JSON and never typed: it reads as an empty result, which goes no further than the
+/// probe. Anything else takes [`message`]'s path, typed by no method (it answers no request
+/// whose method this stream knows).
+pub(super) fn probe_answer(
+    bytes: &[u8],
+    probe: &RequestId,
+) -> Result<ServerJsonRpcMessage, serde_json::Error> {
+    if let Ok(head) = serde_json::from_slice::<Head>(bytes)
+        && head.method.is_none()
+        && head.error.is_none()
+        && head.result.is_some()
+        && head.id.as_ref() == Some(probe)
+    {
+        let response = JsonRpcResponse {
+            jsonrpc: JsonRpcVersion2_0,
+            id: probe.clone(),
+            result: ServerResult::EmptyResult(rmcp::model::EmptyResult {}),
+        };
+        return Ok(ServerJsonRpcMessage::Response(response));
+    }
+    message(bytes, None)
+}
+
 /// The result of a `method` request, read as the type that method returns; `None` for other
 /// methods, or when it does not read as that type.
 fn typed(method: Option<&str>, raw: &str) -> Option<ServerResult> {
@@ -129,6 +154,37 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_probe_answer_is_a_result_or_an_error_and_anything_else_reads_as_rmcp_reads_it() {
+        let probe = RequestId::String("mcp-resilient-probe-7".into());
+        let discover = r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-7","result":{"supportedVersions":["2026-07-28"],"capabilities":{},"serverInfo":{"name":"s","version":"1"},"x":[1,2,{"y":null}]}}"#;
+        match probe_answer(discover.as_bytes(), &probe).unwrap() {
+            ServerJsonRpcMessage::Response(r) => {
+                assert_eq!(r.id, probe);
+                assert!(matches!(r.result, ServerResult::EmptyResult(_)));
+            }
+            other => panic!("{other:?}"),
+        }
+        // Errors, other requests' answers, requests and notifications: as rmcp reads them.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-7","error":{"code":-32601,"message":"no"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-8","result":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":1}}"#,
+            r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-7","method":"ping"}"#,
+        ] {
+            let ours = probe_answer(text.as_bytes(), &probe).expect(text);
+            assert_eq!(
+                serde_json::to_value(&ours).unwrap(),
+                serde_json::to_value(rmcp(text)).unwrap(),
+                "{text}"
+            );
+        }
+        // A result that is no JSON is no answer.
+        let broken = r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-7","result":{"a":}}"#;
+        assert!(probe_answer(broken.as_bytes(), &probe).is_err());
     }
 
     #[test]

@@ -108,6 +108,7 @@ impl Core {
             request: Some((id, method)),
             session,
             max_message: self.rules.max_message,
+            probe: false,
         };
         let result = self.exchange(headers, body, &sent, Some(departure)).await;
         // Whether the request left (see `crate::transport::ledger`): a refused connection, or a
@@ -177,6 +178,7 @@ impl Core {
             request: None,
             session: self.session.id.get().is_some(),
             max_message: self.rules.max_message,
+            probe: false,
         };
         match tokio::time::timeout(CONTROL_WAIT, self.exchange(headers, body, &sent, None)).await {
             Ok(answered) => answered.map(drop),

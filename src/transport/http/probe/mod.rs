@@ -6,7 +6,8 @@
 //! the same bytes in instructions (BENCHMARKS.md § 16). Here the body is serialized once per
 //! generation and method, each probe splicing in its own id; the headers are built once; the
 //! answer is read as every answer is (the transport's bounds, its parser, its activity
-//! stamps). The probe's id is a string (`mcp-resilient-probe-N`), never one of rmcp's numbers,
+//! stamps), but for its result, which is checked to be JSON and never typed: the probe needs
+//! to know only that it is a result ([`super::decode::probe_answer`]). The probe's id is a string (`mcp-resilient-probe-N`), never one of rmcp's numbers,
 //! so an answer that strays to rmcp's session cannot complete another request.
 //!
 //! # Invariants

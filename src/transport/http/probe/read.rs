@@ -33,6 +33,7 @@ impl Core {
             request: Some((id, template.method)),
             session,
             max_message: self.rules.max_message,
+            probe: true,
         };
         let result = self
             .exchange(template.headers.clone(), body, &sent, None)
@@ -46,7 +47,7 @@ impl Core {
         match answer {
             Answer::Accepted => Ok(Answered::Result),
             Answer::Json(message) => Ok(self.answered(message, id).await),
-            Answer::Events(response) => self.probe_stream(response, id, template.method).await,
+            Answer::Events(response) => self.probe_stream(response, id).await,
         }
     }
 
@@ -74,7 +75,6 @@ impl Core {
         &self,
         response: reqwest::Response,
         id: &RequestId,
-        method: &str,
     ) -> Result<Answered, HttpError> {
         let h1 = response.version() < reqwest::Version::HTTP_2;
         let mut events = Events::new(response, self.rules.max_event, self.rules.max_line);
@@ -82,7 +82,7 @@ impl Core {
             match events.next(&self.activity).await {
                 Ok(Some(event)) if event.event != "message" || event.data.trim().is_empty() => {}
                 Ok(Some(event)) => {
-                    let message = match decode::message(event.data.as_bytes(), Some(method)) {
+                    let message = match decode::probe_answer(event.data.as_bytes(), id) {
                         Ok(message) => message,
                         Err(e) => {
                             tracing::warn!(%id, "a message on a probe's event stream did not parse and was skipped: {e}");
