@@ -6,7 +6,7 @@
 //! others (the official Python SDK, say):
 //!
 //! ```sh
-//! cargo run --release --example counterpart_calls -- --url http://127.0.0.1:8000/mcp \
+//! cargo run --release -p mcp-resilient --example counterpart_calls -- --url http://127.0.0.1:8000/mcp \
 //!     --tool echo --args '{"text":"hi"}' --calls 200 --spacing-ms 10
 //! ```
 //!

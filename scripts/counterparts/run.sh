@@ -7,7 +7,7 @@
 # summarize.py turns them into the tables of docs/counterparts.md.
 #
 #   scripts/counterparts/setup.sh                      # once: the venv with `mcp`
-#   cargo build --release --example counterpart_calls --bin mcp-resilient
+#   cargo build --release -p mcp-resilient -p mcp-resilient-cli --example counterpart_calls --bin mcp-resilient
 #   scripts/counterparts/run.sh [a b c d d_long e f]   # default: a b c d e
 #
 # The binaries are taken from $CARGO_TARGET_DIR (default target/); OUT=dir writes the results

@@ -156,7 +156,7 @@ impl Actor {
             task,
         });
         if let Some(delay) = self.attempts.hedge_delay {
-            self.hedge = Some(Box::pin(tokio::time::sleep(delay)));
+            self.hedge = Some(self.paced(tokio::time::sleep(delay)));
         }
     }
 

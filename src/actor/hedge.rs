@@ -8,7 +8,8 @@
 //! getting no answer — and that counts as a failed attempt. After a partition heals, a server is
 //! ready again within one hedge interval. An attempt that is slow but answering (each handshake
 //! step takes a while) is never hedged or abandoned: it has its `connect_timeout`. Stdio attempts
-//! are never hedged: that would mean two children.
+//! are never hedged: that would mean two children. A hedge's look (and so its attempt) waits its
+//! turn in the origin's attempt budget like any attempt (`crate::transport::origin::budget`).
 
 use std::time::Duration;
 
@@ -31,14 +32,14 @@ impl Actor {
         let quiet = current.activity.idle();
         if quiet < delay {
             // It is getting answers: slow, not stuck. Look again when it could be stuck.
-            self.hedge = Some(Box::pin(tokio::time::sleep(delay - quiet)));
+            self.hedge = Some(self.paced(tokio::time::sleep(delay - quiet)));
             return;
         }
         if let Some(older) = &self.attempts.straggler
             && older.activity.idle() < delay
         {
             // The older one has started to answer: let both run, start no third.
-            self.hedge = Some(Box::pin(tokio::time::sleep(delay)));
+            self.hedge = Some(self.paced(tokio::time::sleep(delay)));
             return;
         }
         let Some(stuck) = self.attempts.current.take() else {

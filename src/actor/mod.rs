@@ -126,8 +126,9 @@ pub(crate) struct Actor {
     backoff: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
     /// The `host:port` watched while the server is down; `None` for stdio.
     origin: Option<String>,
-    /// Fires when the current remote attempt should be hedged.
-    hedge: Option<Pin<Box<Sleep>>>,
+    /// Fires when the current remote attempt should be hedged (after its turn in the origin's
+    /// attempt budget).
+    hedge: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
     /// Fires when the current generation's tool list reached its `ttlMs`.
     refresh: Option<Pin<Box<Sleep>>>,
     stability: Option<Pin<Box<Sleep>>>,
@@ -200,7 +201,7 @@ impl Actor {
         // The metrics' series of this server exist from its first status on.
         let first = self.board.status();
         crate::telemetry::transition(&self.server, &first.state, &first.state, None);
-        self.begin_attempt();
+        self.begin_first();
         loop {
             match self.next_step().await {
                 Step::Msg(Msg::Died { death, permit }) => self.on_died(death, permit).await,

@@ -121,8 +121,18 @@ impl Actor {
         });
     }
 
+    /// The first attempt: at once for stdio; for a web origin after its turn in the origin's
+    /// budget, as every attempt (a process that starts many servers of one origin at once is as
+    /// much a herd as a restart).
+    pub(super) fn begin_first(&mut self) {
+        match self.origin {
+            Some(_) => self.backoff = Some(self.paced(std::future::ready(()))),
+            None => self.begin_attempt(),
+        }
+    }
+
     /// `wait`, then the origin's attempt budget when the server has a web origin.
-    fn paced(
+    pub(super) fn paced(
         &self,
         wait: impl Future<Output = ()> + Send + 'static,
     ) -> Pin<Box<dyn Future<Output = ()> + Send>> {

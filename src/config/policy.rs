@@ -52,12 +52,12 @@ pub struct Reconnect {
     /// # Default
     /// `None` (= `max_delay`); at most 24 h
     pub stability_window: Option<Duration>,
-    /// Reconnect attempts per second this process starts against one web origin
-    /// (`host:port`), across every supervisor whose servers share it and that uses the same
-    /// figure; attempts past it wait their turn. It keeps many sessions to one restarted server
-    /// a bounded stream, not a herd: in any window `w`, at most `r × w + max(1, r / 100)`
-    /// attempts start (220 in any 100 ms at the default). Stdio servers are not limited. Must be
-    /// at least 1.
+    /// Attempts per second (first attempts and reconnects) this process starts against one web
+    /// origin (`host:port`), across every supervisor whose servers share it and that uses the
+    /// same figure; attempts past it wait their turn. It keeps many sessions to one (re)started
+    /// server a bounded stream, not a herd: in any window `w`, at most `r × w + max(1, r / 100)`
+    /// attempts start (220 in any 100 ms at the default). Stdio servers are not limited; a
+    /// `restart()` does not wait. Must be at least 1 (checked when `enabled`).
     ///
     /// # Default
     /// 2,000

@@ -106,6 +106,38 @@ async fn a_restart_stays_within_the_origin_budget(kind: &'static str) {
     mock.kill().await;
 }
 
+/// Sessions to one origin started together: their first attempts wait their turn too.
+#[tokio::test]
+async fn sessions_started_together_stay_within_the_origin_budget() {
+    init_tracing();
+    let mut mock = MockProcess::start("http").await;
+    let registry = ToolRegistry::new();
+    let servers: Vec<Supervisor> = (0..N)
+        .map(|i| Supervisor::spawn(config(&format!("s{i}"), &mock), &registry).unwrap())
+        .collect();
+    for server in &servers {
+        server.wait_ready(LIMIT).await.expect("ready");
+    }
+    let opens: Vec<u64> = mock
+        .try_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| opens_session("http", r))
+        .filter_map(|r| r["at_us"].as_u64())
+        .collect();
+    assert_eq!(opens.len(), N, "one session each");
+    let most = peak(opens);
+    assert!(
+        most <= BOUND,
+        "{most} sessions opened in {WINDOW_US} µs; the budget allows {BOUND}"
+    );
+    for server in servers {
+        server.shutdown().await;
+    }
+    mock.kill().await;
+}
+
 #[tokio::test]
 async fn http_sessions_restarted_together_stay_within_the_origin_budget() {
     a_restart_stays_within_the_origin_budget("http").await;

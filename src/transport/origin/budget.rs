@@ -1,7 +1,8 @@
 //! The attempt budget of one web origin: what lets many sessions to one restarted server come
-//! back as a bounded stream and not as a herd. Every reconnect attempt to a web origin waits
-//! its turn here ([`admit`]), whatever ended its backoff (the backoff itself, or the origin
-//! watch of the parent module).
+//! back as a bounded stream and not as a herd. Every attempt to a web origin waits its turn
+//! here ([`admit`]): a supervisor's first (many started at once are a herd too), and every
+//! reconnect, whatever ended its backoff (the backoff itself, or the origin watch of the
+//! parent module). A `restart()` asked for by the host does not wait.
 //!
 //! Per origin and rate `r` (`reconnect.origin_attempts_per_second`), one task releases waiting
 //! attempts from a token bucket refilled at `r` per second and holding at most

@@ -16,7 +16,7 @@
 //!
 //! When it resolves, many waiters (many sessions to one restarted server) are released at once;
 //! what keeps their attempts a bounded stream and not a herd is the origin's attempt budget
-//! ([`budget`]), which every reconnect attempt to a web origin passes, whatever ended its wait.
+//! ([`budget`]), which every attempt to a web origin passes, whatever ended its wait.
 //!
 //! # Invariants
 //!
