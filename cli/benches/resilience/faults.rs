@@ -25,6 +25,7 @@ use crate::{
     Mode,
     mock::{self, LIMIT, MockProcess, Res, ms, now_us, try_wait_state},
     stats::{Row, Samples},
+    support::opens_session,
 };
 
 const DETECT: &str = "2. detection latency (fault -> state leaves ready)";
@@ -530,38 +531,6 @@ async fn first_attempt(m: &MockProcess, modern: bool) -> Res<Option<u64>> {
         })
         .filter_map(|r| r["at_us"].as_u64())
         .min())
-}
-
-/// Whether a recorded request starts an attempt: `GET /sse` (legacy), or a `POST` of
-/// `initialize` (2025) or `server/discover` (2026-07-28, which has no sessions) that is not a
-/// direct heartbeat probe (string ids `mcp-resilient-probe-N`). The one probe in ten that goes
-/// through rmcp's session is counted too: at most N / 3,000 per 100 ms at the 30 s heartbeat.
-pub fn starts_attempt(kind: &str, r: &serde_json::Value) -> bool {
-    if kind == "sse" {
-        return opens_session(kind, r);
-    }
-    let handshake = r["rpc_methods"].as_array().is_some_and(|m| {
-        m.iter()
-            .any(|m| m == "initialize" || m == "server/discover")
-    });
-    r["method"] == "POST"
-        && handshake
-        && !r["body"]
-            .as_str()
-            .is_some_and(|b| b.contains("mcp-resilient-probe-"))
-}
-
-/// Whether a recorded request opens a session: `GET /sse` (legacy) or a `POST /mcp` without a
-/// session id (Streamable HTTP `initialize`).
-pub fn opens_session(kind: &str, r: &serde_json::Value) -> bool {
-    match kind {
-        "sse" => r["method"] == "GET" && r["path"] == "/sse",
-        _ => {
-            r["method"] == "POST"
-                && r["path"] == "/mcp"
-                && r["headers"].get("mcp-session-id").is_none()
-        }
-    }
 }
 
 fn push_rows(era: &Era, sc: &Scenario, f: Figures, rows: &mut Vec<Row>) {

@@ -68,7 +68,7 @@ pub fn clk_tck() -> f64 {
 fn probes(kind: &str, requests: &[Value]) -> usize {
     requests
         .iter()
-        .filter(|r| r["method"] == "POST" && !crate::faults::opens_session(kind, r))
+        .filter(|r| r["method"] == "POST" && !crate::support::opens_session(kind, r))
         .count()
 }
 

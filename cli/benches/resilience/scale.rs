@@ -23,7 +23,7 @@
 //!   restarted on its port: until all are ready on a new generation, failures, and the peak
 //!   attempts per 100 ms (client events: the scheduled times of attempts, which the origin watch
 //!   may bring forward and its budget hold back; and the new server's log: requests that start
-//!   an attempt, `faults::starts_attempt`).
+//!   an attempt, `support::starts_attempt`).
 //!
 //! `MCP_SCALE_N` sets N of the idle rows, `MCP_SCALE_KINDS` (e.g. `HTTP-2025,legacy-SSE`) picks
 //! kinds. The parent raises its own `RLIMIT_NOFILE` (children inherit it): 10,000 idle connections
@@ -518,7 +518,7 @@ async fn child_idle(kind: Kind, n: usize, window: Duration) -> Res<Value> {
         .try_requests()
         .await?
         .iter()
-        .filter(|r| crate::faults::starts_attempt(kind.transport, r))
+        .filter(|r| crate::support::starts_attempt(kind.transport, r))
         .filter_map(|r| r["at_us"].as_u64())
         .collect();
     let restart = json!({

@@ -30,17 +30,8 @@ struct Outcome {
 }
 
 /// The most timestamps (µs) inside any window of `WINDOW_US` starting at one of them.
-pub fn peak(mut times: Vec<u64>) -> usize {
-    times.sort_unstable();
-    let mut best = 0;
-    let mut start = 0;
-    for end in 0..times.len() {
-        while times[end] - times[start] >= WINDOW_US {
-            start += 1;
-        }
-        best = best.max(end - start + 1);
-    }
-    best
+pub fn peak(times: Vec<u64>) -> usize {
+    crate::support::peak(times, WINDOW_US)
 }
 
 /// Per client: attempt start times (µs) and when it became ready on a new generation.
@@ -122,7 +113,7 @@ async fn storm(clients: usize, jitter: f64) -> Res<Outcome> {
     let requests = mock.try_requests().await?;
     let server_times: Vec<u64> = requests
         .iter()
-        .filter(|r| crate::faults::opens_session("sse", r))
+        .filter(|r| crate::support::opens_session("sse", r))
         .filter_map(|r| r["at_us"].as_u64())
         .collect();
     let client_times: Vec<u64> = followed

@@ -7,8 +7,8 @@ use crate::common::{process::MockProcess, *};
 use mcp_resilient::{
     Supervisor, ToolRegistry,
     config::{Reconnect, ServerConfig},
+    state::Generation,
 };
-use serde_json::Value;
 
 /// Sessions to one origin.
 const N: usize = 24;
@@ -34,46 +34,52 @@ fn config(name: &str, mock: &MockProcess) -> ServerConfig {
     })
 }
 
-/// Whether `request` opened a session: the first `POST` of a 2025 session (no session id yet)
-/// or a legacy SSE stream.
-fn opens_session(kind: &str, request: &Value) -> bool {
-    match kind {
-        "sse" => request["method"] == "GET" && request["path"] == "/sse",
-        _ => {
-            request["method"] == "POST"
-                && request["headers"].get("mcp-session-id").is_none()
-                && request["rpc_methods"]
-                    .as_array()
-                    .is_some_and(|m| m.iter().any(|m| m == "initialize"))
-        }
+/// `N` supervisors of `mock`, each ready (its first generation returned).
+async fn ready_all(
+    mock: &MockProcess,
+    registry: &ToolRegistry,
+) -> (Vec<Supervisor>, Vec<Generation>) {
+    let servers: Vec<Supervisor> = (0..N)
+        .map(|i| Supervisor::spawn(config(&format!("s{i}"), mock), registry).unwrap())
+        .collect();
+    let mut firsts = Vec::new();
+    for server in &servers {
+        firsts.push(server.wait_ready(LIMIT).await.expect("ready"));
     }
+    (servers, firsts)
 }
 
-/// The most of `times` (µs) in any window of `WINDOW_US`.
-fn peak(mut times: Vec<u64>) -> usize {
-    times.sort_unstable();
-    let mut best = 0;
-    let mut start = 0;
-    for end in 0..times.len() {
-        while times[end] - times[start] >= WINDOW_US {
-            start += 1;
-        }
-        best = best.max(end - start + 1);
+/// When the mock (this process of it) saw each attempt start.
+async fn starts(mock: &MockProcess) -> Vec<u64> {
+    mock.try_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| starts_attempt(mock.kind, r))
+        .filter_map(|r| r["at_us"].as_u64())
+        .collect()
+}
+
+fn assert_within_budget(starts: Vec<u64>) {
+    let most = peak(starts, WINDOW_US);
+    assert!(
+        most <= BOUND,
+        "{most} sessions opened in {WINDOW_US} µs; the budget allows {BOUND}"
+    );
+}
+
+async fn stop_all(servers: Vec<Supervisor>, mut mock: MockProcess) {
+    for server in servers {
+        server.shutdown().await;
     }
-    best
+    mock.kill().await;
 }
 
 async fn a_restart_stays_within_the_origin_budget(kind: &'static str) {
     init_tracing();
     let mut mock = MockProcess::start(kind).await;
     let registry = ToolRegistry::new();
-    let servers: Vec<Supervisor> = (0..N)
-        .map(|i| Supervisor::spawn(config(&format!("s{i}"), &mock), &registry).unwrap())
-        .collect();
-    let mut firsts = Vec::new();
-    for server in &servers {
-        firsts.push(server.wait_ready(LIMIT).await.expect("ready"));
-    }
+    let (servers, firsts) = ready_all(&mock, &registry).await;
     let mut events: Vec<_> = servers.iter().map(Supervisor::events).collect();
 
     mock.kill().await;
@@ -86,56 +92,23 @@ async fn a_restart_stays_within_the_origin_budget(kind: &'static str) {
         let again = ready_generation(rx).await;
         assert!(again > *first, "{again} after {first}");
     }
-    let opens: Vec<u64> = mock
-        .try_requests()
-        .await
-        .unwrap()
-        .iter()
-        .filter(|r| opens_session(kind, r))
-        .filter_map(|r| r["at_us"].as_u64())
-        .collect();
+    let opens = starts(&mock).await;
     assert!(opens.len() >= N, "{} sessions opened again", opens.len());
-    let most = peak(opens);
-    assert!(
-        most <= BOUND,
-        "{most} sessions opened in {WINDOW_US} µs; the budget allows {BOUND}"
-    );
-    for server in servers {
-        server.shutdown().await;
-    }
-    mock.kill().await;
+    assert_within_budget(opens);
+    stop_all(servers, mock).await;
 }
 
 /// Sessions to one origin started together: their first attempts wait their turn too.
 #[tokio::test]
 async fn sessions_started_together_stay_within_the_origin_budget() {
     init_tracing();
-    let mut mock = MockProcess::start("http").await;
+    let mock = MockProcess::start("http").await;
     let registry = ToolRegistry::new();
-    let servers: Vec<Supervisor> = (0..N)
-        .map(|i| Supervisor::spawn(config(&format!("s{i}"), &mock), &registry).unwrap())
-        .collect();
-    for server in &servers {
-        server.wait_ready(LIMIT).await.expect("ready");
-    }
-    let opens: Vec<u64> = mock
-        .try_requests()
-        .await
-        .unwrap()
-        .iter()
-        .filter(|r| opens_session("http", r))
-        .filter_map(|r| r["at_us"].as_u64())
-        .collect();
+    let (servers, _) = ready_all(&mock, &registry).await;
+    let opens = starts(&mock).await;
     assert_eq!(opens.len(), N, "one session each");
-    let most = peak(opens);
-    assert!(
-        most <= BOUND,
-        "{most} sessions opened in {WINDOW_US} µs; the budget allows {BOUND}"
-    );
-    for server in servers {
-        server.shutdown().await;
-    }
-    mock.kill().await;
+    assert_within_budget(opens);
+    stop_all(servers, mock).await;
 }
 
 #[tokio::test]

@@ -3,12 +3,15 @@
 //! at most `limits.max_sse_event_bytes`, one line at most `limits.max_sse_line_bytes`, strict
 //! UTF-8), with the last event id and `retry:` kept for a resumption.
 
-use std::collections::VecDeque;
+use std::{borrow::Cow, collections::VecDeque};
 
 use rmcp::{
     model::{GetExtensions, JsonRpcMessage, RequestId, ServerJsonRpcMessage},
     service::InboundStreamOrigin,
+    transport::streamable_http_client::StreamableHttpError,
 };
+
+use super::{HttpError, core::Core, errors::redact_error};
 
 use crate::{
     state::Death,
@@ -42,6 +45,23 @@ impl Broken {
                 crate::verdict::limit::exceeded(detail)
             }
         })
+    }
+}
+
+impl Core {
+    /// The error a request's answer stream broke with: a body that failed is the client's error
+    /// (redacted); bytes that broke the format or a bound end the generation as well
+    /// ([`Broken::death`]).
+    pub(super) fn broken(&self, broken: Broken) -> HttpError {
+        if let Broken::Http(e) = broken {
+            return redact_error(StreamableHttpError::Client(e));
+        }
+        let death = broken.death();
+        let detail = death.as_ref().map(|d| d.detail.clone()).unwrap_or_default();
+        if let Some(death) = death {
+            self.die(death);
+        }
+        StreamableHttpError::UnexpectedServerResponse(Cow::Owned(detail))
     }
 }
 

@@ -8,7 +8,7 @@
 //! request with that error. `notifications/cancelled` stops reading the answer it names (and on a
 //! 2026-07-28 generation, where closing the stream is the cancellation, is not sent).
 
-use std::{borrow::Cow, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use rmcp::{
@@ -244,18 +244,8 @@ impl Core {
                     continue;
                 }
                 Ok(None) => StreamableHttpError::UnexpectedEndOfStream,
-                Err(Broken::Http(e)) => redacted::<()>(Err(StreamableHttpError::Client(e)))
-                    .expect_err("an error stays one"),
-                Err(broken @ Broken::Sse(_)) => {
-                    let death = broken.death();
-                    let detail = death.as_ref().map(|d| d.detail.clone()).unwrap_or_default();
-                    if let Some(death) = death {
-                        self.die(death);
-                    }
-                    return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
-                        detail,
-                    )));
-                }
+                Err(broken @ Broken::Http(_)) => self.broken(broken),
+                Err(broken @ Broken::Sse(_)) => return Err(self.broken(broken)),
             };
             if refuse_if_empty && !events.carried {
                 let said = "answered with an event stream that ended empty";

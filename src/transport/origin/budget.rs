@@ -31,7 +31,10 @@ use tokio::sync::oneshot;
 const TICK: Duration = Duration::from_millis(10);
 
 /// Resolves when `origin`'s attempt budget at `rate` per second lets one more attempt start
-/// (see the module docs); at once when the budget has tokens and nobody waits before it.
+/// (see the module docs); at once when the budget has tokens and nobody waits before it, else
+/// after about `waiters ahead / rate` (the waiters are this process's supervisors of the origin,
+/// one attempt each at a time). The budget's task belongs to its map entry: it ends by itself a
+/// tick after its last waiter, or with its runtime (invariants 1, 2).
 ///
 /// # Cancel safety
 ///

@@ -1,8 +1,6 @@
 //! Reading a direct probe's answer (see the parent module): its `POST`, then its JSON body or
 //! its event stream until the answer; what else the stream carries goes to rmcp's session.
 
-use std::borrow::Cow;
-
 use bytes::Bytes;
 use rmcp::{
     model::{JsonRpcMessage, RequestId},
@@ -15,8 +13,7 @@ use crate::transport::http::{
     answer::{Answer, Sent, expire_on_400},
     core::Core,
     decode,
-    errors::redacted,
-    events::{Broken, Events, answers, on_stream_of},
+    events::{Events, answers, on_stream_of},
     send::{DRAIN, drain},
 };
 
@@ -103,17 +100,7 @@ impl Core {
                     }
                 }
                 Ok(None) => return Err(StreamableHttpError::UnexpectedEndOfStream),
-                Err(Broken::Http(e)) => return redacted(Err(StreamableHttpError::Client(e))),
-                Err(broken @ Broken::Sse(_)) => {
-                    let death = broken.death();
-                    let detail = death.as_ref().map(|d| d.detail.clone()).unwrap_or_default();
-                    if let Some(death) = death {
-                        self.die(death);
-                    }
-                    return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
-                        detail,
-                    )));
-                }
+                Err(broken) => return Err(self.broken(broken)),
             }
         }
     }
