@@ -4,14 +4,16 @@
 //! ```sh
 //! cargo bench --bench resilience -- --quick     # under 2 minutes on 2 cores
 //! cargo bench --bench resilience                # full mode: more repetitions, longer windows
-//! cargo bench --bench resilience -- --only calls,faults,idle,storm,verdicts,era,proxy,auth,hostile,scale
+//! cargo bench --bench resilience -- --only calls,faults,idle,storm,verdicts,era,proxy,auth,hostile,scale,serve
 //! ```
 //!
 //! Sections 1-6 speak protocol 2025-11-25 (legacy SSE: 2024-11-05); `era` (section 8) measures
 //! calls, detection and recovery at 2026-07-28; `proxy` (section 9) the per-call cost of the
 //! `mcp-resilient proxy` binary over a direct supervised call; `auth` (section 10) what OAuth
 //! costs a call and how fast token renewals and refusals are handled; `hostile` (section 11) the
-//! client CPU that a hostile legacy SSE server's bytes cost (floods, an endless line).
+//! client CPU that a hostile legacy SSE server's bytes cost (floods, an endless line); `serve`
+//! (section 22) the memory per idle host session of `mcp-resilient serve` and the latency it
+//! adds for many hosts.
 //!
 //! Prints a Markdown table and writes the same figures to `target/bench/results.json`. Every
 //! measured call is checked (no error, no `isError`, the echo came back); every recovery is
@@ -40,6 +42,8 @@ mod mock;
 mod proxy;
 #[path = "resilience/scale.rs"]
 mod scale;
+#[path = "resilience/serve.rs"]
+mod serve;
 #[path = "resilience/stats.rs"]
 mod stats;
 #[path = "resilience/storm.rs"]
@@ -98,7 +102,7 @@ fn main() {
     runtime.block_on(async {
         for (part, section) in [
             "calls", "faults", "idle", "storm", "verdicts", "era", "proxy", "auth", "hostile",
-            "scale",
+            "scale", "serve",
         ]
         .iter()
         .zip([
@@ -112,6 +116,7 @@ fn main() {
             "10. authorization",
             "11. hostile input",
             "13. scale",
+            "22. serve",
         ]) {
             if !wanted(part) {
                 continue;
@@ -128,6 +133,7 @@ fn main() {
                 "auth" => auth::run(mode, &mut rows).await,
                 "hostile" => hostile::run(mode, &mut rows).await,
                 "scale" => scale::run(mode, &mut rows).await,
+                "serve" => serve::run(mode, &mut rows).await,
                 _ => proxy::run(mode, &mut rows).await,
             };
             if let Err(e) = result {

@@ -13,7 +13,7 @@ use std::{
     time::Duration,
 };
 
-use axum::{Router, middleware, routing::get};
+use axum::{Router, middleware, routing::get, serve::ListenerExt};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -119,6 +119,13 @@ impl Gateway {
             .route("/readyz", get(readyz).with_state(readiness));
         let closed = ended.clone();
         let server = tokio::spawn(async move {
+            // Answers are small writes: without TCP_NODELAY, Nagle's algorithm holds one back
+            // until the host's delayed ACK (40 ms on Linux) for every call.
+            let listener = listener.tap_io(|tcp| {
+                if let Err(error) = tcp.set_nodelay(true) {
+                    tracing::debug!(%error, "TCP_NODELAY not set on a host connection");
+                }
+            });
             axum::serve(listener, app)
                 .with_graceful_shutdown(async move { closed.cancelled().await })
                 .await
