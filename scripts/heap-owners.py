@@ -10,7 +10,10 @@ heap of its N idle connections) and prints KiB per connection:
 - by allocating site: the innermost frame outside the standard library and the allocators
   (a tokio channel, hyper's dispatcher, serde_json's maps), with its holder.
 
-    python3 scripts/heap-owners.py STACKS N
+    python3 scripts/heap-owners.py STACKS N [--minus BASELINE_STACKS]
+
+With `--minus`, the baseline's bytes (the same process with no connections) are taken off
+holder by holder and site by site before dividing by N.
 """
 import collections
 import re
@@ -19,7 +22,7 @@ import sys
 STD = ('alloc', 'core', 'std', 'hashbrown', '__rustc', '__rust_alloc', 'malloc', 'calloc',
        'realloc', 'operator new', '??', '<unresolved function>', 'heaptrack', 'alloc_',
        'posix_memalign', 'aligned_alloc')
-HOLDERS = ('mcp_resilient', 'rmcp', 'reqwest')
+HOLDERS = ('mcp_resilient', 'rmcp', 'reqwest', 'axum')
 
 
 def crate(frame):
@@ -30,8 +33,8 @@ def crate(frame):
     return re.split(r'::|<| ', f, 1)[0]
 
 
-def main():
-    path, n = sys.argv[1], int(sys.argv[2])
+def owners(path):
+    """Bytes by holder and by (site, holder) in one stack file, and their total."""
     by_holder = collections.Counter()
     by_site = collections.Counter()
     total = 0
@@ -59,6 +62,17 @@ def main():
                 break
         by_holder[holder] += cost
         by_site[(site, holder)] += cost
+    return by_holder, by_site, total
+
+
+def main():
+    path, n = sys.argv[1], int(sys.argv[2])
+    by_holder, by_site, total = owners(path)
+    if '--minus' in sys.argv:
+        base_holder, base_site, base_total = owners(sys.argv[sys.argv.index('--minus') + 1])
+        by_holder.subtract(base_holder)
+        by_site.subtract(base_site)
+        total -= base_total
     print(f'total still allocated: {total / 1024 / n:.1f} KiB per connection (N={n})\n')
     print('| holder | KiB per connection | share |\n|---|---|---|')
     for holder, cost in by_holder.most_common():

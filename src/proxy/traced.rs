@@ -13,20 +13,28 @@ use super::handler::ProxyHandler;
 
 impl ProxyHandler {
     /// Runs `work`, the answer to the host's `method`, inside the request's span.
-    pub(super) async fn traced<T>(
-        &self,
+    ///
+    /// The work is boxed before anything else: rmcp's Streamable HTTP server runs a session's
+    /// `initialize` inside the task that then waits for the session to end, so the largest of
+    /// this handler's request futures is kept for every idle host session (see
+    /// `ProxyHandler::initialize`). An `async fn` would hold the unstarted work by value.
+    pub(super) fn traced<'a, T: 'a>(
+        &'a self,
         method: &'static str,
-        context: &RequestContext<RoleServer>,
-        work: impl Future<Output = Result<T, ErrorData>>,
-    ) -> Result<T, ErrorData> {
-        let served = Served::start(
-            method,
-            self.shared.link.transport,
-            &[Some(&context.meta)],
-            None,
-        );
-        let answer = served.within(work).await;
-        served.end(answer.as_ref().err().map(served_rpc_error));
-        answer
+        context: &'a RequestContext<RoleServer>,
+        work: impl Future<Output = Result<T, ErrorData>> + Send + 'a,
+    ) -> impl Future<Output = Result<T, ErrorData>> + Send + 'a {
+        let work = Box::pin(work);
+        async move {
+            let served = Served::start(
+                method,
+                self.shared.link.transport,
+                &[Some(&context.meta)],
+                None,
+            );
+            let answer = served.within(work).await;
+            served.end(answer.as_ref().err().map(served_rpc_error));
+            answer
+        }
     }
 }
