@@ -8,20 +8,26 @@ With ERA 2026 (default 2025) the hosts are the SDK's `Client` pinned to revision
 `tools/list`, and a host whose `tools/list` fails too counts as having lost its connection.
 
 Usage: py_hosts.py URL HOSTS SECONDS PEEK_MS [ERA]
+Environment: MCP_BEARER, a token sent as `Authorization: Bearer` (a gateway that wants one);
+TOOL_PREFIX, put before the tool names (a gateway that renames them, e.g. "mock-").
 Prints one JSON object: {"calls": [[host, tool, start, end, outcome, detail], ...],
 "sessions_lost": N, "sessions": N}. Times are seconds since the epoch.
 """
 
 import asyncio
 import json
+import os
 import sys
 import time
 
 from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 URL, HOSTS, SECONDS, PEEK_MS = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 ERA = sys.argv[5] if len(sys.argv) > 5 else "2025"
+BEARER = os.environ.get("MCP_BEARER")
+PREFIX = os.environ.get("TOOL_PREFIX", "")
 # One call may wait out an outage (serve's call wait, 10 s) and more: past this, it is failed.
 CALL_LIMIT = 30.0
 
@@ -39,7 +45,7 @@ async def call_in_turn(name: str, call_tool, check, deadline: float, calls: list
         tool, args = (("peek", {"ms": PEEK_MS}) if turn % 2 else ("echo", {"text": f"{name}-{turn}"}))
         start = time.time()
         try:
-            result = await asyncio.wait_for(call_tool(tool, args), CALL_LIMIT)
+            result = await asyncio.wait_for(call_tool(PREFIX + tool, args), CALL_LIMIT)
         except Exception as error:  # the call failed; is the connection gone too?
             calls.append([name, tool, start, time.time(), "error", repr(error)[:200]])
             await asyncio.wait_for(check(), CALL_LIMIT)
@@ -55,12 +61,18 @@ async def host(index: int, deadline: float, calls: list, counts: dict) -> None:
     turn = 0
     while time.time() < deadline:
         try:
-            async with streamable_http_client(URL) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await asyncio.wait_for(session.initialize(), CALL_LIMIT)
-                    counts["sessions"] += 1
-                    turn = await call_in_turn(f"py{index}", session.call_tool, session.send_ping,
-                                              deadline, calls, turn)
+            # Without a token, the SDK's own default client, as before.
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {BEARER}"}) if BEARER else None
+            try:
+                async with streamable_http_client(URL, http_client=http) as (read, write):
+                    async with ClientSession(read, write) as session:
+                        await asyncio.wait_for(session.initialize(), CALL_LIMIT)
+                        counts["sessions"] += 1
+                        turn = await call_in_turn(f"py{index}", session.call_tool, session.send_ping,
+                                                  deadline, calls, turn)
+            finally:
+                if http is not None:
+                    await http.aclose()
         except Exception:
             counts["sessions_lost"] += 1
             await asyncio.sleep(0.05)

@@ -1,45 +1,71 @@
 #!/usr/bin/env python3
 """The Done-when run of issue 25: many hosts on the official Python and TypeScript SDKs call
 through a gateway to an upstream that is SIGKILLed and restarted several times; what the hosts
-saw is counted. Everything listens on 127.0.0.1; every wait has a deadline.
+saw is counted. Every address the hosts and the script target is 127.0.0.1; every wait has a
+deadline.
 
-    scripts/serve-fleet/run.py [--bin B] [--hosts 50] [--kills 5] [--every 5] [--peek-ms 300]
-                               [--only serve-stdio,serve-http,direct,serve-calm]
+    scripts/serve-fleet/isolated.sh [--bin B] [--hosts 50] [--kills 5] [--every 5] [--peek-ms 300]
+                                    [--only direct,serve-stdio,...] [--serve-flag=--reconnect-max=2s]
 
-Targets:
+isolated.sh runs this script inside a network namespace of its own whose only interface is
+loopback (`unshare --net`, then `ip link set lo up`): there a gateway that binds every interface
+(supergateway 4.0 has no option to bind loopback only) can reach nothing but 127.0.0.1. The
+supergateway targets refuse to run outside such a namespace; the others bind 127.0.0.1 anyway
+and may run with `python3 run.py` directly.
+
+Targets (a name with `-calm` after it, e.g. `supergateway-calm`: the same, no kill, --calm s; the
+latency figures come from those and from `direct`):
+  direct       the hosts straight to the mock over HTTP, no kill: the latency baseline
   serve-stdio  mcp-resilient serve, the mock server as its stdio child (killed; serve starts it)
   serve-http   mcp-resilient serve, the mock server over Streamable HTTP (killed and started
-               again on the same port by this script)
-  direct       the hosts straight to the mock over HTTP, no kill: the latency baseline
-  serve-calm   serve in front of the HTTP mock, no kill: latency through serve
+               again on the same port by this script); `serve-calm` is serve-http-calm
   mcp-proxy    npm mcp-proxy 6.7 (`--host 127.0.0.1 --server stream`), the mock as its stdio
                child (every such child killed at each kill; mcp-proxy is expected to start it)
+  supergateway-stateful
+               npm supergateway 4.0, `--stdio MOCK --outputTransport streamableHttp --stateful`:
+               one stdio child per host session (every such child killed at each kill)
+  supergateway the same without --stateful: one stdio child per HTTP request (every child alive
+               at a kill is killed)
+  contextforge IBM ContextForge (PyPI mcp-contextforge-gateway 1.1, scripts/serve-fleet/setup.sh,
+               venv target/serve-fleet-cf), one uvicorn worker, sqlite in a fresh folder under
+               target/, a JWT made with its own create_jwt_token; the HTTP mock registered
+               through its API (POST /gateways, then a virtual server with the mock's echo and
+               peek: POST /servers); the hosts call /servers/<id>/mcp with the token, tools
+               `mock-echo` and `mock-peek`. The mock is killed and started again on the same
+               port by this script, as for serve-http.
 
-supergateway 4.0 is installed by setup.sh but not run: its Streamable HTTP listener binds every
-interface and has no option to bind loopback only.
-
-Needs the Python SDK venv (scripts/counterparts/setup.sh, VENV=target/serve-fleet-venv) and the
-TypeScript SDK (scripts/counterparts/setup-ts.sh, target/counterparts-ts). Prints one JSON
-object per target, then a markdown table (BENCHMARKS.md, "Serve: many hosts through kills").
+Needs the Python SDK venv (scripts/counterparts/setup.sh, VENV=target/serve-fleet-venv), the
+TypeScript SDK (scripts/counterparts/setup-ts.sh, target/counterparts-ts) and the gateways
+(scripts/serve-fleet/setup.sh installs all of it). Prints one JSON object per target, then a
+markdown table (BENCHMARKS.md sections 14 and 21).
 """
 
 import argparse
 import json
 import os
 import re
+import secrets
+import shutil
 import signal
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV = os.environ.get("VENV", os.path.join(ROOT, "target", "serve-fleet-venv"))
 TS_DIR = os.path.join(ROOT, "target", "counterparts-ts")
 HERE = os.path.dirname(os.path.abspath(__file__))
+GW = os.path.join(ROOT, "target", "serve-fleet-gw", "node_modules")
+CF = os.path.join(ROOT, "target", "serve-fleet-cf")
 START_LIMIT = 30.0
+# ContextForge imports a great deal before it listens (about 10 s on this machine when idle).
+CF_START_LIMIT = 120.0
 
 
 def free_port() -> int:
@@ -51,9 +77,10 @@ def free_port() -> int:
 class Proc:
     """A child whose stderr (or stdout) lines are kept, and waited on with deadlines."""
 
-    def __init__(self, argv, stream="stderr"):
+    def __init__(self, argv, env=None, cwd=None):
         self.lines = []
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=env, cwd=cwd, errors="replace")
         for name in ("stdout", "stderr"):
             threading.Thread(target=self._read, args=(getattr(self.proc, name),), daemon=True).start()
 
@@ -101,9 +128,7 @@ def serve(bin_, upstream):
 
 
 def wait_ready(readyz, limit=START_LIMIT):
-    """Waits until serve's /readyz answers 200 (its shared upstream is ready)."""
-    import urllib.error
-    import urllib.request
+    """Waits until `readyz` answers 200 (serve: its shared upstream is ready)."""
     deadline = time.time() + limit
     while time.time() < deadline:
         try:
@@ -140,41 +165,54 @@ def mocks_under(pid):
             if parent in below and child not in below:
                 below.add(child)
                 changed = True
-                if len(row) > 2 and "mock-server" in row[2]:
+                # The mock itself, not a shell that a gateway runs it with (`sh -c`).
+                if len(row) > 2 and "mock-server" in row[2] and not row[2].startswith(("/bin/sh", "sh ")):
                     found.append(child)
     return found
 
 
-def start_hosts(url, seconds, peek_ms, ts=0, py25=0, py26=0):
+def start_hosts(url, seconds, peek_ms, ts=0, py25=0, py26=0, env=None):
     """Starts `ts` TypeScript hosts (2025-11-25) and `py25`/`py26` Python hosts at 2025-11-25 and
-    2026-07-28, one process per kind that has any; returns the processes."""
+    2026-07-28, one process per kind that has any; returns the processes. `env`: variables added
+    to theirs (MCP_BEARER, TOOL_PREFIX)."""
     python, script = os.path.join(VENV, "bin", "python"), os.path.join(HERE, "py_hosts.py")
+    env = {**os.environ, **(env or {})}
     argv = [[python, script, url, str(n), str(seconds), str(peek_ms), era]
             for n, era in ((py25, "2025"), (py26, "2026")) if n]
-    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
              for a in argv]
     if ts:
         procs.append(subprocess.Popen(["node", os.path.join(HERE, "ts_hosts.mjs"), url, str(ts),
-                                       str(seconds), str(peek_ms)], cwd=TS_DIR,
+                                       str(seconds), str(peek_ms)], cwd=TS_DIR, env=env,
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
     STARTED.extend(procs)
     return procs
 
 
-def hosts(url, count, seconds, peek_ms):
+def hosts(url, count, seconds, peek_ms, env=None):
     """Starts the Python and the TypeScript hosts (half each, 2025-11-25); returns the processes."""
-    return start_hosts(url, seconds, peek_ms, ts=count // 2, py25=count - count // 2)
+    return start_hosts(url, seconds, peek_ms, ts=count // 2, py25=count - count // 2, env=env)
 
 
 def stop_started():
-    """Stops whatever the run started (SIGKILL; children waited for) and forgets it."""
+    """Stops whatever the run started (SIGKILL; children waited for) and forgets it, and the
+    mock servers a gateway started and left (by their process ids, found below the gateway)."""
     for proc in STARTED:
         if isinstance(proc, Proc):
+            orphans = mocks_under(proc.proc.pid) if proc.proc.poll() is None else []
             proc.stop(signal.SIGKILL)
+            for pid in orphans:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         elif proc.poll() is None:
             proc.kill()
             proc.wait(10)
     STARTED.clear()
+    for folder in FOLDERS:
+        shutil.rmtree(folder, ignore_errors=True)
+    FOLDERS.clear()
 
 
 def collect(procs, limit):
@@ -195,7 +233,7 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-def analyse(name, data, kills, replays):
+def analyse(name, data, kills, replays, victims=None, log=None):
     calls = data["calls"]
     ok = [c for c in calls if c[4] == "ok"]
     not_run = [c for c in calls if c[4] == "tool_error" and "was not run" in c[5]]
@@ -226,10 +264,15 @@ def analyse(name, data, kills, replays):
         "recover_s": [round(r, 2) for r in recover],
         "echo_p50_ms": round(1000 * percentile(calm, 0.5), 2) if calm else None,
         "echo_p99_ms": round(1000 * percentile(calm, 0.99), 2) if calm else None,
+        "echo_calm_calls": len(calm),
+        "failed_by_tool": {t: sum(1 for c in calls if c[1] == t and c[4] != "ok") for t in ("echo", "peek")},
+        "killed_per_kill": victims,
+        "gateway_log": log,
     }
 
 
 STARTED: list = []
+FOLDERS: list = []
 
 
 def run(target, args):
@@ -240,53 +283,162 @@ def run(target, args):
         stop_started()
 
 
+def only_loopback():
+    """True when the only network interface here is loopback (inside isolated.sh's namespace)."""
+    # /proc/net/dev is this process's namespace's (/sys/class/net is the one sysfs was mounted in).
+    try:
+        with open("/proc/net/dev") as table:
+            names = [line.split(":")[0].strip() for line in table.readlines()[2:]]
+    except OSError:
+        return False
+    return names == ["lo"]
+
+
+def supergateway(child, stateful):
+    """supergateway 4.0 with the mock as its stdio child, Streamable HTTP out. It binds every
+    interface: only inside a namespace whose only interface is loopback (isolated.sh)."""
+    if not only_loopback():
+        raise SystemExit("supergateway binds every interface: run it through scripts/serve-fleet/isolated.sh")
+    port = free_port()
+    tool = os.path.join(GW, "supergateway", "dist", "index.js")
+    gateway = Proc(["node", tool, "--stdio", " ".join(child), "--outputTransport", "streamableHttp",
+                    "--port", str(port), *(["--stateful"] if stateful else [])])
+    STARTED.append(gateway)
+    wait_port(port)
+    return gateway, f"http://127.0.0.1:{port}/mcp"
+
+
+def cf_api(base, token, method, path, body=None, limit=60):
+    """One call to ContextForge's REST API; returns the decoded JSON answer."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(base + path, data=data, method=method, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=limit) as answer:
+            return json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        raise SystemExit(f"ContextForge {method} {path}: {error.code} {error.read()[:500]!r}")
+
+
+def contextforge(mock_url):
+    """ContextForge in front of the HTTP mock: started with sqlite in a fresh folder and secrets
+    of its own, the mock registered and put in a virtual server through its API. Returns the
+    gateway, the hosts' URL and the variables the hosts need (token, tool prefix)."""
+    folder = tempfile.mkdtemp(prefix="serve-fleet-cf-", dir=os.path.join(ROOT, "target"))
+    FOLDERS.append(folder)
+    port = free_port()
+    jwt_secret = secrets.token_hex(32)
+    env = {**os.environ,
+           "HOST": "127.0.0.1", "PORT": str(port),
+           "DATABASE_URL": f"sqlite:///{folder}/mcp.db",
+           "JWT_SECRET_KEY": jwt_secret,
+           "AUTH_ENCRYPTION_SECRET": secrets.token_hex(32),
+           "PLATFORM_ADMIN_EMAIL": "admin@example.com",
+           "PLATFORM_ADMIN_PASSWORD": "Aa-" + secrets.token_hex(12) + "!",
+           "DEFAULT_USER_PASSWORD": "Bb-" + secrets.token_hex(12) + "!",
+           # The mock is on loopback, which its SSRF guard refuses by default.
+           "SSRF_ALLOW_LOCALHOST": "true",
+           "MCPGATEWAY_UI_ENABLED": "false",
+           "MCPGATEWAY_ADMIN_API_ENABLED": "false",
+           # No Redis here: its caches in memory (the default is the database).
+           "CACHE_TYPE": "memory"}
+    gateway = Proc([os.path.join(CF, "bin", "mcpgateway"), "--host", "127.0.0.1", "--port", str(port)],
+                   env=env, cwd=folder)
+    STARTED.append(gateway)
+    base = f"http://127.0.0.1:{port}"
+    wait_ready(base + "/health", CF_START_LIMIT)
+    made = subprocess.run([os.path.join(CF, "bin", "python"), "-m", "mcpgateway.utils.create_jwt_token",
+                           "--username", "admin@example.com", "--admin", "--exp", "120",
+                           "--secret", jwt_secret], env=env, cwd=folder, capture_output=True,
+                          text=True, timeout=60)
+    token = made.stdout.strip().splitlines()[0] if made.stdout.strip() else ""
+    if not token:
+        raise SystemExit(f"ContextForge's create_jwt_token made no token: {made.stderr[-500:]}")
+    registered = cf_api(base, token, "POST", "/gateways",
+                        {"name": "mock", "url": mock_url, "transport": "STREAMABLEHTTP"})
+    tools = cf_api(base, token, "GET", "/tools")
+    tools = tools if isinstance(tools, list) else tools.get("items", tools.get("data", []))
+    wanted = [t["id"] for t in tools if t.get("gatewayId") == registered["id"]
+              and t.get("originalName") in ("echo", "peek")]
+    if len(wanted) != 2:
+        raise SystemExit(f"ContextForge lists no echo and peek of the mock: {[t.get('name') for t in tools]}")
+    server = cf_api(base, token, "POST", "/servers",
+                    {"server": {"name": "fleet", "associated_tools": wanted}})
+    return gateway, f"{base}/servers/{server['id']}/mcp", {"MCP_BEARER": token, "TOOL_PREFIX": "mock-"}
+
+
+def log_summary(gateway):
+    """What a gateway wrote that looks like an error: how many lines, and a few different ones."""
+    if gateway is None:
+        return None
+    bad = [line for line in gateway.lines if re.search(r"error|fail|exit|warn", line, re.I)
+           and '"jsonrpc"' not in line]
+    shapes = {}
+    for line in bad:
+        shapes.setdefault(re.sub(r"[0-9a-f]{8,}|\d+", "N", line)[:160], line[:300])
+    return {"lines": len(gateway.lines), "error_like": len(bad), "examples": list(shapes.values())[:8]}
+
+
 def run_target(target, args):
     bin_ = args.bin
-    kills, mock, gateway, replays = [], None, None, None
-    if target in ("serve-http", "serve-calm", "direct"):
+    base = target[:-len("-calm")] if target.endswith("-calm") else target
+    base = "serve-http" if base == "serve" else base
+    killing = base != "direct" and not target.endswith("-calm")
+    kills, victims, mock, gateway, replays, env = [], [], None, None, None, None
+    http_upstream = base in ("direct", "serve-http", "contextforge")
+    child = [bin_, "mock-server", "--transport", "stdio"]
+    if http_upstream:
         port = free_port()
         mock = mock_http(bin_, port)
-        upstream = ["--url", f"http://127.0.0.1:{port}/mcp"]
-    else:
-        upstream = ["--stdio", "--", bin_, "mock-server", "--transport", "stdio"]
-    if target == "direct":
-        url = f"http://127.0.0.1:{port}/mcp"
-    elif target == "mcp-proxy":
+        mock_url = f"http://127.0.0.1:{port}/mcp"
+    if base == "direct":
+        url = mock_url
+    elif base == "mcp-proxy":
         gw_port = free_port()
-        tool = os.path.join(ROOT, "target", "serve-fleet-gw", "node_modules", ".bin", "mcp-proxy")
+        tool = os.path.join(GW, ".bin", "mcp-proxy")
         gateway = Proc(["node", tool, "--host", "127.0.0.1", "--port", str(gw_port), "--server",
-                        "stream", "--", *upstream[2:]])
+                        "stream", "--", *child])
         STARTED.append(gateway)
         url = f"http://127.0.0.1:{gw_port}/mcp"
         wait_port(gw_port)
-    else:
-        gateway, url = serve(bin_, upstream)
+    elif base in ("supergateway", "supergateway-stateful"):
+        gateway, url = supergateway(child, stateful=base == "supergateway-stateful")
+    elif base == "contextforge":
+        gateway, url, env = contextforge(mock_url)
+    elif base in ("serve-stdio", "serve-http"):
+        gateway, url = serve(bin_, ["--url", mock_url] if http_upstream else ["--stdio", "--", *child])
         wait_ready(url.rsplit("/", 1)[0] + "/readyz")
-    killing = target in ("serve-stdio", "serve-http", "mcp-proxy")
+    else:
+        raise SystemExit(f"unknown target {target}")
     seconds = args.warmup + (args.kills * args.every if killing else args.calm) + args.tail
-    procs = hosts(url, args.hosts, seconds, args.peek_ms)
+    procs = hosts(url, args.hosts, seconds, args.peek_ms, env)
     started = time.time()
     if killing:
         for i in range(args.kills):
             time.sleep(max(0.0, started + args.warmup + i * args.every - time.time()))
-            if target in ("serve-stdio", "mcp-proxy"):
-                victims = mocks_under(gateway.proc.pid)
+            if http_upstream:
                 kills.append(time.time())
-                for victim in victims:
-                    os.kill(victim, signal.SIGKILL)
-            else:
-                kills.append(time.time())
+                victims.append(1)
                 mock.stop(signal.SIGKILL)
                 time.sleep(args.down)
                 mock = mock_http(bin_, port)
+            else:
+                found = mocks_under(gateway.proc.pid)
+                kills.append(time.time())
+                for victim in found:
+                    try:
+                        os.kill(victim, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                victims.append(len(found))
     data = collect(procs, seconds + 120)
     if gateway:
         gateway.stop()
-        if target != "mcp-proxy":
+        if base.startswith("serve"):
             replays = sum(1 for line in gateway.lines if "sending it again to the next" in line)
     if mock:
         mock.stop()
-    return analyse(target, data, kills, replays)
+    return analyse(target, data, kills, replays, victims if killing else None, log_summary(gateway))
 
 
 def main():
@@ -311,6 +463,13 @@ def main():
         print(json.dumps(result), flush=True)
         results.append(result)
     print()
+    base = next((r for r in results if r["target"] == "direct"), None)
+    if base and base["echo_p50_ms"] is not None:
+        print("Added echo latency against `direct` (calm runs only):")
+        for r in results:
+            if r["target"] != "direct" and r["echo_p50_ms"] is not None and r["echo_calm_calls"] >= 100:
+                print(f"  {r['target']}: p50 +{r['echo_p50_ms'] - base['echo_p50_ms']:.1f} ms, "
+                      f"p99 +{r['echo_p99_ms'] - base['echo_p99_ms']:.1f} ms ({r['echo_calm_calls']} calls)")
     print("| target | host sessions lost | calls | failed, not run | failed, may have run | other failures "
           "| peeks in flight at a kill (answered) | replays (serve log) | slowest recovery | echo p50 / p99 |")
     print("|---|---|---|---|---|---|---|---|---|---|")

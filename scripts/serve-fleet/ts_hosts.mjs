@@ -4,7 +4,7 @@
 // whose ping fails too has lost its session, counts it, opens a new session and goes on.
 // Run from target/counterparts-ts (scripts/counterparts/setup-ts.sh):
 //   node ../../scripts/serve-fleet/ts_hosts.mjs URL HOSTS SECONDS PEEK_MS
-// Prints one JSON object like py_hosts.py.
+// Prints one JSON object like py_hosts.py. MCP_BEARER and TOOL_PREFIX as in py_hosts.py.
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 
@@ -17,6 +17,10 @@ const [url, hostsText, secondsText, peekText] = process.argv.slice(2);
 const HOSTS = parseInt(hostsText, 10);
 const deadline = Date.now() + parseFloat(secondsText) * 1000;
 const PEEK_MS = parseInt(peekText, 10);
+const PREFIX = process.env.TOOL_PREFIX ?? '';
+const transportOptions = process.env.MCP_BEARER
+    ? { requestInit: { headers: { Authorization: `Bearer ${process.env.MCP_BEARER}` } } }
+    : undefined;
 // One call may wait out an outage (serve's call wait, 10 s) and more: past this, it is failed.
 const CALL_LIMIT_MS = 30000;
 const now = () => Date.now() / 1000;
@@ -31,7 +35,7 @@ async function host(index) {
     while (Date.now() < deadline) {
         const client = new Client({ name: `ts-host-${index}`, version: '1.0.0' });
         try {
-            await client.connect(new StreamableHTTPClientTransport(new URL(url)), { timeout: CALL_LIMIT_MS });
+            await client.connect(new StreamableHTTPClientTransport(new URL(url), transportOptions), { timeout: CALL_LIMIT_MS });
             counts.sessions += 1;
             while (Date.now() < deadline) {
                 turn += 1;
@@ -39,7 +43,7 @@ async function host(index) {
                 const start = now();
                 let result;
                 try {
-                    result = await client.callTool({ name, arguments: args }, undefined, { timeout: CALL_LIMIT_MS });
+                    result = await client.callTool({ name: PREFIX + name, arguments: args }, undefined, { timeout: CALL_LIMIT_MS });
                 } catch (error) {
                     calls.push([`ts${index}`, name, start, now(), 'error', String(error).slice(0, 200)]);
                     await client.ping({ timeout: CALL_LIMIT_MS });
