@@ -31,8 +31,9 @@ latency figures come from those and from `direct`):
                target/, a JWT made with its own create_jwt_token; the HTTP mock registered
                through its API (POST /gateways, then a virtual server with the mock's echo and
                peek: POST /servers); the hosts call /servers/<id>/mcp with the token, tools
-               `mock-echo` and `mock-peek`. The mock is killed and started again on the same
-               port by this script, as for serve-http.
+               `mock-echo` and `mock-peek`; its rate limiter is off (by default 100 MCP
+               requests a minute per user, and the hosts share one user). The mock is killed
+               and started again on the same port by this script, as for serve-http.
 
 Needs the Python SDK venv (scripts/counterparts/setup.sh, VENV=target/serve-fleet-venv), the
 TypeScript SDK (scripts/counterparts/setup-ts.sh, target/counterparts-ts) and the gateways
@@ -341,7 +342,10 @@ def contextforge(mock_url):
            "MCPGATEWAY_UI_ENABLED": "false",
            "MCPGATEWAY_ADMIN_API_ENABLED": "false",
            # No Redis here: its caches in memory (the default is the database).
-           "CACHE_TYPE": "memory"}
+           "CACHE_TYPE": "memory",
+           # Its rate limiter (on by default) allows one user 100 MCP requests a minute, then locks
+           # the user out for 15 minutes; the 50 hosts share one token, so it is off.
+           "RATE_LIMITING_ENABLED": "false"}
     gateway = Proc([os.path.join(CF, "bin", "mcpgateway"), "--host", "127.0.0.1", "--port", str(port)],
                    env=env, cwd=folder)
     STARTED.append(gateway)
