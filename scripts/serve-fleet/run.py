@@ -6,6 +6,7 @@ deadline.
 
     scripts/serve-fleet/isolated.sh [--bin B] [--hosts 50] [--kills 5] [--every 5] [--peek-ms 300]
                                     [--only direct,serve-stdio,...] [--serve-flag=--reconnect-max=2s]
+                                    [--save DIR]
 
 isolated.sh runs this script inside a network namespace of its own whose only interface is
 loopback (`unshare --net`, then `ip link set lo up`): there a gateway that binds every interface
@@ -438,6 +439,13 @@ def run_target(target, args):
     data = collect(procs, seconds + 120)
     if gateway:
         gateway.stop()
+    if args.save:
+        os.makedirs(args.save, exist_ok=True)
+        with open(os.path.join(args.save, f"{target}.json"), "w") as out:
+            json.dump({"kills": kills, "killed_per_kill": victims, **data}, out)
+        if gateway:
+            with open(os.path.join(args.save, f"{target}.gateway.log"), "w") as out:
+                out.write("\n".join(gateway.lines) + "\n")
         if base.startswith("serve"):
             replays = sum(1 for line in gateway.lines if "sending it again to the next" in line)
     if mock:
@@ -457,6 +465,8 @@ def main():
     parser.add_argument("--calm", type=float, default=10.0)
     parser.add_argument("--peek-ms", type=int, default=300)
     parser.add_argument("--only", default="direct,serve-calm,serve-stdio,serve-http")
+    parser.add_argument("--save", help="a folder: each target's calls and kill times (TARGET.json) "
+                        "and its gateway's output (TARGET.gateway.log) are written there")
     parser.add_argument("--serve-flag", action="append", default=[],
                         help="a flag for serve (repeatable), e.g. --serve-flag=--reconnect-max=2s")
     args = parser.parse_args()
@@ -467,13 +477,16 @@ def main():
         print(json.dumps(result), flush=True)
         results.append(result)
     print()
-    base = next((r for r in results if r["target"] == "direct"), None)
-    if base and base["echo_p50_ms"] is not None:
-        print("Added echo latency against `direct` (calm runs only):")
+    direct = [r for r in results if r["target"] == "direct" and r["echo_p50_ms"] is not None]
+    if direct:
+        # Against the mean of the `direct` runs of this invocation (a run at each end shows drift).
+        p50 = statistics.mean(r["echo_p50_ms"] for r in direct)
+        p99 = statistics.mean(r["echo_p99_ms"] for r in direct)
+        print(f"Added echo latency, calm runs against `direct` (p50 {p50:.1f} ms, p99 {p99:.1f} ms):")
         for r in results:
-            if r["target"] != "direct" and r["echo_p50_ms"] is not None and r["echo_calm_calls"] >= 100:
-                print(f"  {r['target']}: p50 +{r['echo_p50_ms'] - base['echo_p50_ms']:.1f} ms, "
-                      f"p99 +{r['echo_p99_ms'] - base['echo_p99_ms']:.1f} ms ({r['echo_calm_calls']} calls)")
+            if r["target"].endswith("-calm") and r["echo_p50_ms"] is not None:
+                print(f"  {r['target']}: p50 {r['echo_p50_ms'] - p50:+.1f} ms, "
+                      f"p99 {r['echo_p99_ms'] - p99:+.1f} ms ({r['echo_calm_calls']} calls)")
     print("| target | host sessions lost | calls | failed, not run | failed, may have run | other failures "
           "| peeks in flight at a kill (answered) | replays (serve log) | slowest recovery | echo p50 / p99 |")
     print("|---|---|---|---|---|---|---|---|---|---|")
