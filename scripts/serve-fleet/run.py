@@ -79,7 +79,7 @@ def free_port() -> int:
 class Proc:
     """A child whose stderr (or stdout) lines are kept, and waited on with deadlines."""
 
-    def __init__(self, argv, env=None, cwd=None):
+    def __init__(self, argv, stream="stderr", env=None, cwd=None):
         self.lines = []
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      env=env, cwd=cwd, errors="replace")
@@ -439,6 +439,8 @@ def run_target(target, args):
     data = collect(procs, seconds + 120)
     if gateway:
         gateway.stop()
+        if base.startswith("serve"):
+            replays = sum(1 for line in gateway.lines if "sending it again to the next" in line)
     if args.save:
         os.makedirs(args.save, exist_ok=True)
         with open(os.path.join(args.save, f"{target}.json"), "w") as out:
@@ -446,8 +448,6 @@ def run_target(target, args):
         if gateway:
             with open(os.path.join(args.save, f"{target}.gateway.log"), "w") as out:
                 out.write("\n".join(gateway.lines) + "\n")
-        if base.startswith("serve"):
-            replays = sum(1 for line in gateway.lines if "sending it again to the next" in line)
     if mock:
         mock.stop()
     return analyse(target, data, kills, replays, victims if killing else None, log_summary(gateway))
