@@ -154,8 +154,8 @@ def wait_port(port, limit=START_LIMIT):
     raise SystemExit(f"nothing listens on {port} within {limit}s")
 
 
-def mocks_under(pid):
-    """The mock servers among the descendants of `pid` (the upstreams a gateway started)."""
+def descendants(pid):
+    """The processes below `pid`, as (pid, command line) pairs."""
     out = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True)
     rows = [line.split(None, 2) for line in out.stdout.splitlines() if line.strip()]
     below, found = {pid}, []
@@ -167,10 +167,15 @@ def mocks_under(pid):
             if parent in below and child not in below:
                 below.add(child)
                 changed = True
-                # The mock itself, not a shell that a gateway runs it with (`sh -c`).
-                if len(row) > 2 and "mock-server" in row[2] and not row[2].startswith(("/bin/sh", "sh ")):
-                    found.append(child)
+                found.append((child, row[2] if len(row) > 2 else ""))
     return found
+
+
+def mocks_under(pid):
+    """The mock servers among the descendants of `pid` (the upstreams a gateway started): the
+    mock itself, not a shell that a gateway runs it with (`sh -c`)."""
+    return [child for child, args in descendants(pid)
+            if "mock-server" in args and not args.startswith(("/bin/sh", "sh "))]
 
 
 def start_hosts(url, seconds, peek_ms, ts=0, py25=0, py26=0, env=None):
@@ -196,18 +201,24 @@ def hosts(url, count, seconds, peek_ms, env=None):
     return start_hosts(url, seconds, peek_ms, ts=count // 2, py25=count - count // 2, env=env)
 
 
+def stop_tree(proc, sig=signal.SIGTERM):
+    """Stops `proc` and then whatever it had started and left (the mocks a gateway started,
+    ContextForge's worker processes), by their ids, found before the signal."""
+    below = [child for child, _ in descendants(proc.proc.pid)] if proc.proc.poll() is None else []
+    proc.stop(sig)
+    for pid in below:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def stop_started():
-    """Stops whatever the run started (SIGKILL; children waited for) and forgets it, and the
-    mock servers a gateway started and left (by their process ids, found below the gateway)."""
+    """Stops whatever the run started (SIGKILL; children waited for) and forgets it, and what
+    those started in turn (by their process ids, found below them)."""
     for proc in STARTED:
         if isinstance(proc, Proc):
-            orphans = mocks_under(proc.proc.pid) if proc.proc.poll() is None else []
-            proc.stop(signal.SIGKILL)
-            for pid in orphans:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            stop_tree(proc, signal.SIGKILL)
         elif proc.poll() is None:
             proc.kill()
             proc.wait(10)
@@ -438,7 +449,7 @@ def run_target(target, args):
                 victims.append(len(found))
     data = collect(procs, seconds + 120)
     if gateway:
-        gateway.stop()
+        stop_tree(gateway)
         if base.startswith("serve"):
             replays = sum(1 for line in gateway.lines if "sending it again to the next" in line)
     if args.save:
