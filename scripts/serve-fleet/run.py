@@ -203,7 +203,7 @@ def hosts(url, count, seconds, peek_ms, env=None):
 
 def stop_tree(proc, sig=signal.SIGTERM):
     """Stops `proc` and then whatever it had started and left (the mocks a gateway started,
-    ContextForge's worker processes), by their ids, found before the signal."""
+    ContextForge.s child processes), by their ids, found before the signal."""
     below = [child for child, _ in descendants(proc.proc.pid)] if proc.proc.poll() is None else []
     proc.stop(sig)
     for pid in below:
