@@ -170,7 +170,7 @@ impl Shared {
         let (registries, outbox, baseline) = (
             self.registries(),
             self.link.outbox.clone(),
-            self.host_tools(),
+            announce::digest(&self.host_tools()),
         );
         announce::tools(
             registries,
