@@ -86,6 +86,13 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
 
     let mut direct_calls = Samples::default();
     let mut serve_calls = Samples::default();
+    // CPU seconds of each process while its side's rounds ran: [mock during direct rounds,
+    // serve during serve rounds, mock during serve rounds].
+    let mut cpu = [0.0f64; 3];
+    let (mock_pid, serve_pid) = (
+        upstream.pid().ok_or("the mock has no pid")?,
+        gateway.child.id().ok_or("serve has no pid")?,
+    );
     let direct = Arc::new(direct);
     let served = Arc::new(served);
     for round in 0..plan.rounds {
@@ -97,7 +104,16 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
             } else {
                 (gateway.url.clone(), &served, &mut serve_calls)
             };
+            let before = (cpu_s(mock_pid)?, cpu_s(serve_pid)?);
             let got = call_round(&http, &url, sessions, &plan, round).await;
+            let (mock_used, serve_used) =
+                (cpu_s(mock_pid)? - before.0, cpu_s(serve_pid)? - before.1);
+            if side == 0 {
+                cpu[0] += mock_used;
+            } else {
+                cpu[1] += serve_used;
+                cpu[2] += mock_used;
+            }
             into.values.extend(got.values);
             into.failed += got.failed;
             into.errors.extend(got.errors.into_iter().take(3));
@@ -122,6 +138,13 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
         serve_calls.median(),
         serve_calls.p99()
     );
+    let per_call = |seconds: f64, calls: &Samples| seconds * 1e6 / calls.values.len().max(1) as f64;
+    let cpu_serve = per_call(cpu[1], &serve_calls);
+    let cpu_note = format!(
+        "the mock: {:.1} µs per call directly, {:.1} µs behind serve",
+        per_call(cpu[0], &direct_calls),
+        per_call(cpu[2], &serve_calls)
+    );
     rows.push(Row::new(
         SECTION,
         format!("echo, mock directly ({about})"),
@@ -145,6 +168,15 @@ pub async fn run(mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
         "ms",
         added_p50,
     ));
+    rows.push(
+        Row::single(
+            SECTION,
+            "CPU per call: serve (its process, serve rounds)",
+            "µs",
+            cpu_serve,
+        )
+        .note(cpu_note),
+    );
     rows.push(
         Row::single(
             SECTION,
@@ -336,6 +368,26 @@ async fn call(
     )
     .map_err(|e| e.to_string())?;
     mock::check_echo(&result, text)
+}
+
+/// CPU seconds (user + system) the process `pid` has used.
+fn cpu_s(pid: u32) -> Res<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map_err(|e| format!("/proc/{pid}/stat: {e}"))?;
+    // After the command's closing parenthesis: utime and stime are the 12th and 13th fields.
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Ok((ticks(11) + ticks(12)) as f64 / crate::idle::clk_tck())
 }
 
 fn rss_kib(pid: u32) -> Res<u64> {
