@@ -83,10 +83,9 @@ impl ServerHandler for ProxyHandler {
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         let session_id = self.front.as_ref().and_then(|f| f.session_id(&context));
-        // rmcp's Streamable HTTP server runs a session's `initialize` inside the task that then
-        // waits for the session to end, so the largest of this handler's request futures is
-        // kept for every idle host session: each one's work is boxed and the rest stay small
-        // (33.9 KiB per session before, BENCHMARKS.md section 22).
+        // rmcp's HTTP server runs `initialize` in the task that waits for the session's end, so
+        // the largest request future of this handler stays for every idle host session: each
+        // request's work is boxed (33.9 KiB per session before: BENCHMARKS.md section 22).
         Box::pin(
             self.shared
                 .start(context.peer.clone(), &request, session_id),
@@ -133,20 +132,7 @@ impl ServerHandler for ProxyHandler {
             return Ok(());
         };
         // Boxed: see `initialize`.
-        Box::pin(async move {
-            let uris = context.sink().accepted().resource_subscriptions.clone();
-            for uri in uris.iter().flatten() {
-                if let Err(error) = self.subscribe_for_host(uri).await {
-                    tracing::debug!(%uri, error = %error.message, "a listen stream's subscription was not taken");
-                }
-            }
-            let ended = front.listen(self.shared.clone(), context).await;
-            for uri in uris.iter().flatten() {
-                let _ = self.unsubscribe_for_host(uri).await;
-            }
-            ended
-        })
-        .await
+        Box::pin(self.listen_for_host(front.clone(), context)).await
     }
 
     async fn list_tools(

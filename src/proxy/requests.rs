@@ -15,18 +15,40 @@ use rmcp::{
         ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
         SetLevelRequest, SetLevelRequestParams,
     },
+    service::SubscriptionContext,
 };
 
 use crate::{CallError, call::CallOptions};
 
 use super::{
     forward::{self, ask},
+    front::Front,
     handler::ProxyHandler,
     shared::not_initialized,
     upstream::Upstream,
 };
 
 impl ProxyHandler {
+    /// A 2026-07-28 host's listen stream over the HTTP front: its resource subscriptions are
+    /// this host's while the stream lasts.
+    pub(super) async fn listen_for_host(
+        &self,
+        front: Arc<dyn Front>,
+        context: SubscriptionContext,
+    ) -> Result<(), ErrorData> {
+        let uris = context.sink().accepted().resource_subscriptions.clone();
+        for uri in uris.iter().flatten() {
+            if let Err(error) = self.subscribe_for_host(uri).await {
+                tracing::debug!(%uri, error = %error.message, "a listen stream's subscription was not taken");
+            }
+        }
+        let ended = front.listen(self.shared.clone(), context).await;
+        for uri in uris.iter().flatten() {
+            let _ = self.unsubscribe_for_host(uri).await;
+        }
+        ended
+    }
+
     /// The upstream that serves resource `uri` in aggregated mode: the one that listed it (or a
     /// template it matches, tried in order), after a fresh listing if it is not known yet.
     pub(super) async fn resource_owner(&self, uri: &str) -> Result<Arc<Upstream>, ErrorData> {
