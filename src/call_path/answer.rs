@@ -117,8 +117,9 @@ impl CallPath {
             }
             Ok(Err(e)) => e,
         };
-        self.after_error(live, &error, id.get(), sent, deadline, overloads, op)
-            .await
+        // Boxed: the error path's future (3.8 KB) would otherwise widen every call's future by
+        // that much, and a call's future is moved whole into its box (BENCHMARKS.md § 23).
+        Box::pin(self.after_error(live, &error, id.get(), sent, deadline, overloads, op)).await
     }
 
     /// The call's generation died (reported by someone else) and the call's own outcome did not
