@@ -117,8 +117,7 @@ impl CallPath {
             }
             Ok(Err(e)) => e,
         };
-        // Boxed: the error path's future (3.8 KB) would otherwise widen every call's future by
-        // that much, and a call's future is moved whole into its box (BENCHMARKS.md § 23).
+        // Boxed: else every call's future is 3.8 KB wider, and moved whole (BENCHMARKS.md § 23).
         Box::pin(self.after_error(live, &error, id.get(), sent, deadline, overloads, op)).await
     }
 
