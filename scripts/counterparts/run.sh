@@ -52,18 +52,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 now() { date +%s%3N; }
-log() { echo "[$(date +%T)] $*" >&2; }
-
-up() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# wait_port PORT SECONDS
-wait_port() {
-    local deadline=$(($(date +%s) + $2))
-    until up "$1"; do
-        (($(date +%s) >= deadline)) && return 1
-        sleep 0.05
-    done
-}
+# log, up, wait_port
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # wait_line FILE PATTERN SECONDS
 wait_line() {
