@@ -32,7 +32,13 @@ fn heartbeat() -> Heartbeat {
 
 /// `(utime + stime)` of this process in clock ticks.
 pub fn cpu_ticks() -> u64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    cpu_ticks_of("self").unwrap_or(0)
+}
+
+/// `(utime + stime)` of the process `/proc/PROC` (`self` or a pid) in clock ticks; `None` when
+/// it cannot be read (the process is gone).
+pub fn cpu_ticks_of(proc: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{proc}/stat")).ok()?;
     let rest = stat.rsplit(')').next().unwrap_or("");
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // After the command: state is field 3, utime 14, stime 15 (1-based over the whole line).
@@ -42,16 +48,21 @@ pub fn cpu_ticks() -> u64 {
             .and_then(|f| f.parse::<u64>().ok())
             .unwrap_or(0)
     };
-    field(14) + field(15)
+    Some(field(14) + field(15))
 }
 
 pub fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    rss_kib_of("self").unwrap_or(0)
+}
+
+/// The resident memory of the process `/proc/PROC` (`self` or a pid); `None` when it cannot be
+/// read (the process is gone).
+pub fn rss_kib_of(proc: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{proc}/status")).ok()?;
     status
         .lines()
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 pub fn clk_tck() -> f64 {

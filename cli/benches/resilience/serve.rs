@@ -18,22 +18,20 @@
 
 use std::{
     process::Stdio,
-    sync::Arc,
+    sync::{Arc, LazyLock},
     time::{Duration, Instant},
 };
 
 use futures::{StreamExt, stream};
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
-use tokio::{
-    io::{AsyncBufReadExt, BufReader},
-    process::Child,
-};
+use tokio::process::Child;
 
 use crate::{
-    Mode,
+    Mode, idle,
     mock::{self, LIMIT, MockProcess, Res},
     stats::{Row, Samples},
+    support::serve::{capture_stderr, try_serving_url},
 };
 
 const SECTION: &str = "22. serve: many host sessions, some calling (2025-11-25)";
@@ -372,33 +370,16 @@ async fn call(
 
 /// CPU seconds (user + system) the process `pid` has used.
 fn cpu_s(pid: u32) -> Res<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map_err(|e| format!("/proc/{pid}/stat: {e}"))?;
-    // After the command's closing parenthesis: utime and stime are the 12th and 13th fields.
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    Ok((ticks(11) + ticks(12)) as f64 / crate::idle::clk_tck())
+    let ticks = idle::cpu_ticks_of(&pid.to_string()).ok_or(format!("no /proc/{pid}/stat"))?;
+    Ok(ticks as f64 / *CLK_TCK)
 }
 
 fn rss_kib(pid: u32) -> Res<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .map_err(|e| format!("/proc/{pid}/status: {e}"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or_else(|| format!("no VmRSS for {pid}"))
+    idle::rss_kib_of(&pid.to_string()).ok_or(format!("no VmRSS in /proc/{pid}/status"))
 }
+
+/// Clock ticks per second, asked once.
+static CLK_TCK: LazyLock<f64> = LazyLock::new(idle::clk_tck);
 
 /// `mcp-resilient serve --listen 127.0.0.1:0 --url UPSTREAM`, ready.
 struct Gateway {
@@ -416,20 +397,9 @@ impl Gateway {
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| format!("serve: {e}"))?;
-        let stderr = child.stderr.take().ok_or("serve: no stderr")?;
-        let mut lines = BufReader::new(stderr).lines();
-        let url = tokio::time::timeout(LIMIT, async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                if let Some(at) = line.split("serving MCP at ").nth(1) {
-                    return Ok(at.trim().to_owned());
-                }
-            }
-            Err("serve ended before it said where it serves".to_owned())
-        })
-        .await
-        .map_err(|_| "serve did not say where it serves in time".to_owned())??;
-        // Keep draining its stderr, so that it never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        // Its stderr is read (and kept) until it ends, so it never blocks on a full pipe.
+        let mut log = capture_stderr(&mut child, "serve");
+        let url = try_serving_url(&mut log, LIMIT).await?;
         let ready = url.trim_end_matches("/mcp").to_owned() + "/readyz";
         let deadline = Instant::now() + LIMIT;
         loop {

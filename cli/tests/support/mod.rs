@@ -1,6 +1,6 @@
 //! What the test binaries (`it`, `telemetry`, `soak`) and the benchmark share: the mock server
-//! as a real child process ([`process::MockProcess`]) and a bounded wait for a supervisor's
-//! state. Each includes this folder with `#[path]` (the tests through `it/common/`); there is
+//! as a real child process ([`process::MockProcess`]), `serve`'s stderr and address
+//! ([`serve`]), and a bounded wait for a supervisor's state. Each includes this folder with `#[path]` (the tests through `it/common/`); there is
 //! no test-helper crate because everything here runs this package's own binary.
 //!
 //! Every operation comes twice: `try_…` returns what went wrong, for the benchmark, which reports
@@ -8,6 +8,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod process;
+pub mod serve;
 
 use std::time::{Duration, Instant};
 

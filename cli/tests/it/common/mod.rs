@@ -10,7 +10,9 @@ mod support;
 
 // The soak and telemetry binaries include this module too and use only some of them.
 #[allow(unused_imports)]
-pub use support::{LIMIT, mock_binary, opens_session, peak, process, starts_attempt, wait_state};
+pub use support::{
+    LIMIT, mock_binary, opens_session, peak, process, serve, starts_attempt, wait_state,
+};
 
 use std::{path::Path, time::Duration};
 

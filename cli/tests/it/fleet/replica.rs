@@ -8,7 +8,7 @@ use tokio::{process::Child, sync::watch};
 
 use crate::{
     common::mock_binary,
-    serve::gateway::{FAST, capture_stderr, serving_line},
+    serve::gateway::{FAST, capture_stderr, serving_url},
 };
 
 /// One replica: its process while it runs, and its port.
@@ -69,7 +69,7 @@ impl Replica {
             .spawn()
             .expect("serve starts");
         let mut log = capture_stderr(&mut child, "replica");
-        serving_line(&mut log).await;
+        serving_url(&mut log).await;
         self.log = log;
         self.child = Some(child);
     }

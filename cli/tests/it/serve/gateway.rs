@@ -25,8 +25,9 @@ use rmcp::{
     },
 };
 use serde_json::{Value, json};
-use tokio::{io::AsyncBufReadExt, process::Child, sync::watch};
+use tokio::{process::Child, sync::watch};
 
+pub use crate::common::serve::{capture_stderr, serving_url};
 use crate::common::{LIMIT, mock_binary};
 
 /// Fast supervision for the gateway's upstreams: failures noticed and retried in milliseconds.
@@ -68,9 +69,8 @@ impl Gateway {
             .spawn()
             .expect("serve starts");
         let mut log = capture_stderr(&mut child, "serve");
-        let found = serving_line(&mut log).await;
-        let url = found.split("serving MCP at ").nth(1).expect("an address");
-        let base = url.trim().trim_end_matches("/mcp").to_owned();
+        let url = serving_url(&mut log).await;
+        let base = url.trim_end_matches("/mcp").to_owned();
         Gateway { child, base, log }
     }
 
@@ -281,39 +281,4 @@ impl HttpHost {
     pub async fn close(self) {
         let _ = tokio::time::timeout(LIMIT, self.session.cancel()).await;
     }
-}
-
-/// Collects a `serve` process's stderr lines as they come (echoed with `label` when
-/// `MCP_SERVE_TEST_STDERR` is set); the task ends with the stream.
-pub fn capture_stderr(child: &mut Child, label: &'static str) -> watch::Receiver<Vec<String>> {
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, log) = watch::channel(Vec::new());
-    tokio::spawn(async move {
-        let mut lines = tokio::io::BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if std::env::var_os("MCP_SERVE_TEST_STDERR").is_some() {
-                eprintln!("{label}: {line}");
-            }
-            tx.send_modify(|all| all.push(line));
-        }
-    });
-    log
-}
-
-/// Waits (at most [`LIMIT`]) for the line in which `serve` says where it serves.
-pub async fn serving_line(log: &mut watch::Receiver<Vec<String>>) -> String {
-    let found = tokio::time::timeout(LIMIT, async {
-        let lines = log
-            .wait_for(|lines| lines.iter().any(|l| l.contains("serving MCP at ")))
-            .await
-            .expect("serve printed its address");
-        let line = lines
-            .iter()
-            .find(|l| l.contains("serving MCP at "))
-            .cloned();
-        line.unwrap_or_default()
-    });
-    found
-        .await
-        .unwrap_or_else(|_| panic!("serve printed no address within {LIMIT:?}"))
 }
