@@ -104,10 +104,15 @@ impl Supervisor {
     /// Cancel-safe: it only watches.
     pub async fn wait_ready(&self, limit: Duration) -> Result<Generation, NotReady> {
         let mut rx = self.inner.board.subscribe();
+        // The answer is taken inside the predicate, in the one look that decided it: a death
+        // reported just after (a flag, no board change) must not turn a seen `ready` into an
+        // error that names `ready`.
+        let mut ready = None;
         let settled = tokio::time::timeout(
             limit,
             rx.wait_for(|board| {
-                board.taking_calls().is_some()
+                ready = board.taking_calls().map(|live| live.generation);
+                ready.is_some()
                     || matches!(
                         board.status.state,
                         ConnectionState::Failed { .. }
@@ -117,17 +122,17 @@ impl Supervisor {
             }),
         )
         .await;
-        let board = match settled {
-            Ok(Ok(board)) => board.clone(),
-            _ => self.inner.board.current(),
-        };
-        match board.taking_calls() {
-            Some(live) => Ok(live.generation),
-            None => Err(NotReady {
-                server: self.name().to_owned(),
-                status: board.status,
-            }),
+        if let Some(generation) = ready {
+            return Ok(generation);
         }
+        let status = match settled {
+            Ok(Ok(board)) => board.status.clone(),
+            _ => self.inner.board.current().status,
+        };
+        Err(NotReady {
+            server: self.name().to_owned(),
+            status,
+        })
     }
 
     /// Reports that `generation` looks dead to the host (for example its own check failed).
