@@ -48,6 +48,8 @@ mod call;
 mod capabilities;
 mod forward;
 mod front;
+#[cfg(test)]
+mod future_sizes;
 mod handler;
 mod host;
 #[cfg(feature = "serve")]
