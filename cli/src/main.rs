@@ -34,10 +34,14 @@ fn main() -> ExitCode {
     // These show what they wait for themselves (`connect`), and say its failure once.
     let shows_states = matches!(cli.command, Command::Tools { .. } | Command::Call { .. });
     init_tracing(cli.verbose, quiet, shows_states);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if let Command::Serve(args) = &cli.command
+        && let Some(workers) = args.workers
     {
+        builder.worker_threads(usize::from(workers));
+    }
+    let runtime = match builder.build() {
         Ok(runtime) => runtime,
         Err(e) => {
             safe::eprint("mcp-resilient", format!("cannot start the runtime: {e}"));

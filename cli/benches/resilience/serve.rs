@@ -389,8 +389,13 @@ struct Gateway {
 
 impl Gateway {
     async fn start(upstream: &str) -> Res<Gateway> {
-        let mut child = tokio::process::Command::new(mock::binary())
-            .args(["serve", "--listen", "127.0.0.1:0", "--url", upstream])
+        let mut command = tokio::process::Command::new(mock::binary());
+        command.args(["serve", "--listen", "127.0.0.1:0", "--url", upstream]);
+        // serve's runtime shape, for comparing: `--workers` (one per core by default).
+        if let Ok(workers) = std::env::var("MCP_SERVE_WORKERS") {
+            command.args(["--workers", &workers]);
+        }
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -47,7 +47,10 @@ pub(crate) async fn run(args: &ServeArgs, signals: &Signals) -> ExitCode {
     if let Ok(address) = listener.local_addr() {
         super::safe::eprint(
             "mcp-resilient serve",
-            format!("serving MCP at http://{address}/mcp"),
+            format!(
+                "serving MCP at http://{address}/mcp ({})",
+                workers(tokio::runtime::Handle::current().metrics().num_workers())
+            ),
         );
     }
     match gateway.serve(listener, signals.stop.clone()).await {
@@ -56,6 +59,14 @@ pub(crate) async fn run(args: &ServeArgs, signals: &Signals) -> ExitCode {
             super::safe::eprint("mcp-resilient serve", with_causes(&e));
             ExitCode::from(exit::CONNECT)
         }
+    }
+}
+
+/// How many threads run the gateway, as the runtime says (`--workers`, or one per core).
+fn workers(count: usize) -> String {
+    match count {
+        1 => "1 worker thread".to_owned(),
+        n => format!("{n} worker threads"),
     }
 }
 

@@ -8,7 +8,7 @@ use tokio::{io::AsyncBufReadExt, process::Child, sync::watch};
 
 use super::LIMIT;
 
-/// What `serve` writes once it listens: `… serving MCP at http://ADDR/mcp`.
+/// What `serve` writes once it listens: `… serving MCP at http://ADDR/mcp (N worker threads)`.
 const SERVING: &str = "serving MCP at ";
 
 /// Collects a `serve` process's stderr lines as they come (echoed with `label` when
@@ -40,7 +40,8 @@ pub async fn try_serving_url(
             .await
             .map_err(|_| "serve ended before it said where it serves".to_owned())?;
         let line = lines.iter().find_map(|l| l.split(SERVING).nth(1));
-        Ok(line.unwrap_or_default().trim().to_owned())
+        let url = line.and_then(|l| l.split_whitespace().next());
+        Ok(url.unwrap_or_default().to_owned())
     });
     found
         .await

@@ -1,4 +1,5 @@
-//! Operating the gateway: `/healthz` and `/readyz`, the metrics, and the stop on SIGTERM.
+//! Operating the gateway: `/healthz` and `/readyz`, the metrics, the stop on SIGTERM, and its
+//! worker threads.
 
 use std::time::Duration;
 
@@ -200,4 +201,35 @@ async fn metrics_show_served_operations_and_the_host_sessions() {
     let open = sample(&ended, "mcp_server_resilience_host_sessions", &[]);
     assert_eq!(open, Some(0.0), "{ended}");
     gateway.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_sets_the_runtimes_threads_and_zero_is_refused() {
+    let mock = MockProcess::start("http").await;
+    let url = mock.url();
+    for (workers, said) in [("1", "(1 worker thread)"), ("3", "(3 worker threads)")] {
+        let gateway = Gateway::start(&["--workers", workers, "--url", &url]).await;
+        // The count is the runtime's own (tokio's metrics), not the flag read back.
+        assert!(
+            gateway.log().iter().any(|line| line.ends_with(said)),
+            "--workers {workers}: {:?}",
+            gateway.log()
+        );
+        let host = gateway.host().await;
+        let answer = host.call("echo", json!({"text": "one thread"})).await;
+        assert!(format!("{answer:?}").contains("one thread"), "{answer:?}");
+        assert!(gateway.stop().await.success());
+    }
+    let refused = tokio::time::timeout(
+        LIMIT,
+        tokio::process::Command::new(mock_binary())
+            .args(["serve", "--workers", "0", "--url", &url])
+            .output(),
+    )
+    .await
+    .expect("exits in time")
+    .expect("runs");
+    assert_eq!(refused.status.code(), Some(2), "a usage error");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--workers"), "{stderr}");
 }
