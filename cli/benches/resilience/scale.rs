@@ -26,7 +26,8 @@
 //!   an attempt, `support::starts_attempt`).
 //!
 //! `MCP_SCALE_N` sets N of the idle rows, `MCP_SCALE_KINDS` (e.g. `HTTP-2025,legacy-SSE`) picks
-//! kinds. The parent raises its own `RLIMIT_NOFILE` (children inherit it): 10,000 idle connections
+//! kinds, `MCP_SCALE_HEARTBEAT=off` turns the idle rows' probes off (what idleness costs
+//! without them). The parent raises its own `RLIMIT_NOFILE` (children inherit it): 10,000 idle connections
 //! hold a stream each, and their requests share a pool of kept-alive connections; the bench asks
 //! for 16,000 descriptors in the client and as many in the mock (12,500 fit under 20,000).
 
@@ -463,7 +464,12 @@ async fn child_cost_floor(
 async fn child_idle(kind: Kind, n: usize, window: Duration) -> Res<Value> {
     let mut mock = MockProcess::try_start(kind.transport).await?;
     let (rss0, cpu0) = (rss_kib(), cpu_ticks());
-    let (servers, generations, took) = start_all(&kind, &mock, n, Heartbeat::default()).await?;
+    // MCP_SCALE_HEARTBEAT=off: no probes at all, for what idleness costs without them.
+    let heartbeat = match std::env::var("MCP_SCALE_HEARTBEAT").as_deref() {
+        Ok("off") => Heartbeat::disabled(),
+        _ => Heartbeat::default(),
+    };
+    let (servers, generations, took) = start_all(&kind, &mock, n, heartbeat).await?;
     let start_cpu = (cpu_ticks() - cpu0) as f64 / clk_tck();
     tokio::time::sleep(Duration::from_secs(5)).await;
     let rss1 = rss_kib();
