@@ -46,9 +46,11 @@ impl Authorizer {
                         match unavailable {
                             // The early refresh found the authorization server down: while the
                             // token has not expired it is still good, so send it.
-                            Some(unavailable) => {
-                                Some(self.fresher_than(oauth, None).await.ok_or(unavailable)?)
-                            }
+                            Some(unavailable) => Some(
+                                self.fresh_for(oauth, None, Margin::Second)
+                                    .await
+                                    .ok_or(unavailable)?,
+                            ),
                             None => None,
                         }
                     }
@@ -57,9 +59,11 @@ impl Authorizer {
                     return Ok(token);
                 }
                 // Client credentials need no person: get a token now rather than send the
-                // request without one and wait for the 401.
+                // request without one and wait for the 401. A stored one is sent only while it
+                // has more than rmcp's renewal margin left: with a second left, a request
+                // slowed on a busy machine reached the server after its token had expired.
                 let _one_at_a_time = oauth.renewing.lock().await;
-                if let Some(token) = self.fresher_than(oauth, None).await {
+                if let Some(token) = self.fresh_for(oauth, None, Margin::Renewal).await {
                     return Ok(Some(token));
                 }
                 self.obtain(oauth, None, Vec::new()).await.map(Some)
@@ -125,7 +129,7 @@ impl Authorizer {
             .exclusive()
             .await
             .map_err(|e| self.deny(format!("token store: {e}")))?;
-        if let Some(token) = self.fresher_than(oauth, sent).await {
+        if let Some(token) = self.fresh_for(oauth, sent, Margin::Second).await {
             return Ok(token);
         }
         let manager = self.manager(oauth, true).await?;
@@ -185,14 +189,22 @@ impl Authorizer {
         self.obtain(oauth, Some(challenge), wanted).await
     }
 
-    /// The stored token, when it is not the one that was refused and is not about to expire.
-    async fn fresher_than(&self, oauth: &OAuth, sent: Option<&str>) -> Option<String> {
+    /// The stored token, when it is not the one that was refused and has more than `margin`
+    /// left before it expires.
+    async fn fresh_for(&self, oauth: &OAuth, sent: Option<&str>, margin: Margin) -> Option<String> {
         let record = oauth.bound.record().await.ok()??;
         let token = record.credentials.token_response.as_ref()?;
         let value = token.access_token().secret();
+        let margin = match margin {
+            Margin::Second => 1,
+            // rmcp's: min(30 s, half the lifetime), at least a second.
+            Margin::Renewal => token
+                .expires_in()
+                .map_or(1, |lifetime| (lifetime.as_secs() / 2).clamp(1, 30)),
+        };
         let fresh = record
             .expires_at()
-            .is_none_or(|at| at > store::now_secs() + 1);
+            .is_none_or(|at| at > store::now_secs().saturating_add(margin));
         (sent != Some(value.as_str()) && fresh).then(|| value.clone())
     }
 
@@ -248,4 +260,14 @@ impl Authorizer {
         tracing::info!(server = %self.name, "authorized");
         Ok(token)
     }
+}
+
+/// How much life a stored token must have left to be sent.
+#[derive(Debug, Clone, Copy)]
+enum Margin {
+    /// More than a second: a token refused or not renewable now is still good until it expires.
+    Second,
+    /// More than rmcp's renewal margin (min(30 s, half its lifetime)): a token that can be
+    /// replaced at no one's cost (client credentials) is replaced before it gets close.
+    Renewal,
 }
