@@ -32,10 +32,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
-fi
+"$ROOT/scripts/need-package.sh" prometheus prometheus
+"$ROOT/scripts/need-package.sh" promtool prometheus
 (cd "$ROOT" && cargo build -q --bin mcp-resilient)
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

@@ -11,10 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-1000}"
 
-if ! command -v heaptrack >/dev/null; then
-    echo "heaptrack missing: installing Debian's package" >&2
-    apt-get install -y heaptrack >/dev/null
-fi
+scripts/need-package.sh heaptrack heaptrack
 
 bench=$(scripts/bench-exe.sh)
 out="target/bench/heap"

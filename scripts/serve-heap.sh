@@ -12,10 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-1000}"
-if ! command -v heaptrack >/dev/null; then
-    echo "heaptrack missing: installing Debian's package" >&2
-    apt-get install -y heaptrack >/dev/null
-fi
+scripts/need-package.sh heaptrack heaptrack
 cargo build --release -q -p mcp-resilient-cli --bin mcp-resilient
 bin=target/release/mcp-resilient
 out=target/bench/heap

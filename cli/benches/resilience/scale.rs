@@ -27,9 +27,10 @@
 //!
 //! `MCP_SCALE_N` sets N of the idle rows, `MCP_SCALE_KINDS` (e.g. `HTTP-2025,legacy-SSE`) picks
 //! kinds, `MCP_SCALE_HEARTBEAT=off` turns the idle rows' probes off (what idleness costs
-//! without them). The parent raises its own `RLIMIT_NOFILE` (children inherit it): 10,000 idle connections
-//! hold a stream each, and their requests share a pool of kept-alive connections; the bench asks
-//! for 16,000 descriptors in the client and as many in the mock (12,500 fit under 20,000).
+//! without them). The parent raises its own `RLIMIT_NOFILE` (children inherit it): 10,000 idle
+//! connections hold a stream each, and their requests share a pool of kept-alive connections;
+//! the bench asks for 16,000 descriptors in the client and as many in the mock (12,500 fit under
+//! 20,000).
 
 use std::{
     sync::{

@@ -1,7 +1,8 @@
 //! What the test binaries (`it`, `telemetry`, `soak`) and the benchmark share: the mock server
 //! as a real child process ([`process::MockProcess`]), `serve`'s stderr and address
-//! ([`serve`]), and a bounded wait for a supervisor's state. Each includes this folder with `#[path]` (the tests through `it/common/`); there is
-//! no test-helper crate because everything here runs this package's own binary.
+//! ([`serve`]), and a bounded wait for a supervisor's state. Each includes this folder with
+//! `#[path]` (the tests through `it/common/`); there is no test-helper crate because everything
+//! here runs this package's own binary.
 //!
 //! Every operation comes twice: `try_…` returns what went wrong, for the benchmark, which reports
 //! a failed section and goes on; the plain one panics with it, for a test.

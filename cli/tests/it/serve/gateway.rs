@@ -104,6 +104,21 @@ impl Gateway {
     }
 }
 
+/// Runs `mcp-resilient serve <args…>` that is expected to refuse and exit by itself: its
+/// output, within [`LIMIT`]; killed if it is still running then.
+pub async fn refused(args: &[&str]) -> std::process::Output {
+    let run = tokio::process::Command::new(mock_binary())
+        .arg("serve")
+        .args(args)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    tokio::time::timeout(LIMIT, run)
+        .await
+        .expect("serve exits in time")
+        .expect("serve runs")
+}
+
 /// What a host was told.
 #[derive(Debug, Default)]
 pub struct Told {

@@ -10,10 +10,10 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::{
-    gateway::{FAST, Gateway, HttpHost},
+    gateway::{FAST, Gateway, HttpHost, refused},
     raw::{Raw, initialize},
 };
-use crate::common::{LIMIT, mock_binary, process::MockProcess};
+use crate::common::{LIMIT, process::MockProcess};
 
 const GOOD: &str = "good-token-0123456789";
 const OTHER: &str = "other-token-9876543210";
@@ -188,15 +188,7 @@ async fn the_hosts_token_never_reaches_the_upstream() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listener_off_loopback_without_tokens_refuses_to_start_before_listening() {
-    let output = tokio::time::timeout(
-        LIMIT,
-        tokio::process::Command::new(mock_binary())
-            .args(["serve", "--listen", "0.0.0.0:0", "--stdio", "--", "true"])
-            .output(),
-    )
-    .await
-    .expect("exits in time")
-    .expect("runs");
+    let output = refused(&["--listen", "0.0.0.0:0", "--stdio", "--", "true"]).await;
     assert_eq!(output.status.code(), Some(2), "a usage error");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("not a loopback address"), "{stderr}");

@@ -6,7 +6,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::gateway::{FAST, Gateway};
+use super::gateway::{FAST, Gateway, refused};
 use crate::common::{LIMIT, alive, mock_binary, process::MockProcess};
 use mcp_mock_server::Whoami;
 
@@ -220,16 +220,8 @@ async fn workers_sets_the_runtimes_threads_and_zero_is_refused() {
         assert!(format!("{answer:?}").contains("one thread"), "{answer:?}");
         assert!(gateway.stop().await.success());
     }
-    let refused = tokio::time::timeout(
-        LIMIT,
-        tokio::process::Command::new(mock_binary())
-            .args(["serve", "--workers", "0", "--url", &url])
-            .output(),
-    )
-    .await
-    .expect("exits in time")
-    .expect("runs");
-    assert_eq!(refused.status.code(), Some(2), "a usage error");
-    let stderr = String::from_utf8_lossy(&refused.stderr);
+    let zero = refused(&["--workers", "0", "--url", &url]).await;
+    assert_eq!(zero.status.code(), Some(2), "a usage error");
+    let stderr = String::from_utf8_lossy(&zero.stderr);
     assert!(stderr.contains("--workers"), "{stderr}");
 }
