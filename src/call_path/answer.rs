@@ -18,6 +18,7 @@ use crate::{
     session::{
         live::Live,
         probe::{Probed, Prober},
+        relay::SETTLE_LIMIT,
     },
     state::{Cause, Death},
     transport::{judge, never_ran},
@@ -29,10 +30,6 @@ use crate::{
 const OVERLOAD_MIN_WAIT: Duration = Duration::from_millis(100);
 /// How many times one call is sent again after being refused for load.
 const OVERLOAD_RESENDS: u32 = 5;
-
-/// How many times a request with a progress callback yields after its answer before its progress
-/// route is removed (see `exchange`).
-const PROGRESS_YIELDS: usize = 4;
 
 /// How long a cancellation for an abandoned request may take to send before it is given up.
 const CANCEL_SEND_LIMIT: Duration = Duration::from_secs(5);
@@ -153,7 +150,7 @@ impl CallPath {
             .await?;
         let _ = id.set(handle.id.clone());
         crate::telemetry::request_id(&handle.id);
-        let _route = progress.map(|callback| {
+        let route = progress.map(|callback| {
             self.relay.route_progress(
                 live.generation,
                 handle.progress_token.clone(),
@@ -166,13 +163,15 @@ impl CallPath {
         };
         let result = handle.await_response().await;
         abandon.id = None;
-        if _route.is_some() {
-            // rmcp hands each notification to its own task but the response straight to us, so
-            // progress the server sent before its answer can still be on its way to the route:
-            // let those tasks run before the route goes.
-            for _ in 0..PROGRESS_YIELDS {
-                tokio::task::yield_now().await;
-            }
+        if let Some(route) = &route
+            && !route.settled(SETTLE_LIMIT).await
+        {
+            // rmcp hands each notification to its own task but the answer straight to us, so
+            // progress sent before the answer can still be on its way (see `Relay`).
+            tracing::debug!(
+                limit = ?SETTLE_LIMIT,
+                "progress received before the answer was not delivered in time"
+            );
         }
         result
     }

@@ -58,6 +58,11 @@ impl GenerationHandler {
         (self.server.clone(), self.generation)
     }
 
+    /// Where progress for this generation's calls goes.
+    pub(crate) fn relay(&self) -> Arc<Relay> {
+        self.relay.clone()
+    }
+
     pub(crate) fn new(
         generation: Generation,
         server: Arc<str>,

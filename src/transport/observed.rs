@@ -1,15 +1,20 @@
 //! [`Observed`]: the wrapper every transport of a generation goes through, which stamps
-//! activity, keeps the delivery ledger and drops stray responses.
+//! activity, keeps the delivery ledger, counts progress as it arrives and drops stray responses.
 
 use std::sync::Arc;
 
 use rmcp::{
     RoleClient,
+    model::{ProgressToken, ServerNotification},
     service::{RxJsonRpcMessage, TxJsonRpcMessage},
     transport::Transport,
 };
 
 use super::{Activity, ledger::Sent, stray};
+
+/// Told the progress token of every progress notification as it is received, before rmcp
+/// hands the notification on (see `Relay::arrived`).
+pub(crate) type ProgressTally = Box<dyn Fn(&ProgressToken) + Send + Sync>;
 
 /// A transport that stamps [`Activity`] on every received message, and sees responses nobody
 /// asked for ([`stray`]).
@@ -18,6 +23,7 @@ pub struct Observed<T> {
     inner: T,
     activity: Arc<Activity>,
     outstanding: stray::Outstanding,
+    tally: Option<ProgressTally>,
 }
 
 impl<T> Observed<T> {
@@ -33,7 +39,14 @@ impl<T> Observed<T> {
             inner,
             activity,
             outstanding: stray::Outstanding::new(server, generation),
+            tally: None,
         }
+    }
+
+    /// Tells `tally` of each progress notification received, in the order received.
+    pub(crate) fn counting_progress(mut self, tally: ProgressTally) -> Self {
+        self.tally = Some(tally);
+        self
     }
 }
 
@@ -103,6 +116,13 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
                 rmcp::model::JsonRpcMessage::Error(error) => {
                     if let Some(id) = &error.id {
                         self.activity.ledger.answered(id);
+                    }
+                }
+                rmcp::model::JsonRpcMessage::Notification(notification) => {
+                    if let (Some(tally), ServerNotification::ProgressNotification(progress)) =
+                        (&self.tally, &notification.notification)
+                    {
+                        tally(&progress.params.progress_token);
                     }
                 }
                 _ => {}

@@ -30,6 +30,7 @@ mod http_stream;
 mod layers;
 mod oauth;
 mod origin_budget;
+mod progress;
 mod proxy;
 mod proxy_hostile;
 mod remote_faults;

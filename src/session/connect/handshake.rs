@@ -145,9 +145,10 @@ impl Handshake {
     }
 }
 
-/// Opens the session over `transport` (wrapped in [`Observed`] and, when it asks
-/// `server/discover`, in [`DiscoverRefusals`]) the way `lifecycle` says (`initialize`, or `server/discover`), until `deadline` or until `ct` cancels the attempt; the
-/// session is cancelled through `session_ct` on every failure.
+/// Opens the session over `transport` (wrapped in [`Observed`], which counts progress into the
+/// handler's relay, and, when it asks `server/discover`, in [`DiscoverRefusals`]) the way
+/// `lifecycle` says (`initialize`, or `server/discover`), until `deadline` or until `ct` cancels
+/// the attempt; the session is cancelled through `session_ct` on every failure.
 pub(super) async fn handshake<T>(
     transport: T,
     handler: GenerationHandler,
@@ -161,12 +162,14 @@ where
     T: Transport<RoleClient> + 'static,
 {
     let (server, generation) = handler.label();
+    let relay = handler.relay();
     let initialize_only = matches!(lifecycle, ClientLifecycleMode::Initialize);
     let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
     // Every way a pre-2026 server refuses `server/discover` reads as `-32601`: under `auto` it
     // leads to `initialize` on this same transport (the same child, for stdio); pinned to
     // 2026-07-28 it is a rejection, not a transient failure retried forever.
-    let observed = Observed::new(transport, activity.clone(), server, generation);
+    let observed = Observed::new(transport, activity.clone(), server, generation)
+        .counting_progress(Box::new(move |token| relay.arrived(generation, token)));
     let io = DiscoverRefusals::new(observed, !initialize_only);
     let open = serve_client_with_lifecycle_and_ct(handler, io, lifecycle, session_ct.child_token());
     let served = tokio::select! {
