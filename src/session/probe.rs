@@ -22,13 +22,11 @@ use rmcp::{
 };
 use tokio::time::Instant;
 
-use rmcp::transport::streamable_http_client::StreamableHttpError;
-
 use super::live::{Live, ProbeRules};
 use crate::{
     state::{Cause, Death, Event},
-    transport::{http::Answered, judge, judge::judge_http},
-    verdict::{Phase, Verdict},
+    transport::{direct::Answered, judge},
+    verdict::Verdict,
 };
 
 /// Who sent a probe: named in what it reports.
@@ -164,8 +162,8 @@ impl Live {
     /// any kind is alive; `ping` answered method-not-found switches this generation's probe to
     /// `server/discover` and is not a miss.
     ///
-    /// The heartbeat's probes on Streamable HTTP go around rmcp's session
-    /// ([`DirectProbe`](crate::transport::http::DirectProbe)), but one in
+    /// The heartbeat's probes on the remote transports go around rmcp's session
+    /// ([`DirectProbe`](crate::transport::direct::DirectProbe)), but one in
     /// [`THROUGH_SESSION`]: that one, and every probe of a call's, proves the session loop
     /// itself (calls go through it; a wedged loop must not hide behind a live server).
     async fn send_probe(&self, prober: Prober, timeout: Duration) -> Verdict {
@@ -187,10 +185,7 @@ impl Live {
                 Some(direct) => match direct.send(discover, &self.protocol).await {
                     Ok(Answered::Result) => Ok(()),
                     Ok(Answered::Error(e)) => Err(Refused::Error(e)),
-                    Err(StreamableHttpError::TransportChannelClosed) => {
-                        Err(Refused::Verdict(Verdict::transport("transport closed")))
-                    }
-                    Err(e) => Err(Refused::Verdict(judge_http(&e, Phase::Session))),
+                    Err(verdict) => Err(Refused::Verdict(verdict)),
                 },
                 None => {
                     let request = match discover {

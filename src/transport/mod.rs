@@ -7,6 +7,7 @@
 
 pub(crate) mod client;
 pub(crate) mod detect;
+pub(crate) mod direct;
 pub(crate) mod http;
 pub(crate) mod judge;
 pub(crate) mod ledger;
@@ -62,9 +63,9 @@ pub struct Activity {
     /// The `Mcp-Session-Id` the server gave the generation (2025-era Streamable HTTP only);
     /// set once by the transport, from the answer to `initialize`.
     pub(crate) session_id: std::sync::OnceLock<Box<str>>,
-    /// The heartbeat's way around rmcp's session (Streamable HTTP only); set once by the
+    /// The heartbeat's way around rmcp's session (the remote transports); set once by the
     /// attempt that built the transport.
-    pub(crate) direct_probe: std::sync::OnceLock<http::DirectProbe>,
+    pub(crate) direct_probe: std::sync::OnceLock<direct::DirectProbe>,
 }
 
 impl Activity {

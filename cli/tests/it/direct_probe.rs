@@ -1,5 +1,5 @@
-//! The heartbeat's probes on Streamable HTTP go around rmcp's session
-//! (`src/transport/http/probe/`), one in ten through it, and the server sees the same probe
+//! The heartbeat's probes on Streamable HTTP and legacy SSE go around rmcp's session
+//! (`src/transport/direct.rs`), one in ten through it, and the server sees the same probe
 //! either way: the same headers, the same body but for its id.
 
 use std::time::Duration;
@@ -16,24 +16,27 @@ const LIMIT: Duration = Duration::from_secs(20);
 /// Heartbeat probes looked at: three whole rounds of ten.
 const PROBES: usize = 30;
 
-async fn mock() -> MockServer {
+async fn mock(transport: MockTransport) -> MockServer {
     let options = MockOptions {
-        transport: MockTransport::Http,
+        transport,
         port: 0,
         ..Default::default()
     };
     MockServer::start(options).await.expect("mock starts")
 }
 
-fn probed(server: &MockServer, protocol: ProtocolChoice) -> ServerConfig {
-    ServerConfig::http("probed", server.http_url())
-        .protocol(protocol)
-        .heartbeat(Heartbeat {
-            interval: Duration::from_millis(100),
-            timeout: Duration::from_millis(90),
-            failures: 5,
-            ..Heartbeat::default()
-        })
+/// The server's config, on legacy SSE for `None`, else on Streamable HTTP at `protocol`.
+fn probed(server: &MockServer, protocol: Option<ProtocolChoice>) -> ServerConfig {
+    let config = match protocol {
+        Some(protocol) => ServerConfig::http("probed", server.http_url()).protocol(protocol),
+        None => ServerConfig::sse("probed", server.sse_url()),
+    };
+    config.heartbeat(Heartbeat {
+        interval: Duration::from_millis(100),
+        timeout: Duration::from_millis(90),
+        failures: 5,
+        ..Heartbeat::default()
+    })
 }
 
 /// The probes the server received (the heartbeat's: nothing else is sent meanwhile).
@@ -95,8 +98,12 @@ fn mcp_headers(request: &RecordedRequest) -> Vec<(String, String)> {
         .collect()
 }
 
-async fn one_in_ten_through_the_session(protocol: ProtocolChoice, method: &str) {
-    let server = mock().await;
+async fn one_in_ten_through_the_session(protocol: Option<ProtocolChoice>, method: &str) {
+    let server = mock(match protocol {
+        Some(_) => MockTransport::Http,
+        None => MockTransport::Sse,
+    })
+    .await;
     let registry = ToolRegistry::new();
     let supervisor = Supervisor::spawn(probed(&server, protocol), &registry).unwrap();
     let generation = supervisor.wait_ready(LIMIT).await.expect("ready");
@@ -139,21 +146,29 @@ async fn one_in_ten_through_the_session(protocol: ProtocolChoice, method: &str) 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heartbeat_probes_of_a_2025_session_go_around_it_but_one_in_ten() {
-    one_in_ten_through_the_session(ProtocolChoice::V2025_11_25, "ping").await;
+    one_in_ten_through_the_session(Some(ProtocolChoice::V2025_11_25), "ping").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heartbeat_probes_of_a_2026_generation_go_around_its_session_but_one_in_ten() {
-    one_in_ten_through_the_session(ProtocolChoice::V2026_07_28, "server/discover").await;
+    one_in_ten_through_the_session(Some(ProtocolChoice::V2026_07_28), "server/discover").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeat_probes_of_a_legacy_sse_session_go_around_it_but_one_in_ten() {
+    one_in_ten_through_the_session(None, "ping").await;
 }
 
 /// A direct probe's silence is a miss like any other: a server that stops answering while its
 /// connections stay open is found dead by the heartbeat.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hung_server_is_found_by_direct_probes() {
-    let server = mock().await;
+async fn a_hung_server_is_found_by_direct_probes(protocol: Option<ProtocolChoice>) {
+    let server = mock(match protocol {
+        Some(_) => MockTransport::Http,
+        None => MockTransport::Sse,
+    })
+    .await;
     let registry = ToolRegistry::new();
-    let config = probed(&server, ProtocolChoice::V2025_11_25).heartbeat(Heartbeat {
+    let config = probed(&server, protocol).heartbeat(Heartbeat {
         interval: Duration::from_millis(200),
         timeout: Duration::from_millis(150),
         failures: 2,
@@ -175,7 +190,11 @@ async fn a_hung_server_is_found_by_direct_probes() {
     .expect("the supervisor runs");
     match &lost.state {
         ConnectionState::Reconnecting { death, .. } | ConnectionState::Failed { death, .. } => {
-            assert_eq!(death.cause, Cause::HeartbeatTimeout, "{lost:?}");
+            assert_eq!(
+                death.cause,
+                Cause::HeartbeatTimeout,
+                "{protocol:?}: {lost:?}"
+            );
         }
         other => panic!("unexpected {other:?}"),
     }
@@ -184,7 +203,17 @@ async fn a_hung_server_is_found_by_direct_probes() {
         probes.iter().any(|r| body(r)["id"]
             .as_str()
             .is_some_and(|id| id.starts_with("mcp-resilient-probe-"))),
-        "the misses were direct probes"
+        "{protocol:?}: the misses were direct probes"
     );
     supervisor.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_http_server_is_found_by_direct_probes() {
+    a_hung_server_is_found_by_direct_probes(Some(ProtocolChoice::V2025_11_25)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_legacy_sse_server_is_found_by_direct_probes() {
+    a_hung_server_is_found_by_direct_probes(None).await;
 }

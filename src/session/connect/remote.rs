@@ -101,7 +101,7 @@ async fn serve_sse(
         opened = tokio::time::timeout_at(deadline, transport::sse::connect(&context.http, remote, &config.limits, context.auth.clone(), slot.clone(), activity)) => opened,
         _ = ct.cancelled() => return Err(failed("attempt cancelled".to_owned(), None)),
     };
-    let sse = match opened {
+    let mut sse = match opened {
         Ok(Ok(sse)) => sse,
         Ok(Err(e)) if Protocol::Sse.is_wrong(e.status) => {
             return Err(Failure {
@@ -120,6 +120,11 @@ async fn serve_sse(
             ));
         }
     };
+    if let Some(probe) = sse.probe() {
+        let _ = activity
+            .direct_probe
+            .set(transport::direct::DirectProbe::Sse(probe));
+    }
     let handler = attempt.handler(ProtocolVersion::V_2024_11_05);
     let lifecycle = era::lifecycle(config.protocol, &context.era, true);
     Ok(handshake(sse, handler, lifecycle, activity, session_ct, ct, deadline).await)
@@ -155,7 +160,9 @@ async fn serve_http(
     let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
     let _ = activity
         .direct_probe
-        .set(http.direct_probe(handler.client_meta()));
+        .set(transport::direct::DirectProbe::Http(Box::new(
+            http.direct_probe(handler.client_meta()),
+        )));
     let lifecycle = era::lifecycle(config.protocol, &context.era, false);
     let served = handshake(http, handler, lifecycle, activity, session_ct, ct, deadline).await;
     // Nothing the server sends on the standalone stream is lost to our first requests.

@@ -73,7 +73,7 @@ use tokio::sync::mpsc;
 pub(crate) use errors::{
     HttpError, describe, initialize_status, last_phase, never_ran, status_of, verdict,
 };
-pub(crate) use probe::{Answered, ClientMeta, DirectProbe};
+pub(crate) use probe::{ClientMeta, DirectProbe};
 pub(crate) use settle::Standalone;
 
 use self::core::{Core, Parts, Rules};

@@ -8,8 +8,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    CHANNEL, SseTransport,
+    CHANNEL, SseProbe, SseTransport,
     errors::{refusal, retry_after},
+    post::Poster,
+    probe::Waiting,
     stream,
 };
 use crate::{
@@ -135,15 +137,26 @@ pub(crate) async fn connect(
     progress.touch();
     let (tx, rx) = mpsc::channel(CHANNEL);
     let stop = CancellationToken::new();
-    let reader = tokio::spawn(stream::read(events, tx, slot.clone(), stop.clone()));
-    let http = http.clone();
-    Ok(SseTransport {
-        http,
+    let waiting = Waiting::new(progress.clone());
+    let reader = tokio::spawn(stream::read(
+        events,
+        tx,
+        waiting.clone(),
+        slot.clone(),
+        stop.clone(),
+    ));
+    let poster = Arc::new(Poster {
+        http: http.clone(),
         endpoint,
         headers,
         auth,
-        post_timeout: config.endpoint_timeout,
+        timeout: config.endpoint_timeout,
         slot,
+        stop: stop.clone(),
+    });
+    Ok(SseTransport {
+        probe: Some(SseProbe::new(&poster, waiting)),
+        poster,
         rx,
         stop,
         reader: Some(reader),

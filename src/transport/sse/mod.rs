@@ -18,18 +18,25 @@
 //!    where: a byte that cannot be UTF-8, a `message` event that is not a JSON-RPC message.
 //! 4. The transport never reconnects. A new stream is a new session, which needs a fresh
 //!    `initialize`: when the stream ends, `receive` returns `None`, the session ends, and the
-//!    supervisor builds the next generation. Why it ended is in the [`DeathSlot`] first.
+//!    supervisor builds the next generation. Why it ended is in the
+//!    [`DeathSlot`](super::DeathSlot) first.
 //! 5. The reader task is owned by the transport: `close()` and `Drop` stop it.
+//! 6. The answer to a direct probe ([`SseProbe`]) is taken off the stream by the reader before
+//!    anything is decoded for rmcp, and only while that probe waits for it; anything else, an
+//!    answer to a probe that gave up included, goes to rmcp's session as before.
 
 mod connect;
 mod errors;
 mod parse;
+mod post;
+mod probe;
 mod stream;
 mod utf8;
 
 pub(crate) use connect::connect;
 pub(crate) use errors::SendError;
 pub(crate) use parse::{Event, SseError};
+pub(crate) use probe::SseProbe;
 // For `crate::fuzzing` alone.
 #[cfg(feature = "fuzzing")]
 pub use parse::Parser;
@@ -40,7 +47,6 @@ pub use stream::resolve_endpoint;
 
 use std::sync::Arc;
 
-use reqwest::header::{HeaderMap, HeaderValue};
 use rmcp::{
     RoleClient,
     model::ServerJsonRpcMessage,
@@ -49,11 +55,8 @@ use rmcp::{
 };
 use tokio::{sync::mpsc, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
-use url::Url;
 
-use super::DeathSlot;
-use crate::{auth::Authorizer, verdict::Verdict};
-use errors::{refusal, retry_after};
+use post::Poster;
 
 /// Server messages buffered between the reader task and `receive`. They travel boxed: tokio
 /// allocates channel slots 32 at a time, and 32 unboxed messages cost ~11 KiB per idle session.
@@ -61,21 +64,22 @@ const CHANNEL: usize = 64;
 
 /// One legacy SSE session.
 pub(crate) struct SseTransport {
-    http: reqwest::Client,
-    endpoint: Url,
-    headers: HeaderMap,
-    /// The server's authorization, if configured: every POST carries its current token.
-    auth: Option<Arc<Authorizer>>,
-    /// Bound on one POST: the shared client has no overall timeout (its streams are long-lived),
-    /// and a hung server must not pile up pending POSTs.
-    post_timeout: std::time::Duration,
-    slot: DeathSlot,
+    poster: Arc<Poster>,
     rx: mpsc::Receiver<Box<ServerJsonRpcMessage>>,
     /// Stops the reader; cancelled by `close`, `Drop` and a fatal send failure.
     stop: CancellationToken,
     reader: Option<JoinHandle<()>>,
     /// Where each POST's delivery is recorded (see [`crate::transport::ledger`]).
     activity: Arc<super::Activity>,
+    /// The session's direct probes, taken once by the attempt (see [`SseTransport::probe`]).
+    probe: Option<SseProbe>,
+}
+
+impl SseTransport {
+    /// The heartbeat's direct probe of this session; `None` after the first call.
+    pub(crate) fn probe(&mut self) -> Option<SseProbe> {
+        self.probe.take()
+    }
 }
 
 impl Transport<RoleClient> for SseTransport {
@@ -88,69 +92,20 @@ impl Transport<RoleClient> for SseTransport {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), SendError>> + Send + 'static {
         let body = serde_json::to_vec(&item).map(bytes::Bytes::from);
-        let (http, endpoint, headers) = (
-            self.http.clone(),
-            self.endpoint.clone(),
-            self.headers.clone(),
-        );
-        let (timeout, auth) = (self.post_timeout, self.auth.clone());
-        let (slot, stop) = (self.slot.clone(), self.stop.clone());
+        let poster = self.poster.clone();
         let id = match &item {
             rmcp::model::JsonRpcMessage::Request(request) => Some(request.id.clone()),
             _ => None,
         };
         let activity = self.activity.clone();
-        let post = async move {
-            let body = body.map_err(SendError::Encode)?;
-            let post = |token: Option<String>| {
-                let mut request = http
-                    .post(endpoint.clone())
-                    .headers(headers.clone())
-                    .timeout(timeout)
-                    .header(
-                        reqwest::header::CONTENT_TYPE,
-                        HeaderValue::from_static("application/json"),
-                    )
-                    .body(body.clone());
-                if let Some(token) = token {
-                    request = request.bearer_auth(token);
-                }
-                async move { request.send().await.map_err(SendError::Request) }
-            };
-            let answer = match &auth {
-                None => post(None).await,
-                Some(auth) => auth.send(post, refusal).await.unwrap_or_else(|denied| {
-                    Err(match denied.transient {
-                        true => SendError::AuthUnavailable(denied.detail),
-                        false => SendError::Status {
-                            status: 401,
-                            retry_after: None,
-                        },
-                    })
-                }),
-            };
-            let result = match answer {
-                Ok(r) if r.status().is_success() => return Ok(()),
-                Ok(r) if matches!(r.status().as_u16(), 404 | 410) => {
-                    SendError::SessionExpired(r.status().as_u16())
-                }
-                Ok(r) => SendError::Status {
-                    status: r.status().as_u16(),
-                    retry_after: retry_after(r.headers()),
-                },
-                Err(e) => e,
-            };
-            if let Verdict::Death(death) = result.verdict(result.to_string()) {
-                let _ = slot.set(death);
-                stop.cancel();
-            }
-            Err(result)
-        };
         // The POST runs on its own: rmcp drops the sends of a session loop that ends, and a POST
         // cut short would leave its caller not knowing whether it left. Its outcome is recorded
         // whatever becomes of this future.
         let posted = tokio::spawn(async move {
-            let result = post.await;
+            let result = match body {
+                Ok(body) => poster.post(body).await,
+                Err(e) => Err(SendError::Encode(e)),
+            };
             if let Some(id) = &id {
                 activity.ledger.sent(id, SendError::delivery(&result));
             }

@@ -11,7 +11,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-use super::parse::{Event, Parser, SseError};
+use super::{
+    parse::{Event, Parser, SseError},
+    probe::Waiting,
+};
 use crate::{
     state::{Cause, Death},
     transport::{Activity, DeathSlot},
@@ -134,10 +137,12 @@ pub fn resolve_endpoint(data: &str, base: &Url) -> Result<Url, String> {
     Ok(endpoint)
 }
 
-/// The reader task: forwards `message` events until the stream ends, fails, or `stop`.
+/// The reader task: forwards `message` events until the stream ends, fails, or `stop`; an
+/// answer to a waiting direct probe goes to that probe instead (see [`super::probe`]).
 pub(super) async fn read(
     mut events: Events,
     tx: mpsc::Sender<Box<ServerJsonRpcMessage>>,
+    probes: Arc<Waiting>,
     slot: DeathSlot,
     stop: CancellationToken,
 ) {
@@ -166,7 +171,7 @@ pub(super) async fn read(
             }
             None => break Death::new(Cause::StreamClosed, "legacy SSE stream ended"),
         };
-        if event.event != "message" {
+        if event.event != "message" || probes.take(&event.data) {
             continue;
         }
         let message = match decode(&event.data) {

@@ -1,14 +1,10 @@
-//! The probe sent by the transport itself: `ping` (or `server/discover`) on a `POST` of its own,
-//! beside rmcp's session.
+//! Streamable HTTP's direct probe (see [`crate::transport::direct`]): `ping` (or
+//! `server/discover`) on a `POST` of its own, beside rmcp's session.
 //!
-//! Through rmcp a probe pays for the session loop (a task spawned per request, the message
-//! moved through its channels, a responder and its wake-ups): 1.7–2.2 times a bare `POST` of
-//! the same bytes in instructions (BENCHMARKS.md § 16). Here the body is serialized once per
-//! generation and method, each probe splicing in its own id; the headers are built once; the
-//! answer is read as every answer is (the transport's bounds, its parser, its activity
-//! stamps), but for its result, which is checked to be JSON and never typed: the probe needs
-//! to know only that it is a result ([`super::decode::probe_answer`]). The probe's id is a string (`mcp-resilient-probe-N`), never one of rmcp's numbers,
-//! so an answer that strays to rmcp's session cannot complete another request.
+//! The body is serialized once per generation and method, each probe splicing in its own id;
+//! the headers are built once; the answer is read as every answer is (the transport's bounds,
+//! its parser, its activity stamps), but for its result, which is checked to be JSON and never
+//! typed: the probe needs to know only that it is a result ([`super::decode::probe_answer`]).
 //!
 //! # Invariants
 //!
@@ -28,33 +24,20 @@ use std::{
     },
 };
 
-use bytes::{BufMut, Bytes, BytesMut};
 use reqwest::header::HeaderMap;
 use rmcp::{
     model::{
         ClientCapabilities, ClientJsonRpcMessage, ClientRequest, DiscoverRequest,
-        DiscoverRequestParams, ErrorData, GetMeta, Implementation, JsonRpcRequest,
-        JsonRpcVersion2_0, PingRequest, ProtocolVersion, RequestId,
+        DiscoverRequestParams, GetMeta, Implementation, JsonRpcRequest, JsonRpcVersion2_0,
+        PingRequest, ProtocolVersion, RequestId,
     },
     transport::streamable_http_client::StreamableHttpError,
 };
 
 use super::{HttpError, core::Core, routing};
+use crate::transport::direct::{Answered, Body, MARK};
 
 mod read;
-
-/// The id the templates are serialized with; each probe's replaces it.
-const MARK: &str = "mcp-resilient-probe";
-
-/// What the server answered a probe with.
-#[derive(Debug)]
-pub(crate) enum Answered {
-    /// A result, or an answer that was no JSON-RPC response (202, a stray message): the server
-    /// is there.
-    Result,
-    /// A JSON-RPC error.
-    Error(ErrorData),
-}
 
 /// Who the client is, as a 2026-07-28 request's `_meta` says on every request.
 #[derive(Debug, Clone)]
@@ -84,8 +67,7 @@ impl std::fmt::Debug for DirectProbe {
 /// One method's probe, built once: the body around its id, and the headers.
 pub(super) struct Template {
     method: &'static str,
-    before: Bytes,
-    after: Bytes,
+    body: Body,
     headers: HeaderMap,
 }
 
@@ -119,7 +101,7 @@ impl DirectProbe {
         let template = slot.get_or_init(|| self.template(&core, discover, protocol));
         let n = self.sent.fetch_add(1, Ordering::Relaxed);
         let text = format!("{MARK}-{n}");
-        let body = template.body(&text);
+        let body = template.body.with_id(&text);
         let id = RequestId::String(text.into());
         // Boxed as a `dyn` future: the answer's reading (the authorizer's renewal within) is a
         // deep type, and the heartbeat's future, inside the proxy's, would otherwise pass the
@@ -158,71 +140,11 @@ impl DirectProbe {
         let mut headers = core.base_headers(modern.then_some(protocol));
         routing::add_standard_headers(&message, modern, &core.tool_headers, &mut headers);
         // Our own types always encode.
-        let body = serde_json::to_vec(&message).unwrap_or_default();
-        let (before, after) = split(&body);
+        let body = Body::around_mark(&serde_json::to_vec(&message).unwrap_or_default());
         Template {
             method,
-            before,
-            after,
+            body,
             headers,
         }
-    }
-}
-
-/// `body` around its id, the quoted mark (which no other field of a probe holds).
-fn split(body: &[u8]) -> (Bytes, Bytes) {
-    let quoted = format!("\"{MARK}\"");
-    let at = body
-        .windows(quoted.len())
-        .position(|w| w == quoted.as_bytes())
-        .unwrap_or(body.len());
-    let after = body.get(at + quoted.len()..).unwrap_or_default();
-    (
-        Bytes::copy_from_slice(&body[..at]),
-        Bytes::copy_from_slice(after),
-    )
-}
-
-impl Template {
-    /// The body with `id` (letters, digits and dashes: nothing to escape).
-    fn body(&self, id: &str) -> Bytes {
-        let mut body = BytesMut::with_capacity(self.before.len() + id.len() + 2 + self.after.len());
-        body.put_slice(&self.before);
-        body.put_u8(b'"');
-        body.put_slice(id.as_bytes());
-        body.put_u8(b'"');
-        body.put_slice(&self.after);
-        body.freeze()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_probe_body_is_the_template_with_its_own_id() {
-        let mut request =
-            ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams::default()));
-        request
-            .get_meta_mut()
-            .set_protocol_version(ProtocolVersion::V_2026_07_28);
-        let message = ClientJsonRpcMessage::Request(JsonRpcRequest {
-            jsonrpc: JsonRpcVersion2_0,
-            id: RequestId::String(MARK.into()),
-            request,
-        });
-        let (before, after) = split(&serde_json::to_vec(&message).unwrap());
-        let template = Template {
-            method: "server/discover",
-            before,
-            after,
-            headers: HeaderMap::new(),
-        };
-        let body: serde_json::Value =
-            serde_json::from_slice(&template.body("mcp-resilient-probe-41")).unwrap();
-        let mut expected = serde_json::to_value(&message).unwrap();
-        expected["id"] = "mcp-resilient-probe-41".into();
-        assert_eq!(body, expected);
     }
 }

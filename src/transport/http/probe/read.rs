@@ -7,7 +7,8 @@ use rmcp::{
     transport::streamable_http_client::StreamableHttpError,
 };
 
-use super::{Answered, Template};
+use super::Template;
+use crate::transport::direct::Answered;
 use crate::transport::http::{
     HttpError,
     answer::{Answer, Sent, expire_on_400},

@@ -1,0 +1,137 @@
+//! The heartbeat's way around rmcp's session: a probe the remote transport sends on a `POST` of
+//! its own and whose answer it takes before rmcp decodes anything ([`DirectProbe`]).
+//!
+//! Through rmcp a probe pays for the session loop (a task spawned per request, the message moved
+//! through its channels, a responder and its wake-ups) and for decoding the answer as any server
+//! message (BENCHMARKS.md § 13, § 16). Each transport has its own: Streamable HTTP reads the
+//! answer on the probe's own `POST` ([`http::DirectProbe`]); legacy SSE's arrives on the
+//! session's event stream and is picked off it by its id ([`sse::SseProbe`]).
+//!
+//! # Invariants
+//!
+//! 1. A probe's id is a string, `mcp-resilient-probe-N` ([`MARK`]), never one of rmcp's
+//!    numbers: an answer that strays to rmcp's session cannot complete another request (it is
+//!    dropped as a stray response).
+//! 2. Same outcome as through rmcp: a result or a JSON-RPC error is the server's answer; a
+//!    transport failure is judged by the transport's own rules.
+
+use bytes::{BufMut, Bytes, BytesMut};
+use rmcp::model::{ErrorData, ProtocolVersion};
+
+use super::{http, sse};
+use crate::verdict::Verdict;
+
+/// The id probe templates are serialized with; each probe's own id replaces it.
+pub(crate) const MARK: &str = "mcp-resilient-probe";
+
+/// What the server answered a probe with.
+#[derive(Debug)]
+pub(crate) enum Answered {
+    /// A result, or an answer that was no JSON-RPC response (202, a stray message): the server
+    /// is there.
+    Result,
+    /// A JSON-RPC error.
+    Error(ErrorData),
+}
+
+/// One generation's direct probes, per transport.
+#[derive(Debug)]
+pub(crate) enum DirectProbe {
+    /// Streamable HTTP (boxed: ~660 bytes where legacy SSE's is ~170, in every session's
+    /// `Activity`).
+    Http(Box<http::DirectProbe>),
+    /// Legacy SSE.
+    Sse(sse::SseProbe),
+}
+
+impl DirectProbe {
+    /// Sends one probe (`server/discover` when `discover`, else `ping`) and waits for its
+    /// answer; a failure comes back as what it says about the server.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: dropping the future abandons the probe (its `POST`, and on legacy SSE the
+    /// wait for its answer).
+    pub(crate) async fn send(
+        &self,
+        discover: bool,
+        protocol: &ProtocolVersion,
+    ) -> Result<Answered, Verdict> {
+        match self {
+            DirectProbe::Http(probe) => match probe.send(discover, protocol).await {
+                Ok(answered) => Ok(answered),
+                Err(rmcp::transport::streamable_http_client::StreamableHttpError::TransportChannelClosed) => {
+                    Err(Verdict::transport("transport closed"))
+                }
+                Err(e) => Err(super::judge::judge_http(&e, crate::verdict::Phase::Session)),
+            },
+            DirectProbe::Sse(probe) => probe.send(discover).await,
+        }
+    }
+}
+
+/// A probe's body around its id: serialized once per generation and method, each probe
+/// splicing in its own id.
+#[derive(Debug)]
+pub(crate) struct Body {
+    before: Bytes,
+    after: Bytes,
+}
+
+impl Body {
+    /// `message`, serialized with the id [`MARK`], split around that id (the quoted mark, which
+    /// no other field of a probe holds).
+    pub(crate) fn around_mark(message: &[u8]) -> Self {
+        let quoted = format!("\"{MARK}\"");
+        let at = message
+            .windows(quoted.len())
+            .position(|w| w == quoted.as_bytes())
+            .unwrap_or(message.len());
+        let after = message.get(at + quoted.len()..).unwrap_or_default();
+        Body {
+            before: Bytes::copy_from_slice(&message[..at]),
+            after: Bytes::copy_from_slice(after),
+        }
+    }
+
+    /// The body with `id` (letters, digits and dashes: nothing to escape).
+    pub(crate) fn with_id(&self, id: &str) -> Bytes {
+        let mut body = BytesMut::with_capacity(self.before.len() + id.len() + 2 + self.after.len());
+        body.put_slice(&self.before);
+        body.put_u8(b'"');
+        body.put_slice(id.as_bytes());
+        body.put_u8(b'"');
+        body.put_slice(&self.after);
+        body.freeze()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{
+        ClientJsonRpcMessage, ClientRequest, DiscoverRequest, DiscoverRequestParams, GetMeta,
+        JsonRpcRequest, JsonRpcVersion2_0, RequestId,
+    };
+
+    use super::*;
+
+    #[test]
+    fn each_probe_body_is_the_template_with_its_own_id() {
+        let mut request =
+            ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams::default()));
+        request
+            .get_meta_mut()
+            .set_protocol_version(ProtocolVersion::V_2026_07_28);
+        let message = ClientJsonRpcMessage::Request(JsonRpcRequest {
+            jsonrpc: JsonRpcVersion2_0,
+            id: RequestId::String(MARK.into()),
+            request,
+        });
+        let body = Body::around_mark(&serde_json::to_vec(&message).unwrap());
+        let sent: serde_json::Value =
+            serde_json::from_slice(&body.with_id("mcp-resilient-probe-41")).unwrap();
+        let mut expected = serde_json::to_value(&message).unwrap();
+        expected["id"] = "mcp-resilient-probe-41".into();
+        assert_eq!(sent, expected);
+    }
+}

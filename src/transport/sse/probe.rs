@@ -1,0 +1,300 @@
+//! Legacy SSE's direct probe (see [`crate::transport::direct`]): `ping` POSTed to the session's
+//! endpoint as any message is, its answer picked off the event stream by the reader
+//! ([`Waiting::take`]) before anything is decoded for rmcp.
+//!
+//! Through rmcp the answer is decoded as any server message (serde's untagged buffering, a miss
+//! made and dropped per variant tried) and goes through the session loop and a responder; here
+//! the reader looks for the probe's mark only while a probe waits, reads the envelope from a
+//! borrowed view of the bytes, and completes the probe's one-shot.
+//!
+//! # Invariants
+//!
+//! 1. Only an answer to a probe that is waiting is taken; every other message, an answer to a
+//!    probe that gave up included, goes to rmcp's session as before (where a stray answer is
+//!    dropped: its id is none of rmcp's).
+//! 2. A taken answer stamps the session's activity as a message, as rmcp's path would.
+//! 3. A probe never keeps the transport alive: it holds the poster weakly, and a stopped reader
+//!    (a dead session) ends its wait.
+
+use std::sync::{
+    Arc, Mutex, OnceLock, PoisonError, Weak,
+    atomic::{AtomicU64, AtomicUsize, Ordering},
+};
+
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, DiscoverRequest, DiscoverRequestParams, ErrorData,
+    JsonRpcRequest, JsonRpcVersion2_0, PingRequest, RequestId,
+};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::oneshot;
+
+use super::post::Poster;
+use crate::{
+    transport::{
+        Activity,
+        direct::{Answered, Body, MARK},
+        innermost,
+    },
+    verdict::Verdict,
+};
+
+/// One session's direct probes.
+pub(crate) struct SseProbe {
+    poster: Weak<Poster>,
+    waiting: Arc<Waiting>,
+    /// Probes sent, for their ids.
+    sent: AtomicU64,
+    ping: OnceLock<Body>,
+    discover: OnceLock<Body>,
+}
+
+impl std::fmt::Debug for SseProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SseProbe")
+            .field("sent", &self.sent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SseProbe {
+    pub(super) fn new(poster: &Arc<Poster>, waiting: Arc<Waiting>) -> Self {
+        SseProbe {
+            poster: Arc::downgrade(poster),
+            waiting,
+            sent: AtomicU64::new(0),
+            ping: OnceLock::new(),
+            discover: OnceLock::new(),
+        }
+    }
+
+    /// Sends one probe (`server/discover` when `discover`, else `ping`) and waits for its
+    /// answer on the stream. A failed `POST` is judged as any send's; a session that ends
+    /// first is a closed transport.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: dropping the future abandons the `POST` and the wait (an answer that comes
+    /// later goes to rmcp's session, which drops it).
+    pub(crate) async fn send(&self, discover: bool) -> Result<Answered, Verdict> {
+        let closed = || Verdict::transport("transport closed");
+        let Some(poster) = self.poster.upgrade().filter(|p| !p.stop.is_cancelled()) else {
+            return Err(closed());
+        };
+        let slot = if discover { &self.discover } else { &self.ping };
+        let body = slot.get_or_init(|| template(discover));
+        let n = self.sent.fetch_add(1, Ordering::Relaxed);
+        let body = body.with_id(&format!("{MARK}-{n}"));
+        let (_ticket, answer) = self.waiting.expect(n);
+        let stop = poster.stop.clone();
+        let posted = tokio::select! {
+            posted = poster.post(body) => posted,
+            () = stop.cancelled() => return Err(closed()),
+        };
+        drop(poster);
+        if let Err(e) = posted {
+            return Err(e.verdict(crate::verdict::plain(&innermost(&e))));
+        }
+        tokio::select! {
+            answered = answer => answered.map_err(|_| closed()),
+            () = stop.cancelled() => Err(closed()),
+        }
+    }
+}
+
+/// The probe's message with the id [`MARK`] (legacy SSE is 2024-11-05: no `_meta`).
+fn template(discover: bool) -> Body {
+    let request = match discover {
+        true => {
+            ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams::default()))
+        }
+        false => ClientRequest::PingRequest(PingRequest::default()),
+    };
+    let message = ClientJsonRpcMessage::Request(JsonRpcRequest {
+        jsonrpc: JsonRpcVersion2_0,
+        id: RequestId::String(MARK.into()),
+        request,
+    });
+    // Our own types always encode.
+    Body::around_mark(&serde_json::to_vec(&message).unwrap_or_default())
+}
+
+/// The probes of one session waiting for their answers; shared by its probe and its reader.
+pub(super) struct Waiting {
+    /// How many wait: the reader looks at no message while none does.
+    count: AtomicUsize,
+    probes: Mutex<Vec<(u64, oneshot::Sender<Answered>)>>,
+    activity: Arc<Activity>,
+}
+
+impl Waiting {
+    pub(super) fn new(activity: Arc<Activity>) -> Arc<Self> {
+        Arc::new(Waiting {
+            count: AtomicUsize::new(0),
+            probes: Mutex::new(Vec::new()),
+            activity,
+        })
+    }
+
+    /// Registers probe `n`: its answer comes through the receiver while the ticket lives.
+    fn expect(self: &Arc<Self>, n: u64) -> (Ticket, oneshot::Receiver<Answered>) {
+        let (tx, rx) = oneshot::channel();
+        let mut probes = self.lock();
+        probes.push((n, tx));
+        self.count.store(probes.len(), Ordering::Release);
+        let ticket = Ticket {
+            waiting: self.clone(),
+            n,
+        };
+        (ticket, rx)
+    }
+
+    /// Takes `data` (a `message` event's) when it answers a waiting probe: the probe gets its
+    /// answer and the message goes no further. False for anything else.
+    pub(super) fn take(&self, data: &str) -> bool {
+        if self.count.load(Ordering::Acquire) == 0 || !data.contains(MARK) {
+            return false;
+        }
+        let Some((n, answered)) = reply(data) else {
+            return false;
+        };
+        let tx = {
+            let mut probes = self.lock();
+            let Some(at) = probes.iter().position(|(k, _)| *k == n) else {
+                return false;
+            };
+            let (_, tx) = probes.swap_remove(at);
+            self.count.store(probes.len(), Ordering::Release);
+            tx
+        };
+        self.activity.touch();
+        let _ = tx.send(answered);
+        true
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, oneshot::Sender<Answered>)>> {
+        self.probes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A probe's registration; removed when dropped (answered or not).
+struct Ticket {
+    waiting: Arc<Waiting>,
+    n: u64,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut probes = self.waiting.lock();
+        probes.retain(|(k, _)| *k != self.n);
+        self.waiting.count.store(probes.len(), Ordering::Release);
+    }
+}
+
+/// The envelope of an answer, borrowed from its bytes.
+#[derive(Deserialize)]
+struct Reply<'a> {
+    #[serde(rename = "jsonrpc")]
+    _jsonrpc: JsonRpcVersion2_0,
+    #[serde(borrow)]
+    id: &'a str,
+    #[serde(borrow, default)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+/// Which probe `data` answers, and with what: `None` unless it is a response or an error
+/// response whose id is a probe's.
+fn reply(data: &str) -> Option<(u64, Answered)> {
+    let reply: Reply = serde_json::from_str(data).ok()?;
+    let n = reply
+        .id
+        .strip_prefix(MARK)?
+        .strip_prefix('-')?
+        .parse()
+        .ok()?;
+    if reply.method.is_some() {
+        return None;
+    }
+    let answered = match (reply.result, reply.error) {
+        (Some(_), None) => Answered::Result,
+        (None, Some(error)) => {
+            Answered::Error(serde_json::from_str::<ErrorData>(error.get()).ok()?)
+        }
+        _ => return None,
+    };
+    Some((n, answered))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting() -> Arc<Waiting> {
+        Waiting::new(Activity::new(false))
+    }
+
+    #[test]
+    fn only_a_waiting_probes_answer_is_taken() {
+        let waiting = waiting();
+        let answer = r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-3","result":{}}"#;
+        assert!(!waiting.take(answer), "no probe waits");
+
+        let (ticket, mut rx) = waiting.expect(3);
+        let (_other, _) = waiting.expect(4);
+        for not_it in [
+            r#"{"jsonrpc":"2.0","id":3,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-5","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-3","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"mcp-resilient-probe-3"}}"#,
+            r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-3"}"#,
+            "not json mcp-resilient-probe-3",
+        ] {
+            assert!(!waiting.take(not_it), "{not_it}");
+        }
+        assert!(rx.try_recv().is_err());
+        assert!(waiting.take(answer));
+        assert!(matches!(rx.try_recv(), Ok(Answered::Result)));
+        assert!(!waiting.take(answer), "taken once");
+        drop(ticket);
+        assert_eq!(
+            waiting.count.load(Ordering::Acquire),
+            1,
+            "probe 4 still waits"
+        );
+    }
+
+    #[test]
+    fn an_error_answer_is_the_servers_and_a_given_up_probe_takes_nothing() {
+        let waiting = waiting();
+        let (ticket, mut rx) = waiting.expect(0);
+        let error = r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-0","error":{"code":-32601,"message":"no ping"}}"#;
+        assert!(waiting.take(error));
+        match rx.try_recv() {
+            Ok(Answered::Error(e)) => assert_eq!(e.code.0, -32601),
+            other => panic!("{other:?}"),
+        }
+        drop(ticket);
+        let (ticket, _rx) = waiting.expect(1);
+        drop(ticket);
+        assert_eq!(waiting.count.load(Ordering::Acquire), 0);
+        let late = r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-1","result":{}}"#;
+        assert!(
+            !waiting.take(late),
+            "a probe that gave up: rmcp's session gets it"
+        );
+    }
+
+    #[test]
+    fn the_probe_body_is_a_ping_with_the_probes_id() {
+        let body = template(false).with_id("mcp-resilient-probe-7");
+        let sent: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            sent,
+            serde_json::json!({"jsonrpc": "2.0", "id": "mcp-resilient-probe-7", "method": "ping"})
+        );
+    }
+}
