@@ -87,8 +87,11 @@ impl SseProbe {
         let body = body.with_id(&format!("{MARK}-{n}"));
         let (_ticket, answer) = self.waiting.expect(n);
         let stop = poster.stop.clone();
+        // Boxed, so that the POST's future (reqwest's, the authorizer's) is not copied as the
+        // probe's moves.
+        let post = Box::pin(poster.post(body));
         let posted = tokio::select! {
-            posted = poster.post(body) => posted,
+            posted = post => posted,
             () = stop.cancelled() => return Err(closed()),
         };
         drop(poster);
