@@ -135,33 +135,40 @@ pub(crate) async fn connect(
         })?
         .map_err(ConnectError::new)?;
     progress.touch();
-    let (tx, rx) = mpsc::channel(CHANNEL);
-    let stop = CancellationToken::new();
-    let waiting = Waiting::new(progress.clone());
-    let reader = tokio::spawn(stream::read(
-        events,
-        tx,
-        waiting.clone(),
-        slot.clone(),
-        stop.clone(),
-    ));
-    let poster = Arc::new(Poster {
+    let poster = Poster {
         http: http.clone(),
         endpoint,
         headers,
         auth,
         timeout: config.endpoint_timeout,
         slot,
-        stop: stop.clone(),
-    });
-    Ok(SseTransport {
+        stop: CancellationToken::new(),
+    };
+    Ok(start(events, poster, progress))
+}
+
+/// The session over an opened stream: its reader task started, its sends and probes posted by
+/// `poster` (whose `stop` stops the reader).
+fn start(events: stream::Events, poster: Poster, progress: &Arc<Activity>) -> SseTransport {
+    let (tx, rx) = mpsc::channel(CHANNEL);
+    let stop = poster.stop.clone();
+    let waiting = Waiting::new(progress.clone());
+    let reader = tokio::spawn(stream::read(
+        events,
+        tx,
+        waiting.clone(),
+        poster.slot.clone(),
+        stop.clone(),
+    ));
+    let poster = Arc::new(poster);
+    SseTransport {
         probe: Some(SseProbe::new(&poster, waiting)),
         poster,
         rx,
         stop,
         reader: Some(reader),
         activity: progress.clone(),
-    })
+    }
 }
 
 /// The most of a refusal's body read to see whether a Streamable HTTP server sent it.
