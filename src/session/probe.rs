@@ -18,21 +18,14 @@ use std::{sync::atomic::Ordering, time::Duration};
 
 use rmcp::{
     ServiceError,
-    model::{
-        ClientRequest, DiscoverRequest, DiscoverRequestParams, ErrorCode, GetExtensions,
-        PingRequest,
-    },
+    model::{ClientRequest, DiscoverRequest, DiscoverRequestParams, ErrorCode, PingRequest},
 };
 use tokio::time::Instant;
 
 use super::live::{Live, ProbeRules};
 use crate::{
     state::{Cause, Death, Event},
-    transport::{
-        direct::{Answered, DirectProbe},
-        judge,
-        observed::LoopCheck,
-    },
+    transport::{direct::Answered, judge},
     verdict::Verdict,
 };
 
@@ -171,68 +164,52 @@ impl Live {
     ///
     /// The heartbeat's probes on the remote transports go around rmcp's session
     /// ([`DirectProbe`](crate::transport::direct::DirectProbe)), but one in
-    /// [`THROUGH_SESSION`], which proves the session loop itself (calls go through it). With no
-    /// miss on record that one is a loop check: a `ping` that goes through rmcp's loop and is
-    /// answered by the transport's wrapper ([`LoopCheck`]), not sent; after a miss it goes to
-    /// the server through the session, as every probe of a call's does.
+    /// [`THROUGH_SESSION`]: that one, and every probe of a call's, proves the session loop
+    /// itself (calls go through it; a wedged loop must not hide behind a live server).
     async fn send_probe(&self, prober: Prober, timeout: Duration) -> Verdict {
         let discover = self.discover.load(Ordering::Relaxed);
         let method = match discover {
             true => "server/discover",
             false => "ping",
         };
-        let route = match (prober, self.activity.direct_probe.get()) {
+        let direct = match (prober, self.activity.direct_probe.get()) {
             (Prober::Heartbeat, Some(direct)) => {
                 let n = self.heartbeats.fetch_add(1, Ordering::Relaxed);
-                match n.is_multiple_of(THROUGH_SESSION) {
-                    false => Route::Direct(direct),
-                    true if self.misses.count() == 0 => Route::Loop,
-                    true => Route::Session,
-                }
+                (!n.is_multiple_of(THROUGH_SESSION)).then_some(direct)
             }
-            _ => Route::Session,
+            _ => None,
         };
-        // A loop check asks nothing of the server: it is no operation of the server's.
-        let op = (!matches!(route, Route::Loop))
-            .then(|| crate::telemetry::Op::internal(&self.telemetry, method));
+        let op = crate::telemetry::Op::internal(&self.telemetry, method);
         let answer = async {
-            let request = match route {
-                Route::Direct(direct) => {
-                    return match direct.send(discover, &self.protocol).await {
-                        Ok(Answered::Result) => Ok(()),
-                        Ok(Answered::Error(e)) => Err(Refused::Error(e)),
-                        Err(verdict) => Err(Refused::Verdict(verdict)),
+            match direct {
+                Some(direct) => match direct.send(discover, &self.protocol).await {
+                    Ok(Answered::Result) => Ok(()),
+                    Ok(Answered::Error(e)) => Err(Refused::Error(e)),
+                    Err(verdict) => Err(Refused::Verdict(verdict)),
+                },
+                None => {
+                    let request = match discover {
+                        true => ClientRequest::DiscoverRequest(DiscoverRequest::new(
+                            DiscoverRequestParams::default(),
+                        )),
+                        false => ClientRequest::PingRequest(PingRequest::default()),
                     };
+                    // Boxed: rmcp's request future is ~3.3 KB; inline, it made every probe's
+                    // future that large, copied each time it moved (callgrind: a fifth of a
+                    // direct legacy SSE probe's instructions were `memcpy`).
+                    match Box::pin(self.peer.send_request(request)).await {
+                        Ok(_) => Ok(()),
+                        Err(ServiceError::McpError(e)) => Err(Refused::Error(e)),
+                        Err(e) => Err(Refused::Verdict(judge(&e))),
+                    }
                 }
-                Route::Loop => {
-                    let mut ping = ClientRequest::PingRequest(PingRequest::default());
-                    ping.extensions_mut().insert(LoopCheck);
-                    ping
-                }
-                Route::Session if discover => ClientRequest::DiscoverRequest(DiscoverRequest::new(
-                    DiscoverRequestParams::default(),
-                )),
-                Route::Session => ClientRequest::PingRequest(PingRequest::default()),
-            };
-            // Boxed: rmcp's request future is ~3.3 KB; inline, it made every probe's future
-            // that large, copied each time it moved (callgrind: a fifth of a direct legacy SSE
-            // probe's instructions were `memcpy`).
-            match Box::pin(self.peer.send_request(request)).await {
-                Ok(_) => Ok(()),
-                Err(ServiceError::McpError(e)) => Err(Refused::Error(e)),
-                Err(e) => Err(Refused::Verdict(judge(&e))),
             }
         };
         let verdict = match tokio::time::timeout(timeout, answer).await {
             Err(_) if self.load(timeout).is_busy() => Verdict::Busy,
             Err(_) => Verdict::Suspect {
                 status: None,
-                detail: match route {
-                    Route::Loop => format!(
-                        "the session loop did not carry a request and its answer within {timeout:?}"
-                    ),
-                    _ => format!("unanswered after {timeout:?}"),
-                },
+                detail: format!("unanswered after {timeout:?}"),
             },
             Ok(Ok(())) => Verdict::Alive,
             Ok(Err(Refused::Error(e)))
@@ -245,25 +222,12 @@ impl Live {
             Ok(Err(Refused::Error(_))) => Verdict::Alive,
             Ok(Err(Refused::Verdict(verdict))) => verdict,
         };
-        if let Some(op) = op {
-            op.end_probe(&verdict);
-        }
+        op.end_probe(&verdict);
         verdict
     }
 }
 
-/// Which way one probe goes (see [`Live::send_probe`]).
-enum Route<'a> {
-    /// Around rmcp's session, by the transport itself.
-    Direct(&'a DirectProbe),
-    /// Through rmcp's session to the server.
-    Session,
-    /// Through rmcp's session loop and back, answered by the transport's wrapper.
-    Loop,
-}
-
-/// One heartbeat probe in this many goes through rmcp's session loop (see
-/// [`Live::send_probe`]).
+/// One heartbeat probe in this many goes through rmcp's session (see [`Live::send_probe`]).
 const THROUGH_SESSION: u64 = 10;
 
 /// A probe not answered with a result.

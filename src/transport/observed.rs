@@ -1,15 +1,11 @@
 //! [`Observed`]: the wrapper every transport of a generation goes through, which stamps
-//! activity, keeps the delivery ledger, counts progress as it arrives, drops stray responses and
-//! answers the heartbeat's loop checks ([`LoopCheck`]) itself.
+//! activity, keeps the delivery ledger, counts progress as it arrives and drops stray responses.
 
-use std::{collections::VecDeque, sync::Arc};
+use std::sync::Arc;
 
 use rmcp::{
     RoleClient,
-    model::{
-        EmptyResult, GetExtensions, JsonRpcMessage, JsonRpcResponse, JsonRpcVersion2_0,
-        ProgressToken, RequestId, ServerNotification, ServerResult,
-    },
+    model::{ProgressToken, ServerNotification},
     service::{RxJsonRpcMessage, TxJsonRpcMessage},
     transport::Transport,
 };
@@ -20,12 +16,6 @@ use super::{Activity, ledger::Sent, stray};
 /// hands the notification on (see `Relay::arrived`).
 pub(crate) type ProgressTally = Box<dyn Fn(&ProgressToken) + Send + Sync>;
 
-/// Marks a request (in its extensions, which are never serialized) that [`Observed`] answers
-/// with an empty result instead of sending it: the heartbeat's check that rmcp's session loop
-/// still carries a request out and its answer back, without asking the server.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LoopCheck;
-
 /// A transport that stamps [`Activity`] on every received message, and sees responses nobody
 /// asked for ([`stray`]).
 #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
@@ -34,9 +24,6 @@ pub struct Observed<T> {
     activity: Arc<Activity>,
     outstanding: stray::Outstanding,
     tally: Option<ProgressTally>,
-    /// Loop checks sent and not yet answered; `receive` answers them first. The heartbeat sends
-    /// one at a time, so this holds at most one.
-    loop_checks: VecDeque<RequestId>,
 }
 
 impl<T> Observed<T> {
@@ -53,7 +40,6 @@ impl<T> Observed<T> {
             activity,
             outstanding: stray::Outstanding::new(server, generation),
             tally: None,
-            loop_checks: VecDeque::new(),
         }
     }
 
@@ -75,26 +61,38 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     }
 
     /// Counts the write as pending from now until its future finishes or is dropped, so the
-    /// probe policy can tell a wedged writer (a full pipe) from a busy server. A [`LoopCheck`]
-    /// is not written: `receive` answers it.
+    /// probe policy can tell a wedged writer (a full pipe) from a busy server.
     fn send(
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let forwarded = match &item {
-            JsonRpcMessage::Request(request)
-                if request.request.extensions().get::<LoopCheck>().is_some() =>
-            {
-                self.loop_checks.push_back(request.id.clone());
-                None
-            }
-            _ => Some(self.forward(item)),
+        self.outstanding.sent(&item);
+        let id = match &item {
+            rmcp::model::JsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
         };
+        if let Some(id) = &id {
+            self.activity.ledger.handed(id);
+        }
+        let send = self.inner.send(item);
+        let pending = PendingSend::new(self.activity.clone());
+        let activity = self.activity.clone();
         async move {
-            match forwarded {
-                Some(send) => send.await,
-                None => Ok(()),
+            let result = send.await;
+            // A pipe's write is its delivery; a remote transport says itself when its POST was
+            // delivered (its send may mean more than that, or be cut short).
+            if let (true, Some(id)) = (activity.local_writes, &id) {
+                activity.ledger.sent(
+                    id,
+                    if result.is_ok() {
+                        Sent::Delivered
+                    } else {
+                        Sent::Failed
+                    },
+                );
             }
+            drop(pending);
+            result
         }
     }
 
@@ -105,14 +103,6 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     /// server alive like any answer, and is dropped here: rmcp would drop it too once the
     /// session runs, but during the handshake it fails the attempt on it.
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        if let Some(id) = self.loop_checks.pop_front() {
-            // Not the server's: no activity is stamped for it.
-            return Some(JsonRpcMessage::Response(JsonRpcResponse {
-                jsonrpc: JsonRpcVersion2_0,
-                id,
-                result: ServerResult::EmptyResult(EmptyResult {}),
-            }));
-        }
         loop {
             let message = self.inner.receive().await?;
             if is_local_error(&message) {
@@ -148,43 +138,6 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     }
 }
 
-impl<T: Transport<RoleClient>> Observed<T> {
-    /// Hands `item` to the wrapped transport (see `send`).
-    fn forward(
-        &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
-    ) -> impl Future<Output = Result<(), T::Error>> + Send + 'static {
-        self.outstanding.sent(&item);
-        let id = match &item {
-            JsonRpcMessage::Request(request) => Some(request.id.clone()),
-            _ => None,
-        };
-        if let Some(id) = &id {
-            self.activity.ledger.handed(id);
-        }
-        let send = self.inner.send(item);
-        let pending = PendingSend::new(self.activity.clone());
-        let activity = self.activity.clone();
-        async move {
-            let result = send.await;
-            // A pipe's write is its delivery; a remote transport says itself when its POST was
-            // delivered (its send may mean more than that, or be cut short).
-            if let (true, Some(id)) = (activity.local_writes, &id) {
-                activity.ledger.sent(
-                    id,
-                    if result.is_ok() {
-                        Sent::Delivered
-                    } else {
-                        Sent::Failed
-                    },
-                );
-            }
-            drop(pending);
-            result
-        }
-    }
-}
-
 /// The marker rmcp puts in the data of an error it makes up itself when a response stream closed
 /// before its answer: such a message did not come from the server and proves nothing.
 const LOCAL_ERROR_MARKER: &str = "io.modelcontextprotocol/transportClosed";
@@ -216,6 +169,3 @@ impl Drop for PendingSend {
         self.0.send_finished();
     }
 }
-
-#[cfg(test)]
-mod tests;
