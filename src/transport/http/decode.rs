@@ -15,19 +15,20 @@ use rmcp::model::{
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// The parts of a message that say what it is, borrowed from its bytes.
+/// The parts of a message that say what it is, borrowed from its bytes (also how legacy SSE's
+/// reader knows a direct probe's answer).
 #[derive(Deserialize)]
-struct Head<'a> {
+pub(crate) struct Head<'a> {
     #[serde(rename = "jsonrpc")]
     _jsonrpc: JsonRpcVersion2_0,
     #[serde(default)]
-    id: Option<RequestId>,
+    pub(crate) id: Option<RequestId>,
     #[serde(borrow, default)]
-    method: Option<&'a RawValue>,
+    pub(crate) method: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
+    pub(crate) result: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
+    pub(crate) error: Option<&'a RawValue>,
 }
 
 /// The message in `bytes`; `method` is the method of the request on whose answer it arrived,

@@ -70,6 +70,7 @@ use rmcp::{
 };
 use tokio::sync::mpsc;
 
+pub(crate) use decode::Head;
 pub(crate) use errors::{
     HttpError, describe, initialize_status, last_phase, never_ran, status_of, verdict,
 };

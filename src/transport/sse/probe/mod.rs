@@ -25,8 +25,6 @@ use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, DiscoverRequest, DiscoverRequestParams, ErrorData,
     JsonRpcRequest, JsonRpcVersion2_0, PingRequest, RequestId,
 };
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
 use super::post::Poster;
@@ -34,6 +32,7 @@ use crate::{
     transport::{
         Activity,
         direct::{Answered, Body, MARK},
+        http::Head,
         innermost,
     },
     verdict::Verdict,
@@ -194,31 +193,14 @@ impl Drop for Ticket {
     }
 }
 
-/// The envelope of an answer, borrowed from its bytes.
-#[derive(Deserialize)]
-struct Reply<'a> {
-    #[serde(rename = "jsonrpc")]
-    _jsonrpc: JsonRpcVersion2_0,
-    #[serde(borrow)]
-    id: &'a str,
-    #[serde(borrow, default)]
-    method: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
-}
-
 /// Which probe `data` answers, and with what: `None` unless it is a response or an error
 /// response whose id is a probe's.
 fn reply(data: &str) -> Option<(u64, Answered)> {
-    let reply: Reply = serde_json::from_str(data).ok()?;
-    let n = reply
-        .id
-        .strip_prefix(MARK)?
-        .strip_prefix('-')?
-        .parse()
-        .ok()?;
+    let reply: Head = serde_json::from_str(data).ok()?;
+    let Some(RequestId::String(id)) = &reply.id else {
+        return None;
+    };
+    let n = id.strip_prefix(MARK)?.strip_prefix('-')?.parse().ok()?;
     if reply.method.is_some() {
         return None;
     }
