@@ -152,7 +152,7 @@ pub(crate) async fn connect(
 fn start(events: stream::Events, poster: Poster, progress: &Arc<Activity>) -> SseTransport {
     let (tx, rx) = mpsc::channel(CHANNEL);
     let stop = poster.stop.clone();
-    let waiting = Waiting::new(progress.clone());
+    let waiting = Waiting::new(progress);
     let reader = tokio::spawn(stream::read(
         events,
         tx,

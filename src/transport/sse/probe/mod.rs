@@ -14,7 +14,8 @@
 //!    dropped: its id is none of rmcp's).
 //! 2. A taken answer stamps the session's activity as a message, as rmcp's path would.
 //! 3. A probe never keeps the transport alive: it holds the poster weakly, and a stopped reader
-//!    (a dead session) ends its wait.
+//!    (a dead session) ends its wait. Nor does it keep the session's `Activity` alive, which
+//!    holds it: the reader's side holds the activity weakly.
 
 use std::sync::{
     Arc, Mutex, OnceLock, PoisonError, Weak,
@@ -126,15 +127,16 @@ pub(super) struct Waiting {
     /// How many wait: the reader looks at no message while none does.
     count: AtomicUsize,
     probes: Mutex<Vec<(u64, oneshot::Sender<Answered>)>>,
-    activity: Arc<Activity>,
+    /// Weak: the activity holds the session's probe, which holds this.
+    activity: Weak<Activity>,
 }
 
 impl Waiting {
-    pub(super) fn new(activity: Arc<Activity>) -> Arc<Self> {
+    pub(super) fn new(activity: &Arc<Activity>) -> Arc<Self> {
         Arc::new(Waiting {
             count: AtomicUsize::new(0),
             probes: Mutex::new(Vec::new()),
-            activity,
+            activity: Arc::downgrade(activity),
         })
     }
 
@@ -169,7 +171,9 @@ impl Waiting {
             self.count.store(probes.len(), Ordering::Release);
             tx
         };
-        self.activity.touch();
+        if let Some(activity) = self.activity.upgrade() {
+            activity.touch();
+        }
         let _ = tx.send(answered);
         true
     }

@@ -2,13 +2,15 @@
 
 use super::*;
 
-fn waiting() -> Arc<Waiting> {
-    Waiting::new(Activity::new(false))
+/// Waiting probes whose activity lives as long as the returned one.
+fn waiting_with(activity: &Arc<Activity>) -> Arc<Waiting> {
+    Waiting::new(activity)
 }
 
 #[test]
 fn only_a_waiting_probes_answer_is_taken() {
-    let waiting = waiting();
+    let activity = Activity::new(false);
+    let waiting = waiting_with(&activity);
     let answer = r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-3","result":{}}"#;
     assert!(!waiting.take(answer), "no probe waits");
 
@@ -38,7 +40,8 @@ fn only_a_waiting_probes_answer_is_taken() {
 
 #[test]
 fn an_error_answer_is_the_servers_and_a_given_up_probe_takes_nothing() {
-    let waiting = waiting();
+    let activity = Activity::new(false);
+    let waiting = waiting_with(&activity);
     let (ticket, mut rx) = waiting.expect(0);
     let error = r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-0","error":{"code":-32601,"message":"no ping"}}"#;
     assert!(waiting.take(error));
@@ -64,5 +67,30 @@ fn the_probe_body_is_a_ping_with_the_probes_id() {
     assert_eq!(
         sent,
         serde_json::json!({"jsonrpc": "2.0", "id": "mcp-resilient-probe-7", "method": "ping"})
+    );
+}
+
+#[tokio::test]
+async fn a_sessions_probe_does_not_keep_its_activity_alive() {
+    let activity = Activity::new(false);
+    let poster = Arc::new(Poster {
+        http: reqwest::Client::new(),
+        endpoint: "http://127.0.0.1:9/messages".parse().unwrap(),
+        headers: reqwest::header::HeaderMap::new(),
+        auth: None,
+        timeout: std::time::Duration::from_secs(1),
+        slot: crate::transport::DeathSlot::default(),
+        stop: tokio_util::sync::CancellationToken::new(),
+    });
+    let probe = SseProbe::new(&poster, Waiting::new(&activity));
+    activity
+        .direct_probe
+        .set(crate::transport::direct::DirectProbe::Sse(probe))
+        .expect("set once");
+    let gone = Arc::downgrade(&activity);
+    drop((activity, poster));
+    assert!(
+        gone.upgrade().is_none(),
+        "the activity and its probe were freed"
     );
 }
