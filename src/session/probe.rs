@@ -16,10 +16,7 @@
 
 use std::{sync::atomic::Ordering, time::Duration};
 
-use rmcp::{
-    ServiceError,
-    model::{ClientRequest, DiscoverRequest, DiscoverRequestParams, ErrorCode, PingRequest},
-};
+use rmcp::{ServiceError, model::ErrorCode};
 use tokio::time::Instant;
 
 use super::live::{Live, ProbeRules};
@@ -188,12 +185,7 @@ impl Live {
                     Err(verdict) => Err(Refused::Verdict(verdict)),
                 },
                 None => {
-                    let request = match discover {
-                        true => ClientRequest::DiscoverRequest(DiscoverRequest::new(
-                            DiscoverRequestParams::default(),
-                        )),
-                        false => ClientRequest::PingRequest(PingRequest::default()),
-                    };
+                    let request = crate::transport::direct::request(discover);
                     // Boxed: rmcp's request future is ~3.3 KB; inline, it made every probe's
                     // future that large, copied each time it moved (callgrind: a fifth of a
                     // direct legacy SSE probe's instructions were `memcpy`).

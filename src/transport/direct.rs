@@ -16,7 +16,10 @@
 //!    transport failure is judged by the transport's own rules.
 
 use bytes::{BufMut, Bytes, BytesMut};
-use rmcp::model::{ErrorData, ProtocolVersion};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, DiscoverRequest, DiscoverRequestParams, ErrorData,
+    JsonRpcRequest, JsonRpcVersion2_0, PingRequest, ProtocolVersion, RequestId,
+};
 
 use super::{http, sse};
 use crate::verdict::Verdict;
@@ -70,6 +73,26 @@ impl DirectProbe {
     }
 }
 
+/// A probe's request: `server/discover` when `discover`, else `ping` (also what a probe through
+/// rmcp's session sends).
+pub(crate) fn request(discover: bool) -> ClientRequest {
+    match discover {
+        true => {
+            ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams::default()))
+        }
+        false => ClientRequest::PingRequest(PingRequest::default()),
+    }
+}
+
+/// `request` as a message with the id [`MARK`], for [`Body::around_mark`].
+pub(crate) fn marked(request: ClientRequest) -> ClientJsonRpcMessage {
+    ClientJsonRpcMessage::Request(JsonRpcRequest {
+        jsonrpc: JsonRpcVersion2_0,
+        id: RequestId::String(MARK.into()),
+        request,
+    })
+}
+
 /// A probe's body around its id: serialized once per generation and method, each probe
 /// splicing in its own id.
 #[derive(Debug)]
@@ -108,25 +131,17 @@ impl Body {
 
 #[cfg(test)]
 mod tests {
-    use rmcp::model::{
-        ClientJsonRpcMessage, ClientRequest, DiscoverRequest, DiscoverRequestParams, GetMeta,
-        JsonRpcRequest, JsonRpcVersion2_0, RequestId,
-    };
+    use rmcp::model::GetMeta;
 
     use super::*;
 
     #[test]
     fn each_probe_body_is_the_template_with_its_own_id() {
-        let mut request =
-            ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams::default()));
+        let mut request = request(true);
         request
             .get_meta_mut()
             .set_protocol_version(ProtocolVersion::V_2026_07_28);
-        let message = ClientJsonRpcMessage::Request(JsonRpcRequest {
-            jsonrpc: JsonRpcVersion2_0,
-            id: RequestId::String(MARK.into()),
-            request,
-        });
+        let message = marked(request);
         let body = Body::around_mark(&serde_json::to_vec(&message).unwrap());
         let sent: serde_json::Value =
             serde_json::from_slice(&body.with_id("mcp-resilient-probe-41")).unwrap();

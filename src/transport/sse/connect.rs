@@ -151,21 +151,19 @@ pub(crate) async fn connect(
 /// `poster` (whose `stop` stops the reader).
 fn start(events: stream::Events, poster: Poster, progress: &Arc<Activity>) -> SseTransport {
     let (tx, rx) = mpsc::channel(CHANNEL);
-    let stop = poster.stop.clone();
     let waiting = Waiting::new(progress);
     let reader = tokio::spawn(stream::read(
         events,
         tx,
         waiting.clone(),
         poster.slot.clone(),
-        stop.clone(),
+        poster.stop.clone(),
     ));
     let poster = Arc::new(poster);
     SseTransport {
         probe: Some(SseProbe::new(&poster, waiting)),
         poster,
         rx,
-        stop,
         reader: Some(reader),
         activity: progress.clone(),
     }

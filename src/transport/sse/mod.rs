@@ -54,7 +54,6 @@ use rmcp::{
     transport::Transport,
 };
 use tokio::{sync::mpsc, task::JoinHandle};
-use tokio_util::sync::CancellationToken;
 
 use post::Poster;
 
@@ -66,8 +65,6 @@ const CHANNEL: usize = 64;
 pub(crate) struct SseTransport {
     poster: Arc<Poster>,
     rx: mpsc::Receiver<Box<ServerJsonRpcMessage>>,
-    /// Stops the reader; cancelled by `close`, `Drop` and a fatal send failure.
-    stop: CancellationToken,
     reader: Option<JoinHandle<()>>,
     /// Where each POST's delivery is recorded (see [`crate::transport::ledger`]).
     activity: Arc<super::Activity>,
@@ -129,7 +126,7 @@ impl Transport<RoleClient> for SseTransport {
     }
 
     async fn close(&mut self) -> Result<(), SendError> {
-        self.stop.cancel();
+        self.poster.stop.cancel();
         self.rx.close();
         if let Some(reader) = self.reader.take() {
             let _ = reader.await;
@@ -140,6 +137,6 @@ impl Transport<RoleClient> for SseTransport {
 
 impl Drop for SseTransport {
     fn drop(&mut self) {
-        self.stop.cancel();
+        self.poster.stop.cancel();
     }
 }

@@ -21,7 +21,8 @@ pub(super) struct Poster {
     /// long-lived), and a hung server must not pile up pending POSTs.
     pub(super) timeout: std::time::Duration,
     pub(super) slot: DeathSlot,
-    /// Stops the session's reader; cancelled by a fatal failure.
+    /// Stops the session's reader; cancelled by a fatal failure, and by the transport's `close`
+    /// and `Drop`.
     pub(super) stop: CancellationToken,
 }
 

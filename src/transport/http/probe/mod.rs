@@ -26,16 +26,12 @@ use std::{
 
 use reqwest::header::HeaderMap;
 use rmcp::{
-    model::{
-        ClientCapabilities, ClientJsonRpcMessage, ClientRequest, DiscoverRequest,
-        DiscoverRequestParams, GetMeta, Implementation, JsonRpcRequest, JsonRpcVersion2_0,
-        PingRequest, ProtocolVersion, RequestId,
-    },
+    model::{ClientCapabilities, GetMeta, Implementation, ProtocolVersion, RequestId},
     transport::streamable_http_client::StreamableHttpError,
 };
 
 use super::{HttpError, core::Core, routing};
-use crate::transport::direct::{Answered, Body, MARK};
+use crate::transport::direct::{self, Answered, Body, MARK};
 
 mod read;
 
@@ -115,12 +111,7 @@ impl DirectProbe {
     }
 
     fn template(&self, core: &Core, discover: bool, protocol: &ProtocolVersion) -> Template {
-        let mut request = match discover {
-            true => ClientRequest::DiscoverRequest(DiscoverRequest::new(
-                DiscoverRequestParams::default(),
-            )),
-            false => ClientRequest::PingRequest(PingRequest::default()),
-        };
+        let mut request = direct::request(discover);
         let modern = !protocol.has_initialize();
         if modern {
             let meta = request.get_meta_mut();
@@ -132,11 +123,7 @@ impl DirectProbe {
             true => "server/discover",
             false => "ping",
         };
-        let message = ClientJsonRpcMessage::Request(JsonRpcRequest {
-            jsonrpc: JsonRpcVersion2_0,
-            id: RequestId::String(MARK.into()),
-            request,
-        });
+        let message = direct::marked(request);
         let mut headers = core.base_headers(modern.then_some(protocol));
         routing::add_standard_headers(&message, modern, &core.tool_headers, &mut headers);
         // Our own types always encode.

@@ -22,17 +22,14 @@ use std::sync::{
     atomic::{AtomicU64, AtomicUsize, Ordering},
 };
 
-use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, DiscoverRequest, DiscoverRequestParams, ErrorData,
-    JsonRpcRequest, JsonRpcVersion2_0, PingRequest, RequestId,
-};
+use rmcp::model::{ErrorData, RequestId};
 use tokio::sync::oneshot;
 
 use super::post::Poster;
 use crate::{
     transport::{
         Activity,
-        direct::{Answered, Body, MARK},
+        direct::{self, Answered, Body, MARK},
         http::Head,
         innermost,
     },
@@ -105,21 +102,12 @@ impl SseProbe {
     }
 }
 
-/// The probe's message with the id [`MARK`] (legacy SSE is 2024-11-05: no `_meta`).
+/// The probe's body (legacy SSE is 2024-11-05: no `_meta`).
 fn template(discover: bool) -> Body {
-    let request = match discover {
-        true => {
-            ClientRequest::DiscoverRequest(DiscoverRequest::new(DiscoverRequestParams::default()))
-        }
-        false => ClientRequest::PingRequest(PingRequest::default()),
-    };
-    let message = ClientJsonRpcMessage::Request(JsonRpcRequest {
-        jsonrpc: JsonRpcVersion2_0,
-        id: RequestId::String(MARK.into()),
-        request,
-    });
     // Our own types always encode.
-    Body::around_mark(&serde_json::to_vec(&message).unwrap_or_default())
+    Body::around_mark(
+        &serde_json::to_vec(&direct::marked(direct::request(discover))).unwrap_or_default(),
+    )
 }
 
 /// The probes of one session waiting for their answers; shared by its probe and its reader.
