@@ -11,6 +11,10 @@
 //!     --mock target/release/mcp-mock-server --calls 2000 --probes 200 [--sdk]
 //! ```
 //!
+//! `--sse URL` supervises a legacy SSE server there instead (started apart, e.g.
+//! `mcp-resilient mock-server --transport sse --port P`), so a call's cost over that transport
+//! is counted the same way (BENCHMARKS.md § 26).
+//!
 //! `--sdk` (feature `otel` only) installs an SDK meter provider (a periodic reader into memory,
 //! which exports once a minute: not during a run)
 //! and tracer provider (spans dropped at once); without it the library records into the
@@ -38,6 +42,10 @@ fn main() -> ExitCode {
     let calls: u64 = flag(&args, "--calls", 2000);
     let probes: u64 = flag(&args, "--probes", 200);
     let sdk = args.iter().any(|a| a == "--sdk");
+    let sse: Option<String> = args
+        .iter()
+        .position(|a| a == "--sse")
+        .and_then(|i| args.get(i + 1).cloned());
     #[cfg(feature = "otel")]
     let _providers = sdk.then(install_sdk);
     #[cfg(not(feature = "otel"))]
@@ -50,12 +58,15 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("runtime");
-    runtime.block_on(run(mock, calls, probes))
+    runtime.block_on(run(mock, sse, calls, probes))
 }
 
-async fn run(mock: String, calls: u64, probes: u64) -> ExitCode {
-    let config = ServerConfig::stdio("cost", mock)
-        .args(["--transport", "stdio"])
+async fn run(mock: String, sse: Option<String>, calls: u64, probes: u64) -> ExitCode {
+    let config = match sse {
+        Some(url) => ServerConfig::sse("cost", url),
+        None => ServerConfig::stdio("cost", mock).args(["--transport", "stdio"]),
+    };
+    let config = config
         .protocol(mcp_resilient::config::ProtocolChoice::V2025_11_25)
         .heartbeat(Heartbeat {
             interval: Duration::from_millis(20),
@@ -74,7 +85,10 @@ async fn run(mock: String, calls: u64, probes: u64) -> ExitCode {
     let whoami = registry.handle("mcp__cost__whoami").expect("whoami");
     let mut failed = 0;
     for _ in 0..calls {
-        if echo.call(json!({"text": "hi"})).await.is_err() {
+        if let Err(e) = echo.call(json!({"text": "hi"})).await {
+            if failed == 0 {
+                eprintln!("first failed call: {e}");
+            }
             failed += 1;
         }
     }

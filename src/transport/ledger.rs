@@ -14,6 +14,10 @@
 //!    forgotten, and from then on an id not found is [`Delivery::Unknown`], never
 //!    [`Delivery::NeverHanded`]: a request is judged unsent only on evidence.
 //! 2. An answered request is forgotten (its fate is known to whoever waited for it).
+//!
+//! A handed request's method is remembered too when its result can be read as one type
+//! ([`decode::typed_method`]): legacy SSE's answers arrive on a stream of their own, and this is
+//! how its reader knows what an answer answers.
 
 use std::{
     collections::VecDeque,
@@ -21,6 +25,8 @@ use std::{
 };
 
 use rmcp::model::RequestId;
+
+use super::decode;
 
 /// The most requests remembered at once (invariant 1).
 const TRACKED: usize = 1024;
@@ -67,10 +73,20 @@ pub(crate) struct Ledger {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Requests handed and not answered, oldest first, with what their send came to.
-    entries: VecDeque<(RequestId, Sent)>,
+    /// Requests handed and not answered, oldest first.
+    entries: VecDeque<Entry>,
     /// Set once an entry was forgotten for room (invariant 1).
     forgot: bool,
+}
+
+/// One handed request.
+#[derive(Debug)]
+struct Entry {
+    id: RequestId,
+    /// What its send came to.
+    sent: Sent,
+    /// Its method, if its result is read typed (see the module docs).
+    method: Option<&'static str>,
 }
 
 impl Ledger {
@@ -79,20 +95,24 @@ impl Ledger {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// `id` is being handed to the transport.
-    pub(crate) fn handed(&self, id: &RequestId) {
+    /// `id`, a `method` request, is being handed to the transport.
+    pub(crate) fn handed(&self, id: &RequestId, method: &str) {
         let mut state = self.lock();
         if state.entries.len() == TRACKED {
             state.entries.pop_front();
             state.forgot = true;
         }
-        state.entries.push_back((id.clone(), Sent::Pending));
+        state.entries.push_back(Entry {
+            id: id.clone(),
+            sent: Sent::Pending,
+            method: decode::typed_method(method),
+        });
     }
 
     /// The send of `id` finished as `outcome`.
     pub(crate) fn sent(&self, id: &RequestId, outcome: Sent) {
-        if let Some(entry) = self.lock().entries.iter_mut().find(|(sent, _)| sent == id) {
-            entry.1 = outcome;
+        if let Some(entry) = self.lock().entries.iter_mut().find(|entry| entry.id == *id) {
+            entry.sent = outcome;
         }
         self.sent.notify_waiters();
     }
@@ -120,19 +140,27 @@ impl Ledger {
     /// `id` was answered.
     pub(crate) fn answered(&self, id: &RequestId) {
         let mut state = self.lock();
-        if let Some(at) = state.entries.iter().position(|(sent, _)| sent == id) {
+        if let Some(at) = state.entries.iter().position(|entry| entry.id == *id) {
             state.entries.remove(at);
         }
+    }
+
+    /// The method of `id`, if it is remembered and its result is read typed.
+    pub(crate) fn method(&self, id: &RequestId) -> Option<&'static str> {
+        let state = self.lock();
+        state.entries.iter().find(|entry| entry.id == *id)?.method
     }
 
     /// What became of `id`.
     pub(crate) fn delivery(&self, id: &RequestId) -> Delivery {
         let state = self.lock();
-        match state.entries.iter().find(|(sent, _)| sent == id) {
-            Some((_, Sent::Pending)) => Delivery::Pending,
-            Some((_, Sent::Delivered)) => Delivery::Delivered,
-            Some((_, Sent::Failed)) => Delivery::Failed,
-            Some((_, Sent::Refused)) => Delivery::Refused,
+        match state.entries.iter().find(|entry| entry.id == *id) {
+            Some(Entry { sent, .. }) => match sent {
+                Sent::Pending => Delivery::Pending,
+                Sent::Delivered => Delivery::Delivered,
+                Sent::Failed => Delivery::Failed,
+                Sent::Refused => Delivery::Refused,
+            },
             None if state.forgot => Delivery::Unknown,
             None => Delivery::NeverHanded,
         }
@@ -151,14 +179,14 @@ mod tests {
     fn a_request_is_unsent_only_on_evidence() {
         let ledger = Ledger::default();
         assert_eq!(ledger.delivery(&id(1)), Delivery::NeverHanded);
-        ledger.handed(&id(1));
+        ledger.handed(&id(1), "tools/call");
         assert_eq!(ledger.delivery(&id(1)), Delivery::Pending);
         ledger.sent(&id(1), Sent::Failed);
         assert_eq!(ledger.delivery(&id(1)), Delivery::Failed);
-        ledger.handed(&id(2));
+        ledger.handed(&id(2), "ping");
         ledger.sent(&id(2), Sent::Delivered);
         assert_eq!(ledger.delivery(&id(2)), Delivery::Delivered);
-        ledger.handed(&id(3));
+        ledger.handed(&id(3), "resources/read");
         ledger.sent(&id(3), Sent::Refused);
         assert_eq!(ledger.delivery(&id(3)), Delivery::Refused);
         ledger.answered(&id(2));
@@ -166,10 +194,22 @@ mod tests {
     }
 
     #[test]
+    fn a_requests_method_is_known_until_it_is_answered_when_its_result_reads_typed() {
+        let ledger = Ledger::default();
+        ledger.handed(&id(1), "tools/call");
+        ledger.handed(&id(2), "resources/read");
+        assert_eq!(ledger.method(&id(1)), Some("tools/call"));
+        assert_eq!(ledger.method(&id(2)), None, "not read typed");
+        assert_eq!(ledger.method(&id(3)), None, "never handed");
+        ledger.answered(&id(1));
+        assert_eq!(ledger.method(&id(1)), None);
+    }
+
+    #[test]
     fn past_the_bound_a_forgotten_request_may_have_run() {
         let ledger = Ledger::default();
         for n in 0..=TRACKED as i64 {
-            ledger.handed(&id(n));
+            ledger.handed(&id(n), "tools/call");
         }
         assert_eq!(ledger.lock().entries.len(), TRACKED, "bounded");
         assert_eq!(ledger.delivery(&id(0)), Delivery::Unknown);

@@ -6,6 +6,7 @@
 //! ended (an exit status, an HTTP 404) goes into the generation's [`DeathSlot`].
 
 pub(crate) mod client;
+pub(crate) mod decode;
 pub(crate) mod detect;
 pub(crate) mod direct;
 pub(crate) mod http;

@@ -68,12 +68,13 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         self.outstanding.sent(&item);
         let id = match &item {
-            rmcp::model::JsonRpcMessage::Request(request) => Some(request.id.clone()),
+            rmcp::model::JsonRpcMessage::Request(request) => {
+                let method = request.request.method();
+                self.activity.ledger.handed(&request.id, method);
+                Some(request.id.clone())
+            }
             _ => None,
         };
-        if let Some(id) = &id {
-            self.activity.ledger.handed(id);
-        }
         let send = self.inner.send(item);
         let pending = PendingSend::new(self.activity.clone());
         let activity = self.activity.clone();

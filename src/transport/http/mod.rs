@@ -45,7 +45,6 @@
 pub(crate) mod answer;
 mod auth;
 mod core;
-mod decode;
 mod delete;
 mod delivery;
 mod discover;
@@ -70,7 +69,6 @@ use rmcp::{
 };
 use tokio::sync::mpsc;
 
-pub(crate) use decode::Head;
 pub(crate) use errors::{
     HttpError, describe, initialize_status, last_phase, never_ran, status_of, verdict,
 };

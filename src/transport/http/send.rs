@@ -23,12 +23,12 @@ use super::{
     HttpError,
     answer::{self, Answer, Sent, expire_on_400},
     core::Core,
-    decode,
     delivery::{self, Departure},
     errors::redacted,
     events::{Broken, Events, answers, on_stream_of},
     routing,
 };
+use crate::transport::decode;
 use crate::transport::{ledger::Delivery, refusal};
 
 /// The most a message that awaits no answer (a notification, a response to the server) may

@@ -32,10 +32,10 @@ use super::{
     HttpError,
     answer::{self, content_type, is},
     core::Core,
-    decode,
     errors::{expire_on_400_get, redacted},
     events::{Broken, Events},
 };
+use crate::transport::decode;
 use crate::{
     state::Death,
     transport::judge::judge_http,

@@ -156,6 +156,7 @@ fn start(events: stream::Events, poster: Poster, progress: &Arc<Activity>) -> Ss
         events,
         tx,
         waiting.clone(),
+        progress.clone(),
         poster.slot.clone(),
         poster.stop.clone(),
     ));

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::{
     state::{Cause, Death},
-    transport::{Activity, DeathSlot},
+    transport::{Activity, DeathSlot, decode, ledger::Ledger},
 };
 
 /// Why the stream stopped being read.
@@ -143,6 +143,7 @@ pub(super) async fn read(
     mut events: Events,
     tx: mpsc::Sender<Box<ServerJsonRpcMessage>>,
     probes: Arc<Waiting>,
+    activity: Arc<Activity>,
     slot: DeathSlot,
     stop: CancellationToken,
 ) {
@@ -174,7 +175,7 @@ pub(super) async fn read(
         if event.event != "message" || probes.take(&event.data) {
             continue;
         }
-        let message = match decode(&event.data) {
+        let message = match decode(&event.data, &activity.ledger) {
             Ok(Some(message)) => message,
             Ok(None) => continue,
             Err(why) => {
@@ -196,11 +197,14 @@ pub(super) async fn read(
 /// protocol: the stream ends (a lost response would otherwise leave its request waiting out
 /// its timeout). One exception, as in rmcp's stdio transport: a notification (no `id`) that
 /// does not decode is skipped, since nothing waits for it.
-pub(crate) fn decode(data: &str) -> Result<Option<ServerJsonRpcMessage>, String> {
+///
+/// An answer to a request whose method `ledger` remembers is read as that method's result
+/// ([`decode::message_for`]); what it means is what rmcp would make of it.
+pub(crate) fn decode(data: &str, ledger: &Ledger) -> Result<Option<ServerJsonRpcMessage>, String> {
     if data.trim().is_empty() {
         return Ok(None);
     }
-    let error = match serde_json::from_str::<ServerJsonRpcMessage>(data) {
+    let error = match decode::message_for(data.as_bytes(), |id| ledger.method(id)) {
         Ok(message) => return Ok(Some(message)),
         Err(e) => e,
     };
@@ -229,10 +233,10 @@ mod tests {
     #[test]
     fn a_message_that_breaks_the_protocol_is_an_error_and_a_strange_notification_is_not() {
         let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-        assert!(matches!(decode(ping), Ok(Some(_))));
-        assert!(matches!(decode(" \n "), Ok(None)));
+        assert!(matches!(decode(ping, &Ledger::default()), Ok(Some(_))));
+        assert!(matches!(decode(" \n ", &Ledger::default()), Ok(None)));
         let odd = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":7}"#;
-        assert!(matches!(decode(odd), Ok(None)));
+        assert!(matches!(decode(odd, &Ledger::default()), Ok(None)));
         for (data, why) in [
             (r#"{"jsonrpc":"2.0","#, "is not JSON"),
             ("hello", "is not JSON"),
@@ -240,8 +244,31 @@ mod tests {
             ("[1, 2]", "is not a JSON-RPC message"),
             (r#"{"jsonrpc":"2.0","id":1}"#, "is not a JSON-RPC message"),
         ] {
-            let error = decode(data).expect_err(data);
+            let error = decode(data, &Ledger::default()).expect_err(data);
             assert!(error.contains(why), "{data}: {error}");
+        }
+    }
+
+    #[test]
+    fn an_answer_to_a_remembered_call_reads_as_rmcp_reads_it() {
+        let ledger = Ledger::default();
+        let id = rmcp::model::RequestId::Number(7);
+        ledger.handed(&id, "tools/call");
+        let text = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}],"isError":false}}"#;
+        let ours = decode(text, &ledger).unwrap().unwrap();
+        let theirs: ServerJsonRpcMessage = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            serde_json::to_value(&ours).unwrap(),
+            serde_json::to_value(&theirs).unwrap()
+        );
+        match ours {
+            rmcp::model::JsonRpcMessage::Response(r) => {
+                assert!(matches!(
+                    r.result,
+                    rmcp::model::ServerResult::CallToolResult(_)
+                ));
+            }
+            other => panic!("{other:?}"),
         }
     }
 

@@ -4,7 +4,7 @@
 //! The body is serialized once per generation and method, each probe splicing in its own id;
 //! the headers are built once; the answer is read as every answer is (the transport's bounds,
 //! its parser, its activity stamps), but for its result, which is checked to be JSON and never
-//! typed: the probe needs to know only that it is a result ([`super::decode::probe_answer`]).
+//! typed: the probe needs to know only that it is a result ([`crate::transport::decode::probe_answer`]).
 //!
 //! # Invariants
 //!

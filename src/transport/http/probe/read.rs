@@ -8,12 +8,12 @@ use rmcp::{
 };
 
 use super::Template;
+use crate::transport::decode;
 use crate::transport::direct::Answered;
 use crate::transport::http::{
     HttpError,
     answer::{Answer, Sent, expire_on_400},
     core::Core,
-    decode,
     events::{Events, answers, on_stream_of},
     send::{DRAIN, drain},
 };

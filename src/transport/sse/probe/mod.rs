@@ -29,8 +29,8 @@ use super::post::Poster;
 use crate::{
     transport::{
         Activity,
+        decode::Head,
         direct::{self, Answered, Body, MARK},
-        http::Head,
         innermost,
     },
     verdict::Verdict,

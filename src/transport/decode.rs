@@ -33,16 +33,25 @@ pub(crate) struct Head<'a> {
 
 /// The message in `bytes`; `method` is the method of the request on whose answer it arrived,
 /// if any (see the module docs).
-pub(super) fn message(
+pub(crate) fn message(
     bytes: &[u8],
     method: Option<&str>,
+) -> Result<ServerJsonRpcMessage, serde_json::Error> {
+    message_for(bytes, |_| method)
+}
+
+/// The message in `bytes`, where `method` says which method the request with a given id had
+/// (for answers that do not arrive on their request's own stream: legacy SSE's).
+pub(crate) fn message_for<'m>(
+    bytes: &[u8],
+    method: impl FnOnce(&RequestId) -> Option<&'m str>,
 ) -> Result<ServerJsonRpcMessage, serde_json::Error> {
     if let Ok(head) = serde_json::from_slice::<Head>(bytes)
         && head.method.is_none()
     {
         match (head.id, head.result, head.error) {
             (Some(id), Some(result), None) => {
-                if let Some(result) = typed(method, result.get()) {
+                if let Some(result) = typed(method(&id), result.get()) {
                     let response = JsonRpcResponse {
                         jsonrpc: JsonRpcVersion2_0,
                         id,
@@ -67,7 +76,7 @@ pub(super) fn message(
 /// to be JSON and never typed: it reads as an empty result, which goes no further than the
 /// probe. Anything else takes [`message`]'s path, typed by no method (it answers no request
 /// whose method this stream knows).
-pub(super) fn probe_answer(
+pub(crate) fn probe_answer(
     bytes: &[u8],
     probe: &RequestId,
 ) -> Result<ServerJsonRpcMessage, serde_json::Error> {
@@ -86,6 +95,20 @@ pub(super) fn probe_answer(
     }
     message(bytes, None)
 }
+
+/// `method`, if a result of its is read typed (see [`typed`]).
+pub(crate) fn typed_method(method: &str) -> Option<&'static str> {
+    TYPED.iter().find(|typed| **typed == method).copied()
+}
+
+/// The methods whose results [`typed`] reads.
+const TYPED: [&str; 5] = [
+    "ping",
+    "tools/call",
+    "tools/list",
+    "server/discover",
+    "initialize",
+];
 
 /// The result of a `method` request, read as the type that method returns; `None` for other
 /// methods, or when it does not read as that type.
@@ -186,6 +209,49 @@ mod tests {
         // A result that is no JSON is no answer.
         let broken = r#"{"jsonrpc":"2.0","id":"mcp-resilient-probe-7","result":{"a":}}"#;
         assert!(probe_answer(broken.as_bytes(), &probe).is_err());
+    }
+
+    #[test]
+    fn every_method_read_typed_has_its_type() {
+        let discover = serde_json::to_string(&rmcp::model::DiscoverResult::new(
+            vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+            Default::default(),
+        ))
+        .unwrap();
+        let results = [
+            ("ping", "{}"),
+            ("tools/call", r#"{"content":[]}"#),
+            ("tools/list", r#"{"tools":[]}"#),
+            ("server/discover", discover.as_str()),
+            (
+                "initialize",
+                r#"{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#,
+            ),
+        ];
+        assert_eq!(results.len(), TYPED.len());
+        for (method, result) in results {
+            assert_eq!(typed_method(method), Some(method));
+            assert!(typed(Some(method), result).is_some(), "{method}");
+        }
+        assert_eq!(typed_method("resources/read"), None);
+    }
+
+    #[test]
+    fn an_answer_is_read_as_the_method_its_id_had() {
+        let text = r#"{"jsonrpc":"2.0","id":5,"result":{"tools":[]}}"#;
+        let mut asked = None;
+        let ours = message_for(text.as_bytes(), |id| {
+            asked = Some(id.clone());
+            Some("tools/list")
+        })
+        .unwrap();
+        assert_eq!(asked, Some(RequestId::Number(5)));
+        match ours {
+            ServerJsonRpcMessage::Response(r) => {
+                assert!(matches!(r.result, ServerResult::ListToolsResult(_)));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
