@@ -11,9 +11,9 @@
 //!     --mock target/release/mcp-mock-server --calls 2000 --probes 200 [--sdk]
 //! ```
 //!
-//! `--sse URL` supervises a legacy SSE server there instead (started apart, e.g.
-//! `mcp-resilient mock-server --transport sse --port P`), so a call's cost over that transport
-//! is counted the same way (BENCHMARKS.md § 26).
+//! `--sse URL` or `--http URL` supervises a legacy SSE or Streamable HTTP server there instead
+//! (started apart, e.g. `mcp-resilient mock-server --transport sse --port P`), so a call's cost
+//! over that transport is counted the same way (BENCHMARKS.md § 26).
 //!
 //! `--sdk` (feature `otel` only) installs an SDK meter provider (a periodic reader into memory,
 //! which exports once a minute: not during a run)
@@ -42,10 +42,16 @@ fn main() -> ExitCode {
     let calls: u64 = flag(&args, "--calls", 2000);
     let probes: u64 = flag(&args, "--probes", 200);
     let sdk = args.iter().any(|a| a == "--sdk");
-    let sse: Option<String> = args
-        .iter()
-        .position(|a| a == "--sse")
-        .and_then(|i| args.get(i + 1).cloned());
+    let url = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let remote = match (url("--sse"), url("--http")) {
+        (Some(sse), _) => Some(ServerConfig::sse("cost", sse)),
+        (None, Some(http)) => Some(ServerConfig::http("cost", http)),
+        (None, None) => None,
+    };
     #[cfg(feature = "otel")]
     let _providers = sdk.then(install_sdk);
     #[cfg(not(feature = "otel"))]
@@ -58,14 +64,12 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("runtime");
-    runtime.block_on(run(mock, sse, calls, probes))
+    runtime.block_on(run(mock, remote, calls, probes))
 }
 
-async fn run(mock: String, sse: Option<String>, calls: u64, probes: u64) -> ExitCode {
-    let config = match sse {
-        Some(url) => ServerConfig::sse("cost", url),
-        None => ServerConfig::stdio("cost", mock).args(["--transport", "stdio"]),
-    };
+async fn run(mock: String, remote: Option<ServerConfig>, calls: u64, probes: u64) -> ExitCode {
+    let config =
+        remote.unwrap_or_else(|| ServerConfig::stdio("cost", mock).args(["--transport", "stdio"]));
     let config = config
         .protocol(mcp_resilient::config::ProtocolChoice::V2025_11_25)
         .heartbeat(Heartbeat {
