@@ -17,8 +17,7 @@ use rmcp::{
 };
 
 use super::{HttpError, errors::status_of};
-use crate::transport::Activity;
-use crate::transport::decode;
+use crate::transport::{Activity, decode};
 
 /// The session's id: set by the answer to `initialize`, carried by every later request.
 pub(super) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
