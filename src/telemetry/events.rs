@@ -21,7 +21,7 @@ use crate::{
 /// A ready generation ended for `death`.
 pub(crate) fn lost(labels: &Labels, death: &Death) {
     let instruments = &recorder().instruments;
-    let mut attributes = labels.common().to_vec();
+    let mut attributes = labels.attributes();
     attributes.push(KeyValue::new(names::CAUSE, death.cause.as_str()));
     instruments.losses.add(1, &attributes);
     session_ended(labels, Some(death.cause.as_str()));
@@ -45,7 +45,7 @@ pub(crate) fn handshake(
     } else {
         "initialize"
     };
-    let mut attributes = labels.common().to_vec();
+    let mut attributes = labels.attributes();
     attributes.push(KeyValue::new(names::METHOD, method));
     if let Some(cause) = failed {
         attributes.push(KeyValue::new(names::ERROR_TYPE, cause.as_str()));
@@ -62,7 +62,7 @@ pub(crate) fn closed(labels: &Labels) {
 }
 
 fn session_ended(labels: &Labels, error: Option<&'static str>) {
-    let mut attributes = labels.common().to_vec();
+    let mut attributes = labels.attributes();
     if let Some(error) = error {
         attributes.push(KeyValue::new(names::ERROR_TYPE, error));
     }
@@ -95,7 +95,7 @@ fn limit(server: &str, death: &Death) {
 
 /// The fault model judged an observation of a `method` request.
 pub(super) fn verdict(labels: &Labels, method: &'static str, verdict: &Verdict) {
-    let mut attributes = labels.common().to_vec();
+    let mut attributes = labels.attributes();
     attributes.push(KeyValue::new(names::METHOD, method));
     attributes.push(KeyValue::new(names::VERDICT, labels::verdict(verdict)));
     recorder().instruments.verdicts.add(1, &attributes);
@@ -105,7 +105,7 @@ pub(super) fn verdict(labels: &Labels, method: &'static str, verdict: &Verdict) 
 pub(super) fn probe(labels: &Labels, method: &'static str, verdict: &Verdict, rtt: Duration) {
     let instruments = &recorder().instruments;
     let attributes = [
-        labels::server(labels.server()),
+        KeyValue::new(names::SERVER, labels.server().clone()),
         KeyValue::new(names::METHOD, method),
     ];
     match verdict {

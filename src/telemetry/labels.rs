@@ -54,7 +54,12 @@ impl Labels {
             common.push(KeyValue::new(names::NETWORK_PROTOCOL, "http"));
         }
         if !protocol.is_empty() {
-            common.push(KeyValue::new(names::PROTOCOL_VERSION, protocol.to_owned()));
+            // Shared: these attributes are cloned for every operation, and an owned string's
+            // clone is an allocation and a copy.
+            common.push(KeyValue::new(
+                names::PROTOCOL_VERSION,
+                Arc::<str>::from(protocol),
+            ));
         }
         Labels(Arc::new(Inner {
             server,
@@ -88,11 +93,23 @@ impl Labels {
         &self.0.common
     }
 
+    /// The common attributes in a vector with room for the few an operation adds (no
+    /// reallocation when they are pushed).
+    pub(super) fn attributes(&self) -> Vec<KeyValue> {
+        let mut attributes = Vec::with_capacity(self.0.common.len() + ADDED);
+        attributes.extend_from_slice(&self.0.common);
+        attributes
+    }
+
     /// Seconds since the generation became ready.
     pub(super) fn age(&self) -> f64 {
         self.0.born.elapsed().as_secs_f64()
     }
 }
+
+/// The most attributes an operation adds to the common ones (method, operation name, tool,
+/// error type, status; or generation and session on a span).
+const ADDED: usize = 5;
 
 /// The server attribute alone.
 pub(super) fn server(server: &str) -> KeyValue {

@@ -48,7 +48,7 @@ impl Op {
                 Some(tool) => Cow::Owned(format!("{method} {tool}")),
                 None => Cow::Borrowed(method),
             };
-            let mut attributes = labels.common().to_vec();
+            let mut attributes = labels.attributes();
             attributes.push(KeyValue::new(names::METHOD, method));
             attributes.push(KeyValue::new(
                 names::GENERATION,
@@ -135,7 +135,7 @@ impl Op {
             }
             Outcome::Failed(word) => (Some(word), None, None),
         };
-        let mut attributes = self.labels.common().to_vec();
+        let mut attributes = self.labels.attributes();
         attributes.push(KeyValue::new(names::METHOD, self.method));
         if self.method == "tools/call" {
             attributes.push(KeyValue::new(names::OPERATION_NAME, "execute_tool"));
