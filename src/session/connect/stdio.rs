@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use rmcp::{model::ProtocolVersion, transport::async_rw::AsyncRwTransport};
+use rmcp::model::ProtocolVersion;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -47,10 +47,14 @@ pub(super) async fn open(
     let (slot, session_ct) = (DeathSlot::default(), CancellationToken::new());
     let max = config.limits.max_message_bytes;
     let stdout = transport::stdio::BoundedLines::new(stdout, max, slot.clone());
-    // Ours ends the stream at the bound; rmcp's (which would drop the line and read on)
-    // is set past it, as a second fence.
-    let io =
-        AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(max.saturating_add(2));
+    // The bounded stdout ends the stream at the bound; the transport's own (which drops the
+    // line and reads on) is set past it, as a second fence.
+    let io = transport::stdio::StdioTransport::new(
+        stdout,
+        stdin,
+        max.saturating_add(2),
+        activity.clone(),
+    );
     let lifecycle = era::lifecycle(config.protocol, &context.era, false);
     let opened = handshake(io, handler, lifecycle, activity, &session_ct, ct, deadline);
     let running = match opened.await {

@@ -37,10 +37,12 @@ use crate::{config::StdioConfig, state::Generation};
 
 mod bounded;
 mod exit;
+mod lines;
 mod spawner;
 
 pub(crate) use bounded::BoundedLines;
 use exit::{Exit, ExitWatch};
+pub(crate) use lines::StdioTransport;
 
 /// How long a death's detail waits for the stderr drain to take the child's last lines.
 const TAIL_WAIT: Duration = Duration::from_millis(100);
