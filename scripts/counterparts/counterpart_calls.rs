@@ -12,7 +12,8 @@
 //!
 //! Flags (all `--flag value`):
 //!
-//! - `--url URL` (required); `--sse` for legacy HTTP+SSE instead of Streamable HTTP
+//! - `--url URL` (or `--stdio`); `--sse` for legacy HTTP+SSE instead of Streamable HTTP
+//! - `--stdio "CMD ARG…"`: a server run as a child over stdio instead (split at whitespace)
 //! - `--tool NAME` (default `echo`), `--args JSON` (default `{"text":"hi"}`)
 //! - `--calls N` (default 200), `--spacing-ms M` between the end of one call and the next
 //!   (default 10)
@@ -49,6 +50,7 @@ use serde_json::{Value, json};
 struct Opts {
     url: String,
     sse: bool,
+    stdio: Vec<String>,
     name: String,
     tool: String,
     args: Value,
@@ -69,7 +71,7 @@ struct Opts {
     events: bool,
 }
 
-const USAGE: &str = "usage: counterpart_calls --url URL [--sse] [--tool NAME] [--args JSON] \
+const USAGE: &str = "usage: counterpart_calls (--url URL [--sse] | --stdio \"CMD ARG…\") [--tool NAME] [--args JSON] \
 [--calls N] [--spacing-ms M] [--name NAME] [--ready-timeout-ms M] [--heartbeat-interval-ms M] \
 [--heartbeat-timeout-ms M] [--heartbeat-failures N] [--reconnect-initial-ms M] \
 [--reconnect-max-ms M] [--max-attempts N] [--call-timeout-ms M] [--connect-timeout-ms M] \
@@ -90,6 +92,7 @@ impl Opts {
         let mut opts = Opts {
             url: String::new(),
             sse: false,
+            stdio: Vec::new(),
             name: "py".into(),
             tool: "echo".into(),
             args: json!({"text": "hi"}),
@@ -127,6 +130,7 @@ impl Opts {
                 .ok_or_else(|| format!("{flag}: missing value"))?;
             match flag.as_str() {
                 "--url" => opts.url = value,
+                "--stdio" => opts.stdio = value.split_whitespace().map(str::to_owned).collect(),
                 "--name" => opts.name = value,
                 "--tool" => opts.tool = value,
                 "--args" => {
@@ -152,15 +156,17 @@ impl Opts {
                 _ => return Err(format!("unknown flag {flag:?}")),
             }
         }
-        if opts.url.is_empty() {
-            return Err("--url is required".into());
+        if opts.url.is_empty() == opts.stdio.is_empty() {
+            return Err("one of --url and --stdio is required".into());
         }
         Ok(opts)
     }
 
     /// The server configuration these flags describe.
     fn config(&self) -> ServerConfig {
-        let mut config = if self.sse {
+        let mut config = if let [command, args @ ..] = self.stdio.as_slice() {
+            ServerConfig::stdio(&self.name, command).args(args)
+        } else if self.sse {
             ServerConfig::sse(&self.name, &self.url)
         } else {
             ServerConfig::http(&self.name, &self.url)

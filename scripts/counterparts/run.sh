@@ -8,7 +8,7 @@
 #
 #   scripts/counterparts/setup.sh                      # once: the venv with `mcp`
 #   cargo build --release -p mcp-resilient -p mcp-resilient-cli --example counterpart_calls --bin mcp-resilient
-#   scripts/counterparts/run.sh [a b c d d_long e f]   # default: a b c d e
+#   scripts/counterparts/run.sh [a b c d d_long e f g] # default: a b c d e
 #
 # The binaries are taken from $CARGO_TARGET_DIR (default target/); OUT=dir writes the results
 # elsewhere (default target/counterparts).
@@ -494,6 +494,33 @@ exp_f() {
     wait "$client"
     stop_pid "$SRV_PID"
     return 0
+}
+
+# g. The Python SDK's server over stdio, as our child: calls every 10 ms, the child killed with
+# SIGKILL once 1.5 s after the first ready (the supervisor starts the next child itself).
+exp_g() {
+    local dir="$OUT/g"
+    mkdir -p "$dir"
+    g_calls() {
+        local name=$1 tag="g-$1-$$"
+        shift
+        log "g/$name"
+        timeout 120 "$EX" --stdio "$PY $HERE/server.py --transport stdio --tag $tag" \
+            --calls 400 --spacing-ms 10 --reconnect-max-ms 500 --events "$@" \
+            >"$dir/$name.json" 2>"$dir/$name.events.jsonl" &
+        local client=$!
+        PIDS+=("$client")
+        if wait_line "$dir/$name.events.jsonl" '"ready"' 30; then
+            sleep 1.5
+            mark "$dir" "$name" killed
+            pkill -9 -f -- "^$PY $HERE/server.py --transport stdio --tag $tag"
+        else
+            log "g/$name: never ready (see $dir/$name.events.jsonl)"
+        fi
+        wait "$client"
+    }
+    g_calls calls-stdio
+    g_calls calls-stdio-2025 --protocol 2025-11-25
 }
 
 experiments=("$@")

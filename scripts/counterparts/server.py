@@ -8,9 +8,11 @@ Tools:
 
 Usage:
   server.py --port N [--transport http|sse] [--reject 401|403]
+  server.py --transport stdio
 
 --transport http  Streamable HTTP at /mcp (default)
 --transport sse   legacy HTTP+SSE (2024-11-05): GET /sse, POST /messages/
+--transport stdio one session on stdin and stdout (no port)
 --reject S        an ASGI middleware answers every request with status S (a server that
                   refuses us: 401 with WWW-Authenticate, or 403)
 
@@ -87,10 +89,16 @@ class Reject:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--transport", choices=["http", "sse"], default="http")
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--transport", choices=["http", "sse", "stdio"], default="http")
     parser.add_argument("--reject", type=int, choices=[401, 403])
+    parser.add_argument("--tag", help="ignored: marks the process for pkill")
     args = parser.parse_args()
+    if args.transport == "stdio":
+        mcp.run("stdio")
+        return
+    if args.port is None:
+        parser.error("--port is required with --transport http or sse")
     if args.transport == "http":
         app = mcp.streamable_http_app()
     else:
