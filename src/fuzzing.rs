@@ -25,9 +25,27 @@ pub use crate::transport::http::{
     errors::{HttpError, describe, initialize_status, never_ran, status_of, verdict},
 };
 pub use crate::transport::sse::{Parser, resolve_endpoint};
-pub use crate::transport::{Activity, judge::judge, observed::Observed};
+pub use crate::transport::{Activity, judge::judge, observed::Observed, stdio::StdioTransport};
 pub use crate::verdict::{Phase, Verdict, parse_retry_after, plain};
 use crate::{registry::ToolRegistry, state::Generation};
+
+/// Records requests 0 to 9 as handed to `activity`'s transport, two each of `initialize`,
+/// `tools/list`, `tools/call`, `ping` and `server/discover`: their answers are read typed
+/// (`transport::decode`), everything else as rmcp reads it.
+pub fn hand_typed_requests(activity: &Activity) {
+    let methods = [
+        "initialize",
+        "tools/list",
+        "tools/call",
+        "ping",
+        "server/discover",
+    ];
+    for (n, method) in (0..10).zip(methods.iter().cycle()) {
+        activity
+            .ledger
+            .handed(&rmcp::model::RequestId::Number(n), method);
+    }
+}
 
 /// Generation `n` (`Generation::new`); `None` for 0.
 pub fn generation(n: u64) -> Option<Generation> {

@@ -1,5 +1,6 @@
-//! What a stdio child's stdout reaches: rmcp's line codec (the real [`AsyncRwTransport`], over
-//! the bytes in memory) inside our [`Observed`] wrapper, then the code of ours each kind of
+//! What a stdio child's stdout reaches: our stdio transport's reader (the real
+//! [`StdioTransport`], over the bytes in memory, with requests 0 to 9 handed so that their
+//! answers are read typed) inside our [`Observed`] wrapper, then the code of ours each kind of
 //! message meets: a tool list is published to a registry and written as model-API definitions,
 //! an `initialize` answer sets the era memory, a JSON-RPC error is judged (as a call's answer
 //! and as the answer to a handshake).
@@ -7,16 +8,16 @@
 use std::{sync::Arc, time::Duration};
 
 use mcp_resilient::rmcp::{
-    RoleClient, ServiceError,
+    ServiceError,
     model::{ErrorData, JsonRpcMessage, ServerResult, Tool},
     service::ClientInitializeError,
-    transport::{Transport, async_rw::AsyncRwTransport},
+    transport::Transport,
 };
 
 use mcp_resilient::{
     fuzzing::{
-        Activity, EraMemory, Handshake, Observed, PublishError, Verdict, generation, is_modern,
-        judge,
+        Activity, EraMemory, Handshake, Observed, PublishError, StdioTransport, Verdict,
+        generation, hand_typed_requests, is_modern, judge,
     },
     registry::{ToolRegistry, definitions},
     state::{Cause, Generation},
@@ -28,8 +29,9 @@ use mcp_resilient::{
 /// `Alive` for a call and `rejected` for a handshake, with a plain detail.
 pub fn stdio_output(data: &[u8]) {
     let stdout = std::io::Cursor::new(data.to_vec());
-    let transport = AsyncRwTransport::<RoleClient, _, _>::new_client(stdout, tokio::io::sink());
     let activity = Activity::new(true);
+    hand_typed_requests(&activity);
+    let transport = StdioTransport::new(stdout, tokio::io::sink(), 1 << 20, activity.clone());
     let first = generation(1).expect("generation 1 exists");
     let mut io = Observed::new(transport, activity.clone(), "fuzz".into(), first);
     let registry = ToolRegistry::new();

@@ -31,7 +31,7 @@ use crate::transport::{Activity, decode};
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// One stdio session's transport.
-pub(crate) struct StdioTransport<R, W: AsyncWrite + Send + 'static> {
+pub struct StdioTransport<R, W: AsyncWrite + Send + 'static> {
     /// rmcp's transport, for sending and closing only: its reader is empty.
     write: AsyncRwTransport<RoleClient, tokio::io::Empty, W>,
     read: BufReader<R>,
@@ -50,7 +50,7 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     /// The transport over the child's `stdout` and `stdin`, with lines of at most `max` bytes.
-    pub(crate) fn new(stdout: R, stdin: W, max: usize, activity: Arc<Activity>) -> Self {
+    pub fn new(stdout: R, stdin: W, max: usize, activity: Arc<Activity>) -> Self {
         StdioTransport {
             write: AsyncRwTransport::new_client(tokio::io::empty(), stdin),
             read: BufReader::new(stdout),
@@ -73,7 +73,7 @@ where
                     return false;
                 }
             };
-            let (take, done) = match memchr_newline(available) {
+            let (take, done) = match newline(available) {
                 Some(at) => (at + 1, true),
                 None => (available.len(), false),
             };
@@ -101,26 +101,23 @@ where
     }
 }
 
-fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+/// Where the first newline in `bytes` is.
+fn newline(bytes: &[u8]) -> Option<usize> {
     bytes.iter().position(|b| *b == b'\n')
 }
 
-/// What one line is (invariant 1).
+/// JSON that is no message: the server is told (invariant 1).
 #[derive(Debug)]
-enum Line {
-    Message(Box<ServerJsonRpcMessage>),
-    Skip,
-    /// JSON that is no message: the server is told.
-    Invalid,
-}
+struct Invalid;
 
-fn read_line(line: &[u8], activity: &Activity) -> Line {
+/// What one line is (invariant 1): a message, nothing (`None`), or JSON that is no message.
+fn read_line(line: &[u8], activity: &Activity) -> Result<Option<ServerJsonRpcMessage>, Invalid> {
     let line = line.strip_prefix(BOM).unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
-        return Line::Skip;
+        return Ok(None);
     }
     let error = match decode::message_for(line, |id| activity.ledger.method(id)) {
-        Ok(message) => return Line::Message(Box::new(message)),
+        Ok(message) => return Ok(Some(message)),
         Err(e) => e,
     };
     if !matches!(
@@ -128,17 +125,17 @@ fn read_line(line: &[u8], activity: &Activity) -> Line {
         serde_json::error::Category::Data | serde_json::error::Category::Io
     ) {
         tracing::debug!("stdio: skipped a line that is no JSON: {error}");
-        return Line::Skip;
+        return Ok(None);
     }
     let notification = serde_json::from_slice::<serde_json::Value>(line).is_ok_and(|value| {
         value.get("id").is_none() && value.get("method").is_some_and(|m| m.is_string())
     });
     if notification {
         tracing::debug!("stdio: skipped a notification that does not decode: {error}");
-        return Line::Skip;
+        return Ok(None);
     }
     tracing::debug!("stdio: a line is no JSON-RPC message: {error}");
-    Line::Invalid
+    Err(Invalid)
 }
 
 impl<R, W> Transport<RoleClient> for StdioTransport<R, W>
@@ -167,9 +164,9 @@ where
             let line = read_line(&self.line, &self.activity);
             self.line.clear();
             match line {
-                Line::Message(message) => return Some(*message),
-                Line::Skip => {}
-                Line::Invalid => {
+                Ok(Some(message)) => return Some(message),
+                Ok(None) => {}
+                Err(Invalid) => {
                     let invalid = ErrorData::invalid_request("Invalid request", None);
                     let answer = ClientJsonRpcMessage::error(invalid, None);
                     if self.write.send(answer).await.is_err() {

@@ -37,11 +37,17 @@ use crate::{config::StdioConfig, state::Generation};
 
 mod bounded;
 mod exit;
+// Its items that `crate::fuzzing` re-exports are `pub`.
+#[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
 mod lines;
 mod spawner;
 
 pub(crate) use bounded::BoundedLines;
 use exit::{Exit, ExitWatch};
+// For `crate::fuzzing` alone.
+#[cfg(feature = "fuzzing")]
+pub use lines::StdioTransport;
+#[cfg(not(feature = "fuzzing"))]
 pub(crate) use lines::StdioTransport;
 
 /// How long a death's detail waits for the stderr drain to take the child's last lines.
