@@ -12,6 +12,7 @@
 //!    before the newline are ignored.
 //! 2. A line is at most `max` bytes: the bounded stdout below it ends the stream at the bound;
 //!    past `max` here a line is dropped whole, as a second fence. Memory stays bounded.
+//!    Between lines at most [`KEEP`] bytes of buffer are kept.
 //! 3. Cancel-safe `receive`: a line read in part stays buffered, and the next call goes on
 //!    with it (rmcp polls `receive` inside a `select!`).
 
@@ -26,6 +27,10 @@ use rmcp::{
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 
 use crate::transport::{Activity, decode};
+
+/// The most of a line's buffer kept between lines: one large message (a long tool list) must
+/// not hold its size in every idle session for good.
+const KEEP: usize = 64 * 1024;
 
 /// UTF-8's byte order mark, which some servers write before their first line.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -163,6 +168,9 @@ where
             }
             let line = read_line(&self.line, &self.activity);
             self.line.clear();
+            if self.line.capacity() > KEEP {
+                self.line = Vec::new();
+            }
             match line {
                 Ok(Some(message)) => return Some(message),
                 Ok(None) => {}
@@ -268,6 +276,28 @@ mod tests {
         }
         assert!(transport.line.capacity() <= 1024, "bounded buffer");
         assert!(transport.receive().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_large_line_does_not_keep_its_buffer() {
+        let (mut transport, mut child, _stdin, _activity) = pipe(1 << 20);
+        let large = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":"{}"}}}}"#,
+            "x".repeat(200_000)
+        );
+        let writer = tokio::spawn(async move {
+            child
+                .write_all(format!("{large}\n").as_bytes())
+                .await
+                .unwrap();
+        });
+        transport.receive().await.expect("the large message");
+        writer.await.unwrap();
+        assert!(
+            transport.line.capacity() <= KEEP,
+            "{}",
+            transport.line.capacity()
+        );
     }
 
     #[tokio::test]
