@@ -105,7 +105,7 @@ pub(super) fn verdict(labels: &Labels, method: &'static str, verdict: &Verdict) 
 pub(super) fn probe(labels: &Labels, method: &'static str, verdict: &Verdict, rtt: Duration) {
     let instruments = &recorder().instruments;
     let attributes = [
-        KeyValue::new(names::SERVER, labels.server().clone()),
+        labels.server_attribute(),
         KeyValue::new(names::METHOD, method),
     ];
     match verdict {

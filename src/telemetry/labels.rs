@@ -75,6 +75,11 @@ impl Labels {
         &self.0.server
     }
 
+    /// The server attribute alone, sharing the name (no copy of it).
+    pub(super) fn server_attribute(&self) -> KeyValue {
+        KeyValue::new(names::SERVER, self.0.server.clone())
+    }
+
     pub(super) fn protocol(&self) -> &str {
         &self.0.protocol
     }

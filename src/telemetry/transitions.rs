@@ -67,10 +67,9 @@ fn ready(labels: &Labels, outage: Option<Duration>) {
     let instruments = &recorder().instruments;
     instruments.generations.add(1, labels.common());
     if let Some(outage) = outage {
-        instruments.outage.record(
-            outage.as_secs_f64(),
-            &[KeyValue::new(names::SERVER, labels.server().clone())],
-        );
+        instruments
+            .outage
+            .record(outage.as_secs_f64(), &[labels.server_attribute()]);
     }
 }
 

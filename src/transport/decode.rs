@@ -37,14 +37,14 @@ pub(crate) fn message(
     bytes: &[u8],
     method: Option<&str>,
 ) -> Result<ServerJsonRpcMessage, serde_json::Error> {
-    message_for(bytes, |_| method)
+    message_for(bytes, |_| method.and_then(Typed::of))
 }
 
-/// The message in `bytes`, where `method` says which method the request with a given id had
-/// (for answers that do not arrive on their request's own stream: legacy SSE's).
-pub(crate) fn message_for<'m>(
+/// The message in `bytes`, where `method` says what the request with a given id returns (for
+/// answers that do not arrive on their request's own stream: legacy SSE's and stdio's).
+pub(crate) fn message_for(
     bytes: &[u8],
-    method: impl FnOnce(&RequestId) -> Option<&'m str>,
+    method: impl FnOnce(&RequestId) -> Option<Typed>,
 ) -> Result<ServerJsonRpcMessage, serde_json::Error> {
     if let Ok(head) = serde_json::from_slice::<Head>(bytes)
         && head.method.is_none()
@@ -96,30 +96,39 @@ pub(crate) fn probe_answer(
     message(bytes, None)
 }
 
-/// `method`, if a result of its is read typed (see [`typed`]).
-pub(crate) fn typed_method(method: &str) -> Option<&'static str> {
-    TYPED.iter().find(|typed| **typed == method).copied()
+/// A method whose result is read as the one type it returns (see [`typed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Typed {
+    Ping,
+    CallTool,
+    ListTools,
+    Discover,
+    Initialize,
 }
 
-/// The methods whose results [`typed`] reads.
-const TYPED: [&str; 5] = [
-    "ping",
-    "tools/call",
-    "tools/list",
-    "server/discover",
-    "initialize",
-];
+impl Typed {
+    /// `method`, if its result is read typed.
+    pub(crate) fn of(method: &str) -> Option<Typed> {
+        Some(match method {
+            "ping" => Typed::Ping,
+            "tools/call" => Typed::CallTool,
+            "tools/list" => Typed::ListTools,
+            "server/discover" => Typed::Discover,
+            "initialize" => Typed::Initialize,
+            _ => return None,
+        })
+    }
+}
 
-/// The result of a `method` request, read as the type that method returns; `None` for other
-/// methods, or when it does not read as that type.
-fn typed(method: Option<&str>, raw: &str) -> Option<ServerResult> {
+/// The result of a `method` request, read as the type that method returns; `None` for no
+/// method, or when it does not read as that type.
+fn typed(method: Option<Typed>, raw: &str) -> Option<ServerResult> {
     let result = match method? {
-        "ping" => ServerResult::EmptyResult(serde_json::from_str(raw).ok()?),
-        "tools/call" => ServerResult::CallToolResult(serde_json::from_str(raw).ok()?),
-        "tools/list" => ServerResult::ListToolsResult(serde_json::from_str(raw).ok()?),
-        "server/discover" => ServerResult::DiscoverResult(serde_json::from_str(raw).ok()?),
-        "initialize" => ServerResult::InitializeResult(serde_json::from_str(raw).ok()?),
-        _ => return None,
+        Typed::Ping => ServerResult::EmptyResult(serde_json::from_str(raw).ok()?),
+        Typed::CallTool => ServerResult::CallToolResult(serde_json::from_str(raw).ok()?),
+        Typed::ListTools => ServerResult::ListToolsResult(serde_json::from_str(raw).ok()?),
+        Typed::Discover => ServerResult::DiscoverResult(serde_json::from_str(raw).ok()?),
+        Typed::Initialize => ServerResult::InitializeResult(serde_json::from_str(raw).ok()?),
     };
     Some(result)
 }
@@ -228,12 +237,11 @@ mod tests {
                 r#"{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#,
             ),
         ];
-        assert_eq!(results.len(), TYPED.len());
         for (method, result) in results {
-            assert_eq!(typed_method(method), Some(method));
-            assert!(typed(Some(method), result).is_some(), "{method}");
+            assert!(Typed::of(method).is_some(), "{method}");
+            assert!(typed(Typed::of(method), result).is_some(), "{method}");
         }
-        assert_eq!(typed_method("resources/read"), None);
+        assert_eq!(Typed::of("resources/read"), None);
     }
 
     #[test]
@@ -242,7 +250,7 @@ mod tests {
         let mut asked = None;
         let ours = message_for(text.as_bytes(), |id| {
             asked = Some(id.clone());
-            Some("tools/list")
+            Some(Typed::ListTools)
         })
         .unwrap();
         assert_eq!(asked, Some(RequestId::Number(5)));

@@ -15,6 +15,11 @@
 //! 2. Same outcome as through rmcp: a result or a JSON-RPC error is the server's answer; a
 //!    transport failure is judged by the transport's own rules.
 
+use std::sync::{
+    OnceLock,
+    atomic::{AtomicU64, Ordering},
+};
+
 use bytes::{BufMut, Bytes, BytesMut};
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, DiscoverRequest, DiscoverRequestParams, ErrorData,
@@ -91,6 +96,46 @@ pub(crate) fn marked(request: ClientRequest) -> ClientJsonRpcMessage {
         id: RequestId::String(MARK.into()),
         request,
     })
+}
+
+/// One generation's probe templates, one per method and built on first use, and the count of
+/// probes sent, which numbers their ids (`mcp-resilient-probe-N`).
+pub(crate) struct Templates<T> {
+    sent: AtomicU64,
+    ping: OnceLock<T>,
+    discover: OnceLock<T>,
+}
+
+impl<T> Templates<T> {
+    pub(crate) const fn new() -> Self {
+        Templates {
+            sent: AtomicU64::new(0),
+            ping: OnceLock::new(),
+            discover: OnceLock::new(),
+        }
+    }
+
+    /// The next probe: the template of `server/discover` when `discover`, else of `ping`
+    /// (`build` makes it the first time), the probe's number and its id.
+    pub(crate) fn next(&self, discover: bool, build: impl FnOnce() -> T) -> (&T, u64, String) {
+        let slot = if discover { &self.discover } else { &self.ping };
+        let template = slot.get_or_init(build);
+        let n = self.sent.fetch_add(1, Ordering::Relaxed);
+        (template, n, format!("{MARK}-{n}"))
+    }
+}
+
+impl<T> std::fmt::Debug for Templates<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Templates")
+            .field("sent", &self.sent)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The number of the probe whose id is `id` ([`Templates::next`]), if it is a probe's.
+pub(crate) fn probe_number(id: &str) -> Option<u64> {
+    id.strip_prefix(MARK)?.strip_prefix('-')?.parse().ok()
 }
 
 /// A probe's body around its id: serialized once per generation and method, each probe

@@ -16,7 +16,7 @@
 //! 2. An answered request is forgotten (its fate is known to whoever waited for it).
 //!
 //! A handed request's method is remembered too when its result can be read as one type
-//! ([`decode::typed_method`]): legacy SSE's answers arrive on a stream of their own, and this is
+//! ([`decode::Typed`]): legacy SSE's answers arrive on a stream of their own, and this is
 //! how its reader knows what an answer answers.
 
 use std::{
@@ -86,7 +86,7 @@ struct Entry {
     /// What its send came to.
     sent: Sent,
     /// Its method, if its result is read typed (see the module docs).
-    method: Option<&'static str>,
+    method: Option<decode::Typed>,
 }
 
 impl Ledger {
@@ -105,7 +105,7 @@ impl Ledger {
         state.entries.push_back(Entry {
             id: id.clone(),
             sent: Sent::Pending,
-            method: decode::typed_method(method),
+            method: decode::Typed::of(method),
         });
     }
 
@@ -146,7 +146,7 @@ impl Ledger {
     }
 
     /// The method of `id`, if it is remembered and its result is read typed.
-    pub(crate) fn method(&self, id: &RequestId) -> Option<&'static str> {
+    pub(crate) fn method(&self, id: &RequestId) -> Option<decode::Typed> {
         let state = self.lock();
         state.entries.iter().find(|entry| entry.id == *id)?.method
     }
@@ -198,7 +198,7 @@ mod tests {
         let ledger = Ledger::default();
         ledger.handed(&id(1), "tools/call");
         ledger.handed(&id(2), "resources/read");
-        assert_eq!(ledger.method(&id(1)), Some("tools/call"));
+        assert_eq!(ledger.method(&id(1)), Some(decode::Typed::CallTool));
         assert_eq!(ledger.method(&id(2)), None, "not read typed");
         assert_eq!(ledger.method(&id(3)), None, "never handed");
         ledger.answered(&id(1));

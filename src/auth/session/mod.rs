@@ -185,6 +185,10 @@ impl Authorizer {
     /// (or steps up) and sends it once more: the refused request never ran. Any other answer is
     /// returned as it is; the outer `Err` is why no token could be had. Both remote transports
     /// send through here, each reading its own answer type.
+    ///
+    /// The token's fetch and a renewal are boxed: each is a future of kilobytes (a token
+    /// request, a lock on the shared store), and inline they made every request's future that
+    /// large, copied each time its task moved it (BENCHMARKS.md § 26: legacy SSE's `POST`s).
     pub(crate) async fn send<T, F, Fut>(
         &self,
         send: F,
@@ -194,7 +198,7 @@ impl Authorizer {
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = T>,
     {
-        let token = self.token().await?;
+        let token = Box::pin(self.token()).await?;
         let answer = send(token.clone()).await;
         let renewed = match refusal(&answer) {
             None => {
@@ -202,9 +206,9 @@ impl Authorizer {
                 return Ok(answer);
             }
             Some(Refusal::Unauthorized(challenge)) => {
-                self.renew(token.as_deref(), &challenge).await
+                Box::pin(self.renew(token.as_deref(), &challenge)).await
             }
-            Some(Refusal::InsufficientScope(challenge)) => self.step_up(&challenge).await,
+            Some(Refusal::InsufficientScope(challenge)) => Box::pin(self.step_up(&challenge)).await,
         };
         crate::telemetry::auth_renewal(&self.name, renewed.as_ref().err().map(|d| d.transient));
         let renewed = renewed?;

@@ -36,18 +36,13 @@ impl Core {
             ),
             _ => None,
         };
-        // Boxed: a renewal (a token request, a lock on the shared store) is a large future.
-        Box::pin(auth.send(send, refusal))
-            .await
-            .unwrap_or_else(|denied| {
-                Err(match denied.transient {
-                    // The authorization server did not answer: judged `AuthUnavailable` (the
-                    // request was not sent), not a 401 (see `errors::verdict`).
-                    true => StreamableHttpError::Auth(AuthError::TokenRefreshFailed(denied.detail)),
-                    false => {
-                        StreamableHttpError::AuthRequired(AuthRequiredError::new(denied.detail))
-                    }
-                })
+        auth.send(send, refusal).await.unwrap_or_else(|denied| {
+            Err(match denied.transient {
+                // The authorization server did not answer: judged `AuthUnavailable` (the
+                // request was not sent), not a 401 (see `errors::verdict`).
+                true => StreamableHttpError::Auth(AuthError::TokenRefreshFailed(denied.detail)),
+                false => StreamableHttpError::AuthRequired(AuthRequiredError::new(denied.detail)),
             })
+        })
     }
 }

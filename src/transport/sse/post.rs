@@ -48,19 +48,15 @@ impl Poster {
         };
         let answer = match &self.auth {
             None => post(None).await,
-            // Boxed: the authorizer's future is ~12 KB, and inline it made every POST's that
-            // large, copied each time the task holding it moved it (callgrind: ~6 copies a call).
-            Some(auth) => Box::pin(auth.send(post, refusal))
-                .await
-                .unwrap_or_else(|denied| {
-                    Err(match denied.transient {
-                        true => SendError::AuthUnavailable(denied.detail),
-                        false => SendError::Status {
-                            status: 401,
-                            retry_after: None,
-                        },
-                    })
-                }),
+            Some(auth) => auth.send(post, refusal).await.unwrap_or_else(|denied| {
+                Err(match denied.transient {
+                    true => SendError::AuthUnavailable(denied.detail),
+                    false => SendError::Status {
+                        status: 401,
+                        retry_after: None,
+                    },
+                })
+            }),
         };
         let result = match answer {
             Ok(r) if r.status().is_success() => return Ok(()),

@@ -18,10 +18,7 @@
 
 use std::{
     pin::Pin,
-    sync::{
-        Arc, OnceLock, Weak,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::{Arc, Weak},
 };
 
 use reqwest::header::HeaderMap;
@@ -31,7 +28,7 @@ use rmcp::{
 };
 
 use super::{HttpError, core::Core, routing};
-use crate::transport::direct::{self, Answered, Body, MARK};
+use crate::transport::direct::{self, Answered, Body, Templates};
 
 mod read;
 
@@ -46,16 +43,13 @@ pub(crate) struct ClientMeta {
 pub(crate) struct DirectProbe {
     core: Weak<Core>,
     meta: ClientMeta,
-    /// Probes sent, for their ids.
-    sent: AtomicU64,
-    ping: OnceLock<Template>,
-    discover: OnceLock<Template>,
+    templates: Templates<Template>,
 }
 
 impl std::fmt::Debug for DirectProbe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DirectProbe")
-            .field("sent", &self.sent)
+            .field("templates", &self.templates)
             .finish_non_exhaustive()
     }
 }
@@ -72,9 +66,7 @@ impl DirectProbe {
         DirectProbe {
             core: Arc::downgrade(core),
             meta,
-            sent: AtomicU64::new(0),
-            ping: OnceLock::new(),
-            discover: OnceLock::new(),
+            templates: Templates::new(),
         }
     }
 
@@ -93,10 +85,9 @@ impl DirectProbe {
         let Some(core) = self.core.upgrade().filter(|core| !core.stop.is_cancelled()) else {
             return Err(StreamableHttpError::TransportChannelClosed);
         };
-        let slot = if discover { &self.discover } else { &self.ping };
-        let template = slot.get_or_init(|| self.template(&core, discover, protocol));
-        let n = self.sent.fetch_add(1, Ordering::Relaxed);
-        let text = format!("{MARK}-{n}");
+        let (template, _, text) = self
+            .templates
+            .next(discover, || self.template(&core, discover, protocol));
         let body = template.body.with_id(&text);
         let id = RequestId::String(text.into());
         // Boxed as a `dyn` future: the answer's reading (the authorizer's renewal within) is a

@@ -18,8 +18,8 @@
 //!    holds it: the reader's side holds the activity weakly.
 
 use std::sync::{
-    Arc, Mutex, OnceLock, PoisonError, Weak,
-    atomic::{AtomicU64, AtomicUsize, Ordering},
+    Arc, Mutex, PoisonError, Weak,
+    atomic::{AtomicUsize, Ordering},
 };
 
 use rmcp::model::{ErrorData, RequestId};
@@ -30,7 +30,7 @@ use crate::{
     transport::{
         Activity,
         decode::Head,
-        direct::{self, Answered, Body, MARK},
+        direct::{self, Answered, Body, MARK, Templates},
         innermost,
     },
     verdict::Verdict,
@@ -40,16 +40,13 @@ use crate::{
 pub(crate) struct SseProbe {
     poster: Weak<Poster>,
     waiting: Arc<Waiting>,
-    /// Probes sent, for their ids.
-    sent: AtomicU64,
-    ping: OnceLock<Body>,
-    discover: OnceLock<Body>,
+    templates: Templates<Body>,
 }
 
 impl std::fmt::Debug for SseProbe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SseProbe")
-            .field("sent", &self.sent)
+            .field("templates", &self.templates)
             .finish_non_exhaustive()
     }
 }
@@ -59,9 +56,7 @@ impl SseProbe {
         SseProbe {
             poster: Arc::downgrade(poster),
             waiting,
-            sent: AtomicU64::new(0),
-            ping: OnceLock::new(),
-            discover: OnceLock::new(),
+            templates: Templates::new(),
         }
     }
 
@@ -78,10 +73,8 @@ impl SseProbe {
         let Some(poster) = self.poster.upgrade().filter(|p| !p.stop.is_cancelled()) else {
             return Err(closed());
         };
-        let slot = if discover { &self.discover } else { &self.ping };
-        let body = slot.get_or_init(|| template(discover));
-        let n = self.sent.fetch_add(1, Ordering::Relaxed);
-        let body = body.with_id(&format!("{MARK}-{n}"));
+        let (body, n, id) = self.templates.next(discover, || template(discover));
+        let body = body.with_id(&id);
         let (_ticket, answer) = self.waiting.expect(n);
         let stop = poster.stop.clone();
         // Boxed, so that the POST's future (reqwest's, the authorizer's) is not copied as the
@@ -192,7 +185,7 @@ fn reply(data: &str) -> Option<(u64, Answered)> {
     let Some(RequestId::String(id)) = &reply.id else {
         return None;
     };
-    let n = id.strip_prefix(MARK)?.strip_prefix('-')?.parse().ok()?;
+    let n = direct::probe_number(id)?;
     if reply.method.is_some() {
         return None;
     }
