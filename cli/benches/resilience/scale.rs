@@ -27,10 +27,10 @@
 //!
 //! `MCP_SCALE_N` sets N of the idle rows, `MCP_SCALE_KINDS` (e.g. `HTTP-2025,legacy-SSE`) picks
 //! kinds, `MCP_SCALE_HEARTBEAT=off` turns the idle rows' probes off (what idleness costs
-//! without them). The parent raises its own `RLIMIT_NOFILE` (children inherit it): 10,000 idle
-//! connections hold a stream each, and their requests share a pool of kept-alive connections;
-//! the bench asks for 16,000 descriptors in the client and as many in the mock (12,500 fit under
-//! 20,000).
+//! without them), `MCP_SCALE_CALLGRIND_KEEP=DIR` keeps every callgrind profile in DIR. The
+//! parent raises its own `RLIMIT_NOFILE` (children inherit it): 10,000 idle connections hold a
+//! stream each, and their requests share a pool of kept-alive connections; the bench asks for
+//! 16,000 descriptors in the client and as many in the mock (12,500 fit under 20,000).
 
 use std::{
     sync::{
@@ -591,7 +591,19 @@ async fn run_child(args: &[String], limit: Duration, callgrind: bool) -> Res<(Va
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut command = if callgrind {
         let mut c = tokio::process::Command::new("valgrind");
-        let out = std::env::temp_dir().join(format!("scale-callgrind.{}", std::process::id()));
+        // `MCP_SCALE_CALLGRIND_KEEP=DIR` keeps each run's profile there, named for its
+        // arguments (for `callgrind_annotate`); otherwise one temporary file is reused.
+        let out = match std::env::var_os("MCP_SCALE_CALLGRIND_KEEP") {
+            Some(dir) => std::path::PathBuf::from(dir).join(format!(
+                "scale-{}.callgrind",
+                args.iter()
+                    .filter(|a| !a.starts_with('{'))
+                    .map(|a| a.replace(['/', ' '], "_"))
+                    .collect::<Vec<_>>()
+                    .join("-")
+            )),
+            None => std::env::temp_dir().join(format!("scale-callgrind.{}", std::process::id())),
+        };
         c.arg("--tool=callgrind")
             .arg(format!("--callgrind-out-file={}", out.display()))
             .arg(&exe);

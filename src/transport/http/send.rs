@@ -110,7 +110,7 @@ impl Core {
             max_message: self.rules.max_message,
             probe: false,
         };
-        let result = self.exchange(headers, body, &sent, Some(departure)).await;
+        let result = self.exchange(&headers, body, &sent, Some(departure)).await;
         // Whether the request left (see `crate::transport::ledger`): a refused connection, or a
         // body never asked for, never reached the server; an answer of any kind did.
         let outcome = delivery::of(&result, departure.left());
@@ -148,7 +148,7 @@ impl Core {
     /// request's body is `departure`'s, which then says whether any of it left.
     pub(super) async fn exchange(
         &self,
-        headers: reqwest::header::HeaderMap,
+        headers: &reqwest::header::HeaderMap,
         body: Bytes,
         sent: &Sent<'_>,
         departure: Option<&Departure>,
@@ -180,7 +180,7 @@ impl Core {
             max_message: self.rules.max_message,
             probe: false,
         };
-        match tokio::time::timeout(CONTROL_WAIT, self.exchange(headers, body, &sent, None)).await {
+        match tokio::time::timeout(CONTROL_WAIT, self.exchange(&headers, body, &sent, None)).await {
             Ok(answered) => answered.map(drop),
             Err(_) => Err(StreamableHttpError::ControlRequestTimeout),
         }

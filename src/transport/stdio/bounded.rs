@@ -51,7 +51,7 @@ impl<R> BoundedLines<R> {
     /// only the first `keep` bytes (the lines that ended before it) may be handed on.
     fn count(&mut self, fresh: &[u8]) -> Result<(), usize> {
         let mut start = 0;
-        while let Some(newline) = fresh[start..].iter().position(|b| *b == b'\n') {
+        while let Some(newline) = memchr::memchr(b'\n', &fresh[start..]) {
             if self.line.saturating_add(newline) > self.max {
                 return Err(start);
             }

@@ -33,9 +33,7 @@ impl Core {
             max_message: self.rules.max_message,
             probe: true,
         };
-        let result = self
-            .exchange(template.headers.clone(), body, &sent, None)
-            .await;
+        let result = self.exchange(&template.headers, body, &sent, None).await;
         let result = match session && self.rules.treat_400_as_expired {
             true => expire_on_400(Some(id), result),
             false => result,

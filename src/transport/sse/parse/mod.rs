@@ -148,7 +148,7 @@ impl Parser {
                     continue;
                 }
             }
-            let end = bytes.iter().position(|b| is_end(*b));
+            let end = memchr::memchr2(b'\n', b'\r', bytes);
             let piece = &bytes[..end.unwrap_or(bytes.len())];
             self.bound(piece.len())?;
             self.pos += piece.len() as u64;

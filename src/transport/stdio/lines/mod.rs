@@ -108,7 +108,7 @@ where
 
 /// Where the first newline in `bytes` is.
 fn newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|b| *b == b'\n')
+    memchr::memchr(b'\n', bytes)
 }
 
 /// JSON that is no message: the server is told (invariant 1).
