@@ -95,10 +95,20 @@ fn limit(server: &str, death: &Death) {
 
 /// The fault model judged an observation of a `method` request.
 pub(super) fn verdict(labels: &Labels, method: &'static str, verdict: &Verdict) {
+    let attributes = verdict_attributes(labels, method, labels::verdict(verdict));
+    recorder().instruments.verdicts.add(1, &attributes);
+}
+
+/// The attributes of a verdict (`word`) on a `method` request.
+pub(super) fn verdict_attributes(
+    labels: &Labels,
+    method: &'static str,
+    word: &'static str,
+) -> Vec<KeyValue> {
     let mut attributes = labels.attributes();
     attributes.push(KeyValue::new(names::METHOD, method));
-    attributes.push(KeyValue::new(names::VERDICT, labels::verdict(verdict)));
-    recorder().instruments.verdicts.add(1, &attributes);
+    attributes.push(KeyValue::new(names::VERDICT, word));
+    attributes
 }
 
 /// A probe's outcome: its round trip if it was answered, a miss if it was not.

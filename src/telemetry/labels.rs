@@ -1,7 +1,10 @@
 //! The bounded attribute values: one generation's labels, and the words for verdicts, call
 //! errors, JSON-RPC codes and limits. Nothing here carries an argument, a URL or a token.
 
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::{Arc, OnceLock},
+    time::Instant,
+};
 
 use opentelemetry::KeyValue;
 
@@ -29,6 +32,18 @@ struct Inner {
     born: Instant,
     /// The server's `Mcp-Session-Id`, if it gave one (spans only).
     session: Option<Arc<str>>,
+    /// What a probe answered alive records, per method (`ping`, `server/discover`): built at
+    /// the first, since a healthy heartbeat records the same every interval.
+    alive: [OnceLock<AliveProbe>; 2],
+}
+
+/// The attributes a probe answered alive records (see [`Labels::alive_probe`]).
+#[derive(Debug)]
+pub(super) struct AliveProbe {
+    /// `mcp.client.operation.duration`'s.
+    pub(super) operation: Box<[KeyValue]>,
+    /// The verdict counter's.
+    pub(super) verdict: Box<[KeyValue]>,
 }
 
 impl Labels {
@@ -68,6 +83,22 @@ impl Labels {
             common,
             born: Instant::now(),
             session: session.map(Arc::from),
+            alive: [OnceLock::new(), OnceLock::new()],
+        }))
+    }
+
+    /// The attributes of a `method` probe answered alive, built once per generation and
+    /// method; `None` for a method no probe sends.
+    pub(super) fn alive_probe(&self, method: &'static str) -> Option<&AliveProbe> {
+        let slot = match method {
+            "ping" => &self.0.alive[0],
+            "server/discover" => &self.0.alive[1],
+            _ => return None,
+        };
+        Some(slot.get_or_init(|| AliveProbe {
+            operation: super::op::operation_attributes(self, method, None, None, None).into(),
+            verdict:
+                super::events::verdict_attributes(self, method, verdict(&Verdict::Alive)).into(),
         }))
     }
 

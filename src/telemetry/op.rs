@@ -102,7 +102,22 @@ impl Op {
     }
 
     /// Ends a probe: its verdict, its round trip or its miss, its duration.
-    pub(crate) fn end_probe(self, verdict: &Verdict) {
+    pub(crate) fn end_probe(mut self, verdict: &Verdict) {
+        if let (Verdict::Alive, None) = (verdict, &self.span)
+            && let Some(alive) = self.labels.alive_probe(self.method)
+        {
+            // A healthy heartbeat records exactly this every interval: the same measurements
+            // as below, with the attributes built once per generation.
+            let rtt = self.started.elapsed();
+            let instruments = &recorder().instruments;
+            instruments.verdicts.add(1, &alive.verdict);
+            super::events::probe(&self.labels, self.method, verdict, rtt);
+            instruments
+                .operation
+                .record(rtt.as_secs_f64(), &alive.operation);
+            self.ended = true;
+            return;
+        }
         self.verdict(verdict);
         let rtt = self.started.elapsed();
         super::events::probe(&self.labels, self.method, verdict, rtt);
@@ -135,20 +150,13 @@ impl Op {
             }
             Outcome::Failed(word) => (Some(word), None, None),
         };
-        let mut attributes = self.labels.attributes();
-        attributes.push(KeyValue::new(names::METHOD, self.method));
-        if self.method == "tools/call" {
-            attributes.push(KeyValue::new(names::OPERATION_NAME, "execute_tool"));
-        }
-        if let Some(tool) = &self.tool {
-            attributes.push(KeyValue::new(names::TOOL_NAME, tool.clone()));
-        }
-        if let Some(error) = error {
-            attributes.push(KeyValue::new(names::ERROR_TYPE, error));
-        }
-        if let Some(status) = status {
-            attributes.push(KeyValue::new(names::RPC_STATUS, status));
-        }
+        let attributes = operation_attributes(
+            &self.labels,
+            self.method,
+            self.tool.as_deref(),
+            error,
+            status,
+        );
         recorder()
             .instruments
             .operation
@@ -164,6 +172,32 @@ impl Op {
         }
         span.end();
     }
+}
+
+/// The attributes of an operation's duration: the generation's, the method, and what the
+/// outcome adds.
+pub(super) fn operation_attributes(
+    labels: &Labels,
+    method: &'static str,
+    tool: Option<&str>,
+    error: Option<&'static str>,
+    status: Option<&'static str>,
+) -> Vec<KeyValue> {
+    let mut attributes = labels.attributes();
+    attributes.push(KeyValue::new(names::METHOD, method));
+    if method == "tools/call" {
+        attributes.push(KeyValue::new(names::OPERATION_NAME, "execute_tool"));
+    }
+    if let Some(tool) = tool {
+        attributes.push(KeyValue::new(names::TOOL_NAME, tool.to_owned()));
+    }
+    if let Some(error) = error {
+        attributes.push(KeyValue::new(names::ERROR_TYPE, error));
+    }
+    if let Some(status) = status {
+        attributes.push(KeyValue::new(names::RPC_STATUS, status));
+    }
+    attributes
 }
 
 impl Drop for Op {

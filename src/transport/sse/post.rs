@@ -30,17 +30,33 @@ impl Poster {
     /// POSTs `body`. A fatal failure (404/410, or no connection) fills the slot and stops the
     /// reader, which ends the session.
     pub(super) async fn post(&self, body: bytes::Bytes) -> Result<(), SendError> {
+        self.post_within(body, Some(self.timeout)).await
+    }
+
+    /// [`post`](Self::post) for a direct probe, without the `POST`'s own bound: a probe is
+    /// always awaited within the probe timeout, which drops it (a timer fewer per probe).
+    pub(super) async fn post_for_probe(&self, body: bytes::Bytes) -> Result<(), SendError> {
+        self.post_within(body, None).await
+    }
+
+    async fn post_within(
+        &self,
+        body: bytes::Bytes,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<(), SendError> {
         let post = |token: Option<String>| {
             let mut request = self
                 .http
                 .post(self.endpoint.clone())
                 .headers(self.headers.clone())
-                .timeout(self.timeout)
                 .header(
                     reqwest::header::CONTENT_TYPE,
                     HeaderValue::from_static("application/json"),
                 )
                 .body(body.clone());
+            if let Some(timeout) = timeout {
+                request = request.timeout(timeout);
+            }
             if let Some(token) = token {
                 request = request.bearer_auth(token);
             }

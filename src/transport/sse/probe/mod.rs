@@ -79,7 +79,7 @@ impl SseProbe {
         let stop = poster.stop.clone();
         // Boxed, so that the POST's future (reqwest's, the authorizer's) is not copied as the
         // probe's moves.
-        let post = Box::pin(poster.post(body));
+        let post = Box::pin(poster.post_for_probe(body));
         let posted = tokio::select! {
             posted = post => posted,
             () = stop.cancelled() => return Err(closed()),
