@@ -103,6 +103,7 @@ pub(super) fn recorder() -> &'static Recorder {
 pub(super) struct Recorder {
     pub(super) instruments: Instruments,
     /// For instruments made later (the proxy's server side, `super::server`).
+    #[cfg_attr(not(feature = "proxy"), expect(dead_code))]
     pub(super) meter: Meter,
     pub(super) tracer: BoxedTracer,
     pub(super) tool_names: bool,
