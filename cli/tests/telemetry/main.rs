@@ -409,6 +409,23 @@ async fn an_outage_and_failing_calls_leave_every_series_with_bounded_attributes(
     for verdict in ["alive", "suspect", "death", "unauthorized"] {
         assert_some(&all, names::VERDICTS, "tel", &[(names::VERDICT, verdict)]);
     }
+    // A probe answered alive records attributes built once per generation: the same as any
+    // other verdict's (the generation's, the method) and no error.
+    let mut alive = http.to_vec();
+    alive.extend([
+        (names::METHOD, "ping"),
+        (names::PROTOCOL_VERSION, "2025-11-25"),
+        (names::VERDICT, "alive"),
+    ]);
+    assert_some(&all, names::VERDICTS, "tel", &alive);
+    assert!(
+        find(&all, op, "tel", &[(names::METHOD, "ping")])
+            .iter()
+            .any(|p| !p.attributes.contains_key(names::ERROR_TYPE)
+                && p.attributes.contains_key(names::NETWORK_PROTOCOL)),
+        "an answered probe's duration, without error.type: {:#?}",
+        all.get(op)
+    );
     assert_some(
         &all,
         names::RECONNECT_ATTEMPTS,
