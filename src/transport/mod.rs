@@ -34,6 +34,13 @@ pub(crate) use detect::name;
 pub(crate) use judge::{innermost, judge, judge_handshake, judge_listing, never_ran};
 pub(crate) use observed::Observed;
 
+/// The most of a line buffer kept between lines, by the SSE parser and the stdio reader: one
+/// large message (a long tool list) must not hold its size in an idle session for good.
+pub(crate) const LINE_BUFFER_KEEP: usize = 64 * 1024;
+
+/// UTF-8's byte order mark, which a server may write before its first line or event.
+pub(crate) const BOM: &[u8] = "\u{feff}".as_bytes();
+
 /// What a generation's transport has been doing: when the last message arrived, whether a write
 /// is stuck, whether a call ran past its deadline since. Written by the transport wrapper
 /// ([`Observed`]) and the call path; read by the probe policy.

@@ -28,12 +28,7 @@ mod event;
 pub(crate) use event::{Event, SseError};
 
 use super::utf8::Utf8Check;
-
-/// A line buffer above this capacity is released once its line is done (a rare huge
-/// message must not keep its memory for the rest of the session).
-const KEEP: usize = 64 * 1024;
-
-const BOM: &[u8] = "\u{feff}".as_bytes();
+use crate::transport::{BOM, LINE_BUFFER_KEEP};
 
 /// The parser's state between chunks.
 #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
@@ -165,7 +160,7 @@ impl Parser {
                 line.extend_from_slice(piece);
                 let done = self.complete(&line, out);
                 line.clear();
-                if line.capacity() <= KEEP {
+                if line.capacity() <= LINE_BUFFER_KEEP {
                     self.line = line;
                 }
                 done?;

@@ -12,7 +12,7 @@
 //!    before the newline are ignored.
 //! 2. A line is at most `max` bytes: the bounded stdout below it ends the stream at the bound;
 //!    past `max` here a line is dropped whole, as a second fence. Memory stays bounded.
-//!    Between lines at most [`KEEP`] bytes of buffer are kept.
+//!    Between lines at most [`LINE_BUFFER_KEEP`] bytes of buffer are kept.
 //! 3. Cancel-safe `receive`: a line read in part stays buffered, and the next call goes on
 //!    with it (rmcp polls `receive` inside a `select!`).
 
@@ -26,14 +26,7 @@ use rmcp::{
 };
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 
-use crate::transport::{Activity, decode};
-
-/// The most of a line's buffer kept between lines: one large message (a long tool list) must
-/// not hold its size in every idle session for good.
-const KEEP: usize = 64 * 1024;
-
-/// UTF-8's byte order mark, which some servers write before their first line.
-const BOM: &[u8] = b"\xEF\xBB\xBF";
+use crate::transport::{Activity, BOM, LINE_BUFFER_KEEP, decode};
 
 /// One stdio session's transport.
 pub struct StdioTransport<R, W: AsyncWrite + Send + 'static> {
@@ -168,7 +161,7 @@ where
             }
             let line = read_line(&self.line, &self.activity);
             self.line.clear();
-            if self.line.capacity() > KEEP {
+            if self.line.capacity() > LINE_BUFFER_KEEP {
                 self.line = Vec::new();
             }
             match line {

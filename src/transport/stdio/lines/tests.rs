@@ -101,7 +101,7 @@ async fn a_large_line_does_not_keep_its_buffer() {
     transport.receive().await.expect("the large message");
     writer.await.unwrap();
     assert!(
-        transport.line.capacity() <= KEEP,
+        transport.line.capacity() <= LINE_BUFFER_KEEP,
         "{}",
         transport.line.capacity()
     );
