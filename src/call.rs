@@ -77,6 +77,9 @@ pub enum CallPhase {
     /// round, 2026-07-28): a [`HostHandlers`](crate::host::HostHandlers) handler was still
     /// working.
     HostInput,
+    /// The server's answer to the probe sent before the call, after a silence longer than the
+    /// heartbeat interval: the call itself was not sent.
+    Probe,
 }
 
 impl fmt::Display for CallPhase {
@@ -84,6 +87,9 @@ impl fmt::Display for CallPhase {
         f.write_str(match self {
             CallPhase::Answer => "the server's answer",
             CallPhase::HostInput => "the host to answer the server's request for input",
+            CallPhase::Probe => {
+                "the probe sent before the call after a silence (the call was not sent)"
+            }
         })
     }
 }

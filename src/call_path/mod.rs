@@ -127,8 +127,8 @@ impl CallPath {
         mut params: CallToolRequestParams,
         options: &CallOptions,
     ) -> Result<CallToolResult, CallError> {
-        let (mut live, deadline, limit) = self.ready_for(options).await?;
-        let (mut resent, mut overloads, mut rounds) = (false, 0, input::Rounds::default());
+        let (mut live, deadline, limit, mut resent) = self.ready_for(options).await?;
+        let (mut overloads, mut rounds) = (0, input::Rounds::default());
         let mut replayed = false;
         loop {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
@@ -182,8 +182,8 @@ impl CallPath {
                 .await
                 .map(ServerResult::CallToolResult);
         }
-        let (mut live, deadline, limit) = self.ready_for(options).await?;
-        let (mut resent, mut overloads) = (false, 0);
+        let (mut live, deadline, limit, mut resent) = self.ready_for(options).await?;
+        let mut overloads = 0;
         loop {
             let progress = options.progress.as_ref();
             match self
@@ -208,12 +208,13 @@ impl CallPath {
         }
     }
 
-    /// The generation a request goes to, its deadline and its limit: the ready generation (or
-    /// the one `call_wait` waits for), probed first after a long silence.
+    /// The generation a request goes to, its deadline, its limit, and whether it was sent on
+    /// already (its one resend spent): the ready generation (or the one `call_wait` waits for),
+    /// probed first after a long silence; the next one when that probe ended it.
     async fn ready_for(
         &self,
         options: &CallOptions,
-    ) -> Result<(Arc<Live>, Instant, Duration), CallError> {
+    ) -> Result<(Arc<Live>, Instant, Duration, bool), CallError> {
         let limit = options.timeout.unwrap_or(self.call_timeout);
         let live = self.current(limit).await?;
         let deadline = crate::clock::deadline_in(limit);
@@ -221,9 +222,16 @@ impl CallPath {
             && live.activity.idle() > interval
         {
             // The probe is part of the call: it may not outlast the call's own deadline.
-            self.probe_before_call(&live, limit).await?;
+            match self.probe_before_call(&live, limit).await {
+                Ok(()) => {}
+                Err(probe::NotThere::Failed(error)) => return Err(error),
+                Err(probe::NotThere::Ended(not_run)) => {
+                    let next = self.next_live(&live, deadline, not_run).await?;
+                    return Ok((next, deadline, limit, true));
+                }
+            }
         }
-        Ok((live, deadline, limit))
+        Ok((live, deadline, limit, false))
     }
 }
 

@@ -5,7 +5,7 @@
 use rmcp::model::ErrorCode;
 
 use super::CallError;
-use crate::state::ConnectionState;
+use crate::{call::CallPhase, state::ConnectionState};
 
 impl CallError {
     /// False when the server provably did not run the call: it was never sent (no ready
@@ -16,6 +16,10 @@ impl CallError {
     pub fn may_have_run(&self) -> bool {
         match self {
             CallError::ConnectionLost { may_have_run, .. } => *may_have_run,
+            CallError::Timeout {
+                phase: CallPhase::Probe,
+                ..
+            } => false,
             CallError::Server(error) => !refused_unrun(error.code),
             CallError::Timeout { .. }
             | CallError::Protocol { .. }

@@ -41,7 +41,7 @@ mod answers;
 /// | `Unavailable` | no | yes, unless `failed` with nothing scheduled, or `stopped` | = `is_transient` |
 /// | `ConnectionLost { may_have_run: false }` | no | yes | yes |
 /// | `ConnectionLost { may_have_run: true }` | yes | yes | no |
-/// | `Timeout` | yes | yes | no |
+/// | `Timeout` | yes (no when its phase is [`Probe`](CallPhase::Probe): the call was not sent) | yes | no (yes for `Probe`) |
 /// | `ToolNotFound` | no | no | no |
 /// | `Server`: parse error, invalid request, unknown method, invalid params, and MCP's refusals (-32002, -32020, -32021, -32022) | no | no | no |
 /// | `Server`: any other code (an internal error, a server's own code) | yes | no | no |
@@ -68,8 +68,9 @@ pub enum CallError {
         state: ConnectionState,
     },
     /// The generation that carried the call died while the call was in flight, or before it
-    /// could be sent (its pre-call probe failed, or the server refused it for a session it no
-    /// longer knows). Nothing is replayed that may have run: `may_have_run` says which it was.
+    /// could be sent (its pre-call probe went unanswered, or the server refused it for a
+    /// session it no longer knows) and no next generation took it within its deadline. Nothing
+    /// is replayed that may have run: `may_have_run` says which it was.
     #[error(
         "connection to '{server}' was lost (generation {generation}; {}): {detail}",
         if *.may_have_run { "the call may have run" } else { "the call did not run" }

@@ -101,6 +101,7 @@ fn answer_rows() -> Vec<Row> {
     let mut rows = vec![
         (timeout(CallPhase::Answer), true, true, false),
         (timeout(CallPhase::HostInput), true, true, false),
+        (timeout(CallPhase::Probe), false, true, true),
         (http, true, true, false),
         (
             CallError::Protocol { detail: "?".into() },

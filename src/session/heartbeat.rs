@@ -67,8 +67,9 @@ impl Heartbeat {
                     not_before = crate::clock::deadline_in(stretch.apply(self.interval));
                     tracing::debug!(server = %live.server, generation = %live.generation, status, "probe answered overloaded; probing less often");
                 }
-                // The server is working on a call inside its deadline: look again an interval later.
-                Some(Probed::Busy) => {}
+                // The server is working on a call inside its deadline: look again an interval
+                // later. (A heartbeat probe waits the whole probe timeout, so is never cut short.)
+                Some(Probed::Busy | Probed::CutShort(_)) => {}
                 // No token to probe with: nothing learned about the server; an interval later.
                 Some(Probed::NotSent(detail)) => {
                     tracing::debug!(server = %live.server, generation = %live.generation, "probe not sent: {detail}");

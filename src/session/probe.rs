@@ -13,6 +13,13 @@
 //!    `failures` in a row, one probe decides.
 //! 3. A death or a refusal of our credentials that a probe observes is reported as such, with
 //!    the prober's name in the detail.
+//! 4. A pre-call probe unanswered for the whole probe timeout ends its generation, whatever the
+//!    count (gRPC's keepalive rule): a caller waits on it, and no call is in flight (else the
+//!    silence is busy), so a half-open connection is not waited on twice. A pre-call probe
+//!    cut short by its call's own deadline is no miss: that silence was shorter than a probe's.
+//! 5. A probe whose token the server refused (a 401, or a 403 asking for scopes) was answered,
+//!    even when the new token takes longer than the probe timeout to come: the authorization
+//!    server's time is not the MCP server's silence.
 
 use std::{sync::atomic::Ordering, time::Duration};
 
@@ -58,9 +65,12 @@ pub(crate) enum Probed {
     Busy,
     /// Not sent: no token could be had. Nothing was learned about the server.
     NotSent(String),
-    /// Unanswered or suspect: one more miss. `dead` when it was the last allowed and the death
-    /// was reported.
+    /// Unanswered or suspect: one more miss. `dead` when the death was reported: the miss was
+    /// the last allowed, or a pre-call probe's silence (invariant 4).
     Missed { detail: String, dead: bool },
+    /// A pre-call probe unanswered when its call's own deadline came, before the probe
+    /// timeout: not a miss (invariant 4). The call was not sent.
+    CutShort(Duration),
     /// The probe observed the generation's death, which was reported.
     Dead(Death),
     /// The server refused our credentials; reported as `unauthorized`.
@@ -75,8 +85,12 @@ impl Live {
     pub(crate) async fn probe(&self, prober: Prober, within: Duration) -> Option<Probed> {
         let rules = self.probes.as_ref()?;
         let sent = Instant::now();
-        let verdict = self.send_probe(prober, rules.timeout.min(within)).await;
-        Some(self.judge_probe(prober, rules, sent, verdict))
+        let timeout = rules.timeout.min(within);
+        let (verdict, silent) = self.send_probe(prober, timeout).await;
+        if silent && timeout < rules.timeout {
+            return Some(Probed::CutShort(timeout));
+        }
+        Some(self.judge_probe(prober, rules, sent, verdict, silent))
     }
 
     /// A suspect answer to a request sent at `sent` counts as one miss; true when that made
@@ -96,6 +110,7 @@ impl Live {
         rules: &ProbeRules,
         sent: Instant,
         verdict: Verdict,
+        silent: bool,
     ) -> Probed {
         let who = prober.words();
         match verdict {
@@ -109,7 +124,7 @@ impl Live {
             }
             Verdict::Busy => Probed::Busy,
             Verdict::AuthUnavailable { detail } => Probed::NotSent(detail),
-            Verdict::Suspect { detail, .. } => self.missed(prober, rules, sent, detail),
+            Verdict::Suspect { detail, .. } => self.missed(prober, rules, sent, detail, silent),
             Verdict::Death(death) => {
                 let death = Death::new(death.cause, format!("{who}: {}", death.detail));
                 self.report_unless_ended(death.clone());
@@ -123,30 +138,41 @@ impl Live {
     }
 
     /// Counts a miss (invariant 2): told as an event, and the death reported when it was the
-    /// last one allowed.
-    fn missed(&self, prober: Prober, rules: &ProbeRules, sent: Instant, detail: String) -> Probed {
+    /// last one allowed, or a pre-call probe's silence (invariant 4).
+    fn missed(
+        &self,
+        prober: Prober,
+        rules: &ProbeRules,
+        sent: Instant,
+        detail: String,
+        silent: bool,
+    ) -> Probed {
         let who = prober.words();
-        let Some(misses) = self.misses.record(sent) else {
-            return Probed::Missed {
-                detail: format!("{who}: {detail}"),
-                dead: false,
-            };
+        let counted = self.misses.record(sent);
+        if let Some(misses) = counted {
+            tracing::warn!(server = %self.server, generation = %self.generation, misses, "{who} missed: {detail}");
+            let _ = rules.events.send(Event::ProbeMissed {
+                server: self.server.clone(),
+                generation: self.generation,
+                misses,
+            });
+        }
+        let death = match counted {
+            Some(misses) if misses >= rules.failures => Some(format!(
+                "{misses} consecutive misses, the last a {who} unanswered within {:?}: {detail}",
+                rules.timeout
+            )),
+            // Overlapping another miss or not, this silence held up a call (invariant 4).
+            _ if silent && prober == Prober::BeforeCall => Some(format!(
+                "a {who} unanswered within {:?} with no call in flight (a connection silent \
+                 that long is not trusted with a call): {detail}",
+                rules.timeout
+            )),
+            _ => None,
         };
-        tracing::warn!(server = %self.server, generation = %self.generation, misses, "{who} missed: {detail}");
-        let _ = rules.events.send(Event::ProbeMissed {
-            server: self.server.clone(),
-            generation: self.generation,
-            misses,
-        });
-        let dead = misses >= rules.failures;
-        if dead {
-            self.report_death(Death::new(
-                Cause::HeartbeatTimeout,
-                format!(
-                    "{misses} consecutive misses, the last a {who} unanswered within {:?}: {detail}",
-                    rules.timeout
-                ),
-            ));
+        let dead = death.is_some();
+        if let Some(death) = death {
+            self.report_death(Death::new(Cause::HeartbeatTimeout, death));
         }
         Probed::Missed {
             detail: format!("{who}: {detail}"),
@@ -154,16 +180,18 @@ impl Live {
         }
     }
 
-    /// Sends one probe with `timeout` and says what its outcome is. A silence is
-    /// [`Verdict::Busy`] or a miss ([`Verdict::Suspect`]) according to the load; an answer of
-    /// any kind is alive; `ping` answered method-not-found switches this generation's probe to
-    /// `server/discover` and is not a miss.
+    /// Sends one probe with `timeout` and says what its outcome is, and whether it was a
+    /// silence. A silence is [`Verdict::Busy`] or a miss ([`Verdict::Suspect`]) according to
+    /// the load, or alive when the server refused the probe's token meanwhile (invariant 5); an
+    /// answer of any kind is alive; `ping` answered method-not-found switches this generation's
+    /// probe to `server/discover` and is not a miss.
     ///
     /// The heartbeat's probes on the remote transports go around rmcp's session
     /// ([`DirectProbe`](crate::transport::direct::DirectProbe)), but one in
     /// [`THROUGH_SESSION`]: that one, and every probe of a call's, proves the session loop
     /// itself (calls go through it; a wedged loop must not hide behind a live server).
-    async fn send_probe(&self, prober: Prober, timeout: Duration) -> Verdict {
+    async fn send_probe(&self, prober: Prober, timeout: Duration) -> (Verdict, bool) {
+        let refusals = self.activity.refusals();
         let discover = self.discover.load(Ordering::Relaxed);
         let method = match discover {
             true => "server/discover",
@@ -197,12 +225,20 @@ impl Live {
                 }
             }
         };
+        let mut silent = false;
         let verdict = match tokio::time::timeout(timeout, answer).await {
+            Err(_) if self.activity.refusals() != refusals => {
+                tracing::debug!(server = %self.server, generation = %self.generation, "probe unanswered after {timeout:?} while its refused token was being renewed: the server answered");
+                Verdict::Alive
+            }
             Err(_) if self.load(timeout).is_busy() => Verdict::Busy,
-            Err(_) => Verdict::Suspect {
-                status: None,
-                detail: format!("unanswered after {timeout:?}"),
-            },
+            Err(_) => {
+                silent = true;
+                Verdict::Suspect {
+                    status: None,
+                    detail: format!("unanswered after {timeout:?}"),
+                }
+            }
             Ok(Ok(())) => Verdict::Alive,
             Ok(Err(Refused::Error(e)))
                 if e.code == ErrorCode::METHOD_NOT_FOUND
@@ -215,7 +251,7 @@ impl Live {
             Ok(Err(Refused::Verdict(verdict))) => verdict,
         };
         op.end_probe(&verdict);
-        verdict
+        (verdict, silent)
     }
 }
 

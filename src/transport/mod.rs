@@ -74,6 +74,9 @@ pub struct Activity {
     /// The heartbeat's way around rmcp's session (the remote transports); set once by the
     /// attempt that built the transport.
     pub(crate) direct_probe: std::sync::OnceLock<direct::DirectProbe>,
+    /// The server's authorization, when it has one; set once by the attempt. Its count of
+    /// refusals tells a probe that the server answered while a token was being renewed.
+    pub(crate) authorizer: std::sync::OnceLock<Arc<crate::auth::Authorizer>>,
 }
 
 impl Activity {
@@ -92,11 +95,18 @@ impl Activity {
             settled: tokio::sync::Notify::new(),
             session_id: std::sync::OnceLock::new(),
             direct_probe: std::sync::OnceLock::new(),
+            authorizer: std::sync::OnceLock::new(),
         })
     }
 
     fn now_ms(&self) -> u64 {
         self.base.elapsed().as_millis() as u64
+    }
+
+    /// How many requests the server has refused for their token (a 401, or a 403 asking for
+    /// scopes) so far; always 0 without authorization.
+    pub(crate) fn refusals(&self) -> u64 {
+        self.authorizer.get().map_or(0, |auth| auth.refusals())
     }
 
     /// Records that a message arrived now.

@@ -9,7 +9,7 @@
 //! | child exit, stdout EOF, SSE stream end or error | death (`process_exited`, `stream_closed`) |
 //! | connect refused, connection reset, DNS or TLS failure on a request | death (`transport_error`) |
 //! | 404 on a live session (410 on legacy SSE), 400 "no valid session" where configured | death (`session_expired`) |
-//! | `failures` consecutive probes unanswered while no call is in flight | death (`heartbeat_timeout`) |
+//! | `failures` consecutive probes unanswered while no call is in flight, or a pre-call probe unanswered | death (`heartbeat_timeout`) |
 //! | a call in flight inside its deadline and the server silent | busy: probe misses do not count |
 //! | HTTP 429, or 503 with `Retry-After` | overload: the request never ran |
 //! | HTTP 5xx without `Retry-After`, or a malformed HTTP answer | suspect: one miss |

@@ -30,6 +30,7 @@ mod http_stream;
 mod layers;
 mod oauth;
 mod origin_budget;
+mod pre_call_probe;
 mod progress;
 mod proxy;
 mod proxy_hostile;

@@ -9,7 +9,7 @@ use mcp_mock_server::{MockOptions, MockServer, OAuthOptions};
 use mcp_resilient::{
     ConnectionState, ServerConfig, Supervisor, ToolRegistry,
     auth::{self, Auth, FileTokenStore, Headless, MemoryTokenStore, OAuthConfig, TokenStore},
-    config::ProtocolChoice,
+    config::{Heartbeat, ProtocolChoice},
     state::{Cause, Event, Generation},
 };
 use serde_json::json;
@@ -520,6 +520,84 @@ async fn a_new_login_while_running_is_picked_up_at_the_next_renewal() {
     assert_eq!(generation_of(&server), Some(first));
     server.shutdown().await;
     mock.shutdown().await;
+}
+
+/// The heartbeat probes the server has received.
+fn probes(mock: &MockServer) -> usize {
+    let probe = |m: &String| m == "ping" || m == "server/discover";
+    mock.faults()
+        .requests()
+        .iter()
+        .filter(|r| r.rpc_methods.iter().any(probe))
+        .count()
+}
+
+/// A probe whose token the server refused was answered, even when the new token takes longer
+/// than the probe timeout to come: that is the authorization server's time, not the MCP
+/// server's silence, so no miss is counted. And the renewal is not abandoned with the probe
+/// that gave up on it: a refresh, once sent, spends the refresh token it carries, and dropping
+/// its answer would leave nothing to renew with but a new login.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewal_that_outlasts_the_probe_timeout_is_neither_a_miss_nor_abandoned() {
+    crate::common::init_tracing();
+    for wire in WIRES {
+        let mock = mock(OAuthOptions {
+            refresh_delay: Duration::from_millis(1500),
+            ..OAuthOptions::default()
+        })
+        .await;
+        let store = MemoryTokenStore::new();
+        logged_in(&mock, wire, store.clone()).await;
+        let registry = ToolRegistry::new();
+        let oauth = OAuthConfig::default().store(store.clone());
+        let config = config(&mock, wire, oauth).heartbeat(Heartbeat {
+            interval: Duration::from_millis(600),
+            timeout: Duration::from_millis(500),
+            failures: 2,
+            ..Heartbeat::default()
+        });
+        let server = Supervisor::spawn(config, &registry).unwrap();
+        let mut events = server.events();
+        let first = ready(&server).await;
+        // Two heartbeat probes first: the first goes through rmcp's session (whose sends run on
+        // tasks of their own), the others around it, on the probe's own future.
+        let deadline = Instant::now() + LIMIT;
+        while probes(&mock) < 2 {
+            assert!(
+                Instant::now() < deadline,
+                "{wire:?}: no probes within {LIMIT:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(mock.faults().expire_access_tokens() >= 1);
+        // The heartbeat's next probe meets the 401 and waits out the slow refresh.
+        let deadline = Instant::now() + LIMIT;
+        while mock.faults().oauth_stats().unwrap().refreshed < 1 {
+            assert!(
+                Instant::now() < deadline,
+                "{wire:?}: no refresh within {LIMIT:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        echo(&registry, "after the slow renewal")
+            .await
+            .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        let stats = mock.faults().oauth_stats().unwrap();
+        assert_eq!(stats.refreshed, 1, "{wire:?}: one refresh served everyone");
+        assert_eq!(
+            stats.invalid_grant, 0,
+            "{wire:?}: no refresh token was lost"
+        );
+        assert_eq!(generation_of(&server), Some(first), "{wire:?}");
+        while let Ok(event) = events.try_recv() {
+            assert!(
+                !matches!(event, Event::ProbeMissed { .. }),
+                "{wire:?}: a probe waiting for a renewal counted as a miss: {event:?}"
+            );
+        }
+        server.shutdown().await;
+        mock.shutdown().await;
+    }
 }
 
 /// A store reads the file again once another process replaced it (its in-memory copy is only

@@ -20,13 +20,17 @@
 //!    transient fault ([`Denied::transient`]), never a refusal: an unexpired token is still
 //!    sent, the grant is kept, no login is asked for. Only an answer that says no (`invalid_grant`,
 //!    no refresh token, a refused client) denies.
+//! 5. A refresh, once sent, runs to its end (on a task of its own, within [`EXCHANGE_LIMIT`]),
+//!    whoever asked for it and whether or not they still wait: it spends the refresh token it
+//!    carries, and an answer dropped with a caller that gave up would leave nothing to renew
+//!    with but a new login. It holds the refresh lock until its answer is stored.
 
 use std::{
     fmt,
     future::Future,
     sync::{
         Arc, Mutex,
-        atomic::{AtomicU32, Ordering},
+        atomic::{AtomicU32, AtomicU64, Ordering},
     },
     time::Duration,
 };
@@ -58,6 +62,9 @@ pub(crate) struct Authorizer {
     /// The last reason a token could not be had; read by the supervisor for its `failed` detail.
     last_denial: Mutex<Option<String>>,
     step_ups: AtomicU32,
+    /// Requests the server refused for their token, renewed or not: read by probes, for which
+    /// a refusal is an answer (`session::probe`, invariant 5).
+    refusals: AtomicU64,
 }
 
 enum Method {
@@ -115,6 +122,7 @@ impl Authorizer {
             method,
             last_denial: Mutex::new(None),
             step_ups: AtomicU32::new(0),
+            refusals: AtomicU64::new(0),
         })))
     }
 
@@ -164,15 +172,26 @@ impl Authorizer {
         }
     }
 
-    /// `work` (a token exchange: a few HTTP requests) within [`EXCHANGE_LIMIT`].
-    async fn within<T>(&self, work: impl Future<Output = T>) -> Result<T, Denied> {
-        tokio::time::timeout(EXCHANGE_LIMIT, work)
-            .await
-            .map_err(|_| {
-                self.unavailable(format!(
-                    "the authorization server did not answer within {EXCHANGE_LIMIT:?}"
-                ))
-            })
+    /// `exchange` (a token request, which may refresh: a few HTTP requests) within
+    /// [`EXCHANGE_LIMIT`], on a task of its own (invariant 5): a caller that stops waiting
+    /// (a probe's timeout, a cancelled call) leaves it to finish.
+    async fn detached<T: Send + 'static>(
+        &self,
+        exchange: impl Future<Output = T> + Send + 'static,
+    ) -> Result<T, Denied> {
+        let task = tokio::spawn(tokio::time::timeout(EXCHANGE_LIMIT, exchange));
+        match task.await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(_)) => Err(self.unavailable(format!(
+                "the authorization server did not answer within {EXCHANGE_LIMIT:?}"
+            ))),
+            Err(failed) => Err(self.unavailable(format!("the token exchange failed: {failed}"))),
+        }
+    }
+
+    /// Requests the server refused for their token so far.
+    pub(crate) fn refusals(&self) -> u64 {
+        self.refusals.load(Ordering::Relaxed)
     }
 
     /// A request got through with our token: the step-up count starts again.
@@ -200,15 +219,16 @@ impl Authorizer {
     {
         let token = Box::pin(self.token()).await?;
         let answer = send(token.clone()).await;
-        let renewed = match refusal(&answer) {
-            None => {
-                self.accepted();
-                return Ok(answer);
-            }
-            Some(Refusal::Unauthorized(challenge)) => {
+        let Some(refused) = refusal(&answer) else {
+            self.accepted();
+            return Ok(answer);
+        };
+        self.refusals.fetch_add(1, Ordering::Relaxed);
+        let renewed = match refused {
+            Refusal::Unauthorized(challenge) => {
                 Box::pin(self.renew(token.as_deref(), &challenge)).await
             }
-            Some(Refusal::InsufficientScope(challenge)) => Box::pin(self.step_up(&challenge)).await,
+            Refusal::InsufficientScope(challenge) => Box::pin(self.step_up(&challenge)).await,
         };
         crate::telemetry::auth_renewal(&self.name, renewed.as_ref().err().map(|d| d.transient));
         let renewed = renewed?;

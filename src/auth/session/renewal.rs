@@ -32,7 +32,8 @@ impl Authorizer {
                     None => None,
                     // May refresh (the token is about to expire): an HTTP exchange, bounded.
                     Some(manager) => {
-                        let unavailable = match self.within(manager.get_access_token()).await {
+                        let early = async move { manager.get_access_token().await };
+                        let unavailable = match self.detached(early).await {
                             Ok(Ok(token)) => return Ok(Some(token)),
                             Ok(Err(AuthError::AuthorizationRequired)) => None,
                             Ok(Err(e)) if unanswered(&e) => {
@@ -133,14 +134,22 @@ impl Authorizer {
             return Ok(token);
         }
         let manager = self.manager(oauth, true).await?;
-        let refreshed = match (&manager, sent) {
-            (Some(manager), Some(_)) => {
-                Some(self.within(Bound::holding(manager.refresh_token())).await?)
+        let refreshed = match (manager, sent) {
+            // The lock goes with the refresh (invariant 5); it is not held across a new
+            // authorization, which may wait minutes for a person.
+            (Some(manager), Some(_)) => Some(
+                self.detached(async move {
+                    let refreshed = Bound::holding(manager.refresh_token()).await;
+                    drop(exclusive);
+                    refreshed
+                })
+                .await?,
+            ),
+            _ => {
+                drop(exclusive);
+                None
             }
-            _ => None,
         };
-        // Not held across a new authorization, which may wait minutes for a person.
-        drop(exclusive);
         if let Some(refreshed) = refreshed {
             match refreshed {
                 Ok(response) => return Ok(response.access_token().secret().to_owned()),

@@ -43,6 +43,9 @@ pub(super) async fn open(
         ..
     } = attempt;
     let (slot, session_ct) = (DeathSlot::default(), CancellationToken::new());
+    if let Some(auth) = &context.auth {
+        let _ = activity.authorizer.set(auth.clone());
+    }
     let served = match protocol {
         Protocol::Sse => serve_sse(attempt, remote, deadline, &slot, &session_ct).await?,
         Protocol::Http => serve_http(attempt, remote, deadline, &slot, &session_ct).await?,
