@@ -8,7 +8,7 @@
 #
 #   scripts/counterparts/setup.sh                      # once: the venv with `mcp`
 #   cargo build --release -p mcp-resilient -p mcp-resilient-cli --example counterpart_calls --bin mcp-resilient
-#   scripts/counterparts/run.sh [a b c d d_long e f g] # default: a b c d e
+#   scripts/counterparts/run.sh [a b c d d_long e f g h] # default: a b c d e
 #
 # The binaries are taken from $CARGO_TARGET_DIR (default target/); OUT=dir writes the results
 # elsewhere (default target/counterparts).
@@ -521,6 +521,46 @@ exp_g() {
     }
     g_calls calls-stdio
     g_calls calls-stdio-2025 --protocol 2025-11-25
+}
+
+# ---------------------------------------------------------------------------------------------
+# h. A server that hangs between calls and comes back: the Python SDK's Streamable HTTP server
+# stopped with SIGSTOP 1 s after the client is ready and continued 5 s later, both eras. The
+# second call starts after a silence longer than the heartbeat interval, so it probes first; the
+# probe goes unanswered, which ends the generation, and the call, not sent, goes to the next
+# generation once the server answers again (the heartbeat alone would need 50 misses).
+exp_h() {
+    local dir="$OUT/h"
+    rm -rf "$dir"; mkdir -p "$dir"
+    h_calls() {
+        local name=$1
+        shift
+        log "h/$name"
+        start_py "$dir/$name.server.log" "$PY_HTTP" || return 1
+        local srv=$SRV_PID
+        timeout 120 "$EX" --url "http://127.0.0.1:$PY_HTTP/mcp" --calls 3 --spacing-ms 3000 \
+            --heartbeat-interval-ms 1000 --heartbeat-timeout-ms 800 --heartbeat-failures 50 \
+            --reconnect-max-ms 500 --call-timeout-ms 30000 --events "$@" \
+            >"$dir/$name.json" 2>"$dir/$name.events.jsonl" &
+        local client=$!
+        PIDS+=("$client")
+        if wait_line "$dir/$name.events.jsonl" '"ready"' 30; then
+            sleep 1
+            mark "$dir" "$name" stopped
+            kill -STOP "$srv"
+            sleep 5
+            mark "$dir" "$name" continued
+            kill -CONT "$srv"
+        else
+            log "h/$name: never ready (see $dir/$name.events.jsonl)"
+            kill -CONT "$srv"
+        fi
+        wait "$client"
+        stop_pid "$srv"
+    }
+    h_calls hang-http
+    h_calls hang-http-2025 --protocol 2025-11-25
+    return 0
 }
 
 experiments=("$@")

@@ -270,6 +270,7 @@ def main():
     parts.append(section_outage(root / "d", "d. Black hole and heal (`fault-proxy tcp`)", "blackhole", "pass"))
     parts.append(section_outage(root / "d_long", "d (long). Black hole and heal, default call timeout (60 s)", "blackhole", "pass"))
     parts.append(section_outage(root / "e", "e. kill -9 and restart on the same port", "killed", "restarted"))
+    parts.append(section_outage(root / "h", "h. SIGSTOP between calls, SIGCONT 5 s later (Python SDK, Streamable HTTP)", "stopped", "continued"))
     f = root / "f"
     if f.exists():
         parts.append(section_calls(f, "f. TypeScript SDK behind `fault-proxy http`"))

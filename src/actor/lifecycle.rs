@@ -67,6 +67,9 @@ impl Actor {
     pub(super) async fn on_shutdown(&mut self) {
         self.stopping = true;
         self.guard.close();
+        if let Some(auth) = &self.context.auth {
+            auth.close();
+        }
         self.transition(ConnectionState::Stopping, self.last_current, Note::Plain);
         self.stop_attempts().await;
         self.close_current(None).await;

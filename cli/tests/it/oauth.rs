@@ -2,7 +2,13 @@
 //! 127.0.0.1, the mock as its own authorization server, the headless prompt following its
 //! redirects to our loopback callback.
 
-use std::time::Duration;
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
 
 use crate::common::{LIMIT, fast, wait_state};
 use mcp_mock_server::{MockOptions, MockServer, OAuthOptions};
@@ -595,6 +601,137 @@ async fn a_renewal_that_outlasts_the_probe_timeout_is_neither_a_miss_nor_abandon
                 "{wire:?}: a probe waiting for a renewal counted as a miss: {event:?}"
             );
         }
+        server.shutdown().await;
+        mock.shutdown().await;
+    }
+}
+
+/// A person who takes `delay` to approve: counts the authorizations asked of them, those they
+/// finished and those given up on while they were still at it (the prompt's future dropped),
+/// then approves as the headless prompt does.
+#[derive(Clone)]
+struct SlowPerson {
+    delay: Duration,
+    asked: Arc<AtomicUsize>,
+    finished: Arc<AtomicUsize>,
+    given_up: Arc<AtomicUsize>,
+}
+
+impl SlowPerson {
+    fn new(delay: Duration) -> Self {
+        SlowPerson {
+            delay,
+            asked: Arc::default(),
+            finished: Arc::default(),
+            given_up: Arc::default(),
+        }
+    }
+}
+
+/// Counts a prompt given up on: dropped before it was disarmed.
+struct Abandoned(Option<Arc<AtomicUsize>>);
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        if let Some(count) = self.0.take() {
+            count.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl auth::Prompt for SlowPerson {
+    async fn open(&self, url: &str) -> Result<(), String> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        let mut abandoned = Abandoned(Some(self.given_up.clone()));
+        tokio::time::sleep(self.delay).await;
+        abandoned.0 = None;
+        let approved = Headless::new().open(url).await;
+        self.finished.fetch_add(1, Ordering::SeqCst);
+        approved
+    }
+}
+
+/// Waits (at most [`LIMIT`]) until `count` reaches `at_least`.
+async fn counted(count: &AtomicUsize, at_least: usize, what: &str) {
+    let deadline = Instant::now() + LIMIT;
+    while count.load(Ordering::SeqCst) < at_least {
+        assert!(Instant::now() < deadline, "{what}: not within {LIMIT:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A renewal still running when the server is shut down (a person who has not answered) ends
+/// with it: nothing of the server is left running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewal_still_running_ends_with_the_server() {
+    let mock = mock(OAuthOptions::default()).await;
+    let store = MemoryTokenStore::new();
+    logged_in(&mock, Wire::Http2026, store.clone()).await;
+    let person = SlowPerson::new(Duration::from_secs(600));
+    let registry = ToolRegistry::new();
+    let oauth = OAuthConfig::default()
+        .store(store.clone())
+        .prompt(person.clone());
+    let server = Supervisor::spawn(config(&mock, Wire::Http2026, oauth), &registry).unwrap();
+    ready(&server).await;
+    mock.faults().revoke_refresh_tokens();
+    assert!(mock.faults().expire_access_tokens() >= 1);
+    let call = tokio::spawn(async move { echo(&registry, "waits for the person").await });
+    counted(&person.asked, 1, "the person asked").await;
+    server.shutdown().await;
+    counted(&person.given_up, 1, "the person's authorization given up").await;
+    let outcome = tokio::time::timeout(LIMIT, call)
+        .await
+        .expect("the call ends with the server")
+        .expect("the call's task");
+    assert!(outcome.is_err(), "{outcome:?}");
+    assert_eq!(person.finished.load(Ordering::SeqCst), 0);
+    mock.shutdown().await;
+}
+
+/// An authorization that a probe started (the refresh token revoked, so a person is asked) is
+/// not abandoned when the probe gives up after its timeout: the person is asked once, their
+/// answer is used, and the generation lives on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authorization_a_probe_started_outlives_the_probe() {
+    for wire in WIRES {
+        let mock = mock(OAuthOptions::default()).await;
+        let store = MemoryTokenStore::new();
+        logged_in(&mock, wire, store.clone()).await;
+        let person = SlowPerson::new(Duration::from_millis(1500));
+        let registry = ToolRegistry::new();
+        let oauth = OAuthConfig::default()
+            .store(store.clone())
+            .prompt(person.clone());
+        let config = config(&mock, wire, oauth).heartbeat(Heartbeat {
+            interval: Duration::from_millis(600),
+            timeout: Duration::from_millis(500),
+            failures: 2,
+            ..Heartbeat::default()
+        });
+        let server = Supervisor::spawn(config, &registry).unwrap();
+        let first = ready(&server).await;
+        let deadline = Instant::now() + LIMIT;
+        while probes(&mock) < 2 {
+            assert!(
+                Instant::now() < deadline,
+                "{wire:?}: no probes within {LIMIT:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        mock.faults().revoke_refresh_tokens();
+        assert!(mock.faults().expire_access_tokens() >= 1);
+        counted(&person.finished, 1, "an authorization finished").await;
+        echo(&registry, "after the person")
+            .await
+            .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        assert_eq!(
+            person.asked.load(Ordering::SeqCst),
+            1,
+            "{wire:?}: the person was asked once"
+        );
+        assert_eq!(generation_of(&server), Some(first), "{wire:?}");
         server.shutdown().await;
         mock.shutdown().await;
     }

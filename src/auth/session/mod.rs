@@ -20,10 +20,13 @@
 //!    transient fault ([`Denied::transient`]), never a refusal: an unexpired token is still
 //!    sent, the grant is kept, no login is asked for. Only an answer that says no (`invalid_grant`,
 //!    no refresh token, a refused client) denies.
-//! 5. A refresh, once sent, runs to its end (on a task of its own, within [`EXCHANGE_LIMIT`]),
-//!    whoever asked for it and whether or not they still wait: it spends the refresh token it
-//!    carries, and an answer dropped with a caller that gave up would leave nothing to renew
-//!    with but a new login. It holds the refresh lock until its answer is stored.
+//! 5. A renewal, once begun, runs to its end on a task of its own, whoever asked for it and
+//!    whether or not they still wait (a probe gives up after its timeout): a refresh spends the
+//!    refresh token it carries, and an answer dropped with a caller that gave up would leave
+//!    nothing to renew with but a new login; a person's authorization abandoned would be asked
+//!    of them again at the next probe. A refresh holds the refresh lock until its answer is
+//!    stored; each exchange is bounded by [`EXCHANGE_LIMIT`], a person's part by the prompt's
+//!    wait, and everything ends when the server is shut down ([`Authorizer::close`]).
 
 use std::{
     fmt,
@@ -65,6 +68,9 @@ pub(crate) struct Authorizer {
     /// Requests the server refused for their token, renewed or not: read by probes, for which
     /// a refusal is an answer (`session::probe`, invariant 5).
     refusals: AtomicU64,
+    /// Cancelled when the server is shut down: a renewal still running (a person's
+    /// authorization, say) ends with it.
+    closed: tokio_util::sync::CancellationToken,
 }
 
 enum Method {
@@ -123,6 +129,7 @@ impl Authorizer {
             last_denial: Mutex::new(None),
             step_ups: AtomicU32::new(0),
             refusals: AtomicU64::new(0),
+            closed: tokio_util::sync::CancellationToken::new(),
         })))
     }
 
@@ -189,6 +196,11 @@ impl Authorizer {
         }
     }
 
+    /// The server is shut down: a renewal still running ends now.
+    pub(crate) fn close(&self) {
+        self.closed.cancel();
+    }
+
     /// Requests the server refused for their token so far.
     pub(crate) fn refusals(&self) -> u64 {
         self.refusals.load(Ordering::Relaxed)
@@ -205,11 +217,12 @@ impl Authorizer {
     /// returned as it is; the outer `Err` is why no token could be had. Both remote transports
     /// send through here, each reading its own answer type.
     ///
-    /// The token's fetch and a renewal are boxed: each is a future of kilobytes (a token
-    /// request, a lock on the shared store), and inline they made every request's future that
-    /// large, copied each time its task moved it (BENCHMARKS.md § 26: legacy SSE's `POST`s).
+    /// The token's fetch is boxed, and a renewal runs on a task of its own: each is a future of
+    /// kilobytes (a token request, a lock on the shared store), and inline they made every
+    /// request's future that large, copied each time its task moved it (BENCHMARKS.md § 26:
+    /// legacy SSE's `POST`s).
     pub(crate) async fn send<T, F, Fut>(
-        &self,
+        self: &Arc<Self>,
         send: F,
         refusal: impl Fn(&T) -> Option<Refusal>,
     ) -> Result<T, Denied>
@@ -224,12 +237,26 @@ impl Authorizer {
             return Ok(answer);
         };
         self.refusals.fetch_add(1, Ordering::Relaxed);
-        let renewed = match refused {
-            Refusal::Unauthorized(challenge) => {
-                Box::pin(self.renew(token.as_deref(), &challenge)).await
+        // On a task of its own (invariant 5): a renewal may wait minutes for a person, and one
+        // abandoned with a probe that gave up would be asked of them again at the next probe.
+        let this = Arc::clone(self);
+        let renewal = tokio::spawn(async move {
+            let renewal = async {
+                match refused {
+                    Refusal::Unauthorized(challenge) => {
+                        this.renew(token.as_deref(), &challenge).await
+                    }
+                    Refusal::InsufficientScope(challenge) => this.step_up(&challenge).await,
+                }
+            };
+            tokio::select! {
+                renewed = renewal => renewed,
+                () = this.closed.cancelled() => Err(this.unavailable("the server is shutting down")),
             }
-            Refusal::InsufficientScope(challenge) => Box::pin(self.step_up(&challenge)).await,
-        };
+        });
+        let renewed = renewal.await.unwrap_or_else(|failed| {
+            Err(self.unavailable(format!("the token renewal failed: {failed}")))
+        });
         crate::telemetry::auth_renewal(&self.name, renewed.as_ref().err().map(|d| d.transient));
         let renewed = renewed?;
         let answer = send(Some(renewed)).await;
