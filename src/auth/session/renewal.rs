@@ -30,7 +30,16 @@ impl Authorizer {
             Method::OAuth(oauth) => {
                 let token = match self.manager(oauth, false).await? {
                     None => None,
-                    // May refresh (the token is about to expire): an HTTP exchange, bounded.
+                    // A stored token with more than rmcp's renewal margin left is what rmcp's
+                    // `get_access_token` would return (it reads the same record): sent as it
+                    // is, with no task for an exchange that will not happen.
+                    Some(_)
+                        if let Some(token) = self.fresh_for(oauth, None, Margin::Renewal).await =>
+                    {
+                        return Ok(Some(token));
+                    }
+                    // Refreshes (the token is about to expire): an HTTP exchange, bounded, on a
+                    // task of its own (invariant 5).
                     Some(manager) => {
                         let early = async move { manager.get_access_token().await };
                         let unavailable = match self.detached(early).await {
