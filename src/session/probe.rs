@@ -164,8 +164,8 @@ impl Live {
             )),
             // Overlapping another miss or not, this silence held up a call (invariant 4).
             _ if silent && prober == Prober::BeforeCall => Some(format!(
-                "a {who} unanswered within {:?} with no call in flight (a connection silent \
-                 that long is not trusted with a call): {detail}",
+                "{who} unanswered within {:?} with no call in flight: a connection that silent \
+                 is not trusted with a call",
                 rules.timeout
             )),
             _ => None,
