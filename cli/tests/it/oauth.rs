@@ -538,6 +538,34 @@ fn probes(mock: &MockServer) -> usize {
         .count()
 }
 
+/// Supervised with a 600 ms / 500 ms heartbeat, ready, and probed twice: the first probe goes
+/// through rmcp's session (whose sends run on tasks of their own), the next ones around it, on
+/// the probe's own future, which a timeout drops.
+async fn probed_twice(
+    mock: &MockServer,
+    wire: Wire,
+    oauth: OAuthConfig,
+) -> (ToolRegistry, Supervisor, Generation) {
+    let registry = ToolRegistry::new();
+    let config = config(mock, wire, oauth).heartbeat(Heartbeat {
+        interval: Duration::from_millis(600),
+        timeout: Duration::from_millis(500),
+        failures: 2,
+        ..Heartbeat::default()
+    });
+    let server = Supervisor::spawn(config, &registry).unwrap();
+    let first = ready(&server).await;
+    let deadline = Instant::now() + LIMIT;
+    while probes(mock) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "{wire:?}: no probes within {LIMIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    (registry, server, first)
+}
+
 /// A probe whose token the server refused was answered, even when the new token takes longer
 /// than the probe timeout to come: that is the authorization server's time, not the MCP
 /// server's silence, so no miss is counted. And the renewal is not abandoned with the probe
@@ -545,7 +573,6 @@ fn probes(mock: &MockServer) -> usize {
 /// its answer would leave nothing to renew with but a new login.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_renewal_that_outlasts_the_probe_timeout_is_neither_a_miss_nor_abandoned() {
-    crate::common::init_tracing();
     for wire in WIRES {
         let mock = mock(OAuthOptions {
             refresh_delay: Duration::from_millis(1500),
@@ -554,27 +581,9 @@ async fn a_renewal_that_outlasts_the_probe_timeout_is_neither_a_miss_nor_abandon
         .await;
         let store = MemoryTokenStore::new();
         logged_in(&mock, wire, store.clone()).await;
-        let registry = ToolRegistry::new();
-        let oauth = OAuthConfig::default().store(store.clone());
-        let config = config(&mock, wire, oauth).heartbeat(Heartbeat {
-            interval: Duration::from_millis(600),
-            timeout: Duration::from_millis(500),
-            failures: 2,
-            ..Heartbeat::default()
-        });
-        let server = Supervisor::spawn(config, &registry).unwrap();
+        let (registry, server, first) =
+            probed_twice(&mock, wire, OAuthConfig::default().store(store.clone())).await;
         let mut events = server.events();
-        let first = ready(&server).await;
-        // Two heartbeat probes first: the first goes through rmcp's session (whose sends run on
-        // tasks of their own), the others around it, on the probe's own future.
-        let deadline = Instant::now() + LIMIT;
-        while probes(&mock) < 2 {
-            assert!(
-                Instant::now() < deadline,
-                "{wire:?}: no probes within {LIMIT:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
         assert!(mock.faults().expire_access_tokens() >= 1);
         // The heartbeat's next probe meets the 401 and waits out the slow refresh.
         let deadline = Instant::now() + LIMIT;
@@ -700,26 +709,10 @@ async fn an_authorization_a_probe_started_outlives_the_probe() {
         let store = MemoryTokenStore::new();
         logged_in(&mock, wire, store.clone()).await;
         let person = SlowPerson::new(Duration::from_millis(1500));
-        let registry = ToolRegistry::new();
         let oauth = OAuthConfig::default()
             .store(store.clone())
             .prompt(person.clone());
-        let config = config(&mock, wire, oauth).heartbeat(Heartbeat {
-            interval: Duration::from_millis(600),
-            timeout: Duration::from_millis(500),
-            failures: 2,
-            ..Heartbeat::default()
-        });
-        let server = Supervisor::spawn(config, &registry).unwrap();
-        let first = ready(&server).await;
-        let deadline = Instant::now() + LIMIT;
-        while probes(&mock) < 2 {
-            assert!(
-                Instant::now() < deadline,
-                "{wire:?}: no probes within {LIMIT:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let (registry, server, first) = probed_twice(&mock, wire, oauth).await;
         mock.faults().revoke_refresh_tokens();
         assert!(mock.faults().expire_access_tokens() >= 1);
         counted(&person.finished, 1, "an authorization finished").await;

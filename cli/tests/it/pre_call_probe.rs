@@ -11,9 +11,10 @@ use mcp_resilient::{
     CallError, ConnectionState, Supervisor, ToolRegistry,
     call::{CallOptions, CallPhase},
     config::{Heartbeat, ServerConfig},
-    state::{Cause, Event},
+    state::{Cause, Event, Generation},
 };
 use serde_json::json;
+use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 async fn mock() -> MockServer {
@@ -48,10 +49,37 @@ async fn heartbeat_probed(mock: &MockServer) {
     }
 }
 
-fn generation_of(server: &Supervisor) -> Option<mcp_resilient::state::Generation> {
+fn generation_of(server: &Supervisor) -> Option<Generation> {
     match server.status().state {
         ConnectionState::Ready { generation, .. } => Some(generation),
         _ => None,
+    }
+}
+
+/// A supervised server, ready, then hung, and silent for at least the heartbeat interval.
+struct Hushed {
+    server: Supervisor,
+    registry: ToolRegistry,
+    first: Generation,
+    events: broadcast::Receiver<Event>,
+    handle: mcp_resilient::ToolHandle,
+}
+
+async fn hushed(mock: &MockServer, config: ServerConfig) -> Hushed {
+    let registry = ToolRegistry::new();
+    let server = Supervisor::spawn(config, &registry).expect("valid config");
+    server.wait_ready(LIMIT).await.expect("ready");
+    let first = generation_of(&server).expect("ready");
+    let events = server.events();
+    let handle = registry.handle("mcp__hushed__echo").expect("echo listed");
+    mock.faults().hang();
+    heartbeat_probed(mock).await;
+    Hushed {
+        server,
+        registry,
+        first,
+        events,
+        handle,
     }
 }
 
@@ -71,14 +99,13 @@ async fn a_call_whose_probe_goes_unanswered_runs_on_the_next_generation() {
         if !modern {
             config = era_2025(config);
         }
-        let registry = ToolRegistry::new();
-        let server = Supervisor::spawn(config, &registry).expect("valid config");
-        server.wait_ready(LIMIT).await.expect("ready");
-        let first = generation_of(&server).expect("ready");
-        let mut events = server.events();
-        let handle = registry.handle("mcp__hushed__echo").expect("echo listed");
-        mock.faults().hang();
-        heartbeat_probed(&mock).await;
+        let Hushed {
+            server,
+            registry: _registry,
+            first,
+            mut events,
+            handle,
+        } = hushed(&mock, config).await;
         let call = tokio::spawn(async move { handle.call(json!({"text": "later"})).await });
         let (_, death, _) = lost(&mut events).await;
         assert_eq!(death.cause, Cause::HeartbeatTimeout, "{death:?}");
@@ -123,14 +150,13 @@ async fn a_probe_cut_short_by_its_calls_deadline_is_no_miss() {
         failures: 1,
         ..Heartbeat::default()
     });
-    let registry = ToolRegistry::new();
-    let server = Supervisor::spawn(config, &registry).expect("valid config");
-    server.wait_ready(LIMIT).await.expect("ready");
-    let first = generation_of(&server).expect("ready");
-    let mut events = server.events();
-    let handle = registry.handle("mcp__hushed__echo").expect("echo listed");
-    mock.faults().hang();
-    heartbeat_probed(&mock).await;
+    let Hushed {
+        server,
+        registry,
+        first,
+        mut events,
+        handle,
+    } = hushed(&mock, config).await;
     let outcome = handle
         .call_with(
             json!({"text": "hurried"}),
