@@ -97,3 +97,14 @@ impl Actor {
         finished
     }
 }
+
+impl Drop for Actor {
+    /// The actor ends after publishing `stopped`; if it ended otherwise (a panic), say so, so
+    /// that nobody waits for a server that no task runs any more.
+    fn drop(&mut self) {
+        if !matches!(self.board.status().state, ConnectionState::Stopped) {
+            self.guard.close();
+            self.transition(ConnectionState::Stopped, self.last_current, Note::Plain);
+        }
+    }
+}
