@@ -26,7 +26,9 @@
 //!    nothing to renew with but a new login; a person's authorization abandoned would be asked
 //!    of them again at the next probe. A refresh holds the refresh lock until its answer is
 //!    stored; each exchange is bounded by [`EXCHANGE_LIMIT`], a person's part by the prompt's
-//!    wait, and everything ends when the server is shut down ([`Authorizer::close`]).
+//!    wait. When the server is shut down ([`Authorizer::close`]) a renewal ends, except a token
+//!    exchange already under way: it finishes (within [`EXCHANGE_LIMIT`]) so that its answer is
+//!    stored, for the same reason.
 
 use std::{
     fmt,
