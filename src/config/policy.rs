@@ -118,7 +118,10 @@ pub struct Heartbeat {
     /// # Default
     /// 10 s; at most 24 h
     pub timeout: Duration,
-    /// Consecutive missed probes that mean the server is dead. Must be at least 1.
+    /// Consecutive missed probes that mean the server is dead. Must be at least 1. The probe a
+    /// call sends after a silence longer than `interval` is the exception: unanswered for the
+    /// whole `timeout`, it ends the generation by itself (a caller is waiting, and no call is
+    /// in flight), and the call goes to the next generation.
     ///
     /// # Default
     /// 2
