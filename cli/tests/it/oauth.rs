@@ -10,7 +10,7 @@ use std::{
     time::Duration,
 };
 
-use crate::common::{LIMIT, fast, wait_state};
+use crate::common::{LIMIT, fast, no_probe_missed, until, wait_state};
 use mcp_mock_server::{MockOptions, MockServer, OAuthOptions};
 use mcp_resilient::{
     ConnectionState, ServerConfig, Supervisor, ToolRegistry,
@@ -555,14 +555,7 @@ async fn probed_twice(
     });
     let server = Supervisor::spawn(config, &registry).unwrap();
     let first = ready(&server).await;
-    let deadline = Instant::now() + LIMIT;
-    while probes(mock) < 2 {
-        assert!(
-            Instant::now() < deadline,
-            "{wire:?}: no probes within {LIMIT:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until(&format!("{wire:?}: two probes"), || probes(mock) >= 2).await;
     (registry, server, first)
 }
 
@@ -586,14 +579,10 @@ async fn a_renewal_that_outlasts_the_probe_timeout_is_neither_a_miss_nor_abandon
         let mut events = server.events();
         assert!(mock.faults().expire_access_tokens() >= 1);
         // The heartbeat's next probe meets the 401 and waits out the slow refresh.
-        let deadline = Instant::now() + LIMIT;
-        while mock.faults().oauth_stats().unwrap().refreshed < 1 {
-            assert!(
-                Instant::now() < deadline,
-                "{wire:?}: no refresh within {LIMIT:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        until(&format!("{wire:?}: a refresh"), || {
+            mock.faults().oauth_stats().unwrap().refreshed >= 1
+        })
+        .await;
         echo(&registry, "after the slow renewal")
             .await
             .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
@@ -604,12 +593,10 @@ async fn a_renewal_that_outlasts_the_probe_timeout_is_neither_a_miss_nor_abandon
             "{wire:?}: no refresh token was lost"
         );
         assert_eq!(generation_of(&server), Some(first), "{wire:?}");
-        while let Ok(event) = events.try_recv() {
-            assert!(
-                !matches!(event, Event::ProbeMissed { .. }),
-                "{wire:?}: a probe waiting for a renewal counted as a miss: {event:?}"
-            );
-        }
+        no_probe_missed(
+            &mut events,
+            &format!("{wire:?}: a probe waiting for a renewal counted as a miss"),
+        );
         server.shutdown().await;
         mock.shutdown().await;
     }
@@ -663,11 +650,7 @@ impl auth::Prompt for SlowPerson {
 
 /// Waits (at most [`LIMIT`]) until `count` reaches `at_least`.
 async fn counted(count: &AtomicUsize, at_least: usize, what: &str) {
-    let deadline = Instant::now() + LIMIT;
-    while count.load(Ordering::SeqCst) < at_least {
-        assert!(Instant::now() < deadline, "{what}: not within {LIMIT:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until(what, || count.load(Ordering::SeqCst) >= at_least).await;
 }
 
 /// A renewal still running when the server is shut down (a person who has not answered) ends

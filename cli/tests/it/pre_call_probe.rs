@@ -15,7 +15,6 @@ use mcp_resilient::{
 };
 use serde_json::json;
 use tokio::sync::broadcast;
-use tokio::time::Instant;
 
 async fn mock() -> MockServer {
     MockServer::start(MockOptions {
@@ -38,15 +37,9 @@ fn received(mock: &MockServer, method: &str) -> usize {
 /// Waits until the heartbeat has sent a probe (so the generation has been silent for at least
 /// its interval): `ping`, or `server/discover` on 2026-07-28.
 async fn heartbeat_probed(mock: &MockServer) {
-    let before = received(mock, "ping") + received(mock, "server/discover");
-    let deadline = Instant::now() + LIMIT;
-    while received(mock, "ping") + received(mock, "server/discover") == before {
-        assert!(
-            Instant::now() < deadline,
-            "no heartbeat probe within {LIMIT:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let probes = || received(mock, "ping") + received(mock, "server/discover");
+    let before = probes();
+    until("a heartbeat probe", || probes() > before).await;
 }
 
 fn generation_of(server: &Supervisor) -> Option<Generation> {
@@ -188,12 +181,7 @@ async fn a_probe_cut_short_by_its_calls_deadline_is_no_miss() {
         1,
         "only the second call was sent"
     );
-    while let Ok(event) = events.try_recv() {
-        assert!(
-            !matches!(event, Event::ProbeMissed { .. }),
-            "a probe cut short counted as a miss: {event:?}"
-        );
-    }
+    no_probe_missed(&mut events, "a probe cut short counted as a miss");
     server.shutdown().await;
     mock.shutdown().await;
 }

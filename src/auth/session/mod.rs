@@ -253,7 +253,11 @@ impl Authorizer {
             };
             tokio::select! {
                 renewed = renewal => renewed,
-                () = this.closed.cancelled() => Err(this.unavailable("the server is shutting down")),
+                // Not the authorization server's fault: not logged as its unavailability.
+                () = this.closed.cancelled() => Err(Denied {
+                    detail: "the server is shutting down".to_owned(),
+                    transient: true,
+                }),
             }
         });
         let renewed = renewal.await.unwrap_or_else(|failed| {

@@ -97,6 +97,30 @@ pub async fn wait_event(
     found.unwrap_or_else(|_| panic!("event not seen within {LIMIT:?}"))
 }
 
+/// Waits until `done` holds, looking every 10 ms, at most [`LIMIT`]; panics naming `what`.
+/// For what can only be looked at (a counter, the server's log), not waited on.
+pub async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    while !done() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: not within {LIMIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Asserts that no probe miss is among the events `rx` has queued; `why` says what a miss
+/// would have meant.
+pub fn no_probe_missed(rx: &mut broadcast::Receiver<Event>, why: &str) {
+    while let Ok(event) = rx.try_recv() {
+        assert!(
+            !matches!(event, Event::ProbeMissed { .. }),
+            "{why}: {event:?}"
+        );
+    }
+}
+
 /// The next `reconnecting` state: why the connection was lost (or failed), what ended it, and the
 /// scheduled delay.
 pub async fn lost(
