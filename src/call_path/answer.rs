@@ -144,18 +144,17 @@ impl CallPath {
         progress: Option<&ProgressFn>,
         id: &std::sync::OnceLock<RequestId>,
     ) -> Result<ServerResult, ServiceError> {
+        // rmcp picks the progress token inside the send, and the server's progress can come
+        // back before the send returns: it is held for this call's route until then (`Relay`).
+        let sending = progress.map(|_| self.relay.sending(live.generation));
         let handle = live
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await?;
         let _ = id.set(handle.id.clone());
         crate::telemetry::request_id(&handle.id);
-        let route = progress.map(|callback| {
-            self.relay.route_progress(
-                live.generation,
-                handle.progress_token.clone(),
-                callback.clone(),
-            )
+        let route = sending.zip(progress).map(|(sending, callback)| {
+            sending.route(handle.progress_token.clone(), callback.clone())
         });
         let mut abandon = Abandon {
             live,

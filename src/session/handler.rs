@@ -103,7 +103,7 @@ impl ClientHandler for GenerationHandler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(unclaimed) = self.relay.progress(self.generation, params) {
+        if let Some(unclaimed) = self.relay.progress(self.generation, params).await {
             self.tell_host(ProgressNotification::new(unclaimed).into())
                 .await;
         }
