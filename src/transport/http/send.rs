@@ -64,6 +64,16 @@ impl Core {
                 }
                 sent
             }
+            // Boxed: inline, a notification's `POST` sized every request's future too (4,208
+            // bytes against 880 boxed), and a request may stay pending for the whole session
+            // (2026-07-28's `subscriptions/listen`) on a task rmcp sizes by it.
+            _ => Box::pin(self.other(&message)).await,
+        }
+    }
+
+    /// A message that is no request: a notification, or our answer to a server's request.
+    async fn other(self: &Arc<Self>, message: &ClientJsonRpcMessage) -> Result<(), HttpError> {
+        match message {
             JsonRpcMessage::Notification(notification) => match &notification.notification {
                 ClientNotification::CancelledNotification(cancelled) => {
                     if let Some(id) = &cancelled.params.request_id {
@@ -71,19 +81,19 @@ impl Core {
                     }
                     match self.modern() {
                         true => Ok(()),
-                        false => self.control(&message).await,
+                        false => self.control(message).await,
                     }
                 }
                 ClientNotification::InitializedNotification(_) => {
-                    self.control(&message).await?;
+                    self.control(message).await?;
                     if self.session.id.get().is_some() {
                         self.start_standalone();
                     }
                     Ok(())
                 }
-                _ => self.control(&message).await,
+                _ => self.control(message).await,
             },
-            _ => self.control(&message).await,
+            _ => self.control(message).await,
         }
     }
 
@@ -110,7 +120,11 @@ impl Core {
             max_message: self.rules.max_message,
             probe: false,
         };
-        let result = self.exchange(&headers, body, &sent, Some(departure)).await;
+        // Boxed: the `POST` (reqwest's request future, the authorizer) is done once its answer's
+        // head arrives, and a request's future then reads its answer for as long as it lasts
+        // (a 2026 listen: the whole session). With the JSON answer's hand-over below boxed
+        // too, a request's future is 1,096 bytes, not 3,328.
+        let result = Box::pin(self.exchange(&headers, body, &sent, Some(departure))).await;
         // Whether the request left (see `crate::transport::ledger`): a refused connection, or a
         // body never asked for, never reached the server; an answer of any kind did.
         let outcome = delivery::of(&result, departure.left());
@@ -134,7 +148,8 @@ impl Core {
         match answer {
             Answer::Accepted => Ok(()),
             Answer::Json(answer) => {
-                self.take(answer, method).await;
+                // Boxed, like the `POST` above (see there).
+                Box::pin(self.take(answer, method)).await;
                 Ok(())
             }
             Answer::Events(response) => {
