@@ -25,7 +25,7 @@ use tokio::sync::{broadcast, watch};
 pub use status_watch::StatusWatch;
 
 use crate::session::live::Live;
-use crate::state::{ConnectionState, Event, Generation, Status};
+use crate::state::{ConnectionState, Event, Events, Generation, Status};
 
 /// What the board holds: the status and the ready generation.
 #[derive(Debug, Clone)]
@@ -55,7 +55,7 @@ impl Published {
 pub(crate) struct Board {
     server: Arc<str>,
     watch: watch::Sender<Published>,
-    events: broadcast::Sender<Event>,
+    events: Events,
     /// Held while a change is published and while a receiver of events subscribes (invariant
     /// 2); never across an `.await`.
     publishing: Mutex<()>,
@@ -70,13 +70,10 @@ impl Board {
             state: connecting,
             generation: Some(Generation::FIRST),
         };
-        // Events are rare (state changes, tool changes, probe misses); a slow reader lags rather
-        // than costing every idle connection a large preallocated ring.
-        let (events, _) = broadcast::channel(32);
         Board {
             server,
             watch: watch::Sender::new(Published { status, live: None }),
-            events,
+            events: Events::default(),
             publishing: Mutex::new(()),
         }
     }
@@ -133,7 +130,7 @@ impl Board {
             status: status.clone(),
             live,
         });
-        let _ = self.events.send(Event::State {
+        self.events.send(Event::State {
             server: self.server.clone(),
             status: status.clone(),
         });
@@ -164,11 +161,11 @@ impl Board {
 
     /// Sends an event that is not a status change (tools, stability, probe misses).
     pub(crate) fn event(&self, event: Event) {
-        let _ = self.events.send(event);
+        self.events.send(event);
     }
 
     /// The sender, for watchers that report events themselves (the heartbeat's misses).
-    pub(crate) fn event_sender(&self) -> broadcast::Sender<Event> {
+    pub(crate) fn event_sender(&self) -> Events {
         self.events.clone()
     }
 }

@@ -18,13 +18,13 @@ use std::{
 };
 
 use rmcp::{Peer, RoleClient, model::ProtocolVersion};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
     mailbox::Msg,
     reconnect::retry_guard::RetryGuard,
-    state::{Death, Event, Generation},
+    state::{Death, Generation},
     transport::Activity,
     verdict::probe::{Load, Misses},
 };
@@ -37,7 +37,7 @@ pub(crate) struct ProbeRules {
     /// Consecutive misses that mean death.
     pub(crate) failures: u32,
     /// Where misses are told.
-    pub(crate) events: broadcast::Sender<Event>,
+    pub(crate) events: crate::state::Events,
 }
 
 /// The current generation, as shared with handles, the heartbeat and the monitor.

@@ -151,7 +151,7 @@ impl Live {
         let counted = self.misses.record(sent);
         if let Some(misses) = counted {
             tracing::warn!(server = %self.server, generation = %self.generation, misses, "{who} missed: {detail}");
-            let _ = rules.events.send(Event::ProbeMissed {
+            rules.events.send(Event::ProbeMissed {
                 server: self.server.clone(),
                 generation: self.generation,
                 misses,

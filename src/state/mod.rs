@@ -5,11 +5,13 @@
 //! ends for a [`Cause`]; an outage is either a connection that *failed* (never
 //! became ready) or one that was *lost* (was ready, then ended).
 
+mod events;
 mod generation;
 mod status;
 
 use std::{fmt, sync::Arc, time::Duration};
 
+pub(crate) use events::Events;
 pub use generation::Generation;
 pub use status::Status;
 
