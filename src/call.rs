@@ -28,7 +28,10 @@ pub struct CallOptions {
     pub timeout: Option<Duration>,
     /// Called with each progress notification the server sends for this request (the progress
     /// token is this crate's own, one per request; the host's token, if it has one, is its
-    /// business to put back).
+    /// business to put back). Every notification the server sent before its answer reaches the
+    /// callback before the call returns (the call waits at most a second for one still on its
+    /// way), even one that comes back before the request's send has finished: that one is held
+    /// for the call (up to 64 per server, each at most a second).
     ///
     /// # Default
     /// `None`: progress goes to [`HostHandlers::on_notification`](crate::host::HostHandlers::on_notification), if set.

@@ -156,7 +156,6 @@ impl Relay {
                 let mut table = self.lock();
                 let at = table.held.iter().position(|held| held.seq == seq)?;
                 if Instant::now() >= deadline || !table.sending.contains_key(&generation) {
-                    self.changed.notify_waiters();
                     return table.held.remove(at).map(|held| held.progress);
                 }
             }
