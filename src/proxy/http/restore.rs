@@ -23,7 +23,9 @@ pub(crate) struct Restore(pub(crate) Arc<dyn HostStore>);
 #[async_trait::async_trait]
 impl SessionStore for Restore {
     async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
-        let Some(state) = self.0.claim(session_id).await else {
+        // A store that cannot tell is an error (rmcp answers 500), not an unknown session
+        // (404): the host keeps its session and asks again.
+        let Some(state) = self.0.claim(session_id).await? else {
             return Ok(None);
         };
         // A record without what `initialize` said cannot be replayed: the host starts again.

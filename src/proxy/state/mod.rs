@@ -57,6 +57,25 @@ pub struct HostState {
     pub subscriptions: BTreeMap<String, String>,
 }
 
+/// A [claim](HostStore::claim) that could not tell whether its session exists: the shared
+/// store did not answer within its bound, failed, or kept changing under the claim.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the host-session store could not tell: {detail}")]
+#[non_exhaustive]
+pub struct StoreUnavailable {
+    /// What went wrong, in words.
+    pub detail: String,
+}
+
+impl StoreUnavailable {
+    /// `detail` says what went wrong.
+    pub fn new(detail: impl Into<String>) -> Self {
+        Self {
+            detail: detail.into(),
+        }
+    }
+}
+
 /// Where host sessions' state is kept. See the [module documentation](self).
 pub trait HostStore: Send + Sync + fmt::Debug + 'static {
     /// Calls `look` with the state kept under `key`, if any. Must not wait.
@@ -94,18 +113,23 @@ pub trait HostStore: Send + Sync + fmt::Debug + 'static {
 
     /// A host asked this process for session `key`, which it does not hold: take the session
     /// over from wherever it was kept (this process is its only owner from now on) and keep its
-    /// state here, or `None` when no such session is known (or the store cannot tell within
-    /// its bound).
+    /// state here; `Ok(None)` when no such session is known, and [`StoreUnavailable`] when the
+    /// store cannot tell within its bound. The front answers the first with `404` (the host
+    /// starts a new session) and the second with `500` (the host keeps its session and its
+    /// next request claims again), so a slow store never costs a host its session.
     ///
     /// # Cancel safety
     /// Dropping the future before it ends leaves the session unclaimed or claimed but not
     /// held here; either way the next claim starts again.
     ///
     /// # Default
-    /// `None`: a store of one process knows only the sessions it holds.
-    fn claim<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<HostState>> {
+    /// `Ok(None)`: a store of one process knows only the sessions it holds.
+    fn claim<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<HostState>, StoreUnavailable>> {
         let _ = key;
-        Box::pin(std::future::ready(None))
+        Box::pin(std::future::ready(Ok(None)))
     }
 
     /// Whether this process still owns session `key`: false once another replica has claimed

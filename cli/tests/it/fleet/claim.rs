@@ -46,7 +46,10 @@ async fn of_two_replicas_claiming_at_once_one_owns_the_session_and_the_others_wr
     assert_eq!(redis.host_keys().await.len(), 1, "in Redis when share ends");
 
     let (got_b, got_c) = tokio::join!(b.claim("s1"), c.claim("s1"));
-    let (got_b, got_c) = (got_b.expect("b read it"), got_c.expect("c read it"));
+    let (got_b, got_c) = (
+        got_b.expect("Redis answered b").expect("b read it"),
+        got_c.expect("Redis answered c").expect("c read it"),
+    );
     assert_eq!(got_b.level, Some(LoggingLevel::Info));
     assert_eq!(got_b, got_c, "both read the same record");
 
@@ -75,5 +78,41 @@ async fn of_two_replicas_claiming_at_once_one_owns_the_session_and_the_others_wr
     assert!(record.contains(want), "{record}");
 
     // A session nobody wrote is not found.
-    assert!(b.claim("never-seen").await.is_none());
+    assert_eq!(b.claim("never-seen").await, Ok(None));
+}
+
+/// A Redis too slow for a claim: the claim says it could not tell (the front answers 500 and the
+/// host keeps its session), and once Redis answers again the next claim takes the session over,
+/// whether the first claim's swap landed late or not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_redis_is_too_slow_for_says_so_and_the_next_claim_takes_the_session() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let redis = Redis::start(dir.path()).await;
+    let first = store(&redis);
+    set(&first, "s1", LoggingLevel::Info);
+    first.share("s1").await;
+    let mut options = RedisStoreOptions::default();
+    options.wait = std::time::Duration::from_millis(200);
+    let other = RedisHostStore::open(&redis.url(), options).expect("store");
+
+    redis.stall(true);
+    let claim = tokio::time::timeout(LIMIT, other.claim("s1")).await;
+    redis.stall(false);
+    let claim = claim.expect("the claim ended within its wait");
+    assert!(claim.is_err(), "could not tell, not unknown: {claim:?}");
+
+    // Redis answers again: the claims that follow succeed (the first may still find Redis's
+    // connection being made again, and says so).
+    let again = tokio::time::timeout(LIMIT, async {
+        loop {
+            if let Ok(found) = other.claim("s1").await {
+                return found;
+            }
+        }
+    })
+    .await
+    .expect("a claim succeeds once Redis answers");
+    let state = again.expect("the session is found");
+    assert_eq!(state.level, Some(LoggingLevel::Info));
+    assert!(other.holds("s1"));
 }

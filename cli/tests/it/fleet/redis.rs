@@ -77,6 +77,22 @@ impl Redis {
         }
     }
 
+    /// SIGSTOP (`true`) or SIGCONT (`false`): a stopped Redis keeps its connections and answers
+    /// nothing, as a Redis that stalls does. A stopped one is still killed on drop.
+    pub fn stall(&self, stalled: bool) {
+        let pid = self
+            .child
+            .as_ref()
+            .and_then(Child::id)
+            .expect("redis-server runs");
+        let signal = if stalled {
+            nix::sys::signal::Signal::SIGSTOP
+        } else {
+            nix::sys::signal::Signal::SIGCONT
+        };
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).expect("signal");
+    }
+
     /// Starts it again on the same port (empty: nothing was saved).
     pub async fn restart(&mut self) {
         self.spawn().await;

@@ -9,7 +9,8 @@ use std::time::Duration;
 use mcp_resilient::proxy::state::{HostStore, RedisHostStore, RedisStoreOptions};
 use rmcp::model::LoggingLevel;
 
-use crate::common::LIMIT;
+use super::{gateway::Gateway, raw::Raw};
+use crate::common::{LIMIT, process::MockProcess};
 
 /// Accepts connections and reads from them forever, answering nothing.
 async fn silent_redis() -> (u16, tokio::task::JoinHandle<()>) {
@@ -51,9 +52,16 @@ async fn a_silent_redis_costs_a_claim_at_most_its_wait_and_the_core_nothing() {
     }
     assert_eq!(store.len(), 64);
 
-    // A claim gives up within its wait (the deadline here is a generous multiple of it).
+    // A claim gives up within its wait (the deadline here is a generous multiple of it), and
+    // says it could not tell, not that the session is unknown.
     let claim = tokio::time::timeout(options.wait * 5, store.claim("elsewhere")).await;
-    assert_eq!(claim.expect("the claim ended within its bound"), None);
+    let claim = claim.expect("the claim ended within its bound");
+    assert!(
+        claim
+            .as_ref()
+            .is_err_and(|e| e.detail.contains("did not answer")),
+        "{claim:?}"
+    );
 
     // The writer keeps one pending operation per session, however many changes were made.
     let wait = async {
@@ -65,5 +73,43 @@ async fn a_silent_redis_costs_a_claim_at_most_its_wait_and_the_core_nothing() {
     let status = store.status();
     assert!(status.pending <= 64, "{status:?}");
     assert!(status.failures >= 1, "{status:?}");
+    silent.abort();
+}
+
+/// A host whose session this replica does not hold, while the store cannot answer: the front
+/// says `500` (the host keeps its session and asks again), not `404` (which tells a host to
+/// start a new session, losing what it had).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_the_silent_store_cannot_look_up_is_a_500_not_a_404() {
+    let (port, silent) = silent_redis().await;
+    let mock = MockProcess::start("http").await;
+    let store = format!("redis://127.0.0.1:{port}");
+    let url = mock.url();
+    let gateway = Gateway::start(&[
+        "--store",
+        &store,
+        "--name",
+        "mock",
+        "--protocol",
+        "2025-11-25",
+        "--url",
+        &url,
+    ])
+    .await;
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x"}}});
+    let answer = tokio::time::timeout(
+        LIMIT,
+        Raw::new(&gateway.url()).post(&call, &[("mcp-session-id", "held-elsewhere")]),
+    )
+    .await
+    .expect("answered within the claim's bound");
+    assert_eq!(
+        answer.status(),
+        reqwest::StatusCode::INTERNAL_SERVER_ERROR,
+        "{:?}",
+        answer.text().await
+    );
+    gateway.stop().await;
     silent.abort();
 }

@@ -19,6 +19,7 @@
 //!    caller's closure of the trait's `view`/`update` aside, which must not call the store).
 //! 2. A claim, the only operation on a request's path, takes at most the options' `wait`.
 
+mod claim;
 mod options;
 mod scripts;
 mod table;
@@ -40,7 +41,7 @@ use tokio::{
 };
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::{HostState, HostStore};
+use super::{HostState, HostStore, StoreUnavailable};
 pub use options::{RedisStoreError, RedisStoreOptions, RedisStoreStatus};
 use scripts::Scripts;
 use table::{Held, Op, Table};
@@ -163,37 +164,6 @@ impl Inner {
         table.ask(key, Op::Touch);
         true
     }
-
-    /// Reads the record of `key` and swaps its owner to a fresh value of this process's.
-    async fn take_over(&self, key: &str) -> Option<HostState> {
-        let mut conn = self.conn.clone();
-        for _ in 0..3 {
-            let read = self.scripts.read(&mut conn, key).await;
-            let (seen, text) = read.inspect_err(|_| self.failed("claim")).ok()??;
-            let state: HostState = serde_json::from_str(&text).ok()?;
-            let mine = self.next_owner();
-            let swapped = self
-                .scripts
-                .swap(&mut conn, key, &seen, &mine, self.ttl_ms())
-                .await;
-            if swapped.inspect_err(|_| self.failed("claim")).ok()? {
-                let mut table = self.lock();
-                table.held.insert(
-                    key.to_owned(),
-                    Held {
-                        state: state.clone(),
-                        owner: mine,
-                        shared: true,
-                        lost: false,
-                        touched: Instant::now(),
-                    },
-                );
-                self.claims.fetch_add(1, Ordering::Relaxed);
-                return Some(state);
-            }
-        }
-        None
-    }
 }
 
 impl HostStore for RedisHostStore {
@@ -256,14 +226,22 @@ impl HostStore for RedisHostStore {
         Box::pin(inner.written(key, said))
     }
 
-    fn claim<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<HostState>> {
+    fn claim<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<HostState>, StoreUnavailable>> {
         let inner = &self.shared;
         Box::pin(async move {
             match tokio::time::timeout(inner.options.wait, inner.take_over(key)).await {
                 Ok(found) => found,
                 Err(_) => {
+                    // The swap may still land in Redis: then this process owns a session it
+                    // does not hold, and its next claim swaps from that value like any other.
                     inner.failed("claim");
-                    None
+                    Err(StoreUnavailable::new(format!(
+                        "Redis did not answer within {:?}",
+                        inner.options.wait
+                    )))
                 }
             }
         })
