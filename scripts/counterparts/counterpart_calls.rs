@@ -25,6 +25,8 @@
 //!   `--max-attempts`, `--call-timeout-ms`, `--connect-timeout-ms`, `--call-wait-ms`
 //! - `--linger-ms M` keeps supervising M ms after the last call before the totals are taken
 //!   (to see what the supervisor decides after, say, a call timeout)
+//! - `--progress` asks for each call's progress (a callback) and counts what reaches it before
+//!   the call returns: the totals line gets `progress_per_call` (notifications seen → calls)
 //! - `--events` prints every supervisor event on stderr as a JSON line with a `ts` in Unix
 //!   milliseconds (a `ready` line carries the negotiated `protocol`), and every failed call as
 //!   a JSON line too
@@ -69,13 +71,14 @@ struct Opts {
     protocol: ProtocolChoice,
     linger: Duration,
     events: bool,
+    progress: bool,
 }
 
 const USAGE: &str = "usage: counterpart_calls (--url URL [--sse] | --stdio \"CMD ARG…\") [--tool NAME] [--args JSON] \
 [--calls N] [--spacing-ms M] [--name NAME] [--ready-timeout-ms M] [--heartbeat-interval-ms M] \
 [--heartbeat-timeout-ms M] [--heartbeat-failures N] [--reconnect-initial-ms M] \
 [--reconnect-max-ms M] [--max-attempts N] [--call-timeout-ms M] [--connect-timeout-ms M] \
-[--call-wait-ms M] [--protocol auto|2025-11-25|2026-07-28] [--linger-ms M] [--events]";
+[--call-wait-ms M] [--protocol auto|2025-11-25|2026-07-28] [--linger-ms M] [--events] [--progress]";
 
 fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, String> {
     value
@@ -111,6 +114,7 @@ impl Opts {
             protocol: ProtocolChoice::Auto,
             linger: Duration::ZERO,
             events: false,
+            progress: false,
         };
         while let Some(flag) = args.next() {
             match flag.as_str() {
@@ -120,6 +124,10 @@ impl Opts {
                 }
                 "--events" => {
                     opts.events = true;
+                    continue;
+                }
+                "--progress" => {
+                    opts.progress = true;
                     continue;
                 }
                 "-h" | "--help" => return Err(String::new()),
@@ -395,12 +403,25 @@ async fn run(opts: Opts) -> ExitCode {
     let (mut ok, mut tool_errors) = (0u64, 0u64);
     let mut failed: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut slowest = Duration::ZERO;
+    let mut progress_per_call: BTreeMap<u64, u64> = BTreeMap::new();
     for i in 0..opts.calls {
         if i > 0 && !opts.spacing.is_zero() {
             tokio::time::sleep(opts.spacing).await;
         }
         let call_started = Instant::now();
-        let outcome = handle.call(opts.args.clone()).await;
+        let outcome = if opts.progress {
+            let seen = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let counter = seen.clone();
+            let options = mcp_resilient::call::CallOptions::default().on_progress(move |_| {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            });
+            let outcome = handle.call_with(opts.args.clone(), options).await;
+            let seen = seen.load(std::sync::atomic::Ordering::SeqCst);
+            *progress_per_call.entry(seen).or_default() += 1;
+            outcome
+        } else {
+            handle.call(opts.args.clone()).await
+        };
         let took = call_started.elapsed();
         slowest = slowest.max(took);
         match outcome {
@@ -444,6 +465,7 @@ async fn run(opts: Opts) -> ExitCode {
         "ready_ms": ready_ms,
         "elapsed_ms": calls_ms,
         "slowest_call_ms": slowest.as_millis(),
+        "progress_per_call": progress_per_call,
     });
     println!("{line}");
     ExitCode::SUCCESS
