@@ -7,7 +7,10 @@
 //! still win; with two in flight, the next hedge abandons the older one — only if it is still
 //! getting no answer — and that counts as a failed attempt. After a partition heals, a server is
 //! ready again within one hedge interval. An attempt that is slow but answering (each handshake
-//! step takes a while) is never hedged or abandoned: it has its `connect_timeout`. Stdio attempts
+//! step takes a while) is never hedged or abandoned: it has its `connect_timeout`; nor is one
+//! waiting on the server's authorization server (discovery, a token exchange, a person), whose
+//! time is not the server's silence and which a fresh attempt would wait on too (it asks the
+//! same authorizer, after another unauthenticated request). Stdio attempts
 //! are never hedged: that would mean two children. A hedge's look (and so its attempt) waits its
 //! turn in the origin's attempt budget like any attempt (`crate::transport::origin::budget`).
 
@@ -29,14 +32,14 @@ impl Actor {
         let Some(current) = &self.attempts.current else {
             return;
         };
-        let quiet = current.activity.idle();
+        let quiet = current.activity.unanswered();
         if quiet < delay {
             // It is getting answers: slow, not stuck. Look again when it could be stuck.
             self.hedge = Some(self.paced(tokio::time::sleep(delay - quiet)));
             return;
         }
         if let Some(older) = &self.attempts.straggler
-            && older.activity.idle() < delay
+            && older.activity.unanswered() < delay
         {
             // The older one has started to answer: let both run, start no third.
             self.hedge = Some(self.paced(tokio::time::sleep(delay)));

@@ -141,6 +141,18 @@ impl Activity {
         ))
     }
 
+    /// How long the server itself has left us without a message: [`idle`](Self::idle), less
+    /// the time spent on its authorization server (zero while a token is being fetched or
+    /// renewed, at most the time since that ended). What a hedge judges an attempt by.
+    pub(crate) fn unanswered(&self) -> Duration {
+        let idle = self.idle();
+        match self.authorizer.get().map(|auth| auth.since_exchange()) {
+            None => idle,
+            Some(None) => Duration::ZERO,
+            Some(Some(since)) => idle.min(since),
+        }
+    }
+
     fn send_started(&self) {
         if self.pending_sends.fetch_add(1, Ordering::AcqRel) == 0 {
             self.send_progress_ms

@@ -794,6 +794,42 @@ async fn client_credentials_get_a_token_before_each_expiry_bites() {
     }
 }
 
+/// An attempt waiting on a slow authorization server is not hedged: its token endpoint taking
+/// 1.5 s (more than the 1 s hedge interval) is not the MCP server's silence, and a second
+/// attempt beside it would only send discovery's unauthenticated request again (a second 401)
+/// and wait on the same exchange. One attempt, one 401, one token, generation 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempt_waiting_on_a_slow_token_endpoint_is_not_hedged() {
+    for wire in WIRES {
+        let mock = mock(OAuthOptions {
+            clients: vec![("machine".to_owned(), Some("m2m-secret".to_owned()))],
+            credentials_delay: Duration::from_millis(1500),
+            ..OAuthOptions::default()
+        })
+        .await;
+        let mut oauth = OAuthConfig::default()
+            .store(MemoryTokenStore::new())
+            .client_id("machine")
+            .grant(mcp_resilient::auth::Grant::ClientCredentials);
+        oauth.client_secret = Some(mcp_resilient::auth::ClientSecret::new("m2m-secret"));
+        let registry = ToolRegistry::new();
+        let server = Supervisor::spawn(config(&mock, wire, oauth), &registry).unwrap();
+        let first = ready(&server).await;
+        echo(&registry, "after a slow token")
+            .await
+            .unwrap_or_else(|e| panic!("{wire:?}: {e}"));
+        let stats = mock.faults().oauth_stats().unwrap();
+        assert_eq!(
+            stats.unauthorized, 1,
+            "{wire:?}: discovery's unauthenticated request went out more than once"
+        );
+        assert_eq!(stats.issued.client_credentials, 1, "{wire:?}");
+        assert_eq!(first.get(), 1, "{wire:?}: a second attempt connected");
+        server.shutdown().await;
+        mock.shutdown().await;
+    }
+}
+
 /// The `Debug` of an OAuth configuration with a secret in it.
 fn server_config_debug() -> String {
     let mut oauth = OAuthConfig::default();

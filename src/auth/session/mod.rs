@@ -43,6 +43,7 @@ use std::{
 use rmcp::transport::auth::AuthorizationManager;
 use url::Url;
 
+mod busy;
 mod refusal;
 mod renewal;
 
@@ -73,6 +74,8 @@ pub(crate) struct Authorizer {
     /// Cancelled when the server is shut down: a renewal still running (a person's
     /// authorization, say) ends with it.
     closed: tokio_util::sync::CancellationToken,
+    /// Token work in flight with the authorization server, read by the hedge.
+    busy: busy::Busy,
 }
 
 enum Method {
@@ -132,6 +135,7 @@ impl Authorizer {
             step_ups: AtomicU32::new(0),
             refusals: AtomicU64::new(0),
             closed: tokio_util::sync::CancellationToken::new(),
+            busy: busy::Busy::default(),
         })))
     }
 
@@ -208,6 +212,13 @@ impl Authorizer {
         self.refusals.load(Ordering::Relaxed)
     }
 
+    /// `None` while a token is being fetched or renewed (discovery, an exchange, a person's
+    /// authorization); otherwise how long since the last such work ended (`Duration::MAX`:
+    /// never). See `busy`.
+    pub(crate) fn since_exchange(&self) -> Option<Duration> {
+        self.busy.since()
+    }
+
     /// A request got through with our token: the step-up count starts again.
     fn accepted(&self) {
         self.step_ups.store(0, Ordering::Relaxed);
@@ -232,7 +243,10 @@ impl Authorizer {
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = T>,
     {
-        let token = Box::pin(self.token()).await?;
+        let token = {
+            let _busy = self.busy.enter();
+            Box::pin(self.token()).await?
+        };
         let answer = send(token.clone()).await;
         let Some(refused) = refusal(&answer) else {
             self.accepted();
@@ -243,6 +257,7 @@ impl Authorizer {
         // abandoned with a probe that gave up would be asked of them again at the next probe.
         let this = Arc::clone(self);
         let renewal = tokio::spawn(async move {
+            let _busy = this.busy.enter();
             let renewal = async {
                 match refused {
                     Refusal::Unauthorized(challenge) => {

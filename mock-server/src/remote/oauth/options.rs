@@ -46,6 +46,12 @@ pub struct OAuthOptions {
     /// # Default
     /// 0.
     pub refresh_delay: Duration,
+    /// How long `/token` waits before it answers a `client_credentials` grant, so tests can
+    /// keep a client busy with the authorization server.
+    ///
+    /// # Default
+    /// 0.
+    pub credentials_delay: Duration,
 }
 
 impl Default for OAuthOptions {
@@ -57,6 +63,7 @@ impl Default for OAuthOptions {
             clients: Vec::new(),
             step_up: None,
             refresh_delay: Duration::ZERO,
+            credentials_delay: Duration::ZERO,
         }
     }
 }

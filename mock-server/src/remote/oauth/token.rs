@@ -79,6 +79,7 @@ async fn grant(
                 .opts
                 .grant_scopes(form.scope.as_deref())
                 .map_err(TokenError::invalid_scope)?;
+            tokio::time::sleep(authority.opts.credentials_delay).await;
             settle(authority, &auth, |ledger, now| {
                 match ledger.client(&auth.id).is_some_and(|c| c.is_confidential()) {
                     true => Ok(ledger.client_credentials(&auth.id, scopes, now)),
