@@ -5,6 +5,7 @@ saw is counted. Every address the hosts and the script target is 127.0.0.1; ever
 deadline.
 
     scripts/serve-fleet/isolated.sh [--bin B] [--hosts 50] [--kills 5] [--every 5] [--peek-ms 300]
+                                    [--after-ready S [--slack 25]] [--mixed]
                                     [--only direct,serve-stdio,...] [--serve-flag=--reconnect-max=2s]
                                     [--save DIR]
 
@@ -196,9 +197,15 @@ def start_hosts(url, seconds, peek_ms, ts=0, py25=0, py26=0, env=None):
     return procs
 
 
+MIXED = []
+
+
 def hosts(url, count, seconds, peek_ms, env=None):
-    """Starts the Python and the TypeScript hosts (half each, 2025-11-25); returns the processes."""
-    return start_hosts(url, seconds, peek_ms, ts=count // 2, py25=count - count // 2, env=env)
+    """Starts the Python and the TypeScript hosts (half each, 2025-11-25; with --mixed, half the
+    Python hosts at 2026-07-28); returns the processes."""
+    ts = count // 2
+    py26 = (count - ts) // 2 if MIXED else 0
+    return start_hosts(url, seconds, peek_ms, ts=ts, py25=count - ts - py26, py26=py26, env=env)
 
 
 def stop_tree(proc, sig=signal.SIGTERM):
@@ -427,11 +434,30 @@ def run_target(target, args):
     else:
         raise SystemExit(f"unknown target {target}")
     seconds = args.warmup + (args.kills * args.every if killing else args.calm) + args.tail
+    after_ready = args.after_ready is not None and killing
+    if after_ready:
+        if not base.startswith("serve"):
+            raise SystemExit("--after-ready reads serve's log: serve-stdio and serve-http only")
+        seconds += args.slack
     procs = hosts(url, args.hosts, seconds, args.peek_ms, env)
     started = time.time()
     if killing:
         for i in range(args.kills):
-            time.sleep(max(0.0, started + args.warmup + i * args.every - time.time()))
+            at = started + args.warmup + i * args.every
+            if after_ready and i > 0:
+                # The upstream was restarted: serve's log says the previous kill's outage ended
+                # (one `recovered` line per kill), and it has been back for --after-ready s.
+                back = recovered(gateway, i, started + seconds - args.tail - time.time())
+                if back is None:
+                    print(f"{target}: not recovered from kill {i} in time; "
+                          f"{i} kills made", file=sys.stderr)
+                    break
+                at = max(at, back + args.after_ready)
+            if at > started + seconds - args.tail:
+                print(f"{target}: kill {i + 1} would fall in the tail; {i} kills made",
+                      file=sys.stderr)
+                break
+            time.sleep(max(0.0, at - time.time()))
             if http_upstream:
                 kills.append(time.time())
                 victims.append(1)
@@ -464,6 +490,18 @@ def run_target(target, args):
     return analyse(target, data, kills, replays, victims if killing else None, log_summary(gateway))
 
 
+def recovered(gateway, count, limit):
+    """When serve's log had its `count`-th `recovered` line (the time this script saw it), or
+    None if it did not within `limit` seconds."""
+    deadline = time.time() + max(0.0, limit)
+    while True:
+        if sum(1 for line in list(gateway.lines) if "downtime_ms=" in line) >= count:
+            return time.time()
+        if time.time() >= deadline or gateway.proc.poll() is not None:
+            return None
+        time.sleep(0.02)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "mcp-resilient"))
@@ -475,6 +513,14 @@ def main():
     parser.add_argument("--tail", type=float, default=5.0)
     parser.add_argument("--calm", type=float, default=10.0)
     parser.add_argument("--peek-ms", type=int, default=300)
+    parser.add_argument("--after-ready", type=float,
+                        help="serve targets: each kill also waits until serve has recovered from "
+                        "the previous one and this many seconds more (the upstream is killed, "
+                        "restarted, then killed again); without it kills are every --every s")
+    parser.add_argument("--mixed", action="store_true",
+                        help="half the Python hosts speak 2026-07-28 (the TypeScript SDK does not)")
+    parser.add_argument("--slack", type=float, default=25.0,
+                        help="with --after-ready: how much longer the hosts run, for the outages")
     parser.add_argument("--only", default="direct,serve-calm,serve-stdio,serve-http")
     parser.add_argument("--save", help="a folder: each target's calls and kill times (TARGET.json) "
                         "and its gateway's output (TARGET.gateway.log) are written there")
@@ -482,6 +528,8 @@ def main():
                         help="a flag for serve (repeatable), e.g. --serve-flag=--reconnect-max=2s")
     args = parser.parse_args()
     SERVE_FLAGS.extend(args.serve_flag)
+    if args.mixed:
+        MIXED.append(True)
     results = []
     for target in args.only.split(","):
         result = run(target, args)
