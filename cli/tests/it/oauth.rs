@@ -752,17 +752,12 @@ async fn client_credentials_get_a_token_before_each_expiry_bites() {
         // 4 s, a request taken 2 s from its token under a loaded test run met one too.
         let mock = mock(OAuthOptions {
             access_ttl: Duration::from_secs(6),
-            clients: vec![("machine".to_owned(), Some("m2m-secret".to_owned()))],
+            clients: machine_client(),
             ..OAuthOptions::default()
         })
         .await;
-        let mut oauth = OAuthConfig::default()
-            .store(MemoryTokenStore::new())
-            .client_id("machine")
-            .grant(mcp_resilient::auth::Grant::ClientCredentials);
-        oauth.client_secret = Some(mcp_resilient::auth::ClientSecret::new("m2m-secret"));
         let registry = ToolRegistry::new();
-        let server = Supervisor::spawn(config(&mock, wire, oauth), &registry).unwrap();
+        let server = Supervisor::spawn(config(&mock, wire, machine()), &registry).unwrap();
         let first = ready(&server).await;
         let deadline = Instant::now() + LIMIT;
         while mock
@@ -802,18 +797,13 @@ async fn client_credentials_get_a_token_before_each_expiry_bites() {
 async fn an_attempt_waiting_on_a_slow_token_endpoint_is_not_hedged() {
     for wire in WIRES {
         let mock = mock(OAuthOptions {
-            clients: vec![("machine".to_owned(), Some("m2m-secret".to_owned()))],
+            clients: machine_client(),
             credentials_delay: Duration::from_millis(1500),
             ..OAuthOptions::default()
         })
         .await;
-        let mut oauth = OAuthConfig::default()
-            .store(MemoryTokenStore::new())
-            .client_id("machine")
-            .grant(mcp_resilient::auth::Grant::ClientCredentials);
-        oauth.client_secret = Some(mcp_resilient::auth::ClientSecret::new("m2m-secret"));
         let registry = ToolRegistry::new();
-        let server = Supervisor::spawn(config(&mock, wire, oauth), &registry).unwrap();
+        let server = Supervisor::spawn(config(&mock, wire, machine()), &registry).unwrap();
         let first = ready(&server).await;
         echo(&registry, "after a slow token")
             .await
@@ -828,6 +818,21 @@ async fn an_attempt_waiting_on_a_slow_token_endpoint_is_not_hedged() {
         server.shutdown().await;
         mock.shutdown().await;
     }
+}
+
+/// The mock's one confidential client, for the client credentials grant.
+fn machine_client() -> Vec<(String, Option<String>)> {
+    vec![("machine".to_owned(), Some("m2m-secret".to_owned()))]
+}
+
+/// Client credentials as that client, tokens kept in memory.
+fn machine() -> OAuthConfig {
+    let mut oauth = OAuthConfig::default()
+        .store(MemoryTokenStore::new())
+        .client_id("machine")
+        .grant(mcp_resilient::auth::Grant::ClientCredentials);
+    oauth.client_secret = Some(mcp_resilient::auth::ClientSecret::new("m2m-secret"));
+    oauth
 }
 
 /// The `Debug` of an OAuth configuration with a secret in it.
