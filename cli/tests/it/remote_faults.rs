@@ -296,10 +296,14 @@ async fn a_call_the_server_did_not_run_is_sent_once_more_and_one_that_ran_never(
     let server = Supervisor::spawn(config, &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     mock.shutdown().await;
-    let echo = registry.handle("mcp__restarted__echo").unwrap();
-    let held = tokio::spawn(async move { echo.call(json!({"text": "held"})).await });
+    // The call is made once the client has seen the death (the standalone stream's end, its
+    // reopening refused), so it is held for the next generation. Made before, it could go out
+    // on a pooled connection the server had just closed, and a reset there is rightly judged
+    // "may have run" (the request left): another case, not this one (CI saw it once).
     let mut state = server.watch();
     wait_state(&mut state, |s| !s.is_ready()).await;
+    let echo = registry.handle("mcp__restarted__echo").unwrap();
+    let held = tokio::spawn(async move { echo.call(json!({"text": "held"})).await });
     let back = mock_on(port).await;
     let outcome = held.await.unwrap();
     let result = outcome.expect("the held call went to the next generation");
