@@ -108,14 +108,6 @@ class Fleet:
         return rows
 
 
-def hosts(url, count, seconds, peek_ms):
-    """Half the hosts on the TypeScript SDK (2025-11-25, the only revision it speaks), the other
-    half on the Python SDK: half of those on 2025-11-25, half on 2026-07-28."""
-    ts = count // 2
-    py26 = (count - ts) // 2
-    return common.start_hosts(url, seconds, peek_ms, ts=ts, py25=count - ts - py26, py26=py26)
-
-
 def moved(rows, kill, port):
     """Per host session on the replica at `port` before `kill`: seconds from the kill to the end
     of its first request begun after the kill and answered 200, and how long that request took
@@ -194,7 +186,7 @@ def at(started, offset):
 
 def scenario(name, args, dir_):
     fleet = Fleet(args.bin, dir_)
-    procs = hosts(fleet.url, args.hosts, args.seconds, args.peek_ms)
+    procs = common.hosts(fleet.url, args.hosts, args.seconds, args.peek_ms, mixed=True)
     started = time.time()
     kills, extra = [], {}
     if name == "replicas":

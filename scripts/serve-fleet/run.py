@@ -197,14 +197,12 @@ def start_hosts(url, seconds, peek_ms, ts=0, py25=0, py26=0, env=None):
     return procs
 
 
-MIXED = []
-
-
-def hosts(url, count, seconds, peek_ms, env=None):
-    """Starts the Python and the TypeScript hosts (half each, 2025-11-25; with --mixed, half the
-    Python hosts at 2026-07-28); returns the processes."""
+def hosts(url, count, seconds, peek_ms, env=None, mixed=False):
+    """Starts the Python and the TypeScript hosts (half each, 2025-11-25; `mixed`: half the
+    Python hosts at 2026-07-28, the TypeScript SDK speaking only 2025-11-25); returns the
+    processes."""
     ts = count // 2
-    py26 = (count - ts) // 2 if MIXED else 0
+    py26 = (count - ts) // 2 if mixed else 0
     return start_hosts(url, seconds, peek_ms, ts=ts, py25=count - ts - py26, py26=py26, env=env)
 
 
@@ -439,7 +437,7 @@ def run_target(target, args):
         if not base.startswith("serve"):
             raise SystemExit("--after-ready reads serve's log: serve-stdio and serve-http only")
         seconds += args.slack
-    procs = hosts(url, args.hosts, seconds, args.peek_ms, env)
+    procs = hosts(url, args.hosts, seconds, args.peek_ms, env, mixed=args.mixed)
     started = time.time()
     if killing:
         for i in range(args.kills):
@@ -528,8 +526,6 @@ def main():
                         help="a flag for serve (repeatable), e.g. --serve-flag=--reconnect-max=2s")
     args = parser.parse_args()
     SERVE_FLAGS.extend(args.serve_flag)
-    if args.mixed:
-        MIXED.append(True)
     results = []
     for target in args.only.split(","):
         result = run(target, args)

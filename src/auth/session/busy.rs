@@ -6,8 +6,11 @@
 
 use std::{
     sync::atomic::{AtomicU64, AtomicUsize, Ordering},
-    time::{Duration, Instant},
+    time::Duration,
 };
+
+// tokio's clock, as `Activity`'s, which the hedge weighs this against.
+use tokio::time::Instant;
 
 /// The token work of one authorizer: how much is in flight, and when the last of it ended.
 #[derive(Debug)]

@@ -74,7 +74,8 @@ pub(crate) struct Authorizer {
     /// Cancelled when the server is shut down: a renewal still running (a person's
     /// authorization, say) ends with it.
     closed: tokio_util::sync::CancellationToken,
-    /// Token work in flight with the authorization server, read by the hedge.
+    /// Exchanges in flight with the authorization server (`detached`, `obtain`), read by the
+    /// hedge.
     busy: busy::Busy,
 }
 
@@ -192,6 +193,7 @@ impl Authorizer {
         &self,
         exchange: impl Future<Output = T> + Send + 'static,
     ) -> Result<T, Denied> {
+        let _busy = self.busy.enter();
         let task = tokio::spawn(tokio::time::timeout(EXCHANGE_LIMIT, exchange));
         match task.await {
             Ok(Ok(answer)) => Ok(answer),
@@ -212,9 +214,9 @@ impl Authorizer {
         self.refusals.load(Ordering::Relaxed)
     }
 
-    /// `None` while a token is being fetched or renewed (discovery, an exchange, a person's
-    /// authorization); otherwise how long since the last such work ended (`Duration::MAX`:
-    /// never). See `busy`.
+    /// `None` while an exchange with the authorization server is in flight (discovery, a token
+    /// request, a person's authorization); otherwise how long since the last one ended
+    /// (`Duration::MAX`: never). See `busy`.
     pub(crate) fn since_exchange(&self) -> Option<Duration> {
         self.busy.since()
     }
@@ -243,10 +245,7 @@ impl Authorizer {
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = T>,
     {
-        let token = {
-            let _busy = self.busy.enter();
-            Box::pin(self.token()).await?
-        };
+        let token = Box::pin(self.token()).await?;
         let answer = send(token.clone()).await;
         let Some(refused) = refusal(&answer) else {
             self.accepted();
@@ -257,7 +256,6 @@ impl Authorizer {
         // abandoned with a probe that gave up would be asked of them again at the next probe.
         let this = Arc::clone(self);
         let renewal = tokio::spawn(async move {
-            let _busy = this.busy.enter();
             let renewal = async {
                 match refused {
                     Refusal::Unauthorized(challenge) => {

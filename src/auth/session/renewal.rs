@@ -240,6 +240,7 @@ impl Authorizer {
             challenge,
             scopes,
         };
+        let _busy = self.busy.enter();
         // The person's part is bounded by PROMPT_WAIT inside; discovery and the exchanges too.
         let obtained = flow::obtain(ask, oauth.config.prompt.as_deref(), PROMPT_WAIT);
         let obtained = tokio::time::timeout(PROMPT_WAIT + EXCHANGE_LIMIT, obtained)
