@@ -1,6 +1,9 @@
 //! The MCP server the host talks to: `initialize` starts the upstreams, every request is answered
 //! from the registry or sent to the upstream that owns it. The tool call is `call`, the requests
 //! that name a resource, a prompt or a completion (and the log level) are `requests`.
+//!
+//! Over 300 lines: it is one concept, rmcp's `ServerHandler` for the host, a short method per
+//! MCP request whose work lives in the files named above.
 
 // Logging, roots and resource subscriptions are deprecated by SEP-2577 / the 2026-07-28 listen
 // stream, but the host side of the proxy speaks the session era, where they are how it works.

@@ -66,6 +66,7 @@ mod revision;
 mod session;
 mod shared;
 mod shares;
+mod start;
 pub mod state;
 mod stdio;
 mod traced;
