@@ -40,8 +40,10 @@ impl ProxyHandler {
         if let Some(meta) = meta.as_mut() {
             meta.remove("progressToken");
         }
-        // A 2026-07-28 server has no logging/setLevel: the host's level goes with each call.
-        if let Some(level) = self.shared.link.level()
+        // A 2026-07-28 server has no logging/setLevel: the host's level goes with each call,
+        // the one this call asks for (a 2026-07-28 host's `_meta`) or the session's.
+        let level = (context.meta.log_level()).or_else(|| self.shared.link.level());
+        if let Some(level) = level
             && upstream.per_request_levels()
         {
             meta.get_or_insert_with(Default::default)

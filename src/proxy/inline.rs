@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     handler::ProxyHandler,
-    outbox::{NotificationBuffer, Outbox, sink},
+    outbox::{Form, NotificationBuffer, Outbox, sink},
 };
 
 impl ProxyHandler {
@@ -47,7 +47,8 @@ impl ProxyHandler {
         context: SubscriptionContext,
     ) -> Result<(), ErrorData> {
         self.shared.start_inline().await?;
-        let outbox = Outbox::new(NotificationBuffer::default());
+        // Messages, not lines: the sink hands each to rmcp, which stamps the subscription id.
+        let outbox = Outbox::with_form(NotificationBuffer::default(), Form::Messages);
         outbox.open();
         let stop = CancellationToken::new();
         let _stop_announcing = stop.clone().drop_guard();

@@ -135,14 +135,9 @@ impl Host {
         }
     }
 
-    /// Sends request `id` and returns every message received until its answer, the answer
-    /// included, each checked.
-    pub async fn request(
-        &mut self,
-        id: u64,
-        method: &'static str,
-        mut params: Value,
-    ) -> Vec<Value> {
+    /// The JSON-RPC body of request `id` (recorded as asked), with the 2026-07-28 `_meta` that
+    /// a host of that revision sends with every request.
+    fn body(&mut self, id: u64, method: &'static str, params: &mut Value) -> Value {
         self.asked.insert(id, method);
         if self.revision == Revision::V2026 {
             let meta = params["_meta"].as_object().cloned().unwrap_or_default();
@@ -155,7 +150,52 @@ impl Host {
             all.as_object_mut().expect("an object").extend(meta);
             params["_meta"] = all;
         }
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    }
+
+    /// Sends request `id` on stdio without waiting for anything (a listen stream's request,
+    /// whose answer comes at its end, if ever).
+    pub async fn send(&mut self, id: u64, method: &'static str, mut params: Value) {
+        let body = self.body(id, method, &mut params);
+        self.stdio().send(body).await;
+    }
+
+    /// Sends notification `method` on stdio.
+    pub async fn notify(&mut self, method: &'static str, params: Value) {
+        let body = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        self.stdio().send(body).await;
+    }
+
+    /// Reads stdio until a message `want` accepts; every message read, that one last, checked.
+    pub async fn read_until(&mut self, want: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut received = Vec::new();
+        loop {
+            let message = self.stdio().read().await.expect("the proxy is still there");
+            self.check(&message);
+            let done = want(&message);
+            received.push(message);
+            if done {
+                return received;
+            }
+        }
+    }
+
+    fn stdio(&mut self) -> &mut RawHost {
+        match &mut self.link {
+            Link::Stdio(host) => host,
+            Link::Http { .. } => panic!("a stdio host's step"),
+        }
+    }
+
+    /// Sends request `id` and returns every message received until its answer, the answer
+    /// included, each checked.
+    pub async fn request(
+        &mut self,
+        id: u64,
+        method: &'static str,
+        mut params: Value,
+    ) -> Vec<Value> {
+        let body = self.body(id, method, &mut params);
         let received = match &mut self.link {
             Link::Stdio(host) => {
                 host.send(body).await;

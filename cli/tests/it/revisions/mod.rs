@@ -77,6 +77,7 @@ async fn cell(host: Revision, upstream: Revision, front: Front) {
     let mut wire = hosts::Host::start(front, host, upstream).await;
     wire.handshake().await;
     let mut progress = 0;
+    let mut told = std::collections::BTreeMap::<String, usize>::new();
     for (id, (method, params, error)) in (10..).zip(script(host)) {
         let received = wire.request(id, method, params.clone()).await;
         let answer = received
@@ -92,11 +93,14 @@ async fn cell(host: Revision, upstream: Revision, front: Front) {
             .iter()
             .filter(|m| m["method"] == json!("notifications/progress"))
             .count();
+        for method in received.iter().filter_map(|m| m["method"].as_str()) {
+            *told.entry(method.to_owned()).or_default() += 1;
+        }
     }
     assert!(progress > 0, "no progress reached the host");
     let checked = wire.finish().await;
     eprintln!(
-        "revisions: host {} upstream {} {front:?}: {checked} messages checked",
+        "revisions: host {} upstream {} {front:?}: {checked} messages checked; notifications {told:?}",
         host.as_str(),
         upstream.as_str()
     );
@@ -140,4 +144,63 @@ async fn proxy_a_2025_host_in_front_of_a_2026_upstream() {
 #[tokio::test]
 async fn proxy_a_2025_host_in_front_of_a_2025_upstream() {
     cell(Revision::V2025, Revision::V2025, Front::Proxy).await;
+}
+
+/// A 2026-07-28 host on stdio hears a change of its tools on its listen stream, stamped with
+/// the stream's subscription id, and nowhere else; every message it gets is valid.
+async fn listen_on_stdio(upstream: Revision) {
+    let mut host = hosts::Host::start(Front::Proxy, Revision::V2026, upstream).await;
+    host.handshake().await;
+    let filter = json!({"notifications": {"toolsListChanged": true}});
+    host.send(5, "subscriptions/listen", filter).await;
+    let acknowledged = host
+        .read_until(|m| m["method"] == json!("notifications/subscriptions/acknowledged"))
+        .await;
+    let ack = acknowledged.last().expect("the acknowledgment");
+    let subscription = ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"].clone();
+    assert!(!subscription.is_null(), "{ack}");
+    assert_eq!(
+        ack["params"]["notifications"]["toolsListChanged"],
+        json!(true)
+    );
+    let change = json!({"name": "set_tools", "arguments": {"add": ["fresh"]}});
+    // The change may be told before or after the call's answer: it is the stream's, not the
+    // call's.
+    let changed = |m: &serde_json::Value| m["method"] == json!("notifications/tools/list_changed");
+    let mut told = host.request(6, "tools/call", change).await;
+    if !told.iter().any(changed) {
+        told = host.read_until(changed).await;
+    }
+    let change = told.iter().find(|m| changed(m)).expect("the change");
+    assert_eq!(
+        change["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], subscription,
+        "{change}"
+    );
+    let listed = host.request(7, "tools/list", json!({})).await;
+    let tools = &listed.last().expect("the list")["result"]["tools"];
+    assert!(
+        tools
+            .as_array()
+            .expect("tools")
+            .iter()
+            .any(|t| t["name"] == json!("fresh")),
+        "{tools}"
+    );
+    host.notify("notifications/cancelled", json!({"requestId": 5}))
+        .await;
+    let checked = host.finish().await;
+    eprintln!(
+        "revisions: listen on stdio, upstream {}: {checked} messages checked",
+        upstream.as_str()
+    );
+}
+
+#[tokio::test]
+async fn proxy_a_2026_host_hears_tool_changes_on_its_listen_stream_from_a_2025_upstream() {
+    listen_on_stdio(Revision::V2025).await;
+}
+
+#[tokio::test]
+async fn proxy_a_2026_host_hears_tool_changes_on_its_listen_stream_from_a_2026_upstream() {
+    listen_on_stdio(Revision::V2026).await;
 }
