@@ -81,9 +81,15 @@ impl Host {
     pub async fn handshake(&mut self) {
         match self.revision {
             Revision::V2025 => {
+                // On stdio the host answers elicitations (`request` does); over HTTP it declares
+                // none, since its reader takes a response whole.
+                let capabilities = match self.link {
+                    Link::Stdio(_) => json!({"elicitation": {}}),
+                    Link::Http { .. } => json!({}),
+                };
                 let params = json!({
                     "protocolVersion": "2025-11-25",
-                    "capabilities": {},
+                    "capabilities": capabilities,
                     "clientInfo": {"name": "revisions", "version": "0"},
                 });
                 let answer = self.request(1, "initialize", params).await;
@@ -203,6 +209,14 @@ impl Host {
                 loop {
                     let message = host.read().await.expect("the proxy is still there");
                     let done = message["id"] == json!(id) && message.get("method").is_none();
+                    if message["method"] == json!("elicitation/create") {
+                        // What a person would answer `confirm`'s form.
+                        let content = json!({"confirmed": true, "note": "from the host"});
+                        let result = json!({"action": "accept", "content": content});
+                        let reply =
+                            json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
+                        host.send(reply).await;
+                    }
                     received.push(message);
                     if done {
                         break received;

@@ -47,6 +47,12 @@ fn script(host: Revision) -> Vec<(&'static str, Value, bool)> {
             json!({"name": "fail", "arguments": {}}),
             false,
         ),
+        // Asks the host (an elicitation, or a 2026-07-28 upstream's input_required round).
+        (
+            "tools/call",
+            json!({"name": "confirm", "arguments": {"question": "go?"}}),
+            false,
+        ),
         (
             "tools/call",
             json!({"name": "no_such_tool", "arguments": {}}),
@@ -89,6 +95,16 @@ async fn cell(host: Revision, upstream: Revision, front: Front) {
             error,
             "{method} {params}: {answer}"
         );
+        if params["name"] == json!("confirm")
+            && matches!(front, Front::Proxy)
+            && host == Revision::V2025
+        {
+            // The stdio host answered the elicitation, whichever way the upstream asked.
+            let text = answer["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(text.contains("from the host"), "{answer}");
+        }
         progress += received
             .iter()
             .filter(|m| m["method"] == json!("notifications/progress"))
