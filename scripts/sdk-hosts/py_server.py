@@ -4,11 +4,15 @@ upstream "py" of scripts/sdk-hosts/run.sh: two tools, one prompt, one resource, 
     py_server.py --transport stdio
     py_server.py --transport http --port N     # Streamable HTTP at /mcp on 127.0.0.1
 
+Over HTTP it prints `LISTENING 127.0.0.1:PORT` on stderr once it accepts (port 0 picks one).
+
 The SDK decides which revisions it speaks (2026-07-28 and the 2025 handshake era, on both
 transports); nothing here pins one.
 """
 
 import argparse
+import asyncio
+import sys
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
@@ -57,7 +61,18 @@ def main() -> None:
     if args.port is None:
         parser.error("--port is required with --transport http")
     config = uvicorn.Config(mcp.streamable_http_app(), host="127.0.0.1", port=args.port, log_level="warning")
-    uvicorn.Server(config).run()
+    asyncio.run(serve(uvicorn.Server(config)))
+
+
+async def serve(server: uvicorn.Server) -> None:
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            return await task
+        await asyncio.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    print(f"LISTENING 127.0.0.1:{port}", file=sys.stderr, flush=True)
+    await task
 
 
 if __name__ == "__main__":
