@@ -152,40 +152,6 @@ out.append("")
 
 for leg in args.legs:
     applies = revisions(leg.split("@")[0])
-    for u in args.upstreams:
-        names = sorted({n for t in args.targets for n in data[(leg, u, t)]})
-        line = [f"`{leg}` {u}:"]
-        for t in args.targets:
-            ok = sum(1 for n in names if passed(data[(leg, u, t)].get(n)))
-            line.append(f"{t} {ok}/{len(names)}")
-        summary.append(" ".join(line[:1]) + " " + ", ".join(line[1:]))
-        direct = data[(leg, u, "direct")]
-        for t in args.targets:
-            if t == "direct":
-                continue
-            for n in names:
-                e = data[(leg, u, t)].get(n)
-                if passed(direct.get(n)) and not passed(e):
-                    violations.append((leg, u, t, n, e))
-                elif (not passed(e) and not passed(direct.get(n)) and u == "mock"
-                      and wire(leg, applies.get(n, "")) == "2026-07-28"):
-                    gateway_2026.append((leg, u, t, n, e))
-
-out += ["## Summary (scenarios passed)", ""] + [f"- {s}" for s in summary] + [""]
-out += [f"**Rule check: {len(violations)} scenario runs fail through serve that pass directly.**", ""]
-for leg, u, t, n, e in violations:
-    out.append(f"- `{leg}` {u} {t} / {n}: " + ("; ".join(e[3][:3]) if e and e[3] else "not run"))
-if violations:
-    out.append("")
-out += ["2026-07-28-wire scenarios that fail through serve in front of a 2025-only upstream (and directly,",
-        "where the upstream cannot speak 2026-07-28): the gateway answers the 2026-07-28 wire there; a",
-        f"failure is the gateway's unless the upstream lacks what the scenario needs. {len(gateway_2026)} runs:", ""]
-for leg, u, t, n, e in gateway_2026:
-    out.append(f"- `{leg}` {u} {t} / {n}: " + ("; ".join(e[3][:2]) if e and e[3] else "not run"))
-out.append("")
-
-for leg in args.legs:
-    applies = revisions(leg.split("@")[0])
     cols = [(u, t) for u in args.upstreams for t in args.targets]
     names = sorted({n for (u, t) in cols for n in data[(leg, u, t)]})
     out += [f"## `{leg}`", "", LEGS.get(leg, leg)[0].upper() + LEGS.get(leg, leg)[1:] + ".", "",
