@@ -21,6 +21,7 @@ impl ProxyHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
+        self.start_inline().await?;
         let (upstream, raw) = self.shared.route_tool(&request.name)?;
         let metas = [request.meta.as_ref(), Some(&context.meta)];
         let served = Served::start(

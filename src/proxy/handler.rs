@@ -12,12 +12,13 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, ClientRequest, CompleteRequestParams,
-        CompleteResult, GetPromptRequest, GetPromptRequestParams, GetPromptResponse,
-        GetPromptResult, InitializeRequestParams, InitializeResult, ListPromptsRequest,
-        ListPromptsResult, ListResourceTemplatesRequest, ListResourceTemplatesResult,
-        ListResourcesRequest, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-        ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, SetLevelRequestParams,
-        SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+        CompleteResult, DiscoverResult, GetPromptRequest, GetPromptRequestParams,
+        GetPromptResponse, GetPromptResult, InitializeRequestParams, InitializeResult,
+        ListPromptsRequest, ListPromptsResult, ListResourceTemplatesRequest,
+        ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult, ListToolsResult,
+        PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+        SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+        UnsubscribeRequestParams,
     },
     service::{RequestContext, SubscriptionContext},
 };
@@ -68,13 +69,22 @@ impl ServerHandler for ProxyHandler {
         }
     }
 
-    /// The stdio front speaks the session era (`initialize` is where the upstreams start); the
-    /// HTTP front serves 2026-07-28 hosts as well.
+    /// Both fronts serve hosts of both eras, whatever their upstreams speak.
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        match self.front {
-            Some(_) => Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
-            None => Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25)),
-        }
+        Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+    }
+
+    /// What the upstreams offer. A stdio host that has not initialized (2026-07-28) starts its
+    /// upstreams here, so that the answer describes them.
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        Box::pin(self.start_inline()).await?;
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
     }
 
     async fn initialize(
@@ -118,22 +128,30 @@ impl ServerHandler for ProxyHandler {
             .find(|tool| tool.name == name)
     }
 
-    /// Over HTTP, a 2026-07-28 host's listen stream gets every change it asks for.
+    /// Over HTTP, a 2026-07-28 host's listen stream gets every change it asks for; on stdio,
+    /// the changes of the tools it is shown (everything else the upstreams tell goes to the
+    /// stdio host's one outbox, which carries only what belongs to its requests).
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        self.front.as_ref().map(|_| requested.clone())
+        match &self.front {
+            Some(_) => Some(requested.clone()),
+            None => {
+                let mut accepted = SubscriptionFilter::new();
+                accepted.tools_list_changed = requested.tools_list_changed;
+                Some(accepted)
+            }
+        }
     }
 
     /// The stream's resource subscriptions are this host's while it lasts.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let Some(front) = &self.front else {
-            context.cancelled().await;
-            return Ok(());
-        };
         // Boxed: see `initialize`.
-        Box::pin(self.listen_for_host(front.clone(), context)).await
+        match &self.front {
+            Some(front) => Box::pin(self.listen_for_host(front.clone(), context)).await,
+            None => Box::pin(self.listen_on_stdio(context)).await,
+        }
     }
 
     async fn list_tools(

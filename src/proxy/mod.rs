@@ -30,9 +30,11 @@
 //! get public names `mcp__<server>__<name>`, resources keep their URIs and are routed by the
 //! server that listed them, and one upstream's outage never delays the others.
 //!
-//! The host side speaks the session era (`initialize`, protocol revisions up to 2025-11-25),
-//! which every host in use speaks; the upstreams speak whatever the library negotiates with
-//! them (2026-07-28 included), over stdio, legacy SSE or Streamable HTTP.
+//! The host side speaks both eras: the session era (`initialize`, revisions up to 2025-11-25)
+//! and 2026-07-28 (`server/discover`, self-contained requests, `subscriptions/listen` for the
+//! tool list's changes); the upstreams speak whatever the library negotiates with them, over
+//! stdio, legacy SSE or Streamable HTTP. Whichever two meet, every answer is shaped for the
+//! host's revision in one place (`revision.rs`).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -54,6 +56,7 @@ mod handler;
 mod host;
 #[cfg(feature = "serve")]
 pub mod http;
+mod inline;
 mod options;
 mod outage;
 mod outbox;

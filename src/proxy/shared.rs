@@ -47,6 +47,9 @@ pub(crate) struct Shared {
     pub(super) routes: Routes,
     /// The host, as the upstreams reach it: its outbox, its peer, what it answers.
     pub(super) link: Arc<HostLink>,
+    /// Set once a host that does not initialize (2026-07-28 on stdio) has had this session's
+    /// own upstreams started at its first request.
+    pub(super) inline: tokio::sync::OnceCell<()>,
     /// Ends the announcer.
     pub(super) stop: CancellationToken,
     pub(super) tasks: Mutex<Vec<JoinHandle<()>>>,
@@ -76,6 +79,7 @@ impl Shared {
             info: OnceLock::new(),
             routes: Routes::default(),
             link,
+            inline: tokio::sync::OnceCell::new(),
             stop: CancellationToken::new(),
             tasks: Mutex::new(Vec::new()),
         }
@@ -130,17 +134,51 @@ impl Shared {
     }
 
     /// Starts this session's own upstreams with handlers that reach the host, waits for them
-    /// up to the startup wait, and starts the announcer.
+    /// up to the startup wait, and starts the announcer. A host that asked `server/discover`
+    /// first (which started them, [`start_inline`](Self::start_inline)) initializes onto them.
     pub(super) async fn start(
         self: &Arc<Self>,
         peer: rmcp::Peer<RoleServer>,
         request: &InitializeRequestParams,
         session_id: Option<String>,
     ) -> Result<(), ErrorData> {
-        let configs = lock(&self.pending).take().ok_or_else(|| {
-            ErrorData::invalid_request("initialize was already answered in this session", None)
-        })?;
+        let configs = lock(&self.pending).take();
+        if configs.is_none() && (self.inline.get().is_none() || self.link.is_initialized()) {
+            return Err(ErrorData::invalid_request(
+                "initialize was already answered in this session",
+                None,
+            ));
+        }
         self.link.initialized(peer.clone(), request, session_id);
+        self.start_own(configs.unwrap_or_default()).await?;
+        let announcer = tokio::spawn(self.clone().announce(self.stop.clone()));
+        lock(&self.tasks).push(announcer);
+        Ok(())
+    }
+
+    /// Starts this session's own upstreams for a host that never initializes: a 2026-07-28
+    /// host of the stdio front, at its first request (`server/discover`, or any other). Its
+    /// revision has no requests from server to client, so the host link stays uninitialized
+    /// (what an upstream asks of the host is declined, as for a 2026-07-28 host of `serve`),
+    /// and list changes reach it only on its `subscriptions/listen` streams; its outbox opens at
+    /// once, for the progress and log messages of its own calls. Requests that arrive together
+    /// wait for the one start; a host that initialized makes this a no-op.
+    pub(super) async fn start_inline(self: &Arc<Self>) -> Result<(), ErrorData> {
+        let start = async {
+            let configs = lock(&self.pending).take().unwrap_or_default();
+            self.start_own(configs).await?;
+            self.link.outbox.open();
+            Ok::<(), ErrorData>(())
+        };
+        if self.link.is_initialized() {
+            return Ok(());
+        }
+        self.inline.get_or_try_init(|| start).await.map(|_| ())
+    }
+
+    /// Starts `configs` as this session's own upstreams (none: nothing to start), waits for
+    /// them up to the startup wait, and sets the answer that describes the upstreams.
+    async fn start_own(self: &Arc<Self>, configs: Vec<ServerConfig>) -> Result<(), ErrorData> {
         if !configs.is_empty() {
             let (target, mode) = (Target::Owner(self.link.clone()), self.mode);
             let own = Upstreams::start(configs, &self.options, |callers| {
@@ -156,8 +194,6 @@ impl Shared {
             own.wait_ready(self.options.startup_wait).await;
         }
         let _ = self.info.set(self.describe());
-        let announcer = tokio::spawn(self.clone().announce(self.stop.clone()));
-        lock(&self.tasks).push(announcer);
         Ok(())
     }
 
@@ -167,11 +203,18 @@ impl Shared {
         self: Arc<Self>,
         stop: CancellationToken,
     ) -> impl Future<Output = ()> + Send + 'static {
-        let (registries, outbox, baseline) = (
-            self.registries(),
-            self.link.outbox.clone(),
-            announce::digest(&self.host_tools()),
-        );
+        let outbox = self.link.outbox.clone();
+        self.announce_to(outbox, stop)
+    }
+
+    /// Tells `outbox` (one listen stream's) whenever the tools the host would list change,
+    /// from now until `stop`.
+    pub(crate) fn announce_to(
+        self: Arc<Self>,
+        outbox: super::outbox::Outbox,
+        stop: CancellationToken,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        let (registries, baseline) = (self.registries(), announce::digest(&self.host_tools()));
         announce::tools(
             registries,
             move || self.host_tools(),

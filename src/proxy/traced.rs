@@ -33,7 +33,14 @@ impl ProxyHandler {
                 &[Some(&context.meta)],
                 None,
             );
-            let answer = served.within(work).await;
+            let started = match self.starts_inline() {
+                true => Box::pin(self.start_inline()).await,
+                false => Ok(()),
+            };
+            let answer = match started {
+                Ok(()) => served.within(work).await,
+                Err(error) => Err(error),
+            };
             served.end(answer.as_ref().err().map(served_rpc_error));
             answer.map(ForHost::for_host)
         }

@@ -37,6 +37,7 @@ mod proxy_hostile;
 mod remote_faults;
 mod remote_recovery;
 mod remote_transport;
+mod revisions;
 #[cfg(feature = "rig")]
 mod rig;
 mod serve;

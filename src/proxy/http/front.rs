@@ -11,9 +11,10 @@ use rmcp::{
     service::{RequestContext, SubscriptionContext},
 };
 
-use super::{hub::Hosts, sessions::SessionKey, writer};
+use super::{hub::Hosts, sessions::SessionKey};
 use crate::proxy::{
     front::{CallOutcome, Front},
+    outbox::sink,
     shared::Shared,
 };
 
@@ -43,10 +44,7 @@ impl Front for HttpFront {
                 None,
             ));
         };
-        let writer = tokio::spawn(writer::run(
-            shared.link.outbox.clone(),
-            context.peer.clone(),
-        ));
+        let writer = tokio::spawn(sink::run(shared.link.outbox.clone(), context.peer.clone()));
         self.hosts.register(id, shared.clone(), writer);
         Ok(())
     }
@@ -71,7 +69,7 @@ impl Front for HttpFront {
         let peer = context.peer.clone();
         Box::pin(async move {
             outbox.open();
-            let drain = writer::run(outbox.clone(), peer);
+            let drain = sink::run(outbox.clone(), peer);
             tokio::pin!(call, drain);
             let outcome = tokio::select! {
                 outcome = &mut call => outcome,
@@ -96,7 +94,7 @@ impl Front for HttpFront {
             let stop = tokio_util::sync::CancellationToken::new();
             let _stop_announcing = stop.clone().drop_guard();
             let announce = shared.clone().announce(stop);
-            let drain = writer::run(link.outbox.clone(), context.sink().clone());
+            let drain = sink::run(link.outbox.clone(), context.sink().clone());
             tokio::select! {
                 () = context.cancelled() => {}
                 () = announce => {}

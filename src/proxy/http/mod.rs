@@ -50,7 +50,6 @@ mod options;
 mod restore;
 mod serve;
 mod sessions;
-mod writer;
 
 pub use auth::Tokens;
 pub use options::{FrontLimits, ServeOptions};

@@ -45,6 +45,7 @@ mod buffer;
 mod entry;
 mod kind;
 mod report;
+pub(crate) mod sink;
 mod take;
 pub(super) mod writer;
 

@@ -1,5 +1,6 @@
-//! The HTTP front's writer: drains one host's outbox to where that host listens (its session's
-//! streams, or one 2026-07-28 listen stream), one notification at a time, in order.
+//! Drains one host's outbox to where that host listens through rmcp (an HTTP host session's
+//! streams, or one 2026-07-28 listen stream, over HTTP or stdio), one notification at a time,
+//! in order. (The stdio front's own outbox has its own writer, `writer.rs`, which writes lines.)
 //!
 //! Only notifications travel this way: rmcp writes its own answers and the core's requests to
 //! the host straight to the session. A host that does not read blocks its own writer (rmcp's
@@ -13,7 +14,7 @@ use rmcp::{
     service::SubscriptionSink,
 };
 
-use crate::proxy::outbox::{Outbox, Payload, Taken, writer::sleep_until};
+use super::{Outbox, Payload, Taken, writer::sleep_until};
 
 /// How many queued notifications one round takes.
 const BATCH: usize = 32;
