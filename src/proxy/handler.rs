@@ -30,7 +30,7 @@ use super::{
     capabilities::everything,
     forward::{self, ask},
     front::Front,
-    revision::ForHost,
+    revision::{self, ForHost},
     shared::Shared,
 };
 
@@ -223,7 +223,9 @@ impl ServerHandler for ProxyHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         self.traced("resources/read", &context, async {
-            self.read(request).await
+            let uri = request.uri.clone();
+            let read = self.read(request).await;
+            read.map_err(|error| revision::names_the_resource(error, &uri))
         })
         .await
     }

@@ -30,9 +30,9 @@
 //!    it for every result type marked here; `cli/tests/it/revisions.rs` checks every message).
 
 use rmcp::model::{
-    CallToolResponse, CallToolResult, CompleteResult, GetPromptResponse, GetPromptResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    ReadResourceResponse, ReadResourceResult, ResultType,
+    CallToolResponse, CallToolResult, CompleteResult, ErrorCode, ErrorData, GetPromptResponse,
+    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, ReadResourceResponse, ReadResourceResult, ResultType,
 };
 
 /// An answer the handler gives a host, shaped for whichever revision the host speaks (see the
@@ -98,6 +98,18 @@ impl ForHost for ReadResourceResponse {
 /// only, whose empty result rmcp writes.
 impl ForHost for () {
     fn for_host(self) -> Self {}
+}
+
+/// A `resources/read` refused as not found (`-32002` from a 2025-11-25 upstream, `-32602`
+/// from a 2026-07-28 one) names the URI (`data.uri`, which 2026-07-28 asks for, SEP-2164, and
+/// an older host may read), when the upstream's error did not. rmcp's dispatch renumbers
+/// `-32002` for a 2026-07-28 host.
+pub(super) fn names_the_resource(mut error: ErrorData, uri: &str) -> ErrorData {
+    let not_found = [ErrorCode::RESOURCE_NOT_FOUND, ErrorCode::INVALID_PARAMS];
+    if not_found.contains(&error.code) && error.data.is_none() {
+        error.data = Some(serde_json::json!({ "uri": uri }));
+    }
+    error
 }
 
 #[cfg(test)]

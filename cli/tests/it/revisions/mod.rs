@@ -95,6 +95,9 @@ async fn cell(host: Revision, upstream: Revision, front: Front) {
             error,
             "{method} {params}: {answer}"
         );
+        if params["uri"] == json!("mock://no/such") {
+            assert_eq!(answer["error"]["data"]["uri"], params["uri"], "{answer}");
+        }
         if params["name"] == json!("confirm")
             && matches!(front, Front::Proxy)
             && host == Revision::V2025
