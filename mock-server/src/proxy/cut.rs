@@ -1,0 +1,209 @@
+//! [`StreamCut`]: the HTTP proxy cutting one response stream part-way, as a load balancer, a
+//! NAT or an idle-timeout that drops one connection does while the server behind it lives on.
+//!
+//! # Invariants
+//!
+//! 1. A cut is armed for one response: the first forwarded POST that matches takes it (taken
+//!    under the proxy's lock, so two POSTs never share it); every other request passes untouched.
+//! 2. A cut response forwards its head and exactly `after_events` complete SSE events (an event
+//!    ends at a blank line), never a byte more, then fails its body: hyper cannot end a chunked
+//!    body it was not given, so it closes the client's connection mid-body. The upstream body is
+//!    dropped with it, which closes the upstream connection: the server sees its client leave.
+//! 3. A response that is not an event stream, or that ends before its cut point, is forwarded
+//!    whole and not counted as cut; the armed cut is spent all the same.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+
+use axum::body::{Body, Bytes};
+use hyper::Response;
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
+use hyper::header;
+
+/// Cut the response stream of the next POST that matches, after `after_events` events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamCut {
+    /// JSON-RPC methods (e.g. `"tools/call"`) whose POST's response may be cut.
+    ///
+    /// # Default
+    /// Empty: the next POST's, whatever its method.
+    pub methods: Vec<String>,
+    /// Complete SSE events forwarded before the cut (0: right after the response's head).
+    pub after_events: usize,
+}
+
+impl StreamCut {
+    /// Cuts the next `method` POST's response stream after `after_events` events.
+    pub fn after(method: &str, after_events: usize) -> StreamCut {
+        StreamCut {
+            methods: vec![method.to_owned()],
+            after_events,
+        }
+    }
+
+    /// `response`, cut as this says when it is an event stream (invariants 2 and 3); `cuts`
+    /// counts the streams actually cut.
+    pub(super) fn apply(self, response: Response<Body>, cuts: Arc<AtomicU64>) -> Response<Body> {
+        let events = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+        if !events {
+            return response;
+        }
+        response.map(|inner| {
+            Body::new(Cutting {
+                inner,
+                left: self.after_events,
+                line_empty: true,
+                after_cr: false,
+                cut: false,
+                cuts,
+            })
+        })
+    }
+}
+
+/// A response body that ends in a failure after its `left` events (invariant 2).
+struct Cutting {
+    inner: Body,
+    /// Events still to forward before the cut.
+    left: usize,
+    /// The line being scanned has no byte yet (an empty line ends an event).
+    line_empty: bool,
+    /// The last byte scanned was `\r` (a `\n` after it ends no second line).
+    after_cr: bool,
+    /// The cut point was reached: the next poll fails the body.
+    cut: bool,
+    cuts: Arc<AtomicU64>,
+}
+
+impl Cutting {
+    /// How many bytes of `chunk` go out before the cut point, if the cut point is in it.
+    fn cut_point(&mut self, chunk: &[u8]) -> Option<usize> {
+        for (at, byte) in chunk.iter().enumerate() {
+            let ends_line = match byte {
+                b'\n' if self.after_cr => {
+                    self.after_cr = false;
+                    continue;
+                }
+                b'\n' => true,
+                b'\r' => {
+                    self.after_cr = true;
+                    true
+                }
+                _ => false,
+            };
+            if *byte != b'\r' {
+                self.after_cr = false;
+            }
+            if !ends_line {
+                self.line_empty = false;
+                continue;
+            }
+            if self.line_empty {
+                self.left -= 1;
+                if self.left == 0 {
+                    // A `\r` that ends the event may still have its `\n`: send it too.
+                    let end = match (byte, chunk.get(at + 1)) {
+                        (b'\r', Some(b'\n')) => at + 2,
+                        _ => at + 1,
+                    };
+                    return Some(end);
+                }
+            }
+            self.line_empty = true;
+        }
+        None
+    }
+
+    fn fail(&mut self) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        self.cuts.fetch_add(1, Ordering::SeqCst);
+        let cut = io::Error::new(io::ErrorKind::ConnectionAborted, "cut by the fault proxy");
+        Poll::Ready(Some(Err(cut)))
+    }
+}
+
+impl HttpBody for Cutting {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        let this = self.get_mut();
+        if this.cut || this.left == 0 {
+            this.cut = true;
+            return this.fail();
+        }
+        let frame = match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(None) => return Poll::Ready(None),
+            Poll::Ready(Some(Err(error))) => {
+                return Poll::Ready(Some(Err(io::Error::other(error))));
+            }
+            Poll::Ready(Some(Ok(frame))) => frame,
+        };
+        let Some(data) = frame.data_ref() else {
+            return Poll::Ready(Some(Ok(frame)));
+        };
+        match this.cut_point(data) {
+            Some(end) => {
+                this.cut = true;
+                Poll::Ready(Some(Ok(Frame::data(data.slice(..end)))))
+            }
+            None => Poll::Ready(Some(Ok(frame))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        false
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cutting(left: usize) -> Cutting {
+        Cutting {
+            inner: Body::empty(),
+            left,
+            line_empty: true,
+            after_cr: false,
+            cut: false,
+            cuts: Arc::default(),
+        }
+    }
+
+    #[test]
+    fn the_cut_point_is_the_end_of_the_nth_event_whatever_the_line_ends() {
+        let stream = b"id: 1\ndata: \n\ndata: {\"a\":1}\r\n\r\ndata: x\r\rrest";
+        let mut one = cutting(1);
+        assert_eq!(one.cut_point(stream), Some(14));
+        let mut two = cutting(2);
+        assert_eq!(two.cut_point(stream), Some(31));
+        let mut three = cutting(3);
+        assert_eq!(three.cut_point(stream), Some(40));
+        let mut four = cutting(4);
+        assert_eq!(four.cut_point(stream), None);
+    }
+
+    #[test]
+    fn an_event_split_across_chunks_is_counted_once() {
+        let mut two = cutting(2);
+        assert_eq!(two.cut_point(b"data: a\r"), None);
+        assert_eq!(two.cut_point(b"\n\r"), None);
+        assert_eq!(two.cut_point(b"\ndata: b\n"), None);
+        assert_eq!(two.cut_point(b"\nmore"), Some(1));
+    }
+}
