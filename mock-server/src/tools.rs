@@ -131,7 +131,8 @@ fn builtin_shape(name: &str) -> (&'static str, Value, &'static [&'static str]) {
             &["ms"],
         ),
         "peek" => (
-            "waits `ms` milliseconds (cancellable), returns the boot id; readOnlyHint",
+            "waits `ms` milliseconds (cancellable), returns the boot id; readOnlyHint; with a \
+             progress token, one progress notification \"peeking\" first",
             json!({"ms": {"type": "integer", "minimum": 0}}),
             &["ms"],
         ),

@@ -7,8 +7,11 @@
 //!    under the proxy's lock, so two POSTs never share it); every other request passes untouched.
 //! 2. A cut response forwards its head and exactly `after_events` complete SSE events (an event
 //!    ends at a blank line), never a byte more, then fails its body: hyper cannot end a chunked
-//!    body it was not given, so it closes the client's connection mid-body. The upstream body is
-//!    dropped with it, which closes the upstream connection: the server sees its client leave.
+//!    body it was not given, so it closes the client's connection mid-body. Before it fails, the
+//!    body answers "not yet" once (and wakes itself at once): hyper flushes what it holds when
+//!    a body has nothing ready, and drops it unsent when the body fails, so the client always
+//!    gets the head and the events before the cut. The upstream body is dropped with it, which
+//!    closes the upstream connection: the server sees its client leave.
 //! 3. A response that is not an event stream, or that ends before its cut point, is forwarded
 //!    whole and not counted as cut; the armed cut is spent all the same.
 
@@ -61,11 +64,22 @@ impl StreamCut {
                 left: self.after_events,
                 line_empty: true,
                 after_cr: false,
-                cut: false,
+                cut: Stage::Before,
                 cuts,
             })
         })
     }
+}
+
+/// How far a cut body is from its failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Forwarding, before the cut point.
+    Before,
+    /// At the cut point: the next poll is the "not yet" that lets hyper flush.
+    Flush,
+    /// Flushed: the next poll fails the body.
+    Fail,
 }
 
 /// A response body that ends in a failure after its `left` events (invariant 2).
@@ -77,8 +91,8 @@ struct Cutting {
     line_empty: bool,
     /// The last byte scanned was `\r` (a `\n` after it ends no second line).
     after_cr: bool,
-    /// The cut point was reached: the next poll fails the body.
-    cut: bool,
+    /// Where the body is in its cut (invariant 2).
+    cut: Stage,
     cuts: Arc<AtomicU64>,
 }
 
@@ -137,9 +151,17 @@ impl HttpBody for Cutting {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         let this = self.get_mut();
-        if this.cut || this.left == 0 {
-            this.cut = true;
-            return this.fail();
+        if this.left == 0 && this.cut == Stage::Before {
+            this.cut = Stage::Flush;
+        }
+        match this.cut {
+            Stage::Before => {}
+            Stage::Flush => {
+                this.cut = Stage::Fail;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            Stage::Fail => return this.fail(),
         }
         let frame = match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Pending => return Poll::Pending,
@@ -154,7 +176,7 @@ impl HttpBody for Cutting {
         };
         match this.cut_point(data) {
             Some(end) => {
-                this.cut = true;
+                this.cut = Stage::Flush;
                 Poll::Ready(Some(Ok(Frame::data(data.slice(..end)))))
             }
             None => Poll::Ready(Some(Ok(frame))),
@@ -180,7 +202,7 @@ mod tests {
             left,
             line_empty: true,
             after_cr: false,
-            cut: false,
+            cut: Stage::Before,
             cuts: Arc::default(),
         }
     }
