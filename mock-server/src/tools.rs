@@ -131,8 +131,7 @@ fn builtin_shape(name: &str) -> (&'static str, Value, &'static [&'static str]) {
             &["ms"],
         ),
         "peek" => (
-            "waits `ms` milliseconds (cancellable), returns the boot id; readOnlyHint; with a \
-             progress token, one progress notification \"peeking\" first",
+            "waits `ms` milliseconds (cancellable), returns the boot id; readOnlyHint",
             json!({"ms": {"type": "integer", "minimum": 0}}),
             &["ms"],
         ),

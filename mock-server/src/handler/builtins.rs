@@ -78,6 +78,7 @@ impl MockHandler {
             }
             "peek" => {
                 let Sleep { ms } = parse(args)?;
+                // A caller that asked for progress learns that the wait began.
                 announce(&context, PEEKING).await;
                 tokio::select! {
                     () = tokio::time::sleep(Duration::from_millis(ms)) => {

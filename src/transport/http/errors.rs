@@ -23,7 +23,7 @@ pub type HttpError = StreamableHttpError<reqwest::Error>;
 /// an error of ours.
 #[derive(Debug, thiserror::Error)]
 #[error("the stream of its answer ended before the answer: {0}")]
-pub struct StreamLost(String);
+pub(crate) struct StreamLost(String);
 
 impl StreamLost {
     /// The error a send returns when its answer's stream ended with `cause`.
@@ -34,7 +34,7 @@ impl StreamLost {
 }
 
 /// What `error` says when a 2026-07-28 request was lost with its answer's stream.
-pub fn stream_lost(error: &HttpError) -> Option<&StreamLost> {
+pub(crate) fn stream_lost(error: &HttpError) -> Option<&StreamLost> {
     match error {
         StreamableHttpError::Io(e) => e.get_ref()?.downcast_ref::<StreamLost>(),
         _ => None,
