@@ -107,3 +107,36 @@ pub(super) struct Reading<'a> {
 pub(super) async fn drain(events: &mut Events, activity: &crate::transport::Activity) {
     while let Ok(Some(_)) = events.next(activity).await {}
 }
+
+#[cfg(test)]
+mod tests {
+    use rmcp::{RoleClient, ServiceError, transport::DynamicTransportError};
+
+    use super::*;
+    use crate::{
+        transport::http::{HttpTransport, errors::stream_lost, never_ran, verdict},
+        verdict::{Phase, Verdict},
+    };
+
+    #[test]
+    fn a_lost_2026_stream_is_one_suspect_answer_that_may_have_run() {
+        let ended = StreamableHttpError::UnexpectedEndOfStream;
+        let lost = StreamLost::error(&ended);
+        let words = stream_lost(&lost).expect("it says it was lost").to_string();
+        assert!(words.contains("unexpected end of stream"), "{words}");
+        assert!(stream_lost(&ended).is_none(), "only a 2026 loss is one");
+        let judged = verdict(&lost, Phase::Session, String::new());
+        assert!(
+            matches!(judged, Verdict::Suspect { status: None, .. }),
+            "not a death by itself: {judged:?}"
+        );
+        assert!(!never_ran(&lost), "it left: it may have run");
+        let sent = DynamicTransportError::new::<HttpTransport, RoleClient>(lost);
+        let said = crate::transport::stream_lost(&ServiceError::TransportSend(sent));
+        assert_eq!(
+            said,
+            Some(words),
+            "the call path reads it through rmcp's error"
+        );
+    }
+}
