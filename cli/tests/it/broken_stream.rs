@@ -139,6 +139,33 @@ async fn a_2026_stream_cut_mid_answer_is_reissued_under_a_new_id_on_the_same_gen
 }
 
 #[tokio::test]
+async fn a_2026_call_is_reissued_once_only_and_a_second_cut_fails_it_as_may_have_run() {
+    init_tracing();
+    let cut = Cut::start("cuttwice", ProtocolChoice::V2026_07_28).await;
+    cut.proxy
+        .cut_next(StreamCut::after("tools/call", 1).times(2));
+    let result = cut.call("peek", json!({"ms": 2000})).await;
+    assert_eq!(cut.proxy.cuts(), 2, "the proxy cut both streams");
+    match result {
+        Err(CallError::ConnectionLost {
+            may_have_run: true,
+            generation,
+            ref detail,
+            ..
+        }) => {
+            assert_eq!(generation.get(), cut.generation, "{result:?}");
+            assert!(detail.contains("cut again"), "the answer says so: {detail}");
+        }
+        other => panic!("expected ConnectionLost {{ may_have_run: true }}, got {other:?}"),
+    }
+    let ids = cut.call_ids("peek");
+    assert_eq!(ids.len(), 2, "issued again once, never twice: {ids:?}");
+    assert_ne!(ids[0], ids[1], "the re-issue has a new request id");
+    cut.assert_same_generation().await;
+    cut.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_2026_stream_cut_under_a_tool_that_may_not_run_twice_fails_as_may_have_run_and_keeps_the_generation()
  {
     init_tracing();

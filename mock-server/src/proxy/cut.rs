@@ -3,8 +3,9 @@
 //!
 //! # Invariants
 //!
-//! 1. A cut is armed for one response: the first forwarded POST that matches takes it (taken
-//!    under the proxy's lock, so two POSTs never share it); every other request passes untouched.
+//! 1. A cut is armed for `times` responses: each of the first `times` forwarded POSTs that
+//!    match takes one (under the proxy's lock, so two POSTs never share one); every other
+//!    request passes untouched.
 //! 2. A cut response forwards its head and exactly `after_events` complete SSE events (an event
 //!    ends at a blank line), never a byte more, then fails its body: hyper cannot end a chunked
 //!    body it was not given, so it closes the client's connection mid-body. Before it fails, the
@@ -26,7 +27,7 @@ use hyper::Response;
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use hyper::header;
 
-/// Cut the response stream of the next POST that matches, after `after_events` events.
+/// Cut the response streams of the next `times` POSTs that match, after `after_events` events.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamCut {
     /// JSON-RPC methods (e.g. `"tools/call"`) whose POST's response may be cut.
@@ -36,6 +37,11 @@ pub struct StreamCut {
     pub methods: Vec<String>,
     /// Complete SSE events forwarded before the cut (0: right after the response's head).
     pub after_events: usize,
+    /// How many matching POSTs' responses are cut.
+    ///
+    /// # Default
+    /// 1 (with [`StreamCut::after`]).
+    pub times: u32,
 }
 
 impl StreamCut {
@@ -44,7 +50,13 @@ impl StreamCut {
         StreamCut {
             methods: vec![method.to_owned()],
             after_events,
+            times: 1,
         }
+    }
+
+    /// The same cut for the next `times` matching POSTs.
+    pub fn times(self, times: u32) -> StreamCut {
+        StreamCut { times, ..self }
     }
 
     /// `response`, cut as this says when it is an event stream (invariants 2 and 3); `cuts`

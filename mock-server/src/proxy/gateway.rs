@@ -62,12 +62,17 @@ impl Gateway {
         cut.as_ref().map(|cut| !cut.methods.is_empty())
     }
 
-    /// Takes the armed cut if the POST whose body is `body` matches it.
+    /// Takes one of the armed cuts if the POST whose body is `body` matches them.
     fn take_cut(&self, body: &[u8]) -> Option<StreamCut> {
         let mut cut = self.cut.lock().unwrap_or_else(PoisonError::into_inner);
-        match cut.as_ref() {
-            Some(armed) if methods_match(&armed.methods, body) => cut.take(),
-            _ => None,
+        let armed = cut.as_mut()?;
+        if !methods_match(&armed.methods, body) {
+            return None;
+        }
+        armed.times = armed.times.saturating_sub(1);
+        match armed.times {
+            0 => cut.take(),
+            _ => Some(armed.clone()),
         }
     }
 

@@ -95,7 +95,7 @@ impl HttpFaultProxy {
         self.gateway.set_fault(fault);
     }
 
-    /// Arms `cut` for the response of the next POST that matches it (see [`StreamCut`]),
+    /// Arms `cut` for the responses of the next POSTs that match it (see [`StreamCut`]),
     /// replacing a cut still armed. Requests that do not match pass untouched.
     pub fn cut_next(&self, cut: StreamCut) {
         self.gateway.arm_cut(cut);
