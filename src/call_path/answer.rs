@@ -4,14 +4,12 @@ use std::{sync::Arc, time::Duration};
 
 use rmcp::{
     ServiceError,
-    model::{
-        CancelledNotification, CancelledNotificationParam, ClientRequest, RequestId, ServerResult,
-    },
+    model::{ClientRequest, RequestId, ServerResult},
     service::PeerRequestOptions,
 };
 use tokio::time::Instant;
 
-use super::{CallPath, Sent};
+use super::{CallPath, Sent, abandon::Abandon};
 use crate::{
     CallError,
     call::{CallPhase, ProgressFn},
@@ -30,9 +28,6 @@ use crate::{
 const OVERLOAD_MIN_WAIT: Duration = Duration::from_millis(100);
 /// How many times one call is sent again after being refused for load.
 const OVERLOAD_RESENDS: u32 = 5;
-
-/// How long a cancellation for an abandoned request may take to send before it is given up.
-const CANCEL_SEND_LIMIT: Duration = Duration::from_secs(5);
 
 /// How long a call whose generation was reported dead by someone else still waits for its own
 /// outcome, which may say that it never left (a refused connection, a closed pipe): such a call
@@ -192,6 +187,9 @@ impl CallPath {
     ) -> Sent {
         let verdict = judge(error);
         op.verdict(&verdict);
+        if let Some(cut) = self.cut(live, error) {
+            return cut;
+        }
         let failed = match verdict {
             Verdict::Overload {
                 status,
@@ -269,30 +267,4 @@ impl CallPath {
 /// for, but never less than [`OVERLOAD_MIN_WAIT`] doubled `n` times.
 fn overload_wait(asked: Duration, n: u32) -> Duration {
     asked.max(OVERLOAD_MIN_WAIT * 2u32.saturating_pow(n))
-}
-
-/// Sends `notifications/cancelled` for a request whose answer nobody will read any more (its
-/// caller went away, or its deadline passed), so the server can stop working on it; sent by a
-/// task of the generation's `cancels`, which an orderly close lets finish ([`Live::cancels`]).
-struct Abandon<'a> {
-    live: &'a Live,
-    id: Option<RequestId>,
-}
-
-impl Drop for Abandon<'_> {
-    fn drop(&mut self) {
-        let Some(id) = self.id.take() else { return };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let peer = self.live.peer.clone();
-        let params =
-            CancelledNotificationParam::new(Some(id), Some("abandoned by the caller".to_owned()));
-        let notification = CancelledNotification::new(params);
-        let send = async move {
-            let sent = peer.send_notification(notification.into());
-            let _ = tokio::time::timeout(CANCEL_SEND_LIMIT, sent).await;
-        };
-        self.live.cancels.spawn_on(send, &runtime);
-    }
 }

@@ -12,7 +12,9 @@ use rmcp::model::{
 };
 use tokio::time::Instant;
 
+mod abandon;
 mod answer;
+mod cut;
 mod errors;
 mod input;
 mod probe;
@@ -64,6 +66,10 @@ enum Sent {
     /// was unknown); the generation was reported dead. The error is the answer if the request
     /// may not go again.
     Unsent(CallError),
+    /// A 2026-07-28 request lost with its answer's cut stream, on a generation that lives on
+    /// ([`cut`]): issued again as a new request, or answered by [`CallPath::after_cut`]. What
+    /// was observed.
+    Cut(String),
 }
 
 impl Sent {
@@ -80,6 +86,7 @@ impl Sent {
             Sent::Done(Err(CallError::Server(error))) => Outcome::Rpc(error),
             Sent::Done(Err(error)) | Sent::Unsent(error) => Outcome::Failed(error_kind(error)),
             Sent::Again => Outcome::Failed("overloaded"),
+            Sent::Cut(_) => Outcome::Failed("connection_lost"),
         }
     }
 }
@@ -129,7 +136,7 @@ impl CallPath {
     ) -> Result<CallToolResult, CallError> {
         let (mut live, deadline, limit, mut resent) = self.ready_for(options).await?;
         let (mut overloads, mut rounds) = (0, input::Rounds::default());
-        let mut replayed = false;
+        let (mut replayed, mut reissued) = (false, false);
         loop {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
             let progress = options.progress.as_ref();
@@ -153,6 +160,15 @@ impl CallPath {
                     live = self.next_live(&live, deadline, lost).await?;
                 }
                 Sent::Done(result) => return result.and_then(tool_result),
+                // Lost with its cut stream, and a second run is harmless: once more, as a new
+                // request on the same generation (SEP-2575; see `cut`).
+                Sent::Cut(_) if !reissued && self.may_replay(&live, &params.name) => {
+                    reissued = true;
+                    tracing::info!(server = %self.server, generation = %live.generation, tool = %params.name, "the call's answer stream was cut; issuing it again as a new request, the tool being read-only or idempotent");
+                }
+                Sent::Cut(lost) => {
+                    return Err(self.after_cut(&live, deadline, lost, reissued).await);
+                }
                 Sent::Again => {}
                 // The server did not run it: it may go once to the next generation.
                 Sent::Unsent(not_run) if !resent => {
@@ -183,7 +199,7 @@ impl CallPath {
                 .map(ServerResult::CallToolResult);
         }
         let (mut live, deadline, limit, mut resent) = self.ready_for(options).await?;
-        let mut overloads = 0;
+        let (mut overloads, mut reissued) = (0, false);
         loop {
             let progress = options.progress.as_ref();
             match self
@@ -199,6 +215,12 @@ impl CallPath {
             {
                 Sent::Done(result) => return result,
                 Sent::Again => {}
+                // Every request but a tool call reads: once more, as a new request (see `cut`).
+                Sent::Cut(_) if !reissued => {
+                    reissued = true;
+                    tracing::info!(server = %self.server, generation = %live.generation, "a request's answer stream was cut; issuing it again as a new request");
+                }
+                Sent::Cut(lost) => return Err(self.after_cut(&live, deadline, lost, true).await),
                 Sent::Unsent(not_run) if !resent => {
                     resent = true;
                     live = self.next_live(&live, deadline, not_run).await?;

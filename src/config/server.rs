@@ -185,6 +185,10 @@ impl FromStr for Sessions {
 /// only for a tool that changes nothing (`readOnlyHint: true`) or whose second run changes
 /// nothing more (`idempotentHint: true`), as the server annotated it in the generation that
 /// was sent the call. A call that provably did not run is sent again whatever this says.
+///
+/// The same rule decides whether a 2026-07-28 call whose answer's stream was cut (the server
+/// then takes the call as cancelled, but may have run it) is issued again, once, as a new
+/// request on the same generation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Replay {

@@ -71,6 +71,11 @@ pub enum CallError {
     /// could be sent (its pre-call probe went unanswered, or the server refused it for a
     /// session it no longer knows) and no next generation took it within its deadline. Nothing
     /// is replayed that may have run: `may_have_run` says which it was.
+    ///
+    /// On 2026-07-28 also: the stream of the call's answer was cut before the answer while
+    /// `generation` lives on (`may_have_run: true`). The server took the closed stream as the
+    /// call's cancellation but may have run part or all of it; the call was not issued again
+    /// (the tool is not annotated read-only or idempotent), or was, once, and cut again.
     #[error(
         "connection to '{server}' was lost (generation {generation}; {}): {detail}",
         if *.may_have_run { "the call may have run" } else { "the call did not run" }

@@ -1,6 +1,6 @@
 //! Probes: sending one (`ping`, or `server/discover` for a server that has no ping), and what
 //! its outcome means, decided here whoever sent it: the heartbeat, a call that follows a long
-//! silence, or the call path after suspect answers.
+//! silence, or the call path after suspect answers or a cut answer stream.
 //!
 //! # Invariants
 //!
@@ -42,6 +42,9 @@ pub(crate) enum Prober {
     BeforeCall,
     /// The call path, after `failures` suspect answers in a row.
     AfterSuspect,
+    /// The call path, after a 2026-07-28 call's answer stream was cut and the call was not
+    /// issued again: was it the server's death, or only the path's?
+    AfterCut,
 }
 
 impl Prober {
@@ -50,6 +53,7 @@ impl Prober {
             Prober::Heartbeat => "heartbeat probe",
             Prober::BeforeCall => "pre-call probe",
             Prober::AfterSuspect => "probe after suspect answers",
+            Prober::AfterCut => "probe after a cut answer stream",
         }
     }
 }

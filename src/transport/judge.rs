@@ -108,6 +108,19 @@ pub fn judge(error: &ServiceError) -> Verdict {
     }
 }
 
+/// True when `error` says a 2026-07-28 request was lost with its answer's stream, cut or
+/// dropped before its answer while its generation may live on: the server took the closed
+/// stream as the request's cancellation, and the request may have run in part
+/// ([`StreamLost`](super::http::errors::StreamLost)).
+/// Its words (`None` for any other error).
+pub(crate) fn stream_lost(error: &ServiceError) -> Option<String> {
+    let ServiceError::TransportSend(e) = error else {
+        return None;
+    };
+    let lost = http::stream_lost(e.error.downcast_ref::<http::HttpError>()?)?;
+    Some(lost.to_string())
+}
+
 /// True when a request that failed provably did not run, so that it may be sent once to the
 /// next generation. `id`: its JSON-RPC id (`None` when rmcp never queued it); `error`: its own
 /// failure (`None` when it has none: its generation died first, and it was given up).
@@ -163,10 +176,13 @@ fn error_never_ran(error: &ServiceError) -> bool {
 /// The error's text followed by its deepest cause (e.g. "connection refused" under a reqwest
 /// error, which rmcp's `Client` variant does not expose as a source).
 fn chain(error: &rmcp::transport::DynamicTransportError) -> String {
-    let detail = match error.error.downcast_ref::<http::HttpError>() {
-        Some(rmcp::transport::streamable_http_client::StreamableHttpError::Client(e)) => {
+    let http = error.error.downcast_ref::<http::HttpError>();
+    let detail = match (http, http.and_then(http::stream_lost)) {
+        (Some(rmcp::transport::streamable_http_client::StreamableHttpError::Client(e)), _) => {
             format!("{}: {}", error.transport_name, innermost(e))
         }
+        // Its own words already end with their cause.
+        (_, Some(lost)) => format!("{}: {lost}", error.transport_name),
         _ => format!("{}: {}", error.transport_name, innermost(&*error.error)),
     };
     crate::verdict::plain(&detail)

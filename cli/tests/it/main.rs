@@ -12,6 +12,7 @@
 mod common;
 
 mod blip;
+mod broken_stream;
 
 mod cli;
 mod cli_auth;

@@ -15,8 +15,11 @@ use crate::progress::cancelled;
 use crate::set_tools::SetTools;
 use crate::{logging, progress};
 
-/// How long the `block` tool's progress notification may take to go out.
+/// How long the progress notification of `block` or `peek` may take to go out.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What `peek` tells a caller that asked for progress before it waits.
+const PEEKING: &str = "peeking";
 
 #[derive(Deserialize)]
 struct Add {
@@ -75,6 +78,8 @@ impl MockHandler {
             }
             "peek" => {
                 let Sleep { ms } = parse(args)?;
+                // A caller that asked for progress learns that the wait began.
+                announce(&context, PEEKING).await;
                 tokio::select! {
                     () = tokio::time::sleep(Duration::from_millis(ms)) => {
                         let who = crate::whoami::report(&self.shared);
@@ -147,24 +152,28 @@ impl MockHandler {
         Block { ms }: Block,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let announce = async {
-            let Some(token) = context.meta.get_progress_token() else {
-                return;
-            };
-            let progress = ProgressNotificationParam::new(token, 0.0).with_message(ANNOUNCEMENT);
-            let notify = context.peer.notify_progress(progress);
-            if !matches!(
-                tokio::time::timeout(NOTIFY_TIMEOUT, notify).await,
-                Ok(Ok(()))
-            ) {
-                tracing::debug!("block: the announcement was not sent");
-            }
-        };
+        let announce = announce(&context, ANNOUNCEMENT);
         let duration = Duration::from_millis(ms);
         if !self.shared.block.run(duration, &context.ct, announce).await {
             self.shared.count_cancelled();
             return Err(cancelled("block"));
         }
         Ok(text(format!("blocked {ms}ms")))
+    }
+}
+
+/// Sends `notifications/progress` 0 with `message` for the call of `context`, if it asked for
+/// progress; given up after [`NOTIFY_TIMEOUT`].
+async fn announce(context: &RequestContext<RoleServer>, message: &str) {
+    let Some(token) = context.meta.get_progress_token() else {
+        return;
+    };
+    let progress = ProgressNotificationParam::new(token, 0.0).with_message(message);
+    let notify = context.peer.notify_progress(progress);
+    if !matches!(
+        tokio::time::timeout(NOTIFY_TIMEOUT, notify).await,
+        Ok(Ok(()))
+    ) {
+        tracing::debug!(message, "a progress announcement was not sent");
     }
 }

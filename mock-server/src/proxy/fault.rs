@@ -56,21 +56,27 @@ impl GatewayFault {
 
     /// Invariant 1; `body` is only looked at when [`GatewayFault::needs_body`].
     pub(super) fn matches(&self, body: &[u8]) -> bool {
-        if self.methods.is_empty() {
-            return true;
-        }
-        let Ok(value) = serde_json::from_slice::<Value>(body) else {
-            return false;
-        };
-        let listed = |message: &Value| {
-            message["method"]
-                .as_str()
-                .is_some_and(|method| self.methods.iter().any(|m| m == method))
-        };
-        match &value {
-            Value::Array(batch) => batch.iter().any(listed),
-            message => listed(message),
-        }
+        methods_match(&self.methods, body)
+    }
+}
+
+/// True when `methods` is empty, or names the JSON-RPC `method` of `body` (of any element of
+/// a batch). Shared with [`super::cut::StreamCut`].
+pub(super) fn methods_match(methods: &[String], body: &[u8]) -> bool {
+    if methods.is_empty() {
+        return true;
+    }
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return false;
+    };
+    let listed = |message: &Value| {
+        message["method"]
+            .as_str()
+            .is_some_and(|method| methods.iter().any(|m| m == method))
+    };
+    match &value {
+        Value::Array(batch) => batch.iter().any(listed),
+        message => listed(message),
     }
 }
 

@@ -1,13 +1,15 @@
-//! What the HTTP proxy does with one request: answer it from the fault plan, or forward it.
+//! What the HTTP proxy does with one request: answer it from the fault plan, or forward it
+//! (and cut its response stream, when a [`StreamCut`] is armed for it).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::body::{Body, Bytes, to_bytes};
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
-use super::fault::{FaultPlan, GatewayFault};
+use super::cut::StreamCut;
+use super::fault::{FaultPlan, GatewayFault, methods_match};
 use super::forward::{self, Upstream, UpstreamClient};
 
 /// Largest POST body read to find its JSON-RPC method.
@@ -25,6 +27,11 @@ pub(super) struct Gateway {
     pub(super) injected: AtomicU64,
     /// Requests sent upstream, whatever came back; changed only by `handle`.
     pub(super) forwarded: AtomicU64,
+    /// The one response cut armed, if any; set by `arm_cut`, taken by `handle`, never locked
+    /// across an `.await`.
+    cut: Mutex<Option<StreamCut>>,
+    /// Response streams cut so far; changed only by the cut bodies.
+    pub(super) cuts: Arc<AtomicU64>,
 }
 
 impl Gateway {
@@ -39,6 +46,33 @@ impl Gateway {
             plan: Mutex::new(fault.map(FaultPlan::new)),
             injected: AtomicU64::new(0),
             forwarded: AtomicU64::new(0),
+            cut: Mutex::new(None),
+            cuts: Arc::default(),
+        }
+    }
+
+    /// Arms `cut` for the next matching POST (replacing one still armed).
+    pub(super) fn arm_cut(&self, cut: StreamCut) {
+        *self.cut.lock().unwrap_or_else(PoisonError::into_inner) = Some(cut);
+    }
+
+    /// Whether a cut is armed, and whether it needs a POST's body to match it.
+    fn cut_needs_body(&self) -> Option<bool> {
+        let cut = self.cut.lock().unwrap_or_else(PoisonError::into_inner);
+        cut.as_ref().map(|cut| !cut.methods.is_empty())
+    }
+
+    /// Takes one of the armed cuts if the POST whose body is `body` matches them.
+    fn take_cut(&self, body: &[u8]) -> Option<StreamCut> {
+        let mut cut = self.cut.lock().unwrap_or_else(PoisonError::into_inner);
+        let armed = cut.as_mut()?;
+        if !methods_match(&armed.methods, body) {
+            return None;
+        }
+        armed.times = armed.times.saturating_sub(1);
+        match armed.times {
+            0 => cut.take(),
+            _ => Some(armed.clone()),
         }
     }
 
@@ -57,10 +91,12 @@ impl Gateway {
             return self.forward(request).await;
         }
         // The guard must be gone before any `.await`.
-        let needs_body = self.plan().as_ref().map(|plan| plan.fault.needs_body());
-        let Some(needs_body) = needs_body else {
+        let plan_needs_body = self.plan().as_ref().map(|plan| plan.fault.needs_body());
+        let cut_needs_body = self.cut_needs_body();
+        if plan_needs_body.is_none() && cut_needs_body.is_none() {
             return self.forward(request).await;
-        };
+        }
+        let needs_body = plan_needs_body.unwrap_or(false) || cut_needs_body.unwrap_or(false);
         let (parts, body) = request.into_parts();
         // `seen` is what the plan matches methods against; empty when it does not need to.
         let (body, seen) = match needs_body {
@@ -77,7 +113,12 @@ impl Gateway {
             self.injected.fetch_add(1, Ordering::SeqCst);
             return answer;
         }
-        self.forward(Request::from_parts(parts, body)).await
+        let cut = self.take_cut(&seen);
+        let response = self.forward(Request::from_parts(parts, body)).await;
+        match cut {
+            Some(cut) => cut.apply(response, self.cuts.clone()),
+            None => response,
+        }
     }
 
     /// Consults the plan current now (it may have changed while the body was read).

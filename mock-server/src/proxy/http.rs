@@ -16,12 +16,14 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::cut::StreamCut;
 use super::fault::GatewayFault;
 use super::forward::{self, TrackedExecutor, Upstream};
 use super::gateway::Gateway;
 
 /// An HTTP/1.1 reverse proxy on 127.0.0.1 that streams every exchange to a loopback upstream
-/// and back, except the POSTs its [`GatewayFault`] answers itself.
+/// and back, except the POSTs its [`GatewayFault`] answers itself and the one response stream
+/// a [`StreamCut`] cuts.
 ///
 /// Dropping it stops it without waiting; [`HttpFaultProxy::shutdown`] also waits.
 pub struct HttpFaultProxy {
@@ -91,6 +93,17 @@ impl HttpFaultProxy {
     /// body is being read while this runs is judged by the new fault.
     pub fn set_fault(&self, fault: Option<GatewayFault>) {
         self.gateway.set_fault(fault);
+    }
+
+    /// Arms `cut` for the responses of the next POSTs that match it (see [`StreamCut`]),
+    /// replacing a cut still armed. Requests that do not match pass untouched.
+    pub fn cut_next(&self, cut: StreamCut) {
+        self.gateway.arm_cut(cut);
+    }
+
+    /// Response streams cut so far.
+    pub fn cuts(&self) -> u64 {
+        self.gateway.cuts.load(Ordering::SeqCst)
     }
 
     /// Requests the proxy answered itself so far.

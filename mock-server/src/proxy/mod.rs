@@ -5,7 +5,8 @@
 //!   every open connection.
 //! - [`HttpFaultProxy`] is an HTTP/1.1 reverse proxy that streams every exchange through
 //!   unbuffered (SSE included) but answers some JSON-RPC POSTs itself, the way an overloaded
-//!   gateway answers `429`/`503` without the server ever seeing the request ([`GatewayFault`]).
+//!   gateway answers `429`/`503` without the server ever seeing the request ([`GatewayFault`]),
+//!   and can cut one POST's response stream part-way while the server lives on ([`StreamCut`]).
 //! - [`proxy_main_with_args`] runs either one as a command-line tool.
 //!
 //! The mock server injects faults from the inside (it knows about sessions); these proxies
@@ -21,10 +22,12 @@
 //!    the proxy before its client closes it (except by `reset_all` or shutdown).
 //! 4. A POST that the HTTP proxy answers itself never reaches the upstream; every other
 //!    request is forwarded with its body and headers (hop-by-hop headers aside, `Host`
-//!    rewritten) and its response streams back frame by frame.
+//!    rewritten) and its response streams back frame by frame, but for the one response an
+//!    armed [`StreamCut`] takes, which is cut where it says.
 
 mod args;
 mod cli;
+mod cut;
 mod fault;
 mod forward;
 mod gateway;
@@ -33,6 +36,7 @@ mod tcp;
 mod tcp_conn;
 
 pub use cli::proxy_main_with_args;
+pub use cut::StreamCut;
 pub use fault::GatewayFault;
 pub use http::HttpFaultProxy;
 pub use tcp::TcpProxy;

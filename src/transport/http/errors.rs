@@ -15,6 +15,32 @@ use crate::{
 /// downcasts it.
 pub type HttpError = StreamableHttpError<reqwest::Error>;
 
+/// A 2026-07-28 request whose answer's event stream ended or broke before its answer: the
+/// request was lost with its stream. The server takes a closed stream as the request's
+/// cancellation and nothing resumes it (SEP-2575), so the request is over; whether it is
+/// issued again, as a new request, is the call path's decision (`crate::call_path`). Carried
+/// as the source of a [`StreamableHttpError::Io`], the one variant of rmcp's enum that holds
+/// an error of ours.
+#[derive(Debug, thiserror::Error)]
+#[error("the stream of its answer ended before the answer: {0}")]
+pub(crate) struct StreamLost(String);
+
+impl StreamLost {
+    /// The error a send returns when its answer's stream ended with `cause`.
+    pub(super) fn error(cause: &HttpError) -> HttpError {
+        let lost = StreamLost(crate::transport::judge::innermost(cause));
+        StreamableHttpError::Io(std::io::Error::other(lost))
+    }
+}
+
+/// What `error` says when a 2026-07-28 request was lost with its answer's stream.
+pub(crate) fn stream_lost(error: &HttpError) -> Option<&StreamLost> {
+    match error {
+        StreamableHttpError::Io(e) => e.get_ref()?.downcast_ref::<StreamLost>(),
+        _ => None,
+    }
+}
+
 /// The HTTP status a Streamable HTTP error reports, if it reports one.
 ///
 /// rmcp keeps no status for most 4xx answers: it formats them as
@@ -65,6 +91,12 @@ pub fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdict {
             },
         },
         E::Client(e) if e.is_decode() => Verdict::Suspect {
+            status: None,
+            detail,
+        },
+        // Cut on the path, or dropped by a server on its way down: it says no more of the
+        // server than one missed answer. A call's path decides what follows (`crate::call_path`).
+        E::Io(_) if stream_lost(error).is_some() => Verdict::Suspect {
             status: None,
             detail,
         },

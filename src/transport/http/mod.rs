@@ -22,7 +22,10 @@
 //! 4. A `POST`'s stream that ends before its answer is resumed with `GET` and `Last-Event-ID`
 //!    (2025 sessions, `sse_max_retries` times, after the server's `retry:` clamped to
 //!    `[sse_retry_min, sse_retry_max]`), so an in-flight request cannot wait forever on a dead
-//!    server; then the request fails.
+//!    server; then the request fails. A 2026-07-28 request's stream is never resumed: the
+//!    revision has none, and the server took the closed stream as the request's cancellation.
+//!    The request fails at once as lost with its stream ([`errors::StreamLost`]), which the
+//!    call path may issue again as a new request.
 //! 5. The standalone `GET` stream is a death signal ([`standalone`]): when it ends it is opened
 //!    again at once; refused, reset or 404 is the generation's death, a new stream is life.
 //! 6. A 2xx without a message answering the handshake's `server/discover` is the server saying
@@ -43,6 +46,7 @@
 // Its items that `crate::fuzzing` re-exports are `pub`.
 #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
 pub(crate) mod answer;
+mod answer_stream;
 mod auth;
 mod core;
 mod delete;
@@ -70,7 +74,7 @@ use rmcp::{
 use tokio::sync::mpsc;
 
 pub(crate) use errors::{
-    HttpError, describe, initialize_status, last_phase, never_ran, status_of, verdict,
+    HttpError, describe, initialize_status, last_phase, never_ran, status_of, stream_lost, verdict,
 };
 pub(crate) use probe::{ClientMeta, DirectProbe};
 pub(crate) use settle::Standalone;

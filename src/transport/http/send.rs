@@ -2,11 +2,15 @@
 //!
 //! A request's send lasts until its answer is delivered: the `POST`, then its JSON body or its
 //! event stream (the messages on it are delivered in order; a response to another request is
-//! dropped, see [`answers`]). A stream that ends before the answer is resumed with
-//! `Last-Event-ID` (2025 sessions, once an event id was seen, `sse_max_retries` times, after the
-//! server's clamped `retry:` or a doubling delay); otherwise the send fails, and rmcp fails the
-//! request with that error. `notifications/cancelled` stops reading the answer it names (and on a
-//! 2026-07-28 generation, where closing the stream is the cancellation, is not sent).
+//! dropped, see [`super::events::answers`]). A stream that ends before the answer is resumed
+//! with `Last-Event-ID` (2025 sessions, once an event id was seen, `sse_max_retries` times,
+//! after the server's clamped `retry:` or a doubling delay); otherwise the send fails, and rmcp
+//! fails the request with that error. A 2026-07-28 request's stream is never resumed (SEP-2575:
+//! the revision has no event ids, and the server takes the closed stream as the request's
+//! cancellation): its send fails at once with [`super::errors::StreamLost`], and the call path
+//! decides whether to issue the request again under a new id ([`super::answer_stream`]).
+//! `notifications/cancelled` stops reading the answer it names (and on a 2026-07-28
+//! generation, where closing the stream is the cancellation, is not sent).
 
 use std::{sync::Arc, time::Duration};
 
@@ -22,20 +26,17 @@ use rmcp::{
 use super::{
     HttpError,
     answer::{self, Answer, Sent, expire_on_400},
+    answer_stream::Reading,
     core::Core,
     delivery::{self, Departure},
     errors::redacted,
-    events::{Broken, Events, answers, on_stream_of},
     routing,
 };
-use crate::transport::decode;
-use crate::transport::{ledger::Delivery, refusal};
+use crate::transport::ledger::Delivery;
 
 /// The most a message that awaits no answer (a notification, a response to the server) may
 /// take: the server answers these at once.
 const CONTROL_WAIT: Duration = Duration::from_secs(5);
-/// How long the rest of an answered HTTP/1.1 stream is read, so its connection can be reused.
-pub(super) const DRAIN: Duration = Duration::from_millis(50);
 
 impl Core {
     /// Sends `message` (see the module docs).
@@ -153,8 +154,13 @@ impl Core {
                 Ok(())
             }
             Answer::Events(response) => {
-                let refuse_if_empty = self.opening.refuses_empty(message, session);
-                Box::pin(self.answer(response, id, method, refuse_if_empty)).await
+                let reading = Reading {
+                    id,
+                    method,
+                    refuse_if_empty: self.opening.refuses_empty(message, session),
+                    modern,
+                };
+                Box::pin(self.answer(response, reading)).await
             }
         }
     }
@@ -203,7 +209,7 @@ impl Core {
 
     /// Delivers the answer to a `method` request, after noting what it tells the transport:
     /// the version `initialize` negotiated, the `Mcp-Param-*` annotations of listed tools.
-    async fn take(&self, mut answer: ServerJsonRpcMessage, method: &str) {
+    pub(super) async fn take(&self, mut answer: ServerJsonRpcMessage, method: &str) {
         if let JsonRpcMessage::Response(response) = &mut answer {
             match &mut response.result {
                 ServerResult::InitializeResult(result) => {
@@ -217,72 +223,6 @@ impl Core {
         }
         self.deliver(answer).await;
     }
-
-    /// Reads the event stream that answers request `id` until its answer (see the module docs).
-    async fn answer(
-        &self,
-        response: reqwest::Response,
-        id: &RequestId,
-        method: &str,
-        refuse_if_empty: bool,
-    ) -> Result<(), HttpError> {
-        let h1 = response.version() < reqwest::Version::HTTP_2;
-        let (max_event, max_line) = (self.rules.max_event, self.rules.max_line);
-        let mut events = Events::new(response, max_event, max_line);
-        let mut resumed = 0;
-        loop {
-            let ended = match events.next(&self.activity).await {
-                Ok(Some(event)) if event.event != "message" || event.data.trim().is_empty() => {
-                    continue;
-                }
-                Ok(Some(event)) => {
-                    // An event that is no message is skipped, as rmcp skips it: the answer may
-                    // still follow.
-                    let message = match decode::message(event.data.as_bytes(), Some(method)) {
-                        Ok(message) => message,
-                        Err(e) => {
-                            tracing::warn!(%id, "a message on a POST's event stream did not parse and was skipped: {e}");
-                            continue;
-                        }
-                    };
-                    if answers(&message, id) {
-                        self.take(message, method).await;
-                        if h1 {
-                            let _ = tokio::time::timeout(DRAIN, drain(&mut events, &self.activity))
-                                .await;
-                        }
-                        return Ok(());
-                    }
-                    if let Some(message) = on_stream_of(message, id) {
-                        self.deliver(message).await;
-                    }
-                    continue;
-                }
-                Ok(None) => StreamableHttpError::UnexpectedEndOfStream,
-                Err(broken @ Broken::Http(_)) => self.broken(broken),
-                Err(broken @ Broken::Sse(_)) => return Err(self.broken(broken)),
-            };
-            if refuse_if_empty && !events.carried {
-                let said = "answered with an event stream that ended empty";
-                self.deliver(refusal::not_modern(id.clone(), said)).await;
-                return Ok(());
-            }
-            if self.modern() || resumed >= self.rules.max_retries {
-                return Err(ended);
-            }
-            let Some(last_id) = events.last_id().map(str::to_owned) else {
-                return Err(ended);
-            };
-            let hint = events.retry().map(|ms| self.rules.clamp_retry(ms));
-            let wait = hint.unwrap_or_default().max(self.rules.backoff(resumed));
-            resumed += 1;
-            tokio::time::sleep(wait).await;
-            match self.open_get(Some(&last_id)).await {
-                Ok(response) => events.resume(response, max_event, max_line),
-                Err(error) => tracing::debug!(%id, "resuming an answer's stream failed: {error}"),
-            }
-        }
-    }
 }
 
 /// The message as JSON (our own types always encode).
@@ -290,9 +230,4 @@ fn encode(message: &ClientJsonRpcMessage) -> Result<Bytes, HttpError> {
     serde_json::to_vec(message)
         .map(Bytes::from)
         .map_err(StreamableHttpError::Deserialize)
-}
-
-/// Reads what is left of an answered stream.
-pub(super) async fn drain(events: &mut Events, activity: &crate::transport::Activity) {
-    while let Ok(Some(_)) = events.next(activity).await {}
 }

@@ -13,9 +13,9 @@ use crate::transport::direct::Answered;
 use crate::transport::http::{
     HttpError,
     answer::{Answer, Sent, expire_on_400},
+    answer_stream::{DRAIN, drain},
     core::Core,
     events::{Events, answers, on_stream_of},
-    send::{DRAIN, drain},
 };
 
 impl Core {
