@@ -26,6 +26,7 @@ use super::{
     capabilities::everything,
     forward::{self, ask},
     front::Front,
+    revision::ForHost,
     shared::Shared,
 };
 
@@ -149,8 +150,10 @@ impl ServerHandler for ProxyHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        // Boxed, like every request's work (`traced`): see `initialize`.
-        Box::pin(self.call(request, context)).await.map(Into::into)
+        // Boxed, like every request's work (`traced`): see `initialize`. Shaped for the host's
+        // revision as `traced` shapes the other answers.
+        let outcome = Box::pin(self.call(request, context)).await;
+        outcome.map(|result| CallToolResponse::from(result).for_host())
     }
 
     async fn list_resources(

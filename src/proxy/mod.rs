@@ -59,6 +59,7 @@ mod outage;
 mod outbox;
 mod renew;
 mod requests;
+mod revision;
 mod session;
 mod shared;
 mod shares;

@@ -9,16 +9,17 @@ use rmcp::{ErrorData, RoleServer, service::RequestContext};
 
 use crate::telemetry::{Served, served_rpc_error};
 
-use super::handler::ProxyHandler;
+use super::{handler::ProxyHandler, revision::ForHost};
 
 impl ProxyHandler {
-    /// Runs `work`, the answer to the host's `method`, inside the request's span.
+    /// Runs `work`, the answer to the host's `method`, inside the request's span, and shapes
+    /// the answer for the host's revision ([`ForHost`]).
     ///
     /// The work is boxed before anything else: rmcp's Streamable HTTP server runs a session's
     /// `initialize` inside the task that then waits for the session to end, so the largest of
     /// this handler's request futures is kept for every idle host session (see
     /// `ProxyHandler::initialize`). An `async fn` would hold the unstarted work by value.
-    pub(super) fn traced<'a, T: 'a>(
+    pub(super) fn traced<'a, T: ForHost + 'a>(
         &'a self,
         method: &'static str,
         context: &'a RequestContext<RoleServer>,
@@ -34,7 +35,7 @@ impl ProxyHandler {
             );
             let answer = served.within(work).await;
             served.end(answer.as_ref().err().map(served_rpc_error));
-            answer
+            answer.map(ForHost::for_host)
         }
     }
 }
