@@ -156,7 +156,7 @@ def outcome(call):
         return "answered"
     if call[4] == "tool_error" and "may have run" in call[5]:
         return "may have run"
-    return f"{call[4]}: {call[5][:120]}"
+    return f"{call[4]}: {' '.join(call[5].split())[:100]}"
 
 
 def moved(rows, kill, port):

@@ -91,3 +91,48 @@ async fn a_call_on_a_replica_killed_while_taking_its_session_over_is_answered_ma
     assert_eq!(methods.get("tools/call"), None, "{methods:?}");
     nginx.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_call_in_flight_on_a_killed_replica_gets_a_stream_that_breaks_never_a_502() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let redis = Redis::start(dir.path()).await;
+    let mock = MockProcess::start("http").await;
+    let mut a = Replica::start(&mock.url(), &redis.url()).await;
+    let mut b = Replica::start(&mock.url(), &redis.url()).await;
+    let nginx = Nginx::start(dir.path(), &[a.port, b.port]).await;
+
+    // A call that would take a minute, on whichever replica nginx gave it; once the upstream has
+    // it, both replicas are killed.
+    let host = Raw::new(&nginx.url());
+    let posted = tokio::spawn(async move {
+        let call = json!({"name": "peek", "arguments": {"ms": 60_000}});
+        host.modern(9, "tools/call", call).await
+    });
+    mock.wait_requests("tools/call", 1).await;
+    a.kill().await;
+    b.kill().await;
+
+    let response = tokio::time::timeout(LIMIT, posted)
+        .await
+        .expect("nginx answers in time")
+        .expect("the call's task");
+    assert_eq!(
+        response.status(),
+        reqwest::StatusCode::OK,
+        "the call in flight on the killed replica got nginx's answer, not a stream"
+    );
+    // The stream breaks without an answer: a 2026-07-28 host sends the request again.
+    let read = async {
+        use futures::StreamExt;
+        let (mut seen, mut body) = (String::new(), response.bytes_stream());
+        while let Some(Ok(chunk)) = body.next().await {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        seen
+    };
+    let seen = tokio::time::timeout(LIMIT, read)
+        .await
+        .expect("the stream ends in time");
+    assert!(!seen.contains("\"id\":9"), "{seen}");
+    nginx.stop().await;
+}
