@@ -6,27 +6,35 @@ What the hosts saw is counted. Everything listens on 127.0.0.1; every wait has a
 the script starts is stopped when it ends, by error too.
 
     scripts/serve-fleet/fleet.py [--bin B] [--hosts 50] [--seconds 60] [--down 1]
+                                 [--kills 2 --first 15 --every 20] [--nginx-conf F]
                                  [--redis-down 30] [--only replicas,redis] [--logs DIR]
 
 Scenarios:
-  replicas  replica A is SIGKILLed at 15 s and started again on its port `--down` s later;
-            replica B the same at 35 s
+  replicas  `--kills` SIGKILLs, the first at `--first` s and then every `--every` s, of replica A,
+            then B, then A...; each is started again on its port `--down` s later (the defaults:
+            A at 15 s, B at 35 s)
   redis     redis-server is SIGKILLed at 15 s and started again (empty: it keeps nothing on disk)
             on its port `--redis-down` s later; the replicas must write their sessions again
 
 A call is *in flight* at a kill when it began before the killed process was gone (the script
 notes the time before the signal and after the process is reaped) and ended after the signal;
-*started after a kill* means begun after the death. nginx is scripts/fleet/nginx.conf.in (the tested configuration) with an access log added: from
-it, each host session's replica before a kill and the first request after the kill that was
-answered, which is the time a moved session took to be served. The upstream is the workspace's
+*started after a kill* means begun after the death. nginx is scripts/fleet/nginx.conf.in (the tested configuration; `--nginx-conf`
+another) with an access log added: from it, each host session's replica before a kill and the
+first request after the kill that was answered, which is the time a moved session took to be
+served; and every POST nginx had passed to the killed replica and not finished when it was
+killed (*in flight on the killed replica*), by kind of host (its `MCP-Protocol-Version` and
+`User-Agent`) and by what nginx answered: `200` (the head was out: the host got a stream that
+broke), `502`, or sent again to the other replica (it died before its head). The upstream is the workspace's
 mock server over Streamable HTTP; it is never killed here. Needs redis-server, redis-cli and nginx
-(scripts/fleet/deps.sh) and the SDKs (scripts/serve-fleet/setup.sh). Prints one JSON object per
+(scripts/fleet/deps.sh) and the SDKs (scripts/serve-fleet/setup.sh, or only the SDKs:
+VENV=target/serve-fleet-venv scripts/counterparts/setup.sh and scripts/counterparts/setup-ts.sh). Prints one JSON object per
 scenario, then a markdown table (BENCHMARKS.md, "A fleet of gateways").
 """
 
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -42,8 +50,8 @@ ROOT = common.ROOT
 class Fleet:
     """Redis, the mock upstream, two replicas and nginx, in a temp dir of their own."""
 
-    def __init__(self, bin_, dir_):
-        self.bin, self.dir = bin_, dir_
+    def __init__(self, bin_, dir_, conf):
+        self.bin, self.dir, self.conf = bin_, dir_, conf
         self.redis_port = common.free_port()
         self.redis = self.start_redis()
         self.mock_port = common.free_port()
@@ -71,11 +79,12 @@ class Fleet:
         return replica
 
     def start_nginx(self):
-        with open(os.path.join(ROOT, "scripts", "fleet", "nginx.conf.in")) as f:
+        with open(self.conf) as f:
             template = f.read()
         servers = "".join(f"        server 127.0.0.1:{p} max_fails=0;\n" for p in self.ports)
         log = ("log_format fleet '$msec $request_time $request_method $status "
-               "\"$upstream_addr\" \"$http_mcp_session_id\"';\n"
+               "\"$upstream_addr\" \"$http_mcp_session_id\" \"$http_mcp_protocol_version\" "
+               "\"$http_user_agent\"';\n"
                f"    access_log {self.dir}/access.log fleet;")
         assert "access_log off;" in template
         conf = (template.replace("access_log off;", log).replace("@DIR@", self.dir)
@@ -98,14 +107,56 @@ class Fleet:
         rows = []
         with open(os.path.join(self.dir, "access.log")) as f:
             for line in f:
-                head, _, rest = line.partition(' "')
-                msec, took, method, status = head.split()
-                upstream, _, session = rest.partition('" "')
-                last = upstream.split(",")[-1].strip()
+                m = LOG_LINE.match(line.rstrip("\n"))
+                if not m:
+                    continue
+                msec, took, method, status, upstream, session, version, agent = m.groups()
+                upstreams = [u.strip() for u in upstream.split(",")]
                 rows.append({"end": float(msec), "start": float(msec) - float(took),
-                             "method": method, "status": status, "upstream": last,
-                             "session": session.rstrip('"\n')})
+                             "method": method, "status": status, "upstream": upstreams[-1],
+                             "upstreams": upstreams, "session": session,
+                             "kind": host_kind(version, agent)})
         return rows
+
+
+LOG_LINE = re.compile(r'^(\S+) (\S+) (\S+) (\S+) "([^"]*)" "([^"]*)" "([^"]*)" "([^"]*)"$')
+
+
+def host_kind(version, agent):
+    """The kind of host a request came from: its revision's header, else its HTTP client."""
+    if version.startswith("2026"):
+        return "py 2026-07-28"
+    return "py 2025-11-25" if "python" in agent.lower() else "ts 2025-11-25"
+
+
+def on_killed(rows, kills):
+    """The POSTs nginx had passed to a killed replica and not finished at its death, by kind of
+    host and by what nginx did with them."""
+    out = {}
+    for signalled, port, dead in kills:
+        if port is None:
+            continue
+        for r in rows:
+            if r["method"] != "POST" or not (r["start"] < dead and r["end"] > signalled):
+                continue
+            if not any(u.endswith(f":{port}") for u in r["upstreams"]):
+                continue
+            if r["upstream"].endswith(f":{port}"):
+                what = "stream broke (head out)" if r["status"] == "200" else f"nginx {r['status']}"
+            else:
+                what = f"sent again to the other replica: {r['status']}"
+            kind = out.setdefault(r["kind"], {})
+            kind[what] = kind.get(what, 0) + 1
+    return out
+
+
+def outcome(call):
+    """What a host saw of one call, in a word."""
+    if call[4] == "ok":
+        return "answered"
+    if call[4] == "tool_error" and "may have run" in call[5]:
+        return "may have run"
+    return f"{call[4]}: {' '.join(call[5].split())[:100]}"
 
 
 def moved(rows, kill, port):
@@ -125,6 +176,11 @@ def moved(rows, kill, port):
             served[s] = r["end"] - kill
             took[s] = r["end"] - r["start"]
     return len(on_it), sorted(served.values()), len(on_it) - len(served), sorted(took.values())
+
+
+def call_kind(call):
+    return ("py 2026-07-28" if call[0].startswith("py26")
+            else ("py 2025-11-25" if call[0].startswith("py") else "ts 2025-11-25"))
 
 
 def analyse(name, data, kills, fleet, extra):
@@ -163,11 +219,16 @@ def analyse(name, data, kills, fleet, extra):
     }
     by_era = {}
     for c in calls:
-        era = "py 2026-07-28" if c[0].startswith("py26") else ("py 2025-11-25" if c[0].startswith("py") else "ts 2025-11-25")
-        e = by_era.setdefault(era, {"calls": 0, "ok": 0})
+        era = call_kind(c)
+        e = by_era.setdefault(era, {"calls": 0, "ok": 0, "in_flight_at_a_kill": {}})
         e["calls"] += 1
         e["ok"] += c[4] == "ok"
+        if c in in_flight:
+            seen = e["in_flight_at_a_kill"]
+            seen[outcome(c)] = seen.get(outcome(c), 0) + 1
     result["by_host_kind"] = by_era
+    result["kills"] = len(kills)
+    result["on_killed_replica_by_nginx"] = on_killed(rows, kills)
     result.update(extra)
     return result
 
@@ -185,12 +246,13 @@ def at(started, offset):
 
 
 def scenario(name, args, dir_):
-    fleet = Fleet(args.bin, dir_)
+    fleet = Fleet(args.bin, dir_, args.nginx_conf)
     procs = common.hosts(fleet.url, args.hosts, args.seconds, args.peek_ms, mixed=True)
     started = time.time()
     kills, extra = [], {}
     if name == "replicas":
-        for i, offset in ((0, 15.0), (1, 35.0)):
+        for n in range(args.kills):
+            i, offset = n % 2, args.first + n * args.every
             at(started, offset)
             old = fleet.replicas[i]
             signalled = time.time()
@@ -239,6 +301,10 @@ def main():
     parser.add_argument("--hosts", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--down", type=float, default=1.0, help="seconds a killed replica stays down")
+    parser.add_argument("--kills", type=int, default=2, help="replica kills (A, B, A, ...)")
+    parser.add_argument("--first", type=float, default=15.0, help="seconds to the first kill")
+    parser.add_argument("--every", type=float, default=20.0, help="seconds between kills")
+    parser.add_argument("--nginx-conf", default=os.path.join(ROOT, "scripts", "fleet", "nginx.conf.in"))
     parser.add_argument("--redis-down", type=float, default=30.0)
     parser.add_argument("--peek-ms", type=int, default=300)
     parser.add_argument("--only", default="replicas,redis")
@@ -262,6 +328,18 @@ def main():
         print(f"| {r['scenario']} | {r['sessions_lost']} | {r['calls']} | {r['failed']} "
               f"| {r['of_which_answered']} of {r['started_after_a_kill']} "
               f"| {r['in_flight_answered']} of {r['in_flight_at_a_kill']} | {moved_n} | {served} | {first} |")
+    print()
+    print("| scenario | kind of host | calls in flight at a kill: what the host saw "
+          "| POSTs in flight on the killed replica: what nginx did |")
+    print("|---|---|---|---|")
+    for r in results:
+        nginx = r.get("on_killed_replica_by_nginx", {})
+        for kind, e in sorted(r["by_host_kind"].items()):
+            saw = "; ".join(f"{n} {what}" for what, n in sorted(e["in_flight_at_a_kill"].items(),
+                                                               key=lambda kv: -kv[1])) or "—"
+            did = "; ".join(f"{n} {what}" for what, n in sorted(nginx.get(kind, {}).items(),
+                                                               key=lambda kv: -kv[1])) or "—"
+            print(f"| {r['scenario']} | {kind} | {saw} | {did} |")
 
 
 if __name__ == "__main__":

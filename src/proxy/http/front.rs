@@ -11,7 +11,7 @@ use rmcp::{
     service::{RequestContext, SubscriptionContext},
 };
 
-use super::{hub::Hosts, sessions::SessionKey};
+use super::{hub::Hosts, opening::Opening, sessions::SessionKey};
 use crate::proxy::{
     front::{CallOutcome, Front},
     outbox::sink,
@@ -56,9 +56,14 @@ impl Front for HttpFront {
         call: BoxFuture<'a, CallOutcome>,
     ) -> BoxFuture<'a, CallOutcome> {
         let outbox = shared.link.outbox.clone();
+        // The host's response head goes out before the call runs (`src/proxy/http/opening.rs`).
+        let opening = Opening::of(context);
         if shared.link.is_initialized() {
             // The session's writer drains the outbox: wait for what this call queued.
             return Box::pin(async move {
+                if let Some(opening) = opening {
+                    opening.open().await;
+                }
                 let outcome = call.await;
                 outbox.flushed(outbox.mark(), FLUSH_LIMIT).await;
                 outcome
@@ -68,6 +73,9 @@ impl Front for HttpFront {
         // call runs.
         let peer = context.peer.clone();
         Box::pin(async move {
+            if let Some(opening) = opening {
+                opening.open().await;
+            }
             outbox.open();
             let drain = sink::run(outbox.clone(), peer);
             tokio::pin!(call, drain);

@@ -26,6 +26,7 @@ use super::{
     admit::{Admission, Flow, Full},
     auth::{Refused, Tokens},
     hub::Hosts,
+    opening::{self, Known, Openings, Settle},
 };
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -39,6 +40,10 @@ pub(crate) struct Gate {
     pub(crate) tokens: Tokens,
     pub(crate) admission: Admission,
     pub(crate) hosts: Arc<Hosts>,
+    /// The openings of requests waiting on a session's take-over (`src/proxy/http/opening.rs`).
+    pub(crate) openings: Arc<Openings>,
+    /// The body bound (`--max-body`).
+    pub(crate) max_body: usize,
     /// Cancelled when the gateway stops taking requests.
     pub(crate) stopping: CancellationToken,
     /// Requests in flight, for the drain.
@@ -125,22 +130,32 @@ pub(crate) async fn guard(
     }
     gate.in_flight.fetch_add(1, Ordering::AcqRel);
     let counted = Counted(gate.clone());
-    let response = next.run(request).await;
-    let created = response
-        .headers()
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    if let Some(reservation) = reservation
-        && let Some(id) = created.or(restoring)
-    {
-        reservation.bind(id.clone());
-        // The session may have failed its initialize, or closed already: then its slot goes
-        // back now (closing twice gives back once).
-        if !gate.hosts.has(&id) {
-            gate.admission.closed(&id);
+    let (hosts, admission) = (gate.hosts.clone(), gate.admission.clone());
+    // Once rmcp's own answer is known (after the head, for a request opened early).
+    let settle: Settle = Box::new(move |response: &Response| {
+        let created = response
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let Some(reservation) = reservation
+            && let Some(id) = created.or(restoring)
+        {
+            reservation.bind(id.clone());
+            // The session may have failed its initialize, or closed already: then its slot
+            // goes back now (closing twice gives back once).
+            if !hosts.has(&id) {
+                admission.closed(&id);
+            }
         }
-    }
+    });
+    let known = Known {
+        openings: gate.openings.clone(),
+        max_body: gate.max_body,
+        session,
+        stateless,
+    };
+    let response = opening::respond(request, next, known, settle).await;
     // The slot and the count last as long as the response's body: an SSE stream included.
     let (parts, body) = response.into_parts();
     let body = body.into_data_stream().map(move |chunk| {

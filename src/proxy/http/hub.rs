@@ -86,12 +86,7 @@ impl Hub {
         mode: Mode,
         options: &ProxyOptions,
     ) -> Result<Hub, String> {
-        let hosts = Arc::new(Hosts {
-            mode,
-            table: Mutex::new(HashMap::new()),
-            listens: AtomicU64::new(0),
-            closing: Mutex::new(Vec::new()),
-        });
+        let hosts = Arc::new(Hosts::new(mode));
         let target = Target::Shared(hosts.clone());
         let common =
             Upstreams::start(configs, options, |callers| handlers(target, callers, mode)).await?;
@@ -129,6 +124,16 @@ impl Hub {
 }
 
 impl Hosts {
+    /// No host yet.
+    pub(crate) fn new(mode: Mode) -> Self {
+        Self {
+            mode,
+            table: Mutex::new(HashMap::new()),
+            listens: AtomicU64::new(0),
+            closing: Mutex::new(Vec::new()),
+        }
+    }
+
     /// Adds an initialized host session, whose outbox `writer` drains.
     pub(crate) fn register(&self, id: String, shared: Arc<Shared>, writer: JoinHandle<()>) {
         let entry = Entry {

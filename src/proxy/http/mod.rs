@@ -46,6 +46,7 @@ mod guard;
 mod health;
 mod hub;
 mod lost;
+mod opening;
 mod options;
 mod restore;
 mod serve;

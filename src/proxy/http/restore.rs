@@ -15,10 +15,12 @@ use rmcp::{
     transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError},
 };
 
+use super::opening::Openings;
 use crate::proxy::state::HostStore;
 
-/// The host-session store, as rmcp's session store.
-pub(crate) struct Restore(pub(crate) Arc<dyn HostStore>);
+/// The host-session store, as rmcp's session store; the openings of the requests that wait on
+/// a take-over.
+pub(crate) struct Restore(pub(crate) Arc<dyn HostStore>, pub(crate) Arc<Openings>);
 
 #[async_trait::async_trait]
 impl SessionStore for Restore {
@@ -40,6 +42,10 @@ impl SessionStore for Restore {
         let params =
             InitializeRequestParams::new(state.capabilities, client).with_protocol_version(version);
         tracing::info!("a host session held elsewhere is served here from now on");
+        // Ours now: the requests waiting on it get their heads before it is rebuilt (starting
+        // its own upstreams may take seconds), so a host whose request dies with this process
+        // from here on can ask for it again (`src/proxy/http/opening.rs`).
+        self.1.taken_over(session_id);
         Ok(Some(SessionState::new(params)))
     }
 

@@ -25,6 +25,7 @@ use super::{
     guard::{Gate, guard},
     health::{Readiness, healthz, readyz},
     hub::Hub,
+    opening::Openings,
     restore::Restore,
     sessions::Sessions,
 };
@@ -98,12 +99,15 @@ impl Gateway {
             );
             Ok(ProxyHandler::with_front(Arc::new(shared), front.clone()))
         };
-        let config = rmcp_config(&options, address, ended.clone());
+        let openings = Arc::new(Openings::default());
+        let config = rmcp_config(&options, address, ended.clone(), openings.clone());
         let service = StreamableHttpService::new(factory, sessions, config);
         let gate = Arc::new(Gate {
             tokens: options.tokens.clone(),
             admission,
             hosts: hub.hosts.clone(),
+            openings,
+            max_body: options.limits.max_body_bytes,
             stopping: stop.clone(),
             in_flight: AtomicUsize::new(0),
             idle: Notify::new(),
@@ -174,6 +178,7 @@ fn rmcp_config(
     options: &super::ServeOptions,
     address: SocketAddr,
     ended: CancellationToken,
+    openings: Arc<Openings>,
 ) -> StreamableHttpServerConfig {
     let loopback = address.ip().is_loopback();
     let mut hosts: Vec<String> = match loopback {
@@ -193,7 +198,7 @@ fn rmcp_config(
         .with_max_request_body_bytes(options.limits.max_body_bytes)
         .with_allowed_origins(origins)
         .enforce_origin_validation();
-    config.session_store = Some(Arc::new(Restore(options.store.clone())));
+    config.session_store = Some(Arc::new(Restore(options.store.clone(), openings)));
     match hosts.iter().any(|h| h == "*") {
         true => config.disable_allowed_hosts(),
         false => config.with_allowed_hosts(hosts),

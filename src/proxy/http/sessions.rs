@@ -13,12 +13,21 @@
 //! 3. A request's stream is resumable from any process that serves its session: its event ids
 //!    carry this process and the request (`src/proxy/http/lost/mod.rs`), and a request asked for
 //!    again whose stream is not here is answered as lost ("may have run"), never left to hang.
+//! 4. A session being restored is not here until the replayed `notifications/initialized` has
+//!    been handed to it: rmcp puts a restored session in its table before it sends it the
+//!    replayed `initialize`, and a request that found it there in between would reach its worker
+//!    first and end it ("unexpected message", seen under a fleet's kills). Not here, such a
+//!    request waits for the restore in progress, as rmcp has every other request do.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    collections::HashSet,
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
 
 use futures::{Stream, StreamExt};
 use rmcp::{
-    model::{ClientJsonRpcMessage, ServerJsonRpcMessage},
+    model::{ClientJsonRpcMessage, ClientNotification, ServerJsonRpcMessage},
     transport::streamable_http_server::session::{
         EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
         local::{LocalSessionManager, LocalSessionManagerError},
@@ -48,6 +57,9 @@ pub(crate) struct Sessions {
     hosts: Arc<Hosts>,
     admission: Admission,
     store: Arc<dyn HostStore>,
+    /// Sessions restored here whose replayed `initialized` has not been handed to them yet
+    /// (invariant 4): added by `restore_session`, taken out by that notification or the close.
+    restoring: Mutex<HashSet<SessionId>>,
 }
 
 impl Sessions {
@@ -66,8 +78,25 @@ impl Sessions {
             hosts,
             admission,
             store,
+            restoring: Mutex::default(),
         }
     }
+
+    fn restoring(&self) -> std::sync::MutexGuard<'_, HashSet<SessionId>> {
+        self.restoring
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Whether `message` is a `notifications/initialized`: to a session being restored, the one
+/// rmcp replays (its host sent its own long ago, to the replica that made the session).
+fn initialized(message: &ClientJsonRpcMessage) -> bool {
+    matches!(
+        message,
+        ClientJsonRpcMessage::Notification(n)
+            if matches!(n.notification, ClientNotification::InitializedNotification(_))
+    )
 }
 
 impl SessionManager for Sessions {
@@ -84,10 +113,19 @@ impl SessionManager for Sessions {
         mut message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
         message.insert_extension(SessionKey(id.to_string()));
-        self.inner.initialize_session(id, message).await
+        let answered = self.inner.initialize_session(id, message).await;
+        if answered.is_err() {
+            // A restore that failed here ends with its session: nothing to wait for.
+            self.restoring().remove(id);
+        }
+        answered
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        if self.restoring().contains(id) {
+            // Invariant 4: being restored; the request waits for it.
+            return Ok(false);
+        }
         let here = self.inner.has_session(id).await?;
         if here && !self.store.holds(id) {
             // Invariant 2: claimed by another replica; let it go, and restore it.
@@ -99,6 +137,7 @@ impl SessionManager for Sessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.restoring().remove(id);
         let closed = self.inner.close_session(id).await;
         self.hosts.close(id);
         self.admission.closed(id);
@@ -121,7 +160,13 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
-        self.inner.accept_message(id, message).await
+        let replayed = initialized(&message);
+        let accepted = self.inner.accept_message(id, message).await;
+        if replayed {
+            // Invariant 4: requests from now on reach the worker after it.
+            self.restoring().remove(id);
+        }
+        accepted
     }
 
     async fn create_standalone_stream(
@@ -165,10 +210,73 @@ impl SessionManager for Sessions {
         &self,
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        self.inner.restore_session(id).await
+        let outcome = self.inner.restore_session(id.clone()).await?;
+        if matches!(outcome, RestoreOutcome::Restored(_)) {
+            self.restoring().insert(id);
+        }
+        Ok(outcome)
     }
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         self.inner.event_store()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::InitializedNotification;
+
+    use super::*;
+    use crate::proxy::{Mode, http::FrontLimits, state::MemoryHostStore};
+
+    fn sessions() -> Sessions {
+        Sessions::new(
+            Arc::new(Hosts::new(Mode::Transparent)),
+            Admission::new(FrontLimits::default()),
+            Duration::from_secs(60),
+            Arc::new(MemoryHostStore::new()),
+        )
+    }
+
+    fn initialized() -> ClientJsonRpcMessage {
+        ClientJsonRpcMessage::notification(ClientNotification::InitializedNotification(
+            InitializedNotification::default(),
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_session_being_restored_is_not_here_until_its_replayed_initialized_is_handed_over() {
+        let sessions = sessions();
+        let id: SessionId = "restored".into();
+        let outcome = sessions
+            .restore_session(id.clone())
+            .await
+            .expect("restored");
+        assert!(matches!(outcome, RestoreOutcome::Restored(_)));
+        assert!(
+            !sessions.has_session(&id).await.expect("asked"),
+            "a request would reach the session's worker before its initialize"
+        );
+        // Anything else handed to it is not the replay.
+        let ping = ClientJsonRpcMessage::notification(
+            ClientNotification::RootsListChangedNotification(Default::default()),
+        );
+        let _ = sessions.accept_message(&id, ping).await;
+        assert!(!sessions.has_session(&id).await.expect("asked"));
+        let _ = sessions.accept_message(&id, initialized()).await;
+        assert!(sessions.has_session(&id).await.expect("asked"));
+    }
+
+    #[tokio::test]
+    async fn a_restored_session_closed_before_its_replay_leaves_nothing_waiting() {
+        let sessions = sessions();
+        let id: SessionId = "closed".into();
+        let _outcome = sessions
+            .restore_session(id.clone())
+            .await
+            .expect("restored");
+        sessions.close_session(&id).await.expect("closed");
+        assert!(sessions.restoring().is_empty());
+        assert!(!sessions.has_session(&id).await.expect("asked"));
     }
 }

@@ -17,6 +17,7 @@ pub struct Replica {
     pub port: u16,
     upstream: String,
     store: String,
+    extra: Vec<String>,
     log: watch::Receiver<Vec<String>>,
     _hold: PortHold,
 }
@@ -24,12 +25,18 @@ pub struct Replica {
 impl Replica {
     /// Starts `serve` on a free port, in front of `upstream` (an HTTP MCP URL), with `store`.
     pub async fn start(upstream: &str, store: &str) -> Replica {
+        Self::start_with(upstream, store, &[]).await
+    }
+
+    /// [`Replica::start`] with `extra` arguments to `serve`.
+    pub async fn start_with(upstream: &str, store: &str, extra: &[&str]) -> Replica {
         let hold = PortHold::new().expect("a free port");
         let mut replica = Replica {
             child: None,
             port: hold.port(),
             upstream: upstream.to_owned(),
             store: store.to_owned(),
+            extra: extra.iter().map(|a| (*a).to_owned()).collect(),
             log: watch::channel(Vec::new()).1,
             _hold: hold,
         };
@@ -62,6 +69,7 @@ impl Replica {
                 "--url",
                 &self.upstream,
             ])
+            .args(&self.extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

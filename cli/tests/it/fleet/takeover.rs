@@ -166,7 +166,7 @@ async fn a_session_asked_of_another_replica_is_taken_over_fenced_on_the_first_an
 
 /// Reads a request's SSE stream until its first whole `id:` line (rmcp's priming event comes
 /// first) and returns the id.
-async fn first_event_id(response: reqwest::Response) -> String {
+pub async fn first_event_id(response: reqwest::Response) -> String {
     use futures::StreamExt;
     let mut seen = String::new();
     let mut body = response.bytes_stream();

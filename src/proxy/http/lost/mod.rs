@@ -57,11 +57,18 @@ impl Tag {
         let ClientJsonRpcMessage::Request(request) = message else {
             return None;
         };
-        let kind = match request.request {
-            ClientRequest::CallToolRequest(_) => 'c',
-            _ => 'r',
+        let call = matches!(request.request, ClientRequest::CallToolRequest(_));
+        Self::for_request(call, &request.id)
+    }
+
+    /// The tag for the stream that answers the request `id` (a `tools/call` if `call`), if its
+    /// id can be carried.
+    pub(crate) fn for_request(call: bool, id: &NumberOrString) -> Option<String> {
+        let kind = match call {
+            true => 'c',
+            false => 'r',
         };
-        let id = match &request.id {
+        let id = match id {
             NumberOrString::Number(n) => format!("n{n}"),
             NumberOrString::String(s) if carried(s) => format!("s{s}"),
             NumberOrString::String(_) => return None,

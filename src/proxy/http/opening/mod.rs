@@ -1,0 +1,326 @@
+//! A request's response opened before its work: the status, the headers and a first event go
+//! out to the host before a tool call reaches an upstream, and before a session taken over from
+//! the store is rebuilt here.
+//!
+//! Why: a gateway process can die with a request in its hands (a replica of a fleet killed). A
+//! host that holds a response head and an event id asks for the rest of the stream
+//! (`Last-Event-ID`), wherever the balancer sends it, and is answered there
+//! (`src/proxy/http/lost/mod.rs`). A host whose request died before its head went out gets the
+//! balancer's `502` and nothing to resume. rmcp writes the head of a 2025 session's request as
+//! soon as it has made the request's stream, but only after it has taken a session over from
+//! the store (which waits on Redis and on rebuilding the session, its own upstreams started);
+//! and it writes a 2026-07-28 request's head only once the handler has a first message, the
+//! upstream's answer to a call. Here the head goes out at the points where waiting would begin:
+//!
+//! - a session taken over from the store: once the store has made this process its owner
+//!   ([`Openings::taken_over`]), before the session is rebuilt;
+//! - a tool call: before it runs ([`Opening::open`], from the front's call hook), and the call
+//!   waits until the head and the first event are written.
+//!
+//! The first event of a 2025 session's request is a priming event whose id is tagged like every
+//! event id of the request's stream (`early~{tag}`), so the request can be answered as lost
+//! from any process; rmcp's own events follow when it has them. A 2026-07-28 request's is an SSE
+//! comment: that revision has no resumption, its hosts send the request again.
+//!
+//! # Invariants
+//!
+//! 1. A tool call runs only after its response's head and first event were handed to the
+//!    socket (the connection flushed them before the body was asked for more), or after the
+//!    host was gone, or [`OUT_LIMIT`]: so a balancer that saw no head from a process that died
+//!    may send the request to another process without running it twice
+//!    (`scripts/fleet/nginx.conf.in`, `proxy_next_upstream ... non_idempotent`).
+//! 2. Once the head is out, every answer rmcp gives the request reaches the host in the stream:
+//!    an SSE body as it is, anything else (a status other than 200, a JSON body) as one event
+//!    holding the JSON-RPC message, or a JSON-RPC error with the request's id that says which
+//!    status the gateway answered.
+//! 3. A request is opened early only if its session is known to be here or claimed here: what
+//!    decides a `404` (session unknown) or a `500` (the store could not tell) comes first.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, PoisonError, Weak},
+    time::Duration,
+};
+
+use axum::{
+    body::Body,
+    extract::Request,
+    http::{HeaderValue, Method, StatusCode, header, request::Parts},
+    middleware::Next,
+    response::Response,
+};
+use bytes::Bytes;
+use futures::{StreamExt, stream::BoxStream};
+use rmcp::{RoleServer, model::NumberOrString, service::RequestContext};
+use serde::Deserialize;
+use tokio::sync::watch;
+
+use self::body::{Paced, events};
+use super::{lost::Tag, sessions::RESUME_AFTER};
+
+mod body;
+
+/// How long a call waits for its response's head to be out before it runs anyway.
+pub(crate) const OUT_LIMIT: Duration = Duration::from_secs(2);
+
+/// The most of a non-stream answer read to pass it on as one event.
+const ANSWER_LIMIT: usize = 4 << 20;
+
+/// A body's bytes, as axum streams them.
+type Chunks = BoxStream<'static, Result<Bytes, axum::Error>>;
+
+/// What the guard does once rmcp's own answer is known (a session's slot bound or given back).
+pub(crate) type Settle = Box<dyn FnOnce(&Response) + Send>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Stage {
+    /// rmcp has the request; nothing asked for the head yet.
+    Waiting,
+    /// Asked: the head and the first event go out now.
+    Asked,
+    /// They were handed to the socket, or the host is gone.
+    Out,
+}
+
+/// One request's opening: asked for by whoever is about to wait, done by the response's body.
+#[derive(Debug)]
+pub(crate) struct Opening {
+    stage: watch::Sender<Stage>,
+}
+
+impl Opening {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            stage: watch::Sender::new(Stage::Waiting),
+        })
+    }
+
+    /// Asks for the head and the first event to go out now (nothing more once asked).
+    pub(crate) fn ask(&self) {
+        self.stage.send_if_modified(|stage| match *stage {
+            Stage::Waiting => {
+                *stage = Stage::Asked;
+                true
+            }
+            _ => false,
+        });
+    }
+
+    /// Asks, then waits until the head and the first event are out (invariant 1), at most
+    /// [`OUT_LIMIT`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: it only asks and waits.
+    pub(crate) async fn open(&self) {
+        self.ask();
+        let mut stage = self.stage.subscribe();
+        let out = stage.wait_for(|stage| *stage == Stage::Out);
+        if tokio::time::timeout(OUT_LIMIT, out).await.is_err() {
+            tracing::debug!("a call's response head was not out in time; the call runs anyway");
+        }
+    }
+
+    async fn asked(&self) {
+        let mut stage = self.stage.subscribe();
+        let _ = stage.wait_for(|stage| *stage >= Stage::Asked).await;
+    }
+
+    fn out(&self) {
+        self.stage.send_if_modified(|stage| match *stage {
+            Stage::Out => false,
+            _ => {
+                *stage = Stage::Out;
+                true
+            }
+        });
+    }
+
+    /// The opening of the request `context` answers, if it has one (an HTTP host's).
+    pub(crate) fn of(context: &RequestContext<RoleServer>) -> Option<Arc<Opening>> {
+        let parts = context.extensions.get::<Parts>()?;
+        let OpeningOf(opening) = parts.extensions.get::<OpeningOf>()?;
+        Some(opening.clone())
+    }
+}
+
+/// A request's opening, in its extensions (rmcp hands them to the handler).
+#[derive(Debug, Clone)]
+struct OpeningOf(Arc<Opening>);
+
+/// The openings of requests that wait on their session's take-over, by session id.
+#[derive(Debug, Default)]
+pub(crate) struct Openings(Mutex<HashMap<String, Vec<Weak<Opening>>>>);
+
+impl Openings {
+    /// The store made this process the owner of `session`: every request of it that waits here
+    /// is opened now, before the session is rebuilt.
+    pub(crate) fn taken_over(&self, session: &str) {
+        let waiting = self.lock().get(session).cloned().unwrap_or_default();
+        for opening in waiting.iter().filter_map(Weak::upgrade) {
+            opening.ask();
+        }
+    }
+
+    fn register(self: &Arc<Self>, session: String, opening: &Arc<Opening>) -> Registered {
+        let weak = Arc::downgrade(opening);
+        self.lock()
+            .entry(session.clone())
+            .or_default()
+            .push(weak.clone());
+        Registered {
+            openings: self.clone(),
+            session,
+            opening: weak,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Weak<Opening>>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A request's place among the openings of its session, left when it is dropped.
+struct Registered {
+    openings: Arc<Openings>,
+    session: String,
+    opening: Weak<Opening>,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        let mut all = self.openings.lock();
+        if let Some(list) = all.get_mut(&self.session) {
+            list.retain(|w| !w.ptr_eq(&self.opening) && w.strong_count() > 0);
+            if list.is_empty() {
+                all.remove(&self.session);
+            }
+        }
+    }
+}
+
+/// Marks the opening out when dropped: whoever waits for it stops waiting once the host is gone.
+struct Release(Arc<Opening>);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        self.0.out();
+    }
+}
+
+/// What the guard knows of a request.
+pub(crate) struct Known {
+    /// The openings of requests waiting on a take-over.
+    pub(crate) openings: Arc<Openings>,
+    /// The body bound (`--max-body`).
+    pub(crate) max_body: usize,
+    /// The request's `Mcp-Session-Id`.
+    pub(crate) session: Option<String>,
+    /// Whether it is a 2026-07-28 request (no session).
+    pub(crate) stateless: bool,
+}
+
+/// The JSON-RPC fields that say what a body is.
+#[derive(Deserialize)]
+struct Peek {
+    id: Option<NumberOrString>,
+    method: Option<String>,
+}
+
+/// rmcp's answer to `request`, opened early where waiting would begin (see the module docs);
+/// `settle` runs once rmcp's own answer is known.
+pub(crate) async fn respond(
+    request: Request,
+    next: Next,
+    known: Known,
+    settle: Settle,
+) -> Response {
+    let eligible = request.method() == Method::POST && (known.session.is_some() || known.stateless);
+    let length = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|length| *length <= known.max_body);
+    if !eligible || length.is_none() {
+        return plain(request, next, settle).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, known.max_body).await else {
+        return super::guard::refuse(
+            StatusCode::BAD_REQUEST,
+            "the request body was not read whole",
+        );
+    };
+    let mut request = Request::from_parts(parts, Body::from(bytes.clone()));
+    let first = match serde_json::from_slice::<Peek>(&bytes) {
+        Ok(Peek {
+            id: Some(id),
+            method: Some(method),
+        }) => first_event(&known, &method, &id).map(|event| (event, id)),
+        _ => None,
+    };
+    let Some((first, id)) = first else {
+        return plain(request, next, settle).await;
+    };
+    let opening = Opening::new();
+    request.extensions_mut().insert(OpeningOf(opening.clone()));
+    let registered = known
+        .session
+        .map(|session| known.openings.register(session, &opening));
+    let release = Release(opening.clone());
+    let mut work = Box::pin(next.run(request));
+    let asked = opening.asked();
+    tokio::pin!(asked);
+    let answered = tokio::select! {
+        biased;
+        response = &mut work => Some(response),
+        () = &mut asked => None,
+    };
+    if let Some(response) = answered {
+        // rmcp answered first: its head goes out now, and a call waits for it as for ours.
+        settle(&response);
+        let (parts, body) = response.into_parts();
+        let body = Paced::new(body.into_data_stream().boxed(), release, registered);
+        return Response::from_parts(parts, Body::from_stream(body));
+    }
+    let rest = futures::stream::once(async move {
+        let response = work.await;
+        settle(&response);
+        events(response, id).await
+    })
+    .flatten();
+    let chunks = futures::stream::once(async move { Ok(first) }).chain(rest);
+    let body = Paced::new(chunks.boxed(), release, registered);
+    let mut response = Response::new(Body::from_stream(body));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+async fn plain(request: Request, next: Next, settle: Settle) -> Response {
+    let response = next.run(request).await;
+    settle(&response);
+    response
+}
+
+/// The first event of an early response, if the request gets one: a 2025 session's request
+/// whose id can be tagged, or a 2026-07-28 request.
+fn first_event(known: &Known, method: &str, id: &NumberOrString) -> Option<Bytes> {
+    if known.session.is_none() {
+        return Some(Bytes::from_static(b": opened\n\n"));
+    }
+    let tag = Tag::for_request(method == "tools/call", id)?;
+    Some(Bytes::from(format!(
+        "id: early~{tag}\nretry: {}\ndata:\n\n",
+        RESUME_AFTER.as_millis()
+    )))
+}
+
+#[cfg(test)]
+mod tests;
