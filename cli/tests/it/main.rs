@@ -21,6 +21,7 @@ mod cli_wait;
 mod direct_probe;
 mod era_2026;
 mod era_fallback;
+mod era_late;
 #[cfg(feature = "fleet-tests")]
 mod fleet;
 mod hostile_limits;
