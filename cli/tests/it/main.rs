@@ -29,6 +29,7 @@ mod hostile_replies;
 mod hostile_sse;
 mod http_stream;
 mod layers;
+mod list_flood;
 mod oauth;
 mod origin_budget;
 mod pre_call_probe;
