@@ -30,6 +30,11 @@
 //! its answer, whenever it comes, is dropped here (logged), so the fallback's handshake is judged
 //! by `initialize`'s own answer alone.
 
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering},
+};
+
 use rmcp::{
     RoleClient,
     model::{
@@ -84,6 +89,9 @@ pub(crate) struct DiscoverRefusals<T> {
     /// The `server/discover` request still unanswered when `initialize` was sent (rmcp gave up
     /// waiting for it): set by `send`, cleared when its late answer arrives and is dropped.
     abandoned: Option<RequestId>,
+    /// Set (never cleared) by `send` when `initialize` is sent: from then on the handshake is
+    /// `initialize`'s, whatever rmcp's error says (see [`Self::fell_back`]).
+    fell_back: Arc<AtomicBool>,
 }
 
 impl<T> DiscoverRefusals<T> {
@@ -93,7 +101,15 @@ impl<T> DiscoverRefusals<T> {
             enabled,
             probe: None,
             abandoned: None,
+            fell_back: Arc::default(),
         }
+    }
+
+    /// Whether `initialize` has been sent, readable after the transport went to rmcp: an `auto`
+    /// handshake that fails after it failed at `initialize` (rmcp says so itself only when the
+    /// discover was refused, not when it went unanswered).
+    pub(crate) fn fell_back(&self) -> Arc<AtomicBool> {
+        self.fell_back.clone()
     }
 
     /// Whether `message` is the (late) answer to the abandoned `server/discover` request.
@@ -128,7 +144,10 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for DiscoverRefusals<T> {
             match is_discover(&item) {
                 Some(id) => self.probe = Some(id.clone()),
                 // Sent while `server/discover` waits: rmcp fell back without its answer.
-                None if initialize => self.abandoned = self.probe.take(),
+                None if initialize => {
+                    self.abandoned = self.probe.take();
+                    self.fell_back.store(true, Ordering::Relaxed);
+                }
                 // The handshake is over: a later `server/discover` is a probe, judged as is.
                 None => (self.enabled, self.probe) = (false, None),
             }

@@ -83,8 +83,11 @@ async fn a_late_answer_to_an_abandoned_discover_is_dropped_and_initialize_gets_i
         let again = ServerJsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(0));
         let script = VecDeque::from([late, initialized, again]);
         let mut io = DiscoverRefusals::new(Scripted(script), true);
+        let fell_back = io.fell_back();
         io.send(discover(0)).await.expect("sent");
+        assert!(!fell_back.load(std::sync::atomic::Ordering::Relaxed));
         io.send(initialize(1)).await.expect("sent");
+        assert!(fell_back.load(std::sync::atomic::Ordering::Relaxed));
         let answer = io.receive().await.expect("an answer");
         assert!(
             matches!(&answer, JsonRpcMessage::Response(r) if r.id == RequestId::Number(1)),
