@@ -1,6 +1,6 @@
-//! A server that floods `notifications/tools/list_changed`: the mock's hostile reply kind
-//! `list-changed-flood` writes 10,000 of them at once before each of its first two `tools/list`
-//! answers, the first while the attempt lists (no generation is current yet), the second while
+//! A server that floods `notifications/tools/list_changed`, on stdio and over Streamable HTTP:
+//! the mock's hostile reply kind `list-changed-flood` writes 10,000 of them at once (one write on
+//! stdio, one event stream over HTTP) before each of its first two `tools/list` answers, the first while the attempt lists (no generation is current yet), the second while
 //! the re-listing that the first asked for runs. Each notification reaches the generation's
 //! handler, which tells the supervisor task; that task is busy meanwhile: on the test's one
 //! runtime thread it runs only after the reader has handed on what it read, a burst at a time.
@@ -8,15 +8,17 @@
 //! (`src/mailbox.rs`); this measures the mailbox end to end, through the supervisor's peak
 //! depth.
 //!
-//! Measured (debug build): with the bound the peak is 1 message; without it (every
-//! notification queued, `ListChange::raise`'s check removed) it was 128, the messages the reader
-//! hands on in one turn (tokio's cooperative budget) before the supervisor task runs; a task
-//! kept waiting longer would queue the whole flood. Three listings answered the 20,000
+//! Measured (debug build): with the bound the peak is 1 message (48 bytes) on both transports;
+//! without it (every notification queued, `ListChange::raise`'s check removed) it was 128 on
+//! stdio and 64 over HTTP, the messages the reader hands on in one turn (tokio's cooperative
+//! budget) before the supervisor task runs; a task kept waiting longer would queue the whole
+//! flood. Three listings answered the 20,000
 //! notifications either way: the re-sync is coalesced.
 
 use serde_json::{Value, json};
 
 use crate::common::{LIMIT, fast, mock_binary, wait_state};
+use mcp_mock_server::{HostileReplies, ReplyKind, ReplyOptions};
 use mcp_resilient::{ConnectionState, Supervisor, ToolRegistry, config::ServerConfig};
 
 /// The notifications in one flood.
@@ -45,19 +47,9 @@ async fn counts(registry: &ToolRegistry) -> (u64, u64) {
     (field("lists"), field("listChanged"))
 }
 
-#[tokio::test]
-async fn a_list_changed_flood_leaves_at_most_one_message_per_sender_waiting() {
-    let args = [
-        "mock-server",
-        "--hostile",
-        "list-changed-flood",
-        "--list-changed",
-        &FLOOD.to_string(),
-        "--transport",
-        "stdio",
-    ]
-    .map(str::to_owned);
-    let config = fast(ServerConfig::stdio("flood", mock_binary()).args(args));
+/// Runs a supervisor of `config` (a server named `flood`) against the flood, and checks the
+/// bounds once the quiet third listing has been answered.
+async fn flood_is_bounded(config: ServerConfig) {
     let registry = ToolRegistry::new();
     let server = Supervisor::spawn(config, &registry).expect("valid config");
     let mut watch = server.watch();
@@ -94,4 +86,33 @@ async fn a_list_changed_flood_leaves_at_most_one_message_per_sender_waiting() {
         "a flood is no death"
     );
     server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_list_changed_flood_on_stdio_leaves_at_most_one_message_per_sender_waiting() {
+    let args = [
+        "mock-server",
+        "--hostile",
+        "list-changed-flood",
+        "--list-changed",
+        &FLOOD.to_string(),
+        "--transport",
+        "stdio",
+    ]
+    .map(str::to_owned);
+    flood_is_bounded(fast(ServerConfig::stdio("flood", mock_binary()).args(args))).await;
+}
+
+#[tokio::test]
+async fn a_list_changed_flood_over_http_leaves_at_most_one_message_per_sender_waiting() {
+    // Each flood is one event stream: the notifications, then the listing's answer.
+    let options = ReplyOptions {
+        list_changed: FLOOD as u32,
+        ..ReplyOptions::new(ReplyKind::ListChangedFlood)
+    };
+    let mock = HostileReplies::start(options)
+        .await
+        .expect("hostile server");
+    flood_is_bounded(fast(ServerConfig::http("flood", mock.url()))).await;
+    mock.shutdown().await;
 }
