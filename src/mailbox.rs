@@ -8,7 +8,7 @@
 //! each of a generation's senders has at most one message waiting.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -77,6 +77,24 @@ impl ListChange {
     }
 }
 
+/// The most messages seen waiting in one server's mailbox at once, the one being taken
+/// included: the actor notes the rest each time it takes one ([`Depth::took`]). It is what the
+/// bound above bounds, measured where a test can read it (`Supervisor::mailbox_peak`).
+#[derive(Debug, Default)]
+pub(crate) struct Depth(AtomicUsize);
+
+impl Depth {
+    /// The actor took a message and `left` still wait.
+    pub(crate) fn took(&self, left: usize) {
+        self.0.fetch_max(left.saturating_add(1), Ordering::Relaxed);
+    }
+
+    /// The most seen so far.
+    pub(crate) fn peak(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +144,15 @@ mod tests {
         );
         let seen: Vec<_> = (0..3).map(|_| take(rx.try_recv().unwrap())).collect();
         assert_eq!(seen, [1, 2, 2].map(Generation::of));
+    }
+
+    #[test]
+    fn the_depth_is_the_most_seen_waiting_with_the_one_taken() {
+        let depth = Depth::default();
+        assert_eq!(depth.peak(), 0, "nothing taken yet");
+        depth.took(4);
+        depth.took(0);
+        assert_eq!(depth.peak(), 5);
     }
 
     #[test]

@@ -64,7 +64,8 @@
 //!
 //! Kinds of a server that answers badly, each in its own file under `hostile/`: `discover`
 //! ([`DiscoverRefusal`], [`Faults::set_discover_refusal`], `--discover-refusal SHAPE`), a
-//! 2025-11-25 server that refuses `server/discover` in one of the ways real ones do.
+//! 2025-11-25 server that refuses `server/discover` in one of the ways real ones do (on stdio,
+//! with `--discover-late`, only once the client's next request came).
 //!
 //! # OAuth mode
 //!

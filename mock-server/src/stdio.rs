@@ -13,6 +13,9 @@
 //!    with `-32022` itself (queued like any other message) and the session stays open for a
 //!    `server/discover`. (rmcp would end the session after a failed `initialize`.) Likewise a
 //!    discover refusal ([`crate::hostile::discover`]) answers `server/discover` itself.
+//! 6. With `discover_late`, that refusal is held until the next request arrives (the client's
+//!    `initialize`, once it gave up waiting) and queued just before that request reaches rmcp:
+//!    the late answer is on the wire before the next request's own answer, never after it.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -39,20 +42,36 @@ struct HangAware<T> {
     inner: T,
     shared: Arc<Shared>,
     ignore_eof: bool,
+    /// Hold the discover refusal until the next request (invariant 6); set once.
+    discover_late: bool,
+    /// The held discover refusal; taken by the next request.
+    held: Option<ServerJsonRpcMessage>,
     /// Resolves once the send queued last has finished (or was dropped); replaced by each send.
     last_send: oneshot::Receiver<()>,
 }
 
 impl<T: Transport<RoleServer>> HangAware<T> {
-    fn new(inner: T, shared: Arc<Shared>, ignore_eof: bool) -> Self {
+    fn new(inner: T, shared: Arc<Shared>, ignore_eof: bool, discover_late: bool) -> Self {
         // A receiver whose sender is gone resolves at once: nothing is queued yet.
         let (_, last_send) = oneshot::channel();
         Self {
             inner,
             shared,
             ignore_eof,
+            discover_late,
+            held: None,
             last_send,
         }
+    }
+
+    /// Queues `answer`, given in the server's place (its order is kept by `send`).
+    fn answer(&mut self, answer: ServerJsonRpcMessage) {
+        let send = self.send(answer);
+        tokio::spawn(async move {
+            if let Err(error) = send.await {
+                tracing::debug!(%error, "an answer given in the server's place was not sent");
+            }
+        });
     }
 }
 
@@ -123,13 +142,15 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for HangAware<T> {
             };
             if let JsonRpcMessage::Request(request) = &message {
                 self.shared.count_method(request.request.method());
+                if let Some(held) = self.held.take() {
+                    self.answer(held);
+                }
                 if let Some(answer) = self.answer_here(&request.request, &request.id) {
-                    let send = self.send(answer);
-                    tokio::spawn(async move {
-                        if let Err(error) = send.await {
-                            tracing::debug!(%error, "an answer given in the server's place was not sent");
-                        }
-                    });
+                    let discover = matches!(request.request, ClientRequest::DiscoverRequest(_));
+                    match self.discover_late && discover {
+                        true => self.held = Some(answer),
+                        false => self.answer(answer),
+                    }
                     continue;
                 }
             }
@@ -147,11 +168,13 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for HangAware<T> {
 }
 
 /// Serves one session on stdin/stdout until stdin closes (exit 0) or `crash` exits the process;
-/// a `flood` starts once the session is initialized.
+/// a `flood` starts once the session is initialized; `discover_late` holds a discover refusal
+/// until the next request (invariant 6).
 pub(crate) async fn run(
     shared: Arc<Shared>,
     ignore_eof: bool,
     flood: Option<FloodPlan>,
+    discover_late: bool,
 ) -> ExitCode {
     eprintln!(
         "mcp-mock-server {} ready pid={}",
@@ -159,7 +182,7 @@ pub(crate) async fn run(
     );
     let stdout = CrashTap::new(tokio::io::stdout(), shared.crash.clone());
     let inner = AsyncRwTransport::new_server(tokio::io::stdin(), stdout);
-    let transport = HangAware::new(inner, shared.clone(), ignore_eof);
+    let transport = HangAware::new(inner, shared.clone(), ignore_eof, discover_late);
     match serve_server(MockHandler::new(shared), transport).await {
         Ok(running) => {
             if let Some(plan) = flood {

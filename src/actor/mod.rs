@@ -41,7 +41,7 @@ use tokio::{
 
 use crate::{
     board::Board,
-    mailbox::Msg,
+    mailbox::{Depth, Msg},
     reconnect::{
         backoff::Budget,
         retry_guard::{RetryGuard, RetryPermit},
@@ -93,6 +93,8 @@ pub(crate) struct Wiring {
     pub(crate) tx: mpsc::UnboundedSender<Msg>,
     /// Progress routes and resource subscriptions, shared with every generation.
     pub(crate) relay: Arc<Relay>,
+    /// The mailbox's peak depth: noted here, read by the handle.
+    pub(crate) depth: Arc<Depth>,
 }
 
 pub(crate) struct Actor {
@@ -106,6 +108,8 @@ pub(crate) struct Actor {
     context: connect::ConnectContext,
     registry: ToolRegistry,
     rx: mpsc::UnboundedReceiver<Msg>,
+    /// How deep `rx` was at most; noted by `next_step` only.
+    depth: Arc<Depth>,
     /// The number the next attempt gets; only `begin_attempt` increments it.
     next_generation: Generation,
     /// The last generation that became current (none before any); set by `become_current`.
@@ -165,6 +169,7 @@ impl Actor {
             board,
             tx,
             relay,
+            depth,
         } = wiring;
         Actor {
             server,
@@ -176,6 +181,7 @@ impl Actor {
             context,
             registry,
             rx,
+            depth,
             next_generation: Generation::FIRST,
             last_current: None,
             running: None,
@@ -240,7 +246,10 @@ impl Actor {
         // permit, and must release it before the new generation's watchers can report.
         tokio::select! {
             biased;
-            msg = self.rx.recv() => Step::Msg(msg.unwrap_or(Msg::Shutdown)),
+            msg = self.rx.recv() => {
+                self.depth.took(self.rx.len());
+                Step::Msg(msg.unwrap_or(Msg::Shutdown))
+            }
             done = self.attempts.done() => Step::AttemptDone(done),
             (generation, result) = self.sync.done() => Step::SyncDone(generation, result),
             () = elapsed(&mut self.backoff) => Step::BackoffElapsed,

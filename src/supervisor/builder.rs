@@ -12,6 +12,7 @@ use crate::{
     actor,
     board::Board,
     call_path::CallPath,
+    mailbox::Depth,
     session::{connect, relay},
     transport::client::default_http_client,
 };
@@ -100,11 +101,13 @@ impl SupervisorBuilder {
             relay.clone(),
         ));
         registry.attach(&server, calls.clone())?;
+        let depth = Arc::new(Depth::default());
         let wiring = actor::Wiring {
             server: server.clone(),
             board: board.clone(),
             tx: tx.clone(),
             relay: relay.clone(),
+            depth: depth.clone(),
         };
         let actor = actor::Actor::new(
             wiring,
@@ -123,6 +126,7 @@ impl SupervisorBuilder {
                 relay,
                 calls,
                 registry,
+                depth,
             }),
         })
     }

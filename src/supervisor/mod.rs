@@ -30,7 +30,7 @@ use crate::{
     NotReady,
     board::Board,
     call_path::CallPath,
-    mailbox::Msg,
+    mailbox::{Depth, Msg},
     registry::ToolRegistry,
     session::relay::Relay,
     state::{Cause, ConnectionState, Death, Event, Generation, Status},
@@ -56,6 +56,8 @@ struct Inner {
     relay: Arc<Relay>,
     calls: Arc<CallPath>,
     registry: ToolRegistry,
+    /// The mailbox's peak depth, noted by the actor.
+    depth: Arc<Depth>,
 }
 
 impl Supervisor {
@@ -84,6 +86,13 @@ impl Supervisor {
     /// [`status`](Self::status) and the registry's snapshot then.
     pub fn events(&self) -> broadcast::Receiver<Event> {
         self.inner.board.events()
+    }
+
+    /// The most messages that have waited for the supervisor task at once so far. Not part of
+    /// the API: the tests of the mailbox's bound on a server's `list_changed` flood read it.
+    #[doc(hidden)]
+    pub fn mailbox_peak(&self) -> usize {
+        self.inner.depth.peak()
     }
 
     /// What the ready generation's server said about itself (`initialize` result, or for a

@@ -7,6 +7,10 @@
 //! logged at warn, the rest at debug with a running count, so a sloppy server is visible
 //! without flooding the log.
 //!
+//! A late answer to a `server/discover` that rmcp's `Auto` gave up waiting for is no stray: it
+//! answers a request sent and not yet answered. It is dropped below rmcp all the same, by
+//! [`super::refusal::DiscoverRefusals`], since it too would fail the `initialize` that followed.
+//!
 //! # Invariants
 //!
 //! 1. Memory is bounded: at most [`TRACKED`] ids are remembered; past that the oldest is

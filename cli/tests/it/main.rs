@@ -22,6 +22,7 @@ mod cli_wait;
 mod direct_probe;
 mod era_2026;
 mod era_fallback;
+mod era_late;
 #[cfg(feature = "fleet-tests")]
 mod fleet;
 mod hostile_limits;
@@ -29,6 +30,7 @@ mod hostile_replies;
 mod hostile_sse;
 mod http_stream;
 mod layers;
+mod list_flood;
 mod oauth;
 mod origin_budget;
 mod pre_call_probe;

@@ -112,6 +112,9 @@ impl Args {
             Mode::Stdio | Mode::Sse if remote.stateless => {
                 Err("--stateless needs --transport http".into())
             }
+            Mode::Sse | Mode::Http if self.hostile.discover_late => {
+                Err("--discover-late needs --transport stdio".into())
+            }
             Mode::Stdio | Mode::Sse if refusal.is_some_and(|shape| shape.http_only()) => {
                 Err("--discover-refusal status:… and empty:… need --transport http".into())
             }

@@ -143,7 +143,8 @@ async fn run_stdio(args: &Args, boot_id: String) -> ExitCode {
     }
     shared.set_escapes(mods.escapes);
     let flood = mods.flood.then_some(args.hostile.flood);
-    stdio::run(shared, args.ignore_stdin_eof, flood).await
+    let late = args.hostile.discover_late;
+    stdio::run(shared, args.ignore_stdin_eof, flood, late).await
 }
 
 /// The mock on 127.0.0.1, until SIGINT or SIGTERM.

@@ -1,4 +1,5 @@
-//! The binary's hostile flags: `--hostile KIND` (repeatable), `--discover-refusal SHAPE`, and
+//! The binary's hostile flags: `--hostile KIND` (repeatable), `--discover-refusal SHAPE` (held
+//! until the next request with `--discover-late`), and
 //! each kind's own options ([`SseArgs`], [`PageArgs`], [`FloodPlan`]). Which kinds a transport
 //! takes is checked by the binary's arguments (`cli/args.rs`), which know the transport.
 
@@ -25,6 +26,11 @@ pub(crate) struct HostileArgs {
     /// `legacy-versions`; http only: `status:N[+body]`, `empty:N[+json|+sse]`.
     #[arg(long = "discover-refusal", value_name = "SHAPE")]
     pub(crate) discover_refusal: Option<DiscoverRefusal>,
+    /// stdio: hold the `--discover-refusal` answer until the client's next request (its
+    /// `initialize`, once it gave up waiting), and send it just before that request's answer:
+    /// a slow server whose answer to the era probe comes after the client fell back.
+    #[arg(long = "discover-late", requires = "discover_refusal")]
+    pub(crate) discover_late: bool,
     #[command(flatten)]
     pub(crate) sse: SseArgs,
     #[command(flatten)]

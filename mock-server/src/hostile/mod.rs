@@ -9,7 +9,8 @@
 //! Every hostile server binds 127.0.0.1 only, and every flood it can send is bounded in bytes or
 //! time and stops by itself.
 //!
-//! - `discover`: the ways a pre-2026 server refuses `server/discover`.
+//! - `discover`: the ways a pre-2026 server refuses `server/discover` (on stdio also late, with
+//!   `--discover-late`: after the client gave up waiting and sent `initialize`).
 //! - `flood`: stdio `notifications/message` as fast as the client reads them, up to
 //!   `--flood-count` messages of `--flood-bytes` bytes or `--flood-ms` milliseconds, then one
 //!   `notifications/resources/list_changed` that marks the end (`--hostile flood`: a change of
@@ -17,7 +18,7 @@
 //! - [`escapes`]: terminal escape sequences in tool names, descriptions, errors, instructions
 //!   and stderr (`--hostile escapes`, `escapes-exit`: a change of the mock itself, [`Hostile`]).
 //! - `replies`: bad replies on stdio and Streamable HTTP (huge and endless tool pages, stray
-//!   and duplicate responses, malformed JSON).
+//!   and duplicate responses, malformed JSON, a `notifications/tools/list_changed` flood).
 //! - [`sse`]: legacy HTTP+SSE (invalid UTF-8, a newline flood, an endless line, malformed
 //!   JSON).
 //!

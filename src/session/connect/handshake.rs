@@ -1,6 +1,9 @@
 //! The `initialize` handshake of one attempt, and what its failure means.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, atomic::Ordering},
+    time::Duration,
+};
 
 use rmcp::{
     RoleClient,
@@ -43,7 +46,8 @@ pub enum Handshake {
 }
 
 /// What a handshake asked the server, for messages: `initialize`, `server/discover`, or (`auto`,
-/// no answer yet) both in turn. An `auto` failure names `initialize` once rmcp fell back to it.
+/// no answer yet) both in turn. An `auto` failure names `initialize` once rmcp fell back to it
+/// (`initialize_only` is also true once `initialize` was sent).
 fn step(initialize_only: bool, auto: bool, error: Option<&ClientInitializeError>) -> &'static str {
     match error {
         _ if initialize_only => "initialize",
@@ -171,6 +175,7 @@ where
     let observed = Observed::new(transport, activity.clone(), server, generation)
         .counting_progress(Box::new(move |token| relay.arrived(generation, token)));
     let io = DiscoverRefusals::new(observed, !initialize_only);
+    let fell_back = io.fell_back();
     let open = serve_client_with_lifecycle_and_ct(handler, io, lifecycle, session_ct.child_token());
     let served = tokio::select! {
         served = tokio::time::timeout_at(deadline, open) => served,
@@ -179,6 +184,7 @@ where
             return Err(Handshake::Cancelled);
         }
     };
+    let initialize_only = initialize_only || fell_back.load(Ordering::Relaxed);
     let running = served
         .map_err(|_| Handshake::TimedOut {
             step: step(initialize_only, auto, None),

@@ -21,6 +21,19 @@
 //! [`super::http`], into the same answer. A discover result, any other error (a 2026-era
 //! rejection such as `-32022` listing 2026-07-28 keeps its meaning) and everything after the
 //! answer pass unchanged.
+//!
+//! One answer is dropped: a late one. rmcp's `Auto` waits 10 s for the discover answer and then
+//! sends `initialize` on the same transport without it; a slow server (a Python server starting
+//! on a loaded machine) may still answer the discover request while `initialize` waits, and rmcp
+//! would fail the handshake on it ("conflict initialized response id: expected 1, got 0"). An
+//! `initialize` sent while `server/discover` is unanswered marks the discover request abandoned;
+//! its answer, whenever it comes, is dropped here (logged), so the fallback's handshake is judged
+//! by `initialize`'s own answer alone.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering},
+};
 
 use rmcp::{
     RoleClient,
@@ -73,6 +86,12 @@ pub(crate) struct DiscoverRefusals<T> {
     /// The id of the `server/discover` request awaiting its answer: set by `send`, cleared when
     /// an answer arrives or an `initialize` is sent.
     probe: Option<RequestId>,
+    /// The `server/discover` request still unanswered when `initialize` was sent (rmcp gave up
+    /// waiting for it): set by `send`, cleared when its late answer arrives and is dropped.
+    abandoned: Option<RequestId>,
+    /// Set (never cleared) by `send` when `initialize` is sent: from then on the handshake is
+    /// `initialize`'s, whatever rmcp's error says (see [`Self::fell_back`]).
+    fell_back: Arc<AtomicBool>,
 }
 
 impl<T> DiscoverRefusals<T> {
@@ -81,6 +100,29 @@ impl<T> DiscoverRefusals<T> {
             inner,
             enabled,
             probe: None,
+            abandoned: None,
+            fell_back: Arc::default(),
+        }
+    }
+
+    /// Whether `initialize` has been sent, readable after the transport went to rmcp: an `auto`
+    /// handshake that fails after it failed at `initialize` (rmcp says so itself only when the
+    /// discover was refused, not when it went unanswered).
+    pub(crate) fn fell_back(&self) -> Arc<AtomicBool> {
+        self.fell_back.clone()
+    }
+
+    /// Whether `message` is the (late) answer to the abandoned `server/discover` request.
+    fn answers_abandoned(&self, message: &ServerJsonRpcMessage) -> bool {
+        let Some(abandoned) = &self.abandoned else {
+            return false;
+        };
+        match message {
+            JsonRpcMessage::Response(response) => answers(abandoned, &response.id),
+            JsonRpcMessage::Error(error) => {
+                error.id.as_ref().is_some_and(|id| answers(abandoned, id))
+            }
+            _ => false,
         }
     }
 }
@@ -101,7 +143,11 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for DiscoverRefusals<T> {
                 if matches!(r.request, ClientRequest::InitializeRequest(_)));
             match is_discover(&item) {
                 Some(id) => self.probe = Some(id.clone()),
-                None if initialize => self.probe = None,
+                // Sent while `server/discover` waits: rmcp fell back without its answer.
+                None if initialize => {
+                    self.abandoned = self.probe.take();
+                    self.fell_back.store(true, Ordering::Relaxed);
+                }
                 // The handshake is over: a later `server/discover` is a probe, judged as is.
                 None => (self.enabled, self.probe) = (false, None),
             }
@@ -112,9 +158,19 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for DiscoverRefusals<T> {
     /// # Cancel safety
     ///
     /// As cancel-safe as the wrapped transport's `receive`: a message taken is judged and
-    /// returned in the same poll.
+    /// returned (or dropped, when it answers the abandoned discover request) in the same poll.
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await?;
+        let message = loop {
+            let message = self.inner.receive().await?;
+            if !self.answers_abandoned(&message) {
+                break message;
+            }
+            let id = self.abandoned.take();
+            tracing::info!(
+                ?id,
+                "a late answer to server/discover came after the fallback to initialize; dropped"
+            );
+        };
         let Some(probe) = self.probe.take() else {
             return Some(message);
         };

@@ -60,6 +60,66 @@ async fn only_the_handshakes_discover_is_read_and_a_later_probe_is_answered_as_i
     assert!(matches!(probe, JsonRpcMessage::Response(_)), "{probe:?}");
 }
 
+fn initialize(id: i64) -> TxJsonRpcMessage<RoleClient> {
+    let request = rmcp::model::InitializeRequest::new(Default::default());
+    TxJsonRpcMessage::<RoleClient>::request(
+        ClientRequest::InitializeRequest(request),
+        RequestId::Number(id),
+    )
+}
+
+#[tokio::test]
+async fn a_late_answer_to_an_abandoned_discover_is_dropped_and_initialize_gets_its_own() {
+    // rmcp's `Auto` sent `server/discover` (0), waited out its timeout and sent `initialize` (1);
+    // the server's answer to 0 comes first. Either shape of it is dropped, once.
+    let late_result = ServerJsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(0));
+    let late_error = ServerJsonRpcMessage::error(
+        ErrorData::new(ErrorCode::METHOD_NOT_FOUND, "unknown", None),
+        Some(RequestId::String("0".into())),
+    );
+    for late in [late_result, late_error] {
+        let initialized =
+            ServerJsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(1));
+        let again = ServerJsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(0));
+        let script = VecDeque::from([late, initialized, again]);
+        let mut io = DiscoverRefusals::new(Scripted(script), true);
+        let fell_back = io.fell_back();
+        io.send(discover(0)).await.expect("sent");
+        assert!(!fell_back.load(std::sync::atomic::Ordering::Relaxed));
+        io.send(initialize(1)).await.expect("sent");
+        assert!(fell_back.load(std::sync::atomic::Ordering::Relaxed));
+        let answer = io.receive().await.expect("an answer");
+        assert!(
+            matches!(&answer, JsonRpcMessage::Response(r) if r.id == RequestId::Number(1)),
+            "initialize's answer, not the late one: {answer:?}"
+        );
+        let next = io.receive().await.expect("passed on");
+        assert!(
+            matches!(&next, JsonRpcMessage::Response(r) if r.id == RequestId::Number(0)),
+            "only one answer is dropped: {next:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_answered_discover_abandons_nothing() {
+    // The usual fallback: the refusal came, then `initialize`; a later response with the
+    // discover's id (a sloppy server's duplicate) is passed on for the session to judge.
+    let refusal = ServerJsonRpcMessage::error(
+        ErrorData::new(ErrorCode::METHOD_NOT_FOUND, "unknown", None),
+        Some(RequestId::Number(0)),
+    );
+    let duplicate = ServerJsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(0));
+    let mut io = DiscoverRefusals::new(Scripted(VecDeque::from([refusal, duplicate])), true);
+    io.send(discover(0)).await.expect("sent");
+    assert!(matches!(io.receive().await, Some(JsonRpcMessage::Error(_))));
+    io.send(initialize(1)).await.expect("sent");
+    assert!(matches!(
+        io.receive().await,
+        Some(JsonRpcMessage::Response(_))
+    ));
+}
+
 fn probe() -> RequestId {
     RequestId::Number(1)
 }

@@ -46,7 +46,14 @@ pub fn shell(name: &str, script: &str) -> ServerConfig {
     fast(ServerConfig::stdio(name, "sh").args(["-c", script]))
 }
 
-/// Millisecond policies: quick backoff, quick heartbeat, short graces.
+/// Millisecond policies: quick backoff, short graces, and a heartbeat that a loaded machine
+/// cannot turn into a death.
+///
+/// The heartbeat probes after 2 s of silence and waits 1.5 s for each answer. It was 500 ms and
+/// 200 ms: beside other builds a live server's answer could take longer than 200 ms, and two
+/// such misses (or one, for the probe a call sends after a silence) ended a generation that
+/// the test expected to keep. A dead server still fails its probe at once (refused, closed);
+/// a test about hung servers or probe timing sets its own heartbeat.
 pub fn fast(config: ServerConfig) -> ServerConfig {
     let mut config = config
         .reconnect(Reconnect {
@@ -56,8 +63,8 @@ pub fn fast(config: ServerConfig) -> ServerConfig {
             ..Reconnect::default()
         })
         .heartbeat(Heartbeat {
-            interval: Duration::from_millis(500),
-            timeout: Duration::from_millis(200),
+            interval: Duration::from_secs(2),
+            timeout: Duration::from_millis(1500),
             failures: 2,
             ..Heartbeat::default()
         })

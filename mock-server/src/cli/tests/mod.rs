@@ -83,6 +83,9 @@ fn parses_every_flag_in_both_spellings() {
     let refusal = valid(&["--discover-refusal", "error:-32601"]);
     let shape = Some(DiscoverRefusal::Error(-32601));
     assert_eq!(refusal.hostile.discover_refusal, shape);
+    assert!(!refusal.hostile.discover_late);
+    let late = valid(&["--discover-refusal", "empty-result", "--discover-late"]);
+    assert!(late.hostile.discover_late);
 }
 
 #[test]

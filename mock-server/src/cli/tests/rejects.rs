@@ -74,6 +74,14 @@ fn rejects_bad_arguments() {
         &["--discover-refusal", "nope"],
         &["--discover-refusal", "status:404"],
         &["--discover-refusal", "empty:202", "--transport", "sse"],
+        &["--discover-late"],
+        &[
+            "--discover-refusal",
+            "empty-result",
+            "--discover-late",
+            "--transport",
+            "http",
+        ],
         &["--hostile", "flood", "--transport", "http"],
         &["--hostile", "flood", "--flood-count", "-1"],
         // From the hostile kinds' own checks.

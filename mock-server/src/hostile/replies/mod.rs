@@ -12,15 +12,18 @@
 //! | `stray-response` | every answer (`initialize` and `server/discover` too) follows a response to an id never sent |
 //! | `duplicate-response` | every answer (`initialize` and `server/discover` too) is sent twice |
 //! | `malformed-json` | every `tools/call` answer follows a line that is not JSON; the tool `broken` gets only that line |
+//! | `list-changed-flood` | each of the first two `tools/list` answers follows `list_changed` `notifications/tools/list_changed`, written at once; every `tools/call` answers how many lists and notifications there were so far (`{"lists": …, "listChanged": …}`) |
 //!
-//! On stdio each message is one line. On Streamable HTTP (`POST /mcp`, no session) one message
+//! On stdio each message is one line, and the messages of one answer go out in one write. On
+//! Streamable HTTP (`POST /mcp`, no session) one message
 //! is an `application/json` body, several are one `text/event-stream` response; `GET` and
 //! `DELETE` answer 405.
 //!
 //! # Invariants
 //!
 //! 1. Nothing is sent that was not asked for by a request: a page is built only when listed, so
-//!    the bytes a client receives are bounded by what it asks for.
+//!    the bytes a client receives are bounded by what it asks for (a flood, by its count times
+//!    two).
 //! 2. In the page and malformed kinds, the handshake is answered like a real server's; the
 //!    stray and duplicate kinds misbehave from the first answer on.
 

@@ -11,6 +11,14 @@ use super::pages;
 /// The most pages `endless-pages` serves before its list ends after all.
 const ENDLESS_CAP: u32 = 1_000_000;
 
+/// How many `tools/list` answers `list-changed-flood` floods before (the first ones): the
+/// attempt's own listing and the re-listing the first flood asks for; the third is quiet, so a
+/// client that coalesces the changes settles.
+const FLOODED_LISTS: u64 = 2;
+
+/// The notification `list-changed-flood` repeats.
+const LIST_CHANGED: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+
 /// The tools every kind but the page kinds lists: both echo their `text` argument (`broken`
 /// answers only with [`MALFORMED`] under `malformed-json`).
 const ECHO: &str = r#"{"name":"echo","description":"Echoes text.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}"#;
@@ -26,6 +34,10 @@ pub(crate) struct Script {
     options: ReplyOptions,
     /// Numbers the stray responses, so none repeats.
     strays: AtomicU64,
+    /// `tools/list` requests answered so far.
+    lists: AtomicU64,
+    /// `notifications/tools/list_changed` sent so far.
+    list_changed: AtomicU64,
 }
 
 impl Script {
@@ -33,6 +45,8 @@ impl Script {
         Self {
             options,
             strays: AtomicU64::new(0),
+            lists: AtomicU64::new(0),
+            list_changed: AtomicU64::new(0),
         }
     }
 
@@ -47,6 +61,9 @@ impl Script {
             "initialize" => reply(id, &initialize(params).to_string()),
             "ping" => reply(id, "{}"),
             "tools/list" => reply(id, &self.page(params["cursor"].as_str())),
+            "tools/call" if self.options.kind == ReplyKind::ListChangedFlood => {
+                reply(id, &self.counts().to_string())
+            }
             "tools/call" => reply(id, &call(params).to_string()),
             _ => {
                 let error =
@@ -61,8 +78,37 @@ impl Script {
                 Some("broken") => vec![MALFORMED.to_owned()],
                 _ => vec![MALFORMED.to_owned(), answer],
             },
+            ReplyKind::ListChangedFlood if method == "tools/list" => self.flood(answer),
             _ => vec![answer],
         }
+    }
+
+    /// `answer` (to a `tools/list`), after a flood of `list_changed` if it is one of the first
+    /// [`FLOODED_LISTS`].
+    fn flood(&self, answer: String) -> Vec<String> {
+        if self.lists.fetch_add(1, Ordering::Relaxed) >= FLOODED_LISTS {
+            return vec![answer];
+        }
+        let count = self.options.list_changed;
+        self.list_changed
+            .fetch_add(u64::from(count), Ordering::Relaxed);
+        let mut texts = vec![LIST_CHANGED.to_owned(); count as usize];
+        texts.push(answer);
+        texts
+    }
+
+    /// `list-changed-flood`'s answer to every call: what it has done so far, as structured
+    /// content (`{"lists": …, "listChanged": …}`).
+    fn counts(&self) -> Value {
+        let counts = json!({
+            "lists": self.lists.load(Ordering::Relaxed),
+            "listChanged": self.list_changed.load(Ordering::Relaxed),
+        });
+        json!({
+            "content": [{"type": "text", "text": counts.to_string()}],
+            "structuredContent": counts,
+            "isError": false,
+        })
     }
 
     /// The `tools/list` result after `cursor` (the first page without one), as JSON text.
@@ -170,5 +216,27 @@ mod tests {
         assert!(bad.answer(&note).is_empty());
         let discover = json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover"});
         assert!(bad.answer(&discover)[0].contains("-32601"));
+    }
+
+    #[test]
+    fn a_list_changed_flood_comes_before_the_first_two_lists_only_and_is_counted() {
+        let flood = Script::new(ReplyOptions {
+            list_changed: 5,
+            ..ReplyOptions::new(ReplyKind::ListChangedFlood)
+        });
+        for flooded in [true, true, false] {
+            let texts = flood.answer(&list(None));
+            let notes = texts.iter().filter(|t| t.contains("list_changed")).count();
+            assert_eq!(notes, if flooded { 5 } else { 0 }, "{texts:?}");
+            assert!(texts.last().is_some_and(|t| t.contains(r#""tools""#)));
+        }
+        let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                          "params": {"name": "echo", "arguments": {}}});
+        let answer: Value = serde_json::from_str(&flood.answer(&call)[0]).expect("json");
+        let counts = &answer["result"]["structuredContent"];
+        assert_eq!(
+            (&counts["lists"], &counts["listChanged"]),
+            (&json!(3), &json!(10))
+        );
     }
 }

@@ -46,15 +46,22 @@ pub(super) async fn stdio(script: Script) -> ExitCode {
         let Ok(message) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
+        // One write for the whole answer: a flood arrives as one burst, as fast as the client
+        // reads.
+        let mut out = String::new();
         for text in script.answer(&message) {
-            let written = async {
-                stdout.write_all(text.as_bytes()).await?;
-                stdout.write_all(b"\n").await?;
-                stdout.flush().await
-            };
-            if written.await.is_err() {
-                return ExitCode::SUCCESS;
-            }
+            out.push_str(&text);
+            out.push('\n');
+        }
+        if out.is_empty() {
+            continue;
+        }
+        let written = async {
+            stdout.write_all(out.as_bytes()).await?;
+            stdout.flush().await
+        };
+        if written.await.is_err() {
+            return ExitCode::SUCCESS;
         }
     }
     ExitCode::SUCCESS
