@@ -121,19 +121,7 @@ impl Gateway {
             .layer(middleware::from_fn_with_state(gate.clone(), guard))
             .route("/healthz", get(healthz))
             .route("/readyz", get(readyz).with_state(readiness));
-        let closed = ended.clone();
-        let server = tokio::spawn(async move {
-            // Answers are small writes: without TCP_NODELAY, Nagle's algorithm holds one back
-            // until the host's delayed ACK (40 ms on Linux) for every call.
-            let listener = listener.tap_io(|tcp| {
-                if let Err(error) = tcp.set_nodelay(true) {
-                    tracing::debug!(%error, "TCP_NODELAY not set on a host connection");
-                }
-            });
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move { closed.cancelled().await })
-                .await
-        });
+        let server = tokio::spawn(run_server(listener, app, ended.clone()));
         tracing::info!(%address, "serving MCP at http://{address}/mcp");
         stop.cancelled().await;
         // Invariant 1: no new request; those in flight get the drain; then everything ends.
@@ -153,6 +141,25 @@ impl Gateway {
         tracing::debug!("the gateway stopped");
         Ok(())
     }
+}
+
+/// The HTTP server: `app` on `listener`'s connections until `closed`, then the connections
+/// it still has are let go gracefully.
+async fn run_server(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    closed: CancellationToken,
+) -> std::io::Result<()> {
+    // Answers are small writes: without TCP_NODELAY, Nagle's algorithm holds one back until
+    // the host's delayed ACK (40 ms on Linux) for every call.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "TCP_NODELAY not set on a host connection");
+        }
+    });
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { closed.cancelled().await })
+        .await
 }
 
 /// The servers with one upstream session per host session, and the shared ones.

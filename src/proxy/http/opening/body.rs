@@ -14,7 +14,11 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use rmcp::model::NumberOrString;
 
-use super::{ANSWER_LIMIT, Chunks, Registered, Release};
+/// The most of a non-stream answer read to pass it on as one event.
+const ANSWER_LIMIT: usize = 4 << 20;
+
+/// A body's bytes, as axum streams them.
+pub(super) type Chunks = futures::stream::BoxStream<'static, Result<Bytes, axum::Error>>;
 
 /// rmcp's answer as events of a stream already open (invariant 2).
 pub(super) async fn events(response: Response, id: NumberOrString) -> Chunks {
@@ -67,17 +71,23 @@ enum Step {
 pub(super) struct Paced {
     chunks: Chunks,
     step: Step,
-    release: Release,
-    _registered: Option<Registered>,
+    /// Marks the opening out; called once, when the first chunk was written.
+    out: Option<Box<dyn FnOnce() + Send>>,
+    /// What lives as long as the body: the opening's guards, whose drop gives it back.
+    _held: Box<dyn Send>,
 }
 
 impl Paced {
-    pub(super) fn new(chunks: Chunks, release: Release, registered: Option<Registered>) -> Self {
+    pub(super) fn new(
+        chunks: Chunks,
+        out: impl FnOnce() + Send + 'static,
+        held: impl Send + 'static,
+    ) -> Self {
         Self {
             chunks,
             step: Step::First,
-            release,
-            _registered: registered,
+            out: Some(Box::new(out)),
+            _held: Box::new(held),
         }
     }
 }
@@ -101,7 +111,9 @@ impl Stream for Paced {
                 Poll::Pending
             }
             Step::Rest => {
-                this.release.0.out();
+                if let Some(out) = this.out.take() {
+                    out();
+                }
                 this.chunks.poll_next_unpin(cx)
             }
         }

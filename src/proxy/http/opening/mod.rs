@@ -26,7 +26,7 @@
 //!
 //! 1. A tool call runs only after its response's head and first event were handed to the
 //!    socket (the connection flushed them before the body was asked for more), or after the
-//!    host was gone, or [`OUT_LIMIT`]: so a balancer that saw no head from a process that died
+//!    host was gone, or [`OUT_LIMIT`](stage::OUT_LIMIT): so a balancer that saw no head from a process that died
 //!    may send the request to another process without running it twice
 //!    (`scripts/fleet/nginx.conf.in`, `proxy_next_upstream ... non_idempotent`).
 //! 2. Once the head is out, every answer rmcp gives the request reaches the host in the stream:
@@ -36,177 +36,36 @@
 //! 3. A request is opened early only if its session is known to be here or claimed here: what
 //!    decides a `404` (session unknown) or a `500` (the store could not tell) comes first.
 
-use std::{
-    collections::HashMap,
-    sync::{Arc, Mutex, PoisonError, Weak},
-    time::Duration,
-};
+use std::sync::Arc;
 
 use axum::{
     body::Body,
     extract::Request,
-    http::{HeaderValue, Method, StatusCode, header, request::Parts},
+    http::{HeaderValue, Method, StatusCode, header},
     middleware::Next,
     response::Response,
 };
 use bytes::Bytes;
 use futures::{StreamExt, stream::BoxStream};
-use rmcp::{RoleServer, model::NumberOrString, service::RequestContext};
+use rmcp::model::NumberOrString;
 use serde::Deserialize;
-use tokio::sync::watch;
 
-use self::body::{Paced, events};
+use self::{
+    body::{Paced, events},
+    stage::{OpeningOf, Release},
+    table::Registered,
+};
 use super::{lost::Tag, sessions::RESUME_AFTER};
 
 mod body;
+mod stage;
+mod table;
 
-/// How long a call waits for its response's head to be out before it runs anyway.
-pub(crate) const OUT_LIMIT: Duration = Duration::from_secs(2);
-
-/// The most of a non-stream answer read to pass it on as one event.
-const ANSWER_LIMIT: usize = 4 << 20;
-
-/// A body's bytes, as axum streams them.
-type Chunks = BoxStream<'static, Result<Bytes, axum::Error>>;
+pub(crate) use stage::Opening;
+pub(crate) use table::Openings;
 
 /// What the guard does once rmcp's own answer is known (a session's slot bound or given back).
 pub(crate) type Settle = Box<dyn FnOnce(&Response) + Send>;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Stage {
-    /// rmcp has the request; nothing asked for the head yet.
-    Waiting,
-    /// Asked: the head and the first event go out now.
-    Asked,
-    /// They were handed to the socket, or the host is gone.
-    Out,
-}
-
-/// One request's opening: asked for by whoever is about to wait, done by the response's body.
-#[derive(Debug)]
-pub(crate) struct Opening {
-    stage: watch::Sender<Stage>,
-}
-
-impl Opening {
-    fn new() -> Arc<Self> {
-        Arc::new(Self {
-            stage: watch::Sender::new(Stage::Waiting),
-        })
-    }
-
-    /// Asks for the head and the first event to go out now (nothing more once asked).
-    pub(crate) fn ask(&self) {
-        self.stage.send_if_modified(|stage| match *stage {
-            Stage::Waiting => {
-                *stage = Stage::Asked;
-                true
-            }
-            _ => false,
-        });
-    }
-
-    /// Asks, then waits until the head and the first event are out (invariant 1), at most
-    /// [`OUT_LIMIT`].
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel-safe: it only asks and waits.
-    pub(crate) async fn open(&self) {
-        self.ask();
-        let mut stage = self.stage.subscribe();
-        let out = stage.wait_for(|stage| *stage == Stage::Out);
-        if tokio::time::timeout(OUT_LIMIT, out).await.is_err() {
-            tracing::debug!("a call's response head was not out in time; the call runs anyway");
-        }
-    }
-
-    async fn asked(&self) {
-        let mut stage = self.stage.subscribe();
-        let _ = stage.wait_for(|stage| *stage >= Stage::Asked).await;
-    }
-
-    fn out(&self) {
-        self.stage.send_if_modified(|stage| match *stage {
-            Stage::Out => false,
-            _ => {
-                *stage = Stage::Out;
-                true
-            }
-        });
-    }
-
-    /// The opening of the request `context` answers, if it has one (an HTTP host's).
-    pub(crate) fn of(context: &RequestContext<RoleServer>) -> Option<Arc<Opening>> {
-        let parts = context.extensions.get::<Parts>()?;
-        let OpeningOf(opening) = parts.extensions.get::<OpeningOf>()?;
-        Some(opening.clone())
-    }
-}
-
-/// A request's opening, in its extensions (rmcp hands them to the handler).
-#[derive(Debug, Clone)]
-struct OpeningOf(Arc<Opening>);
-
-/// The openings of requests that wait on their session's take-over, by session id.
-#[derive(Debug, Default)]
-pub(crate) struct Openings(Mutex<HashMap<String, Vec<Weak<Opening>>>>);
-
-impl Openings {
-    /// The store made this process the owner of `session`: every request of it that waits here
-    /// is opened now, before the session is rebuilt.
-    pub(crate) fn taken_over(&self, session: &str) {
-        let waiting = self.lock().get(session).cloned().unwrap_or_default();
-        for opening in waiting.iter().filter_map(Weak::upgrade) {
-            opening.ask();
-        }
-    }
-
-    fn register(self: &Arc<Self>, session: String, opening: &Arc<Opening>) -> Registered {
-        let weak = Arc::downgrade(opening);
-        self.lock()
-            .entry(session.clone())
-            .or_default()
-            .push(weak.clone());
-        Registered {
-            openings: self.clone(),
-            session,
-            opening: weak,
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Weak<Opening>>>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// A request's place among the openings of its session, left when it is dropped.
-struct Registered {
-    openings: Arc<Openings>,
-    session: String,
-    opening: Weak<Opening>,
-}
-
-impl Drop for Registered {
-    fn drop(&mut self) {
-        let mut all = self.openings.lock();
-        if let Some(list) = all.get_mut(&self.session) {
-            list.retain(|w| !w.ptr_eq(&self.opening) && w.strong_count() > 0);
-            if list.is_empty() {
-                all.remove(&self.session);
-            }
-        }
-    }
-}
-
-/// Marks the opening out when dropped: whoever waits for it stops waiting once the host is gone.
-struct Release(Arc<Opening>);
-
-impl Drop for Release {
-    fn drop(&mut self) {
-        self.0.out();
-    }
-}
 
 /// What the guard knows of a request.
 pub(crate) struct Known {
@@ -281,7 +140,7 @@ pub(crate) async fn respond(
         // rmcp answered first: its head goes out now, and a call waits for it as for ours.
         settle(&response);
         let (parts, body) = response.into_parts();
-        let body = Paced::new(body.into_data_stream().boxed(), release, registered);
+        let body = paced(body.into_data_stream().boxed(), release, registered);
         return Response::from_parts(parts, Body::from_stream(body));
     }
     let rest = futures::stream::once(async move {
@@ -291,7 +150,7 @@ pub(crate) async fn respond(
     })
     .flatten();
     let chunks = futures::stream::once(async move { Ok(first) }).chain(rest);
-    let body = Paced::new(chunks.boxed(), release, registered);
+    let body = paced(chunks.boxed(), release, registered);
     let mut response = Response::new(Body::from_stream(body));
     let headers = response.headers_mut();
     headers.insert(
@@ -324,3 +183,14 @@ fn first_event(known: &Known, method: &str, id: &NumberOrString) -> Option<Bytes
 
 #[cfg(test)]
 mod tests;
+
+/// `chunks` as a body that marks `release`'s opening out once its first chunk was written, and
+/// holds both guards for as long as it is sent.
+fn paced(
+    chunks: BoxStream<'static, Result<Bytes, axum::Error>>,
+    release: Release,
+    registered: Option<Registered>,
+) -> Paced {
+    let opening = release.0.clone();
+    Paced::new(chunks, move || opening.out(), (release, registered))
+}

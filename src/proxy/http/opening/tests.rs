@@ -10,9 +10,10 @@ use futures::{FutureExt, StreamExt};
 use rmcp::model::NumberOrString;
 
 use super::{
-    Known, Opening, Openings, Release, Stage, Tag,
-    body::{Paced, events},
-    first_event,
+    Known, Opening, Openings, Tag,
+    body::events,
+    first_event, paced,
+    stage::{Release, Stage},
 };
 
 fn stage(opening: &Opening) -> Stage {
@@ -26,7 +27,7 @@ async fn the_opening_is_out_only_when_the_body_is_asked_again_after_the_connecti
         Ok(Bytes::from_static(b"first")),
         Ok(Bytes::from_static(b"second")),
     ]);
-    let mut body = Paced::new(chunks.boxed(), Release(opening.clone()), None);
+    let mut body = paced(chunks.boxed(), Release(opening.clone()), None);
     let waker = futures::task::noop_waker();
     let mut cx = Context::from_waker(&waker);
     let first = body.poll_next_unpin(&mut cx);
@@ -53,7 +54,7 @@ async fn the_opening_is_out_only_when_the_body_is_asked_again_after_the_connecti
 #[tokio::test]
 async fn a_call_waiting_on_an_opening_whose_host_is_gone_goes_on_at_once() {
     let opening = Opening::new();
-    let body = Paced::new(
+    let body = paced(
         futures::stream::pending().boxed(),
         Release(opening.clone()),
         None,
