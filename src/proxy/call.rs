@@ -21,6 +21,15 @@ impl ProxyHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
+        // A host's `inputResponses` answer rounds this gateway never asks of it (it answers an
+        // upstream's `input_required` itself, through the host handlers): they are not passed
+        // on, but a malformed one is refused, as SEP-2322 asks of a server.
+        if let Some(responses) = &request.input_responses
+            && let Some((key, _)) = responses.iter().find(|(_, value)| !value.is_object())
+        {
+            let message = format!("inputResponses['{key}'] must be an object");
+            return Err(ErrorData::invalid_params(message, None));
+        }
         self.start_inline().await?;
         let (upstream, raw) = self.shared.route_tool(&request.name)?;
         let metas = [request.meta.as_ref(), Some(&context.meta)];

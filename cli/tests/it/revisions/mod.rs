@@ -20,6 +20,12 @@ use self::{hosts::Front, schema::Revision};
 /// is added by the host), and whether the answer must be a JSON-RPC error.
 fn script(host: Revision) -> Vec<(&'static str, Value, bool)> {
     let mut steps = Vec::new();
+    if host == Revision::V2026 {
+        // An input response that is not an object: a malformed request (SEP-2322).
+        let params =
+            json!({"name": "echo", "arguments": {"text": "x"}, "inputResponses": {"k": 5}});
+        steps.push(("tools/call", params, true));
+    }
     if host == Revision::V2025 {
         steps.push(("ping", json!({}), false));
         steps.push(("logging/setLevel", json!({"level": "debug"}), false));
