@@ -229,3 +229,25 @@ async fn proxy_a_2026_host_hears_tool_changes_on_its_listen_stream_from_a_2025_u
 async fn proxy_a_2026_host_hears_tool_changes_on_its_listen_stream_from_a_2026_upstream() {
     listen_on_stdio(Revision::V2026).await;
 }
+
+/// `inputResponses: null` is malformed (a JSON-RPC error, SEP-2322); rmcp's typed parse reads
+/// it as absent, so `serve` looks at the body itself. (The stdio front reads the same parse and
+/// takes it for absent: the call runs.)
+#[tokio::test]
+async fn serve_refuses_a_2026_call_whose_input_responses_are_null() {
+    let mut host = hosts::Host::start(Front::Serve, Revision::V2026, Revision::V2025).await;
+    host.handshake().await;
+    let call = json!({"name": "echo", "arguments": {"text": "x"}, "inputResponses": null});
+    let answered = host.request(5, "tools/call", call).await;
+    let answer = answered.last().expect("an answer");
+    assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
+    let fine = json!({"name": "echo", "arguments": {"text": "x"}, "inputResponses": {}});
+    let answered = host.request(6, "tools/call", fine).await;
+    let answer = answered.last().expect("an answer");
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        json!("x"),
+        "{answer}"
+    );
+    host.finish().await;
+}

@@ -43,7 +43,7 @@ use axum::{
     extract::Request,
     http::{HeaderValue, Method, StatusCode, header},
     middleware::Next,
-    response::Response,
+    response::{IntoResponse, Response},
 };
 use bytes::Bytes;
 use futures::{StreamExt, stream::BoxStream};
@@ -84,6 +84,39 @@ pub(crate) struct Known {
 struct Peek {
     id: Option<NumberOrString>,
     method: Option<String>,
+    params: Option<PeekParams>,
+}
+
+/// What of a request's parameters rmcp's typed parse cannot tell.
+#[derive(Deserialize)]
+struct PeekParams {
+    /// `Some(Value::Null)` for an explicit `null`, which the typed parse takes for absent.
+    #[serde(rename = "inputResponses", default, deserialize_with = "present")]
+    input_responses: Option<serde_json::Value>,
+}
+
+/// A field that is there, whatever its value (`null` included).
+fn present<'de, D: serde::Deserializer<'de>>(
+    field: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(field).map(Some)
+}
+
+/// A 2026-07-28 `tools/call` whose `inputResponses` is `null` is malformed (SEP-2322: a
+/// protocol error is a JSON-RPC error); the handler refuses every other malformed one, but
+/// reads this one as absent. The refusal, if any, answering `id`.
+fn malformed(known: &Known, peek: &Peek, id: &NumberOrString) -> Option<Response> {
+    let null = peek.params.as_ref()?.input_responses.as_ref()?.is_null();
+    if !known.stateless || peek.method.as_deref() != Some("tools/call") || !null {
+        return None;
+    }
+    let message = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32602, "message": "inputResponses must be an object, not null"},
+    });
+    let headers = [(header::CONTENT_TYPE, "application/json")];
+    Some((StatusCode::OK, headers, message.to_string()).into_response())
 }
 
 /// rmcp's answer to `request`, opened early where waiting would begin (see the module docs);
@@ -112,10 +145,19 @@ pub(crate) async fn respond(
         );
     };
     let mut request = Request::from_parts(parts, Body::from(bytes.clone()));
-    let first = match serde_json::from_slice::<Peek>(&bytes) {
-        Ok(Peek {
+    let peek = serde_json::from_slice::<Peek>(&bytes).ok();
+    if let Some(peek) = &peek
+        && let Some(id) = &peek.id
+        && let Some(refused) = malformed(&known, peek, id)
+    {
+        settle(&refused);
+        return refused;
+    }
+    let first = match peek {
+        Some(Peek {
             id: Some(id),
             method: Some(method),
+            ..
         }) => first_event(&known, &method, &id).map(|event| (event, id)),
         _ => None,
     };
