@@ -122,18 +122,7 @@ impl Host {
                 let (id, _) = session.as_ref().expect("initialize opened a session");
                 let sent = raw.post(&done, &raw.in_session(id)).await;
                 assert_eq!(sent.status(), StatusCode::ACCEPTED);
-                let stream = tokio::time::timeout(
-                    LIMIT,
-                    raw.http
-                        .get(&raw.url)
-                        .header("accept", "text/event-stream")
-                        .header("mcp-session-id", id.as_str())
-                        .header("mcp-protocol-version", "2025-11-25")
-                        .send(),
-                )
-                .await
-                .expect("the standalone stream opens in time")
-                .expect("the standalone stream");
+                let stream = raw.standalone(id).await;
                 assert_eq!(stream.status(), StatusCode::OK);
                 let id = id.clone();
                 *session = Some((id, tokio::spawn(messages(stream))));
@@ -297,17 +286,7 @@ impl Host {
             }
             Link::Http { raw, session, .. } => match session.take() {
                 Some((id, stream)) => {
-                    let deleted = tokio::time::timeout(
-                        LIMIT,
-                        raw.http
-                            .delete(&raw.url)
-                            .header("mcp-session-id", id.as_str())
-                            .header("mcp-protocol-version", "2025-11-25")
-                            .send(),
-                    )
-                    .await
-                    .expect("DELETE answered in time")
-                    .expect("DELETE answered");
+                    let deleted = raw.delete(&id).await;
                     assert!(deleted.status().is_success(), "{}", deleted.status());
                     tokio::time::timeout(LIMIT, stream)
                         .await

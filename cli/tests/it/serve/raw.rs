@@ -105,6 +105,33 @@ impl Raw {
         id
     }
 
+    /// Opens session `id`'s standalone `GET` stream (answered in time, or the test fails).
+    pub async fn standalone(&self, id: &str) -> Response {
+        let request = self
+            .http
+            .get(&self.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", "2025-11-25");
+        tokio::time::timeout(LIMIT, request.send())
+            .await
+            .expect("the standalone stream opens in time")
+            .expect("the standalone stream")
+    }
+
+    /// Ends session `id` (`DELETE`, answered in time, or the test fails).
+    pub async fn delete(&self, id: &str) -> Response {
+        let request = self
+            .http
+            .delete(&self.url)
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", "2025-11-25");
+        tokio::time::timeout(LIMIT, request.send())
+            .await
+            .expect("DELETE answered in time")
+            .expect("DELETE answered")
+    }
+
     /// The headers of a request in session `id`.
     pub fn in_session<'a>(&self, id: &'a str) -> Vec<(&'static str, &'a str)> {
         vec![

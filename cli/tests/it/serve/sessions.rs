@@ -126,18 +126,7 @@ async fn a_session_has_its_stream_ends_with_delete_and_is_then_not_found() {
     let gateway = Gateway::start(&args(&["--name", "mock", "--url", &url])).await;
     let raw = Raw::new(&gateway.url());
     let id = raw.session().await;
-    let stream = tokio::time::timeout(
-        LIMIT,
-        raw.http
-            .get(&raw.url)
-            .header("accept", "text/event-stream")
-            .header("mcp-session-id", &id)
-            .header("mcp-protocol-version", "2025-11-25")
-            .send(),
-    )
-    .await
-    .expect("in time")
-    .expect("the standalone stream");
+    let stream = raw.standalone(&id).await;
     assert_eq!(stream.status(), StatusCode::OK);
     let kind = stream.headers().get("content-type").cloned();
     assert_eq!(
@@ -148,17 +137,7 @@ async fn a_session_has_its_stream_ends_with_delete_and_is_then_not_found() {
         "params": {"name": "echo", "arguments": {"text": "in session"}}});
     let reply = answer(raw.post(&call, &raw.in_session(&id)).await, 2).await;
     assert_eq!(reply["result"]["content"][0]["text"], "in session");
-    let deleted = tokio::time::timeout(
-        LIMIT,
-        raw.http
-            .delete(&raw.url)
-            .header("mcp-session-id", &id)
-            .header("mcp-protocol-version", "2025-11-25")
-            .send(),
-    )
-    .await
-    .expect("in time")
-    .expect("DELETE answered");
+    let deleted = raw.delete(&id).await;
     assert!(deleted.status().is_success(), "{}", deleted.status());
     let after = raw.post(&call, &raw.in_session(&id)).await;
     assert_eq!(
