@@ -16,7 +16,7 @@ use axum::{
     extract::{Request, State},
     http::{HeaderValue, Method, StatusCode, header},
     middleware::Next,
-    response::{IntoResponse, Response},
+    response::Response,
 };
 use futures::StreamExt;
 use tokio::sync::Notify;
@@ -27,6 +27,7 @@ use super::{
     auth::{Refused, Tokens},
     hub::Hosts,
     opening::{self, Known, Openings, Settle},
+    refusal::refuse,
 };
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -209,19 +210,4 @@ fn over(full: Full) -> Response {
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     response
-}
-
-/// `status` with a JSON-RPC error body (id null: the request was not read).
-pub(crate) fn refuse(status: StatusCode, message: &str) -> Response {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {"code": -32000, "message": message},
-    });
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
 }

@@ -48,6 +48,7 @@ mod hub;
 mod lost;
 mod opening;
 mod options;
+mod refusal;
 mod restore;
 mod serve;
 mod sessions;

@@ -43,7 +43,7 @@ use axum::{
     extract::Request,
     http::{HeaderValue, Method, StatusCode, header},
     middleware::Next,
-    response::{IntoResponse, Response},
+    response::Response,
 };
 use bytes::Bytes;
 use futures::{StreamExt, stream::BoxStream};
@@ -110,13 +110,9 @@ fn malformed(known: &Known, peek: &Peek, id: &NumberOrString) -> Option<Response
     if !known.stateless || peek.method.as_deref() != Some("tools/call") || !null {
         return None;
     }
-    let message = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {"code": -32602, "message": "inputResponses must be an object, not null"},
-    });
-    let headers = [(header::CONTENT_TYPE, "application/json")];
-    Some((StatusCode::OK, headers, message.to_string()).into_response())
+    let message = "inputResponses must be an object, not null";
+    let id = serde_json::json!(id);
+    Some(super::refusal::error(StatusCode::OK, id, -32602, message))
 }
 
 /// rmcp's answer to `request`, opened early where waiting would begin (see the module docs);
@@ -139,7 +135,7 @@ pub(crate) async fn respond(
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, known.max_body).await else {
-        return super::guard::refuse(
+        return super::refusal::refuse(
             StatusCode::BAD_REQUEST,
             "the request body was not read whole",
         );
