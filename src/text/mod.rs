@@ -14,8 +14,10 @@
 //!    `scheme://` URL in its input, wherever in the text the URL stands.
 //! 2. Text with nothing to change is returned borrowed, unchanged.
 
+mod cause;
 mod redact;
 mod suggest;
 
+pub(crate) use cause::innermost;
 pub use redact::{redact, redact_url};
 pub use suggest::closest;

@@ -7,6 +7,7 @@
 //! our transports knows what its errors mean ([`http::verdict`], [`sse::SendError::verdict`]);
 //! this is where the dispatch happens.
 
+use crate::text::innermost;
 use rmcp::{ServiceError, service::ClientInitializeError};
 
 use super::{Activity, http, ledger::Delivery, sse};
@@ -186,22 +187,4 @@ fn chain(error: &rmcp::transport::DynamicTransportError) -> String {
         _ => format!("{}: {}", error.transport_name, innermost(&*error.error)),
     };
     crate::verdict::plain(&detail)
-}
-
-/// The error's own words followed by its deepest cause (`error sending request: connection
-/// refused`), without the layers in between.
-///
-/// URLs in it are redacted ([`crate::text::redact`]): reqwest's text names the request's URL,
-/// query and all.
-pub(crate) fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut deepest = error;
-    while let Some(next) = deepest.source() {
-        deepest = next;
-    }
-    let text = if std::ptr::addr_eq(deepest, error) {
-        error.to_string()
-    } else {
-        format!("{error}: {deepest}")
-    };
-    crate::text::redact(&text).into_owned()
 }

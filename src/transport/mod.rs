@@ -30,8 +30,9 @@ use std::{
 use tokio::time::Instant;
 
 use crate::state::Death;
+pub(crate) use crate::text::innermost;
 pub(crate) use detect::name;
-pub(crate) use judge::{innermost, judge, judge_handshake, judge_listing, never_ran, stream_lost};
+pub(crate) use judge::{judge, judge_handshake, judge_listing, never_ran, stream_lost};
 pub(crate) use observed::Observed;
 
 /// The most of a line buffer kept between lines, by the SSE parser and the stdio reader: one

@@ -28,7 +28,7 @@ pub(crate) struct StreamLost(String);
 impl StreamLost {
     /// The error a send returns when its answer's stream ended with `cause`.
     pub(super) fn error(cause: &HttpError) -> HttpError {
-        let lost = StreamLost(crate::transport::judge::innermost(cause));
+        let lost = StreamLost(crate::text::innermost(cause));
         StreamableHttpError::Io(std::io::Error::other(lost))
     }
 }
