@@ -12,7 +12,7 @@ use super::{
 };
 use crate::{
     common::{LIMIT, process::MockProcess},
-    serve::raw::{Raw, messages},
+    serve::raw::Raw,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -61,31 +61,7 @@ async fn a_call_on_a_replica_killed_while_taking_its_session_over_is_answered_ma
     // The host asks for the rest through nginx, which now has A, started again.
     mock.admin("unhang", json!({})).await;
     a.restart().await;
-    let resumed = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("client")
-        .get(nginx.url())
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &id)
-        .header("mcp-protocol-version", "2025-11-25")
-        .header("last-event-id", &last_event_id)
-        .send();
-    let resumed = tokio::time::timeout(LIMIT, resumed)
-        .await
-        .expect("the resumption is answered in time")
-        .expect("the resumption is answered");
-    assert_eq!(resumed.status(), reqwest::StatusCode::OK);
-    let messages = messages(resumed).await;
-    let answer = messages
-        .iter()
-        .find(|m| m["id"] == 41)
-        .unwrap_or_else(|| panic!("the call is answered on the resumed stream: {messages:?}"));
-    assert_eq!(answer["result"]["isError"], true, "{answer}");
-    let text = answer["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(text.contains("may have run"), "{text}");
+    super::resumed_as_may_have_run(&nginx.url(), &id, &last_event_id, 41).await;
     // It had not run: B died before the call reached the upstream (the answer says "may").
     let methods = mock.try_methods().await.expect("the mock's counts");
     assert_eq!(methods.get("tools/call"), None, "{methods:?}");

@@ -206,30 +206,6 @@ async fn a_call_in_flight_on_a_killed_replica_is_answered_may_have_run_when_its_
     a.kill().await;
 
     // The host asks for the rest where the balancer sends it now: B, which never had the stream.
-    let resumed = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .expect("client")
-        .get(b.url())
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &id)
-        .header("mcp-protocol-version", "2025-11-25")
-        .header("last-event-id", &last_event_id)
-        .send();
-    let resumed = tokio::time::timeout(LIMIT, resumed)
-        .await
-        .expect("B answers in time")
-        .expect("B answers");
-    assert_eq!(resumed.status(), reqwest::StatusCode::OK);
-    let messages = crate::serve::raw::messages(resumed).await;
-    let answer = messages
-        .iter()
-        .find(|m| m["id"] == 41)
-        .unwrap_or_else(|| panic!("the call is answered on the resumed stream: {messages:?}"));
-    assert_eq!(answer["result"]["isError"], true, "{answer}");
-    let text = answer["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(text.contains("may have run"), "{text}");
+    super::resumed_as_may_have_run(&b.url(), &id, &last_event_id, 41).await;
     drop(b);
 }

@@ -107,16 +107,28 @@ impl Raw {
 
     /// Opens session `id`'s standalone `GET` stream (answered in time, or the test fails).
     pub async fn standalone(&self, id: &str) -> Response {
-        let request = self
+        self.get_stream(id, None).await
+    }
+
+    /// Asks for session `id`'s stream after event `last_event_id` (a resumption).
+    pub async fn resume(&self, id: &str, last_event_id: &str) -> Response {
+        self.get_stream(id, Some(last_event_id)).await
+    }
+
+    async fn get_stream(&self, id: &str, last_event_id: Option<&str>) -> Response {
+        let mut request = self
             .http
             .get(&self.url)
             .header("accept", "text/event-stream")
             .header("mcp-session-id", id)
             .header("mcp-protocol-version", "2025-11-25");
+        if let Some(last) = last_event_id {
+            request = request.header("last-event-id", last);
+        }
         tokio::time::timeout(LIMIT, request.send())
             .await
-            .expect("the standalone stream opens in time")
-            .expect("the standalone stream")
+            .expect("the stream is answered in time")
+            .expect("the stream is answered")
     }
 
     /// Ends session `id` (`DELETE`, answered in time, or the test fails).
