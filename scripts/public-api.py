@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""The public API of the library crate, one item per line, from rustdoc's JSON output.
+"""The public API of each published library crate, one item per line, from rustdoc's JSON output.
 
-    python3 scripts/public-api.py           # print the list
-    python3 scripts/public-api.py --write   # rewrite public-api.txt
-    python3 scripts/public-api.py --check   # exit 1 (with a diff) when public-api.txt differs
+    python3 scripts/public-api.py [CRATE...]           # print the lists
+    python3 scripts/public-api.py --write [CRATE...]   # rewrite the committed lists
+    python3 scripts/public-api.py --check [CRATE...]   # exit 1 (with a diff) when one differs
 
-The list is what a user of `mcp-resilient` can name with the features the command line builds
-(`proxy`, `serve`, `redis`, `otel`, `config-files`; `rig` is left out, its crate needs a newer rustc): every public
-module, type, field, variant, function and method with its signature, constant and trait
-implementation (derived and auto traits left out), reached from the crate root through public
-paths. Items marked `#[doc(hidden)]` are not part of it. `.ci/run` checks it, so that a change
-of the public surface is always a deliberate change of `public-api.txt` in the same commit.
+CRATE: a package name of `CRATES` below (all of them by default). Each list is what a user of
+the crate can name with the features the command line builds (`rig` is left out: its crate
+needs a newer rustc): every public module, type, field, variant, function and method with its
+signature, constant and trait implementation (derived and auto traits left out), reached from
+the crate root through public paths. Items marked `#[doc(hidden)]` are not part of it.
+`.ci/run` checks them, so that a change of a public surface is always a deliberate change of
+its list in the same commit.
 
 rustdoc's JSON output is unstable; stable rustc emits it with RUSTC_BOOTSTRAP=1, and this script
 reads the format version of the toolchain the repository builds with.
@@ -22,18 +23,22 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FEATURES = "proxy,serve,redis,otel,config-files"
-LIST = os.path.join(ROOT, "public-api.txt")
+# package -> (its features, its list, relative to the repository)
+CRATES = {
+    "mcp-resilient": ("otel,config-files", "public-api.txt"),
+    "mcp-resilient-gateway": ("serve,redis,otel", "gateway/public-api.txt"),
+    "mcp-mock-server": ("", "mock-server/public-api.txt"),
+}
 
 
-def build():
+def build(package, features):
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
     env = dict(os.environ, RUSTC_BOOTSTRAP="1")
     subprocess.run(
-        ["cargo", "rustdoc", "-q", "-p", "mcp-resilient", "--lib", "--features", FEATURES,
+        ["cargo", "rustdoc", "-q", "-p", package, "--lib", "--features", features,
          "--", "-Z", "unstable-options", "--output-format", "json"],
         cwd=ROOT, env=env, check=True)
-    with open(os.path.join(target, "doc", "mcp_resilient.json")) as f:
+    with open(os.path.join(target, "doc", package.replace("-", "_") + ".json")) as f:
         return json.load(f)
 
 
@@ -295,37 +300,52 @@ class Api:
                 self.add(f"impl {tname} for {full}")
 
 
-def render():
-    doc = build()
+def render(package, features):
+    doc = build(package, features)
     api = Api(doc)
     for _ in range(2):  # the first pass learns each item's public path, the second renders
         api.lines, api.seen = set(), set()
-        api.walk_module(api.root, "mcp_resilient")
+        api.walk_module(api.root, package.replace("-", "_"))
     return sorted(api.lines)
 
 
-def main():
-    lines = render()
+def one(package, mode):
+    """Prints, writes or checks one crate's list; False when the check fails."""
+    features, rel = CRATES[package]
+    lines = render(package, features)
     text = "".join(line + "\n" for line in lines)
-    if "--write" in sys.argv:
-        with open(LIST, "w") as f:
+    path = os.path.join(ROOT, rel)
+    if mode == "--write":
+        with open(path, "w") as f:
             f.write(text)
-        print(f"{len(lines)} public items written to public-api.txt")
-    elif "--check" in sys.argv:
+        print(f"{len(lines)} public items of {package} written to {rel}")
+    elif mode == "--check":
         try:
-            with open(LIST) as f:
+            with open(path) as f:
                 old = f.read()
         except FileNotFoundError:
             old = ""
         if old != text:
             sys.stdout.writelines(difflib.unified_diff(
-                old.splitlines(True), text.splitlines(True), "public-api.txt", "the code"))
-            print("the public API changed: if that is meant, run `python3 scripts/public-api.py --write`"
-                  " and commit public-api.txt", file=sys.stderr)
-            sys.exit(1)
-        print(f"public-api.txt matches the code ({len(lines)} items)")
+                old.splitlines(True), text.splitlines(True), rel, "the code"))
+            print(f"the public API of {package} changed: if that is meant, run"
+                  f" `python3 scripts/public-api.py --write {package}` and commit {rel}",
+                  file=sys.stderr)
+            return False
+        print(f"{rel} matches the code ({len(lines)} items)")
     else:
         sys.stdout.write(text)
+    return True
+
+
+def main():
+    mode = next((a for a in sys.argv[1:] if a in ("--write", "--check")), None)
+    packages = [a for a in sys.argv[1:] if not a.startswith("--")] or list(CRATES)
+    unknown = [p for p in packages if p not in CRATES]
+    if unknown:
+        sys.exit(f"not a published library crate: {', '.join(unknown)} (known: {', '.join(CRATES)})")
+    ok = [one(p, mode) for p in packages]
+    sys.exit(0 if all(ok) else 1)
 
 
 if __name__ == "__main__":

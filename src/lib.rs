@@ -51,7 +51,6 @@
 //!   `tools` JSON ([`registry::definitions`], [`registry::Snapshot::openai_tools`]);
 //! - [`host`]: answers to what a server asks of the host (elicitation, sampling, roots);
 //! - [`auth`]: bearer tokens and OAuth (login, token stores);
-//! - `proxy` (feature `proxy`): serve supervised servers to an MCP host over stdio;
 //! - `rig` (feature `rig`): `rig::ToolSync` keeps a rig agent's tool server in step with the
 //!   registry.
 //!
@@ -72,8 +71,6 @@ mod error;
 pub mod fuzzing;
 pub mod host;
 mod mailbox;
-#[cfg(feature = "proxy")]
-pub mod proxy;
 mod reconnect;
 pub mod registry;
 #[cfg(feature = "rig")]

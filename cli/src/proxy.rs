@@ -3,11 +3,8 @@
 use std::process::ExitCode;
 
 use super::{args::ProxyArgs, commands::exit, output::with_causes, signals::Signals};
-use mcp_resilient::{
-    ServerConfig,
-    config::TransportConfig,
-    proxy::{Proxy, ProxyOptions},
-};
+use mcp_resilient::{ServerConfig, config::TransportConfig};
+use mcp_resilient_gateway::{Proxy, ProxyOptions};
 
 /// Runs the proxy until the host closes stdin or a signal asks it to stop (exit 0 either way,
 /// once the upstreams are shut down and their children reaped).

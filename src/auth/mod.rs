@@ -38,8 +38,6 @@ pub use config::{Auth, ClientSecret, Grant, OAuthConfig};
 pub use prompt::{Browser, Headless, PrintUrl, Prompt};
 pub use rmcp::transport::auth::AuthError;
 pub(crate) use session::{Authorizer, Refusal};
-#[cfg(feature = "redis")]
-pub use store::RedisTokenStore;
 pub use store::{FileTokenStore, MemoryTokenStore, StoreError, StoreLock, StoredAuth, TokenStore};
 
 use crate::config::{ServerConfig, TransportConfig};

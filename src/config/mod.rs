@@ -44,9 +44,8 @@ mod validate;
 mod tests;
 
 pub use self::duration::MAX_DURATION;
-pub(crate) use self::duration::format_duration;
-#[cfg(feature = "config-files")]
-pub(crate) use self::duration::parse_duration;
+pub use self::duration::parse_duration;
+pub use self::duration::{format_duration, human_duration};
 #[cfg(feature = "config-files")]
 pub use self::json::{
     LoadedServers, SkippedServer, load_servers, load_servers_file, load_servers_with,
@@ -61,6 +60,7 @@ pub use self::server::{
 };
 pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};
 pub use self::validate::validate_server_name;
+pub use crate::verdict::limit::ListBudget;
 
 /// A configuration that was rejected: which field, and why.
 ///

@@ -65,17 +65,30 @@ impl CallError {
         !self.may_have_run() && self.is_transient()
     }
 
+    /// The error's kind in one snake_case word (`unavailable`, `connection_lost`, `timeout`,
+    /// `tool_not_found`, `server_error`, `protocol`, `overloaded`, `http`, `auth_unavailable`,
+    /// `input_required`, `rejected`): a bounded label for logs and metrics (the `error.type` the
+    /// library's telemetry records).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallError::Unavailable { .. } => "unavailable",
+            CallError::ConnectionLost { .. } => "connection_lost",
+            CallError::Timeout { .. } => "timeout",
+            CallError::ToolNotFound { .. } => "tool_not_found",
+            CallError::Server(_) => "server_error",
+            CallError::Protocol { .. } => "protocol",
+            CallError::Overloaded { .. } => "overloaded",
+            CallError::Http { .. } => "http",
+            CallError::AuthUnavailable { .. } => "auth_unavailable",
+            CallError::InputRequired { .. } => "input_required",
+            CallError::Rejected { .. } => "rejected",
+        }
+    }
+
     /// The sentence a host's model reads about running and sending again, chosen by the answers
     /// above and nothing else (the proxy and rig put their own account of what happened before
     /// it).
-    #[cfg_attr(
-        not(any(feature = "proxy", feature = "rig")),
-        allow(
-            dead_code,
-            reason = "only the proxy and rig word an answer for a model"
-        )
-    )]
-    pub(crate) fn advice(&self) -> &'static str {
+    pub fn advice(&self) -> &'static str {
         match (self.may_have_run(), self.is_transient()) {
             (false, true) => "The call was not run. It had no effect and can be sent again.",
             (false, false) => "The call was not run. It had no effect.",

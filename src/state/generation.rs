@@ -6,7 +6,7 @@ use std::{fmt, num::NonZeroU64};
 ///
 /// Generations of one server are ordered: a larger one started later. They are not meaningful
 /// across servers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(transparent)]
 pub struct Generation(NonZeroU64);
 
@@ -30,10 +30,17 @@ impl Generation {
         Generation::new(n).expect("generation 0 does not exist")
     }
 
-    /// Generation `n`; `None` for 0.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn new(n: u64) -> Option<Generation> {
+    /// Generation `n`; `None` for 0 (generations count from 1). A program needs it only to
+    /// make a state or an error of its own, in its tests, say: the supervisor numbers them.
+    pub fn new(n: u64) -> Option<Generation> {
         NonZeroU64::new(n).map(Generation)
+    }
+}
+
+/// The number, as `Display` writes it: `{:?}` of a status reads `generation: 3`.
+impl fmt::Debug for Generation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
     }
 }
 

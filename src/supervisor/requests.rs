@@ -125,16 +125,17 @@ impl Supervisor {
     }
 
     /// Whether the ready generation speaks the stateless era (2026-07-28 and later): no
-    /// sessions, no `logging/setLevel`, a log level in each request's `_meta`.
-    #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
-    pub(crate) fn stateless(&self) -> bool {
+    /// sessions, no `logging/setLevel`, a log level in each request's `_meta`. False while no
+    /// generation is ready.
+    pub fn stateless(&self) -> bool {
         let live = self.inner.board.current().live;
         live.is_some_and(|live| is_modern(&live.protocol))
     }
 
-    /// The bounds on what the server may send (its config's [`Limits`](crate::config::Limits)).
-    #[cfg_attr(not(feature = "proxy"), allow(dead_code))]
-    pub(crate) fn limits(&self) -> &crate::config::Limits {
+    /// The bounds on what the server may send (its config's [`Limits`](crate::config::Limits)):
+    /// what a program that pages through a list itself keeps it within
+    /// ([`ListBudget`](crate::config::ListBudget)).
+    pub fn limits(&self) -> &crate::config::Limits {
         &self.inner.calls.limits
     }
 }

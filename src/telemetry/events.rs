@@ -185,15 +185,6 @@ pub(crate) fn auth_refused(server: &str) {
         .add(1, &[labels::server(server)]);
 }
 
-#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
-/// The proxy dropped a `method` notification for a host that reads too slowly.
-pub(crate) fn notification_dropped(method: &'static str) {
-    recorder()
-        .instruments
-        .dropped
-        .add(1, &[KeyValue::new(names::METHOD, method)]);
-}
-
 /// `server` answered a request never sent (or answered it twice).
 pub(crate) fn stray(server: &str) {
     recorder()

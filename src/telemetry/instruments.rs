@@ -41,7 +41,6 @@ pub(super) struct Instruments {
     pub(super) auth_renewals: Counter<u64>,
     pub(super) auth_refusals: Counter<u64>,
     pub(super) limits: Counter<u64>,
-    pub(super) dropped: Counter<u64>,
     pub(super) strays: Counter<u64>,
 }
 
@@ -52,7 +51,7 @@ impl Instruments {
         let (state, generations, losses, connect_failures, verdicts) = make.lifecycle();
         let (reconnects, reconnect_delay, outage, probe, probe_misses) = make.recovery();
         let (tool_swaps, tool_changes, tools) = make.tools();
-        let (auth_renewals, auth_refusals, limits, dropped, strays) = make.faults();
+        let (auth_renewals, auth_refusals, limits, strays) = make.faults();
         Instruments {
             operation,
             session,
@@ -74,7 +73,6 @@ impl Instruments {
             auth_renewals,
             auth_refusals,
             limits,
-            dropped,
             strays,
         }
     }
@@ -218,8 +216,8 @@ impl Make<'_> {
         )
     }
 
-    /// Authorization, limits, drops and stray responses.
-    fn faults(&self) -> (Count, Count, Count, Count, Count) {
+    /// Authorization, limits and stray responses.
+    fn faults(&self) -> (Count, Count, Count, Count) {
         (
             self.count(
                 names::AUTH_RENEWALS,
@@ -231,11 +229,6 @@ impl Make<'_> {
                 names::LIMITS_EXCEEDED,
                 "{limit}",
                 "Limits a server exceeded.",
-            ),
-            self.count(
-                names::NOTIFICATIONS_DROPPED,
-                "{notification}",
-                "Notifications dropped for a slow host.",
             ),
             self.count(
                 names::STRAY_RESPONSES,

@@ -169,20 +169,7 @@ pub(super) fn verdict(verdict: &Verdict) -> &'static str {
 /// A call error's kind, snake_case, and whether the call may have run on the server
 /// ([`CallError::may_have_run`], the crate's one answer to that).
 pub(super) fn call_error(error: &CallError) -> (&'static str, bool) {
-    let kind = match error {
-        CallError::Unavailable { .. } => "unavailable",
-        CallError::ConnectionLost { .. } => "connection_lost",
-        CallError::Timeout { .. } => "timeout",
-        CallError::ToolNotFound { .. } => "tool_not_found",
-        CallError::Server(_) => "server_error",
-        CallError::Protocol { .. } => "protocol",
-        CallError::Overloaded { .. } => "overloaded",
-        CallError::Http { .. } => "http",
-        CallError::AuthUnavailable { .. } => "auth_unavailable",
-        CallError::InputRequired { .. } => "input_required",
-        CallError::Rejected { .. } => "rejected",
-    };
-    (kind, error.may_have_run())
+    (error.kind(), error.may_have_run())
 }
 
 /// A call error's kind (`error.type`).
@@ -190,9 +177,10 @@ pub(crate) fn error_kind(error: &CallError) -> &'static str {
     call_error(error).0
 }
 
-/// A JSON-RPC error code as `error.type` and `rpc.response.status_code`: the codes JSON-RPC and
-/// MCP define, else `_OTHER` (a server could answer endless codes).
-pub(super) fn rpc_code(code: i32) -> &'static str {
+/// A JSON-RPC error code as the conventions' `error.type` and `rpc.response.status_code`: the
+/// codes JSON-RPC and MCP define, else `_OTHER` (a server, or a host, could send endless codes and
+/// each would be a new time series).
+pub fn rpc_error_type(code: i32) -> &'static str {
     match code {
         -32700 => "-32700",
         -32600 => "-32600",
@@ -247,8 +235,8 @@ mod tests {
 
     #[test]
     fn a_server_chosen_error_code_is_bounded() {
-        assert_eq!(rpc_code(-32602), "-32602");
-        assert_eq!(rpc_code(12345), "_OTHER");
-        assert_eq!(rpc_code(-32099), "_OTHER");
+        assert_eq!(rpc_error_type(-32602), "-32602");
+        assert_eq!(rpc_error_type(12345), "_OTHER");
+        assert_eq!(rpc_error_type(-32099), "_OTHER");
     }
 }

@@ -35,24 +35,16 @@ mod op;
 mod propagate;
 #[cfg(feature = "otel")]
 mod recorder;
-#[cfg(all(feature = "otel", feature = "proxy"))]
-mod served;
-#[cfg(all(feature = "otel", feature = "proxy"))]
-mod server;
 #[cfg(feature = "otel")]
 mod transitions;
 
 #[cfg(feature = "otel")]
-pub use recorder::Telemetry;
+pub use labels::rpc_error_type;
+#[cfg(feature = "otel")]
+pub use recorder::{Telemetry, meter, tool_names, tracer};
 
-#[cfg(feature = "proxy")]
-mod serving;
 mod sites;
 
-#[cfg(feature = "redis")]
-pub(crate) use serving::host_store_failure;
-#[cfg(feature = "proxy")]
-pub(crate) use serving::{HostSession, Served, served_error, served_rpc_error};
 pub(crate) use sites::*;
 
 /// How a request ended, for its duration and its span.

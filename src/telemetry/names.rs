@@ -12,18 +12,6 @@ pub const OPERATION_DURATION: &str = "mcp.client.operation.duration";
 /// Convention.
 pub const SESSION_DURATION: &str = "mcp.client.session.duration";
 
-/// Histogram, seconds: every host request the proxy or the gateway served, from receipt to
-/// answer. Convention (the server side of `mcp.client.operation.duration`).
-pub const SERVER_OPERATION_DURATION: &str = "mcp.server.operation.duration";
-/// Histogram, seconds: how long a host session lasted (the stdio proxy's one session, or one of
-/// the gateway's). Convention.
-pub const SERVER_SESSION_DURATION: &str = "mcp.server.session.duration";
-/// Up-down counter: host sessions open now, by `network.transport`.
-pub const HOST_SESSIONS: &str = "mcp.server.resilience.host_sessions";
-/// Counter: operations of the gateway's shared host-session store (Redis) that failed or ran
-/// past their bound, by `operation` (`claim`, `write`); the gateway goes on from its own copy.
-pub const HOST_STORE_FAILURES: &str = "mcp.server.resilience.host_store.failures";
-
 /// Gauge: 1 for the state a server is in, 0 for the others it has been in (a state set).
 pub const STATE: &str = "mcp.client.resilience.state";
 /// Counter: generations that became ready (a session established, its tools registered).
@@ -62,13 +50,11 @@ pub const AUTH_RENEWALS: &str = "mcp.client.resilience.auth.renewals";
 pub const AUTH_REFUSALS: &str = "mcp.client.resilience.auth.refusals";
 /// Counter: `Limits` bounds a server passed, by limit.
 pub const LIMITS_EXCEEDED: &str = "mcp.client.resilience.limits.exceeded";
-/// Counter: notifications the proxy dropped for a host that reads too slowly, by method.
-pub const NOTIFICATIONS_DROPPED: &str = "mcp.client.resilience.notifications.dropped";
 /// Counter: responses to requests never sent (or answered already), dropped.
 pub const STRAY_RESPONSES: &str = "mcp.client.resilience.responses.stray";
 
 /// Every metric name above, for a check that all of them are present.
-pub const ALL_METRICS: [&str; 22] = [
+pub const ALL_METRICS: [&str; 21] = [
     OPERATION_DURATION,
     SESSION_DURATION,
     STATE,
@@ -89,7 +75,6 @@ pub const ALL_METRICS: [&str; 22] = [
     AUTH_RENEWALS,
     AUTH_REFUSALS,
     LIMITS_EXCEEDED,
-    NOTIFICATIONS_DROPPED,
     STRAY_RESPONSES,
 ];
 

@@ -145,7 +145,7 @@ impl Op {
             Outcome::Ok => (None, None, None),
             Outcome::ToolError => (Some("tool_error"), None, None),
             Outcome::Rpc(e) => {
-                let code = super::labels::rpc_code(e.code.0);
+                let code = super::labels::rpc_error_type(e.code.0);
                 (Some(code), Some(code), Some(e.message.to_string()))
             }
             Outcome::Failed(word) => (Some(word), None, None),

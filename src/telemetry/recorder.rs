@@ -98,12 +98,32 @@ pub(super) fn recorder() -> &'static Recorder {
     RECORDER.get_or_init(|| Telemetry::new().build())
 }
 
+/// The meter the library records into (the one [`Telemetry::install`] set, else the global
+/// provider's, as it was when first asked), for a program built on the library that records its
+/// own instruments beside the library's: a gateway's server side, say. Asking for it settles the
+/// settings, as the first supervisor's start does.
+pub fn meter() -> &'static Meter {
+    &recorder().meter
+}
+
+/// The tracer the library records into (see [`meter`]): a program's own spans made with it sit
+/// in the same scope as the library's client spans, and a call made inside one of them (with
+/// `opentelemetry::context::FutureExt::with_context`) gets it as the client span's parent.
+pub fn tracer() -> &'static BoxedTracer {
+    &recorder().tracer
+}
+
+/// Whether the settings in use put tool names on metrics and spans
+/// ([`Telemetry::tool_names`]).
+pub fn tool_names() -> bool {
+    recorder().tool_names
+}
+
 /// The instruments and the tracer in use.
 #[derive(Debug)]
 pub(super) struct Recorder {
     pub(super) instruments: Instruments,
-    /// For instruments made later (the proxy's server side, `super::server`).
-    #[cfg_attr(not(feature = "proxy"), expect(dead_code))]
+    /// For instruments made by a program built on the library ([`meter`]).
     pub(super) meter: Meter,
     pub(super) tracer: BoxedTracer,
     pub(super) tool_names: bool,

@@ -221,15 +221,6 @@ pub(crate) fn auth_refused(server: &str) {
     let _ = server;
 }
 
-/// A notification for a slow host was dropped (the proxy's outbox).
-#[cfg_attr(not(feature = "proxy"), allow(dead_code))]
-pub(crate) fn notification_dropped(method: &'static str) {
-    #[cfg(feature = "otel")]
-    events::notification_dropped(method);
-    #[cfg(not(feature = "otel"))]
-    let _ = method;
-}
-
 /// A response to an id nobody sent was dropped.
 pub(crate) fn stray(server: &str) {
     #[cfg(feature = "otel")]

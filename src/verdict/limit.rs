@@ -18,9 +18,12 @@ use crate::{
     state::{Cause, Death},
 };
 
-/// The running cost of one paginated list (`tools/list`, `prompts/list`, …).
+/// The running cost of one paginated list (`tools/list`, `prompts/list`, …) against a server's
+/// [`Limits`]: for a program that pages through a list itself, with
+/// [`Supervisor::request`](crate::Supervisor::request), and must stop where the library would
+/// (a page that passes a bound is dropped, never kept in part).
 #[derive(Debug)]
-pub(crate) struct ListBudget {
+pub struct ListBudget {
     /// The method, for the detail: `tools/list`.
     method: &'static str,
     /// What its items are called: `tools`.
@@ -35,7 +38,7 @@ pub(crate) struct ListBudget {
 
 impl ListBudget {
     /// A fresh budget for listing `method`, whose items are `items_word`, under `limits`.
-    pub(crate) fn new(method: &'static str, items_word: &'static str, limits: &Limits) -> Self {
+    pub fn new(method: &'static str, items_word: &'static str, limits: &Limits) -> Self {
         Self {
             method,
             items_word,
@@ -49,7 +52,7 @@ impl ListBudget {
     }
 
     /// May another page be fetched? Not once `max_list_pages` pages were.
-    pub(crate) fn next_page(&self) -> Result<(), Death> {
+    pub fn next_page(&self) -> Result<(), Death> {
         if self.pages < self.max_pages {
             return Ok(());
         }
@@ -85,6 +88,15 @@ impl ListBudget {
             )));
         }
         Ok(())
+    }
+}
+
+impl ListBudget {
+    /// Counts a page of `items` and its `cursor` (their size as compact JSON): an error when
+    /// the list passes a bound with it, and then the page must be dropped.
+    pub fn count<T: Serialize>(&mut self, items: &[T], cursor: Option<&str>) -> Result<(), Death> {
+        let bytes = json_len(items) + cursor.map_or(0, str::len);
+        self.page(items.len(), bytes)
     }
 }
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 pub(crate) use args::ServeArgs;
 
 use super::{commands::exit, output::with_causes, signals::Signals};
-use mcp_resilient::proxy::{
+use mcp_resilient_gateway::{
     ProxyOptions,
     http::{FrontLimits, Gateway, ServeOptions, Tokens},
     state::{RedisHostStore, RedisStoreOptions},

@@ -650,7 +650,7 @@ async fn an_upstream_down_at_start_is_answered_for_and_its_tools_follow_with_lis
 #[test]
 fn a_bad_upstream_configuration_is_told_once_in_the_error_chain() {
     let config = mcp_resilient::ServerConfig::http("files", "ftp://127.0.0.1/mcp");
-    let error = mcp_resilient::proxy::Proxy::transparent(config).expect_err("an ftp URL");
+    let error = mcp_resilient_gateway::Proxy::transparent(config).expect_err("an ftp URL");
     assert_eq!(
         error.to_string(),
         "server 'files' has an invalid configuration"

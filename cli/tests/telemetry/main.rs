@@ -874,7 +874,7 @@ async fn one_trace_runs_from_the_host_through_the_proxy_to_the_upstream() {
     let (host_io, proxy_io) = tokio::io::duplex(64 * 1024);
     let (proxy_read, proxy_write) = tokio::io::split(proxy_io);
     let stop = tokio_util::sync::CancellationToken::new();
-    let proxy = mcp_resilient::proxy::Proxy::transparent(common::stdio_mock("tel-proxy", &[]))
+    let proxy = mcp_resilient_gateway::Proxy::transparent(common::stdio_mock("tel-proxy", &[]))
         .expect("proxy");
     let serving = tokio::spawn(proxy.serve(proxy_read, proxy_write, stop.clone()));
     let host = tokio::time::timeout(LIMIT, ().serve(host_io))

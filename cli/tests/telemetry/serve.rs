@@ -2,7 +2,8 @@
 //! `SERVER` span that continues the context the host sent in `_meta`, and is counted in
 //! `mcp.server.operation.duration` with `network.transport` `tcp`.
 
-use mcp_resilient::{proxy::http::Gateway, telemetry::names};
+use mcp_resilient::telemetry::names;
+use mcp_resilient_gateway::{http::Gateway, telemetry::names as server_names};
 use opentelemetry::{
     Context,
     trace::{SpanKind, TraceContextExt, Tracer, TracerProvider as _},
@@ -120,14 +121,14 @@ async fn every_request_through_serve_is_a_server_span_in_the_hosts_trace() {
         (names::METHOD, "resources/read"),
         (names::NETWORK_TRANSPORT, "tcp"),
     ];
-    wait_recorded(names::SERVER_OPERATION_DURATION, "", &read_over_tcp).await;
+    wait_recorded(server_names::SERVER_OPERATION_DURATION, "", &read_over_tcp).await;
     let refused_read = [
         (names::METHOD, "resources/read"),
         (names::ERROR_TYPE, code.as_str()),
     ];
-    wait_recorded(names::SERVER_OPERATION_DURATION, "", &refused_read).await;
+    wait_recorded(server_names::SERVER_OPERATION_DURATION, "", &refused_read).await;
     wait_recorded(
-        names::SERVER_SESSION_DURATION,
+        server_names::SERVER_SESSION_DURATION,
         "",
         &[(names::NETWORK_TRANSPORT, "tcp")],
     )

@@ -1,6 +1,6 @@
 //! Where OAuth tokens live between runs: the [`TokenStore`] trait, a file per server under the
-//! user's config directory ([`FileTokenStore`]), an in-memory store ([`MemoryTokenStore`]), and
-//! (feature `redis`) Redis, shared by a fleet of gateways (`RedisTokenStore`).
+//! user's config directory ([`FileTokenStore`]) and an in-memory store ([`MemoryTokenStore`]).
+//! The trait is the extension point for others: the gateway crate keeps tokens in Redis.
 //!
 //! # Invariants
 //!
@@ -22,8 +22,6 @@
 mod file;
 mod memory;
 mod private;
-#[cfg(feature = "redis")]
-mod redis;
 
 use std::{
     fmt,
@@ -35,8 +33,6 @@ use async_trait::async_trait;
 
 pub use file::FileTokenStore;
 pub use memory::MemoryTokenStore;
-#[cfg(feature = "redis")]
-pub use redis::RedisTokenStore;
 use rmcp::transport::auth::StoredCredentials;
 use serde::{Deserialize, Serialize};
 

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use mcp_resilient::proxy::state::{HostStore, RedisHostStore, RedisStoreOptions};
+use mcp_resilient_gateway::state::{HostStore, RedisHostStore, RedisStoreOptions};
 use rmcp::model::LoggingLevel;
 
 use super::redis::Redis;

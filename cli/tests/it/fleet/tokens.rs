@@ -8,9 +8,11 @@ use std::time::Duration;
 use mcp_mock_server::{MockOptions, MockServer, OAuthOptions};
 use mcp_resilient::{
     ConnectionState, ServerConfig, Supervisor, ToolRegistry,
-    auth::{self, Auth, Headless, OAuthConfig, RedisTokenStore},
+    auth::{self, Auth, Headless, OAuthConfig},
     config::{Heartbeat, ProtocolChoice},
 };
+
+use mcp_resilient_gateway::state::RedisTokenStore;
 
 use super::redis::Redis;
 use crate::{

@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mcp_resilient::proxy::{
+use mcp_resilient_gateway::{
     http::{Gateway, ServeOptions},
     state::{HostState, HostStore, MemoryHostStore},
 };

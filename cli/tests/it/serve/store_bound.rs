@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use mcp_resilient::proxy::state::{HostStore, RedisHostStore, RedisStoreOptions};
+use mcp_resilient_gateway::state::{HostStore, RedisHostStore, RedisStoreOptions};
 use rmcp::model::LoggingLevel;
 
 use super::{gateway::Gateway, raw::Raw};

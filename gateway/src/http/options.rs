@@ -1,0 +1,148 @@
+//! The gateway's own settings: which servers get one upstream session per host session, the
+//! front's guards and its bounds per host.
+
+use std::{sync::Arc, time::Duration};
+
+use crate::{
+    ProxyOptions,
+    state::{HostStore, MemoryHostStore},
+};
+
+use super::auth::Tokens;
+
+/// How many sessions one token (or every host without one) may hold at once.
+const DEFAULT_SESSIONS_PER_TOKEN: usize = 1024;
+/// How many host sessions the gateway holds at once.
+const DEFAULT_MAX_SESSIONS: usize = 10_000;
+/// How many requests one host session (or one token's session-less requests) may have in flight.
+const DEFAULT_REQUESTS_PER_SESSION: usize = 64;
+/// The largest request body.
+const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
+/// How long a host session may stay without a request before it is closed.
+const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+/// How often an idle SSE stream gets a comment (proxies cut silent streams).
+const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// The gateway's settings (the upstreams' supervision comes from their
+/// [`ServerConfig`](mcp_resilient::ServerConfig)s).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServeOptions {
+    /// What every host session shares with the stdio proxy: the startup wait of a session's
+    /// own (`per_host`) upstreams, the call wait, the drain at the end.
+    ///
+    /// # Default
+    /// [`ProxyOptions::default()`]
+    pub proxy: ProxyOptions,
+    /// The servers that get one upstream session per host session (stateful servers, such as a
+    /// browser); every other server is shared by all hosts.
+    ///
+    /// # Default
+    /// None: every server is shared.
+    pub per_host: Vec<String>,
+    /// The bearer tokens a host must present (`Authorization: Bearer …`).
+    ///
+    /// # Default
+    /// None: no authentication (the gateway then refuses a non-loopback listener unless
+    /// [`allow_unauthenticated`](Self::allow_unauthenticated)).
+    pub tokens: Tokens,
+    /// Serve a listener that is not on loopback without [`tokens`](Self::tokens).
+    ///
+    /// # Default
+    /// `false`
+    pub allow_unauthenticated: bool,
+    /// `Host` values accepted besides the listener's own address (DNS rebinding: a request
+    /// naming any other host is refused with 403). `*` accepts every host.
+    ///
+    /// # Default
+    /// None: on loopback, `localhost`, `127.0.0.1` and `::1`; elsewhere, the listener's
+    /// address only.
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins accepted (`https://app.example.com`, `http://localhost:*`); a request
+    /// carrying any other `Origin` is refused with 403. Requests without `Origin` (SDK clients)
+    /// are not affected.
+    ///
+    /// # Default
+    /// On loopback, `http://localhost:*` and `http://127.0.0.1:*`; elsewhere none.
+    pub allowed_origins: Vec<String>,
+    /// Bounds per host.
+    ///
+    /// # Default
+    /// [`FrontLimits::default()`]
+    pub limits: FrontLimits,
+    /// How often an SSE stream with nothing to say gets a keep-alive comment.
+    ///
+    /// # Default
+    /// 15 s
+    pub sse_keep_alive: Duration,
+    /// Where each host session's state (revision, capabilities, client info, log level,
+    /// subscriptions) is kept, by session id.
+    ///
+    /// # Default
+    /// A [`MemoryHostStore`] of this gateway's own.
+    pub store: Arc<dyn HostStore>,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            proxy: ProxyOptions::default(),
+            per_host: Vec::new(),
+            tokens: Tokens::none(),
+            allow_unauthenticated: false,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            limits: FrontLimits::default(),
+            sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
+            store: Arc::new(MemoryHostStore::new()),
+        }
+    }
+}
+
+/// What one host may hold or send; past a bound it gets an HTTP status (413, 429) or a
+/// JSON-RPC error, and nothing else is affected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FrontLimits {
+    /// The largest request body, in bytes (413 past it).
+    ///
+    /// # Default
+    /// 4 MiB
+    pub max_body_bytes: usize,
+    /// Requests one host session may have in flight at once; session-less (2026-07-28)
+    /// requests count per token (429 past it).
+    ///
+    /// # Default
+    /// 64
+    pub max_requests_per_session: usize,
+    /// Host sessions one token may hold at once (hosts without a token share one count; 429
+    /// past it).
+    ///
+    /// # Default
+    /// 1024
+    pub max_sessions_per_token: usize,
+    /// Host sessions the gateway holds at once, whatever their token (503 past it). Also the
+    /// bound on each `per_host` server's upstream sessions.
+    ///
+    /// # Default
+    /// 10,000
+    pub max_sessions: usize,
+    /// How long a host session may go without a request before it is closed (its `per_host`
+    /// upstream sessions with it); the host then gets 404 and starts a new session.
+    ///
+    /// # Default
+    /// 30 min
+    pub session_idle: Duration,
+}
+
+impl Default for FrontLimits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: DEFAULT_MAX_BODY,
+            max_requests_per_session: DEFAULT_REQUESTS_PER_SESSION,
+            max_sessions_per_token: DEFAULT_SESSIONS_PER_TOKEN,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle: DEFAULT_SESSION_IDLE,
+        }
+    }
+}

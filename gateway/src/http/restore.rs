@@ -1,0 +1,65 @@
+//! The host-session store as rmcp's `SessionStore`: how a request for a session this gateway
+//! does not hold becomes a session restored from the store.
+//!
+//! rmcp asks `load` when a request names a session it has no worker for; given what the host
+//! sent in its `initialize`, it starts a worker under the same id and replays that `initialize`
+//! (marked with `SessionRestoreMarker`), and the core rebuilds what the host had on the
+//! upstreams (`src/proxy/renew.rs`). `store` comes after every
+//! `initialize` this gateway answers: the session is one other replicas may be asked for. `delete`
+//! comes after the host's `DELETE`.
+
+use std::sync::Arc;
+
+use rmcp::{
+    model::{InitializeRequestParams, ProtocolVersion},
+    transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError},
+};
+
+use super::opening::Openings;
+use crate::state::HostStore;
+
+/// The host-session store, as rmcp's session store; the openings of the requests that wait on
+/// a take-over.
+pub(crate) struct Restore(pub(crate) Arc<dyn HostStore>, pub(crate) Arc<Openings>);
+
+#[async_trait::async_trait]
+impl SessionStore for Restore {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        // A store that cannot tell is an error (rmcp answers 500), not an unknown session
+        // (404): the host keeps its session and asks again.
+        let Some(state) = self.0.claim(session_id).await? else {
+            return Ok(None);
+        };
+        // A record without what `initialize` said cannot be replayed: the host starts again.
+        let (Some(protocol), Some(client)) = (state.protocol, state.client) else {
+            self.0.remove(session_id);
+            return Ok(None);
+        };
+        let Ok(version) = serde_json::from_value::<ProtocolVersion>(protocol.into()) else {
+            self.0.remove(session_id);
+            return Ok(None);
+        };
+        let params =
+            InitializeRequestParams::new(state.capabilities, client).with_protocol_version(version);
+        tracing::info!("a host session held elsewhere is served here from now on");
+        // Ours now: the requests waiting on it get their heads before it is rebuilt (starting
+        // its own upstreams may take seconds), so a host whose request dies with this process
+        // from here on can ask for it again (`src/proxy/http/opening.rs`).
+        self.1.taken_over(session_id);
+        Ok(Some(SessionState::new(params)))
+    }
+
+    async fn store(
+        &self,
+        session_id: &str,
+        _state: &SessionState,
+    ) -> Result<(), SessionStoreError> {
+        self.0.share(session_id).await;
+        Ok(())
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        self.0.forget(session_id);
+        Ok(())
+    }
+}
