@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The heap of N idle connections, by owner (BENCHMARKS.md section 13).
+"""The heap of N idle connections, by owner (BENCHMARKS.md, "Scale").
 
 Reads a heaptrack_print flame-graph stack file (`-F FILE --flamegraph-cost-type leaked`: the
 bytes still allocated when the process exited, which for the scale bench's idle child is the

@@ -12,7 +12,7 @@
 #      Prometheus scraping /metrics every second;
 #   4. kills the mock server, waits until Prometheus has stored the loss, restarts it on the
 #      same port, waits until Prometheus has stored the new generation;
-#   5. checks the exposition with `promtool check metrics`, the README's alert rules
+#   5. checks the exposition with `promtool check metrics`, the example alert rules (docs/guide/telemetry.md)
 #      (scripts/prometheus/alerts.yml) with `promtool check rules`, and asks Prometheus's HTTP
 #      API for the loss, reconnect, state and outage series; writes PROMETHEUS.md.
 #

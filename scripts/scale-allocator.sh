@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start-up of N supervisors with glibc's malloc and with jemalloc (BENCHMARKS.md section 13).
+# Start-up of N supervisors with glibc's malloc and with jemalloc (BENCHMARKS.md, "Scale").
 #
 #   scripts/scale-allocator.sh [N] [KIND]     # default N=9500 KIND=HTTP-2026
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The heap of N idle supervised connections, by owner (BENCHMARKS.md section 13).
+# The heap of N idle supervised connections, by owner (BENCHMARKS.md, "Scale").
 #
 #   scripts/scale-heap.sh [N]     # default N=1000; each kind: HTTP 2025, HTTP 2026, legacy SSE
 #

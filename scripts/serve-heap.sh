@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The heap of N idle host sessions of `mcp-resilient serve`, by owner (BENCHMARKS.md section 22).
+# The heap of N idle host sessions of `mcp-resilient serve`, by owner (BENCHMARKS.md, "serve with 1,000 host sessions").
 #
 #   scripts/serve-heap.sh [N]     # default N=1000
 #

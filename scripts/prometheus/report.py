@@ -33,7 +33,7 @@ w("Written by `scripts/prometheus.sh` (do not edit by hand). A real Prometheus "
 w(f"- `promtool check metrics` on the last scrape: **{env['METRICS_OK']}**")
 if env["PROMTOOL_METRICS"].strip():
     w("\n```\n" + env["PROMTOOL_METRICS"].strip() + "\n```")
-w(f"- `promtool check rules scripts/prometheus/alerts.yml` (the README's alerts): **{env['RULES_OK']}**")
+w(f"- `promtool check rules scripts/prometheus/alerts.yml` (the alerts of docs/guide/telemetry.md): **{env['RULES_OK']}**")
 if env["PROMTOOL_RULES"].strip():
     w("\n```\n" + env["PROMTOOL_RULES"].strip() + "\n```")
 w("")

@@ -28,7 +28,7 @@ broke), `502`, or sent again to the other replica (it died before its head). The
 mock server over Streamable HTTP; it is never killed here. Needs redis-server, redis-cli and nginx
 (scripts/fleet/deps.sh) and the SDKs (scripts/serve-fleet/setup.sh, or only the SDKs:
 VENV=target/serve-fleet-venv scripts/counterparts/setup.sh and scripts/counterparts/setup-ts.sh). Prints one JSON object per
-scenario, then a markdown table (BENCHMARKS.md, "A fleet of gateways").
+scenario, then a markdown table (BENCHMARKS.md, "A fleet of serve replicas").
 """
 
 import argparse

@@ -40,7 +40,7 @@ latency figures come from those and from `direct`):
 Needs the Python SDK venv (scripts/counterparts/setup.sh, VENV=target/serve-fleet-venv), the
 TypeScript SDK (scripts/counterparts/setup-ts.sh, target/counterparts-ts) and the gateways
 (scripts/serve-fleet/setup.sh installs all of it). Prints one JSON object per target, then a
-markdown table (BENCHMARKS.md sections 14 and 21).
+markdown table (BENCHMARKS.md, "serve through upstream kills").
 """
 
 import argparse
