@@ -17,10 +17,13 @@
 //! `#[cfg(test)]` items and test files left out. A file depends on the file that defines what
 //! it names: through a `use` anywhere in it (at the top, in a function, in a block), or through
 //! a path written in its code (`crate::a::b::f()`, `super::x::y`, `super::super::x`,
-//! `self::x`, a child module's or a `use`d name's `x::y`), comments and strings blanked first.
+//! `self::x`, or `x::y` from a child module or a name a `use` binds), comments and strings
+//! blanked first.
 //! A name a module re-exports (`pub use`, globs included) is followed to the file that defines
-//! it, and a file's own `pub use` lines are not its dependencies. A circle is a strongly
-//! connected component of more than one file.
+//! it, and a file's own `pub use` lines are not its dependencies. Between a module and its own
+//! children only `use` lines count: in code, a parent names its children's parts and a child
+//! its parent's (`super::X`, the type whose `impl` it holds) as one module ([`nested`]). A
+//! circle is a strongly connected component of more than one file.
 //!
 //! `cargo test -p mcp-resilient-cli --test it -- shape --nocapture` prints the circles, each
 //! edge with the names that tie it; `MCP_SHAPE_FILE=src/a/b.rs` prints one file's edges too.
