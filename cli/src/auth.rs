@@ -7,8 +7,8 @@ use mcp_resilient::auth::{
 };
 
 use super::{
-    args::ServerArgs,
-    commands::{exit, fail},
+    args::server::ServerArgs,
+    exit::{self, fail},
     output, safe,
 };
 use mcp_resilient::__private::redact;

@@ -7,11 +7,9 @@ use mcp_resilient::{
     state::Event,
 };
 
-use super::{args::ServerArgs, connect::connect, output, safe, signals::Signals};
+use super::{args::server::ServerArgs, connect::connect, output, safe, signals::Signals};
 
-// The exit codes and `fail` live in `exit`, below `connect`; these paths stay for the other
-// commands.
-pub(crate) use crate::exit::{self, fail};
+use crate::exit::{self, fail};
 
 /// `tools`: lists the server's tools once it is ready (see `connect` for the wait).
 pub(crate) async fn tools(

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use super::{args::ProxyArgs, commands::exit, output::with_causes, signals::Signals};
+use super::{args::ProxyArgs, exit, output::with_causes, signals::Signals};
 use mcp_resilient::{ServerConfig, config::TransportConfig};
 use mcp_resilient_gateway::{Proxy, ProxyOptions};
 

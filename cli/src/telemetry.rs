@@ -20,7 +20,7 @@ use opentelemetry_sdk::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::{commands::exit, safe};
+use crate::{exit, safe};
 
 /// How long the last export may take once the command has ended.
 const FLUSH_LIMIT: Duration = Duration::from_secs(5);

@@ -29,7 +29,7 @@ use tokio::time::Instant;
 use super::live::{Live, ProbeRules};
 use crate::{
     state::{Cause, Death, Event},
-    transport::{direct::Answered, judge},
+    transport::{judge, probe_wire::Answered},
     verdict::Verdict,
 };
 
@@ -217,7 +217,7 @@ impl Live {
                     Err(verdict) => Err(Refused::Verdict(verdict)),
                 },
                 None => {
-                    let request = crate::transport::direct::request(discover);
+                    let request = crate::transport::probe_wire::request(discover);
                     // Boxed: rmcp's request future is ~3.3 KB; inline, it made every probe's
                     // future that large, copied each time it moved (callgrind: a fifth of a
                     // direct legacy SSE probe's instructions were `memcpy`).

@@ -7,7 +7,7 @@ use std::{sync::Arc, time::Duration};
 use opentelemetry::KeyValue;
 
 use super::{
-    labels::{self, Labels},
+    labels::{self, Labels, verdict_attributes},
     names,
     recorder::recorder,
 };
@@ -97,18 +97,6 @@ fn limit(server: &str, death: &Death) {
 pub(super) fn verdict(labels: &Labels, method: &'static str, verdict: &Verdict) {
     let attributes = verdict_attributes(labels, method, labels::verdict(verdict));
     recorder().instruments.verdicts.add(1, &attributes);
-}
-
-/// The attributes of a verdict (`word`) on a `method` request.
-pub(super) fn verdict_attributes(
-    labels: &Labels,
-    method: &'static str,
-    word: &'static str,
-) -> Vec<KeyValue> {
-    let mut attributes = labels.attributes();
-    attributes.push(KeyValue::new(names::METHOD, method));
-    attributes.push(KeyValue::new(names::VERDICT, word));
-    attributes
 }
 
 /// A probe's outcome: its round trip if it was answered, a miss if it was not.

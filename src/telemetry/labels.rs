@@ -96,9 +96,8 @@ impl Labels {
             _ => return None,
         };
         Some(slot.get_or_init(|| AliveProbe {
-            operation: super::op::operation_attributes(self, method, None, None, None).into(),
-            verdict:
-                super::events::verdict_attributes(self, method, verdict(&Verdict::Alive)).into(),
+            operation: operation_attributes(self, method, None, None, None).into(),
+            verdict: verdict_attributes(self, method, verdict(&Verdict::Alive)).into(),
         }))
     }
 
@@ -146,6 +145,44 @@ impl Labels {
 /// The most attributes an operation adds to the common ones (method, operation name, tool,
 /// error type, status; or generation and session on a span).
 const ADDED: usize = 5;
+
+/// The attributes of an operation's duration: the generation's, the method, and what the
+/// outcome adds.
+pub(super) fn operation_attributes(
+    labels: &Labels,
+    method: &'static str,
+    tool: Option<&str>,
+    error: Option<&'static str>,
+    status: Option<&'static str>,
+) -> Vec<KeyValue> {
+    let mut attributes = labels.attributes();
+    attributes.push(KeyValue::new(names::METHOD, method));
+    if method == "tools/call" {
+        attributes.push(KeyValue::new(names::OPERATION_NAME, "execute_tool"));
+    }
+    if let Some(tool) = tool {
+        attributes.push(KeyValue::new(names::TOOL_NAME, tool.to_owned()));
+    }
+    if let Some(error) = error {
+        attributes.push(KeyValue::new(names::ERROR_TYPE, error));
+    }
+    if let Some(status) = status {
+        attributes.push(KeyValue::new(names::RPC_STATUS, status));
+    }
+    attributes
+}
+
+/// The attributes of a verdict (`word`) on a `method` request.
+pub(super) fn verdict_attributes(
+    labels: &Labels,
+    method: &'static str,
+    word: &'static str,
+) -> Vec<KeyValue> {
+    let mut attributes = labels.attributes();
+    attributes.push(KeyValue::new(names::METHOD, method));
+    attributes.push(KeyValue::new(names::VERDICT, word));
+    attributes
+}
 
 /// The server attribute alone.
 pub(super) fn server(server: &str) -> KeyValue {

@@ -9,7 +9,12 @@ use opentelemetry::{
 };
 use rmcp::model::{ClientRequest, RequestId};
 
-use super::{Outcome, labels::Labels, names, propagate, recorder::recorder};
+use super::{
+    Outcome,
+    labels::{Labels, operation_attributes},
+    names, propagate,
+    recorder::recorder,
+};
 use crate::verdict::Verdict;
 
 /// One request in flight. Dropped without [`end`](Self::end) (the caller went away), it records
@@ -172,32 +177,6 @@ impl Op {
         }
         span.end();
     }
-}
-
-/// The attributes of an operation's duration: the generation's, the method, and what the
-/// outcome adds.
-pub(super) fn operation_attributes(
-    labels: &Labels,
-    method: &'static str,
-    tool: Option<&str>,
-    error: Option<&'static str>,
-    status: Option<&'static str>,
-) -> Vec<KeyValue> {
-    let mut attributes = labels.attributes();
-    attributes.push(KeyValue::new(names::METHOD, method));
-    if method == "tools/call" {
-        attributes.push(KeyValue::new(names::OPERATION_NAME, "execute_tool"));
-    }
-    if let Some(tool) = tool {
-        attributes.push(KeyValue::new(names::TOOL_NAME, tool.to_owned()));
-    }
-    if let Some(error) = error {
-        attributes.push(KeyValue::new(names::ERROR_TYPE, error));
-    }
-    if let Some(status) = status {
-        attributes.push(KeyValue::new(names::RPC_STATUS, status));
-    }
-    attributes
 }
 
 impl Drop for Op {

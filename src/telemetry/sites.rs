@@ -147,7 +147,7 @@ pub(crate) fn transition(
     ready: Option<(&Labels, Option<Duration>)>,
 ) {
     #[cfg(feature = "otel")]
-    transitions::transition(server, from, to, ready);
+    transitions::transition(server, from, to, ready.map(|(l, o)| (&l.inner, o)));
     #[cfg(not(feature = "otel"))]
     let _ = (server, from, to, ready);
 }

@@ -29,11 +29,11 @@ pub(crate) fn transition(
     server: &str,
     from: &ConnectionState,
     to: &ConnectionState,
-    ready: Option<(&super::Labels, Option<Duration>)>,
+    ready: Option<(&Labels, Option<Duration>)>,
 ) {
     state(server, from, to);
     if let Some((labels, outage)) = ready {
-        self::ready(&labels.inner, outage);
+        self::ready(labels, outage);
     }
     if let ConnectionState::Reconnecting {
         reason,

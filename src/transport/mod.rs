@@ -14,6 +14,7 @@ pub(crate) mod judge;
 pub(crate) mod ledger;
 pub(crate) mod observed;
 pub(crate) mod origin;
+pub(crate) mod probe_wire;
 pub(crate) mod refusal;
 pub(crate) mod sse;
 pub(crate) mod stdio;

@@ -8,7 +8,7 @@ use mcp_resilient::{
     config::{ServerConfig, TransportConfig, load_servers_file},
 };
 
-use super::ServerArgs;
+use super::server::ServerArgs;
 
 /// The longest pause between two attempts of a command that waits for its server (`--wait`):
 /// a person who starts it should not wait the default `max_delay` (30 s) more.

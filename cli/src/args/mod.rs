@@ -2,14 +2,14 @@
 //! [`ServerConfig`](mcp_resilient::ServerConfig) is
 //! `config`.
 
-use std::{path::PathBuf, time::Duration};
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
 mod config;
+pub(crate) mod server;
 
-use mcp_resilient::__private::{format_duration, parse_duration};
-use mcp_resilient::config::{MAX_DURATION, ProtocolChoice, RemoteKind};
+use server::{ServerArgs, flag_duration};
 
 /// Keep MCP client connections alive: supervise a server, list and call its tools, watch it
 /// recover.
@@ -93,7 +93,7 @@ pub(crate) enum Command {
     Proxy(ProxyArgs),
     /// Serve MCP over Streamable HTTP for many hosts at once, with supervised upstreams behind
     /// it (shared by every host, or one session per host).
-    Serve(Box<crate::serve::ServeArgs>),
+    Serve(Box<crate::serve::args::ServeArgs>),
     /// Run the embedded mock MCP server (used by the demo and the tests).
     #[command(hide = true, disable_help_flag = true)]
     MockServer {
@@ -158,107 +158,10 @@ pub(crate) struct WaitArgs {
     pub(crate) wait: Option<Duration>,
 }
 
-/// Which server, and the supervision policy.
-#[derive(Debug, Args)]
-pub(crate) struct ServerArgs {
-    /// Run the server as a child process: the command follows `--` at the end of the line.
-    #[arg(long)]
-    stdio: bool,
-    /// An MCP host's config file as it is (Claude Desktop, Claude Code, Cursor, Cline,
-    /// Windsurf, VS Code): `mcpServers` or `servers`.
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// The server's name in `--config` (`proxy` takes it more than once, or none for all).
-    #[arg(long = "server", value_name = "NAME")]
-    servers: Vec<String>,
-    /// A remote server's URL.
-    #[arg(long)]
-    url: Option<String>,
-    /// Remote transport: auto (try Streamable HTTP, fall back to legacy SSE), sse or http.
-    #[arg(long, default_value = "auto")]
-    transport: RemoteKind,
-    /// MCP revision: auto (ask with server/discover, fall back to initialize), 2025-11-25 or
-    /// 2026-07-28.
-    #[arg(long)]
-    protocol: Option<ProtocolChoice>,
-    /// An HTTP header for every request, `Name: value` (repeatable).
-    #[arg(long = "header", value_name = "NAME: VALUE")]
-    headers: Vec<String>,
-    /// The server's name in logs and public tool names (default: `server`; `proxy` names a
-    /// `--url` server after its host and a `--stdio` one after its command or package).
-    #[arg(long)]
-    name: Option<String>,
-    /// How requests to `--url` are authorized: none, oauth (tokens from `mcp-resilient login`),
-    /// or bearer (the token in the variable named by --token-env).
-    #[arg(long, value_name = "none|oauth|bearer")]
-    auth: Option<String>,
-    /// With `--auth bearer`: the environment variable holding the token.
-    #[arg(long, value_name = "VAR")]
-    token_env: Option<String>,
-    /// OAuth: a client id registered beforehand (default: dynamic registration).
-    #[arg(long)]
-    client_id: Option<String>,
-    /// OAuth: the environment variable holding that client's secret.
-    #[arg(long, value_name = "VAR")]
-    client_secret_env: Option<String>,
-    /// OAuth: a scope to ask for (repeatable; default: what the server suggests).
-    #[arg(long = "scope", value_name = "SCOPE")]
-    scopes: Vec<String>,
-    /// OAuth: the port of the loopback redirect (default: any free port).
-    #[arg(long)]
-    callback_port: Option<u16>,
-    /// OAuth: obtain tokens with client credentials (machine to machine) instead of a login;
-    /// needs --client-id and --client-secret-env.
-    #[arg(long)]
-    client_credentials: bool,
-    /// Heartbeat interval, e.g. 30s.
-    #[arg(long, value_parser = flag_duration)]
-    heartbeat_interval: Option<Duration>,
-    /// Heartbeat probe timeout (must be below the interval).
-    #[arg(long, value_parser = flag_duration)]
-    heartbeat_timeout: Option<Duration>,
-    /// Consecutive missed probes that mean death.
-    #[arg(long)]
-    heartbeat_failures: Option<u32>,
-    /// First reconnect delay.
-    #[arg(long, value_parser = flag_duration)]
-    reconnect_initial: Option<Duration>,
-    /// Largest reconnect delay (also the stability window).
-    #[arg(long, value_parser = flag_duration)]
-    reconnect_max: Option<Duration>,
-    /// Consecutive failed attempts per outage before giving up.
-    #[arg(long)]
-    max_attempts: Option<u32>,
-    /// Timeout of one tool call.
-    #[arg(long, value_parser = flag_duration)]
-    call_timeout: Option<Duration>,
-    /// Timeout of one connection attempt; `tools` and `call` also give up on transient
-    /// failures (a refused port, say) after this long in all.
-    #[arg(long, value_parser = flag_duration)]
-    connect_timeout: Option<Duration>,
-    /// The child command and its arguments (with --stdio).
-    #[arg(last = true, value_name = "COMMAND")]
-    command: Vec<String>,
-}
-
 /// A duration flag that must be more than zero.
 fn positive_duration(s: &str) -> Result<Duration, String> {
     match flag_duration(s)? {
         Duration::ZERO => Err("must be more than 0".to_owned()),
         d => Ok(d),
     }
-}
-
-/// A duration flag: [`parse_duration`], at most [`MAX_DURATION`] (24 h) like every duration of
-/// a configuration. Refused here, clap names the flag and exits 2.
-pub(crate) fn flag_duration(s: &str) -> Result<Duration, String> {
-    let d = parse_duration(s)?;
-    if d > MAX_DURATION {
-        return Err(format!(
-            "must be at most {}, got {}",
-            format_duration(MAX_DURATION),
-            format_duration(d)
-        ));
-    }
-    Ok(d)
 }

@@ -18,7 +18,7 @@ use std::{process::ExitCode, time::Duration};
 use mcp_resilient::{ConnectionState, Supervisor, ToolRegistry, state::Death};
 
 use crate::{
-    args::ServerArgs,
+    args::server::ServerArgs,
     exit::{self, fail},
     output::human,
     signals::Signals,

@@ -5,7 +5,7 @@ use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use clap::Args;
 
-use crate::args::{ServerArgs, flag_duration};
+use crate::args::server::{ServerArgs, flag_duration};
 
 /// `serve`: the upstreams, the listener, and the front's guards.
 #[derive(Debug, Args)]

@@ -1,12 +1,12 @@
 //! `serve`: the proxy's host-facing core over Streamable HTTP, for many hosts at once.
 
-mod args;
+pub(crate) mod args;
 
 use std::process::ExitCode;
 
-pub(crate) use args::ServeArgs;
+use args::ServeArgs;
 
-use super::{commands::exit, output::with_causes, signals::Signals};
+use super::{exit, output::with_causes, signals::Signals};
 use mcp_resilient_gateway::{
     ProxyOptions,
     http::{FrontLimits, Gateway, ServeOptions, Tokens},

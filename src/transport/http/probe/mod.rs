@@ -28,7 +28,7 @@ use rmcp::{
 };
 
 use super::{HttpError, core::Core, routing};
-use crate::transport::direct::{self, Answered, Body, Templates};
+use crate::transport::probe_wire::{self, Answered, Body, Templates};
 
 mod read;
 
@@ -102,7 +102,7 @@ impl DirectProbe {
     }
 
     fn template(&self, core: &Core, discover: bool, protocol: &ProtocolVersion) -> Template {
-        let mut request = direct::request(discover);
+        let mut request = probe_wire::request(discover);
         let modern = !protocol.has_initialize();
         if modern {
             let meta = request.get_meta_mut();
@@ -114,7 +114,7 @@ impl DirectProbe {
             true => "server/discover",
             false => "ping",
         };
-        let message = direct::marked(request);
+        let message = probe_wire::marked(request);
         let mut headers = core.base_headers(modern.then_some(protocol));
         routing::add_standard_headers(&message, modern, &core.tool_headers, &mut headers);
         // Our own types always encode.

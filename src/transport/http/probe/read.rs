@@ -9,7 +9,6 @@ use rmcp::{
 
 use super::Template;
 use crate::transport::decode;
-use crate::transport::direct::Answered;
 use crate::transport::http::{
     HttpError,
     answer::{Answer, Sent, expire_on_400},
@@ -17,6 +16,7 @@ use crate::transport::http::{
     core::Core,
     events::{Events, answers, on_stream_of},
 };
+use crate::transport::probe_wire::Answered;
 
 impl Core {
     /// One probe's `POST` and its answer (see the module docs).

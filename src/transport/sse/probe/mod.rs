@@ -30,8 +30,8 @@ use crate::{
     transport::{
         Activity,
         decode::Head,
-        direct::{self, Answered, Body, MARK, Templates},
         innermost,
+        probe_wire::{self, Answered, Body, MARK, Templates},
     },
     verdict::Verdict,
 };
@@ -99,7 +99,7 @@ impl SseProbe {
 fn template(discover: bool) -> Body {
     // Our own types always encode.
     Body::around_mark(
-        &serde_json::to_vec(&direct::marked(direct::request(discover))).unwrap_or_default(),
+        &serde_json::to_vec(&probe_wire::marked(probe_wire::request(discover))).unwrap_or_default(),
     )
 }
 
@@ -185,7 +185,7 @@ fn reply(data: &str) -> Option<(u64, Answered)> {
     let Some(RequestId::String(id)) = &reply.id else {
         return None;
     };
-    let n = direct::probe_number(id)?;
+    let n = probe_wire::probe_number(id)?;
     if reply.method.is_some() {
         return None;
     }
