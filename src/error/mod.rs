@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use crate::{
     call::CallPhase,
-    state::{ConnectionState, Generation},
-};
+    state::{ConnectionState, Generation}};
 
 mod answers;
 

@@ -9,8 +9,7 @@ use super::*;
 use crate::{
     call::CallPhase,
     host::Ask,
-    state::{Cause, Death, Reason},
-};
+    state::{Cause, Death, Reason}};
 
 /// Every variant by name; a new variant does not compile here until it is added to the
 /// table below.

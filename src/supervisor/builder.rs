@@ -9,13 +9,12 @@ use tracing::Instrument;
 use super::{Inner, Supervisor};
 use crate::{StartError, ToolRegistry, config::ServerConfig};
 use crate::{
-    actor,
-    board::Board,
-    call_path::CallPath,
-    mailbox::Depth,
-    session::{connect, relay},
-    transport::client::default_http_client,
-};
+    supervisor::actor,
+    supervisor::board::Board,
+    supervisor::dispatch::CallPath,
+    supervisor::mailbox::Depth,
+    supervisor::session::{connect, relay},
+    transport::client::default_http_client};
 
 /// Builds a [`Supervisor`]: [`Supervisor::builder`], then [`spawn`](Self::spawn).
 #[derive(Debug)]

@@ -15,8 +15,7 @@ use crate::{
     CallError,
     config::ProtocolChoice,
     state::{Cause, Death, ToolsChanged},
-    verdict::Verdict,
-};
+    verdict::Verdict};
 
 /// A ready generation ended for `death`.
 pub(crate) fn lost(labels: &Labels, death: &Death) {

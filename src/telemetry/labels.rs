@@ -12,8 +12,7 @@ use super::names;
 use crate::{
     CallError,
     state::{Cause, Death, Generation},
-    verdict::Verdict,
-};
+    verdict::Verdict};
 
 /// What every measurement of one generation carries: the server, its transport and the
 /// protocol version it negotiated. Cheap to clone.

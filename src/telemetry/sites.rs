@@ -19,8 +19,7 @@ use crate::{
     CallError,
     config::ProtocolChoice,
     state::{Cause, ConnectionState, Death, Generation, ToolsChanged},
-    verdict::Verdict,
-};
+    verdict::Verdict};
 
 /// What every measurement of one generation carries (server, transport, protocol). Cheap to
 /// clone.

@@ -14,8 +14,7 @@ use super::{Activity, http, ledger::Delivery, sse};
 use crate::{
     config::{Bytes, Limits},
     state::{Cause, Death},
-    verdict::{Phase, Verdict, limit},
-};
+    verdict::{Phase, Verdict, limit}};
 
 /// What a failed handshake (`initialize`, `server/discover`) says about the server: a JSON-RPC
 /// error answering it (`-32022` included) or no version in common is a rejection; a

@@ -13,7 +13,7 @@ pub(crate) mod http;
 pub(crate) mod judge;
 pub(crate) mod ledger;
 pub(crate) mod observed;
-pub(crate) mod origin;
+mod origin_of;
 pub(crate) mod refusal;
 pub(crate) mod sse;
 pub(crate) mod stdio;
@@ -34,6 +34,7 @@ pub(crate) use crate::text::innermost;
 pub(crate) use detect::name;
 pub(crate) use judge::{judge, judge_handshake, judge_listing, never_ran, stream_lost};
 pub(crate) use observed::Observed;
+pub(crate) use origin_of::origin_of;
 
 /// The most of a line buffer kept between lines, by the SSE parser and the stdio reader: one
 /// large message (a long tool list) must not hold its size in an idle session for good.

@@ -15,8 +15,7 @@ use serde::Serialize;
 
 use crate::{
     config::{Bytes, Limits},
-    state::{Cause, Death},
-};
+    state::{Cause, Death}};
 
 /// The running cost of one paginated list (`tools/list`, `prompts/list`, …) against a server's
 /// [`Limits`]: for a program that pages through a list itself, with

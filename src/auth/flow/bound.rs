@@ -11,8 +11,7 @@ use url::Url;
 
 use crate::{
     auth::{StoreError, StoredAuth, TokenStore},
-    text::redact,
-};
+    text::redact};
 
 /// Our store seen as rmcp's `CredentialStore`, bound to one server URL: a record saved for
 /// another URL reads as nothing (its tokens must not be sent here). Clones share `local`.

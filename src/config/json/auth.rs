@@ -16,8 +16,7 @@ use serde::Deserialize;
 
 use crate::{
     auth::{Auth, Grant, OAuthConfig},
-    config::ConfigError,
-};
+    config::ConfigError};
 
 /// `auth` as written.
 #[derive(Debug, Deserialize)]

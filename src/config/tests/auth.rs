@@ -1,7 +1,6 @@
 use crate::{
     auth::{Auth, Grant},
-    config::{ServerConfig, TransportConfig, load_servers},
-};
+    config::{ServerConfig, TransportConfig, load_servers}};
 
 fn auth_of(json: &str) -> Result<Auth, String> {
     let file = format!(r#"{{"mcpServers": {{"s": {json}}}}}"#);

@@ -19,8 +19,7 @@ use std::time::Duration;
 
 use crate::{
     config::RemoteKind,
-    state::{Cause, Death},
-};
+    state::{Cause, Death}};
 
 /// A concrete remote protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

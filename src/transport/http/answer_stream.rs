@@ -115,8 +115,7 @@ mod tests {
     use super::*;
     use crate::{
         transport::http::{HttpTransport, errors::stream_lost, never_ran, verdict},
-        verdict::{Phase, Verdict},
-    };
+        verdict::{Phase, Verdict}};
 
     #[test]
     fn a_lost_2026_stream_is_one_suspect_answer_that_may_have_run() {

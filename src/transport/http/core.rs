@@ -27,8 +27,7 @@ use super::{answer::SESSION_ID, discover, params::ToolHeaders, settle::Standalon
 use crate::{
     auth::Authorizer,
     state::Death,
-    transport::{Activity, DeathSlot},
-};
+    transport::{Activity, DeathSlot}};
 
 pub(super) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 pub(super) const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");

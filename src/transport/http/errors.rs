@@ -8,8 +8,7 @@ use rmcp::{
 use crate::{
     state::{Cause, Death},
     text::redact_url,
-    verdict::{Phase, Verdict},
-};
+    verdict::{Phase, Verdict}};
 
 /// The error type of the Streamable HTTP transport's sends, as [`crate::transport::judge`]
 /// downcasts it.
@@ -18,7 +17,7 @@ pub type HttpError = StreamableHttpError<reqwest::Error>;
 /// A 2026-07-28 request whose answer's event stream ended or broke before its answer: the
 /// request was lost with its stream. The server takes a closed stream as the request's
 /// cancellation and nothing resumes it (SEP-2575), so the request is over; whether it is
-/// issued again, as a new request, is the call path's decision (`crate::call_path`). Carried
+/// issued again, as a new request, is the call path's decision (`crate::supervisor::dispatch`). Carried
 /// as the source of a [`StreamableHttpError::Io`], the one variant of rmcp's enum that holds
 /// an error of ours.
 #[derive(Debug, thiserror::Error)]
@@ -95,7 +94,7 @@ pub fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdict {
             detail,
         },
         // Cut on the path, or dropped by a server on its way down: it says no more of the
-        // server than one missed answer. A call's path decides what follows (`crate::call_path`).
+        // server than one missed answer. A call's path decides what follows (`crate::supervisor::dispatch`).
         E::Io(_) if stream_lost(error).is_some() => Verdict::Suspect {
             status: None,
             detail,

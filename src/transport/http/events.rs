@@ -18,8 +18,7 @@ use crate::{
     transport::{
         Activity,
         sse::{Event, Parser, SseError},
-    },
-};
+    }};
 
 /// Why a stream stopped before its clean end.
 #[derive(Debug)]

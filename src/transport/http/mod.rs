@@ -83,8 +83,7 @@ use self::core::{Core, Parts, Rules};
 use super::{Activity, DeathSlot};
 use crate::{
     auth::Authorizer,
-    config::{Limits, RemoteConfig},
-};
+    config::{Limits, RemoteConfig}};
 
 /// Server messages buffered between the streams and `receive`. They travel boxed: tokio
 /// allocates channel slots 32 at a time, and 32 unboxed messages cost ~11 KiB per idle session.

@@ -39,8 +39,7 @@ use crate::transport::decode;
 use crate::{
     state::Death,
     transport::judge::judge_http,
-    verdict::{Phase, Verdict},
-};
+    verdict::{Phase, Verdict}};
 
 /// A stream that lived less than this is opened again only after a delay (invariant 2).
 const SHORT: Duration = Duration::from_secs(1);
@@ -199,7 +198,7 @@ async fn run(core: Arc<Core>) {
 /// process being killed may still complete a connect on its closing listener, hence more than
 /// one look.
 async fn refuses_within(url: &url::Url, wait: Duration) -> bool {
-    let Some(origin) = crate::transport::origin::of(url) else {
+    let Some(origin) = crate::transport::origin_of(url) else {
         return false;
     };
     let looks = async {

@@ -19,8 +19,7 @@ use crate::{
     config::{Limits, RemoteConfig},
     text::redact_url,
     transport::{Activity, DeathSlot, http, innermost},
-    verdict::Verdict,
-};
+    verdict::Verdict};
 
 /// Why opening the stream failed; `status` is the HTTP answer to the `GET`, if there was one.
 #[derive(Debug)]

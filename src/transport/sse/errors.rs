@@ -7,8 +7,7 @@ use crate::{
     auth::Refusal,
     state::{Cause, Death},
     transport::ledger::Sent,
-    verdict::Verdict,
-};
+    verdict::Verdict};
 
 /// A failed `POST` to the endpoint, as `classify` downcasts it.
 #[derive(Debug, thiserror::Error)]

@@ -17,8 +17,7 @@ use super::{
 };
 use crate::{
     state::{Cause, Death},
-    transport::{Activity, DeathSlot, decode, ledger::Ledger},
-};
+    transport::{Activity, DeathSlot, decode, ledger::Ledger}};
 
 /// Why the stream stopped being read.
 #[derive(Debug)]

@@ -33,8 +33,7 @@ use crate::{
         direct::{self, Answered, Body, MARK, Templates},
         innermost,
     },
-    verdict::Verdict,
-};
+    verdict::Verdict};
 
 /// One session's direct probes.
 pub(crate) struct SseProbe {
