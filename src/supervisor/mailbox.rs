@@ -17,7 +17,7 @@ use crate::state::{Death, Generation};
 
 /// Messages from handles, watchers and rmcp handlers to the supervisor task.
 #[derive(Debug)]
-pub(crate) enum Msg {
+pub(in crate::supervisor) enum Msg {
     /// A generation died; the sender won the retry permit.
     Died { death: Death, permit: RetryPermit },
     /// `notifications/tools/list_changed` (or a host request) for `generation`. The actor
@@ -34,12 +34,12 @@ pub(crate) enum Msg {
 
 /// Set while a sender's `ListChanged` waits in the mailbox.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Queued(Arc<AtomicBool>);
+pub(in crate::supervisor) struct Queued(Arc<AtomicBool>);
 
 impl Queued {
     /// Marks the message taken: a change the server announces from now on is queued again,
     /// so none is lost between the actor's read and its listing.
-    pub(crate) fn take(&self) {
+    pub(in crate::supervisor) fn take(&self) {
         self.0.store(false, Ordering::Release);
     }
 }
@@ -47,14 +47,14 @@ impl Queued {
 /// One sender's "the tool list of `generation` changed": a message is queued only when none of
 /// this sender's is waiting (the actor coalesces the rest: one listing answers them all).
 #[derive(Debug, Clone)]
-pub(crate) struct ListChange {
+pub(in crate::supervisor) struct ListChange {
     generation: Generation,
     queued: Queued,
     tx: mpsc::UnboundedSender<Msg>,
 }
 
 impl ListChange {
-    pub(crate) fn new(generation: Generation, tx: mpsc::UnboundedSender<Msg>) -> Self {
+    pub(in crate::supervisor) fn new(generation: Generation, tx: mpsc::UnboundedSender<Msg>) -> Self {
         ListChange {
             generation,
             queued: Queued::default(),
@@ -64,7 +64,7 @@ impl ListChange {
 
     /// Tells the actor, unless a message of this sender is still waiting. Returns whether one
     /// was queued.
-    pub(crate) fn raise(&self) -> bool {
+    pub(in crate::supervisor) fn raise(&self) -> bool {
         if self.queued.0.swap(true, Ordering::AcqRel) {
             return false;
         }
@@ -81,16 +81,16 @@ impl ListChange {
 /// included: the actor notes the rest each time it takes one ([`Depth::took`]). It is what the
 /// bound above bounds, measured where a test can read it (`Supervisor::mailbox_peak`).
 #[derive(Debug, Default)]
-pub(crate) struct Depth(AtomicUsize);
+pub(in crate::supervisor) struct Depth(AtomicUsize);
 
 impl Depth {
     /// The actor took a message and `left` still wait.
-    pub(crate) fn took(&self, left: usize) {
+    pub(in crate::supervisor) fn took(&self, left: usize) {
         self.0.fetch_max(left.saturating_add(1), Ordering::Relaxed);
     }
 
     /// The most seen so far.
-    pub(crate) fn peak(&self) -> usize {
+    pub(in crate::supervisor) fn peak(&self) -> usize {
         self.0.load(Ordering::Relaxed)
     }
 }

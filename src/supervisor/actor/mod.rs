@@ -84,19 +84,19 @@ impl Outage {
 }
 
 /// What the actor shares with the handle and with its generations.
-pub(crate) struct Wiring {
-    pub(crate) server: Arc<str>,
+pub(in crate::supervisor) struct Wiring {
+    pub(in crate::supervisor) server: Arc<str>,
     /// The status: written here only.
-    pub(crate) board: Arc<Board>,
+    pub(in crate::supervisor) board: Arc<Board>,
     /// The actor's own mailbox, for the watchers of its generations.
-    pub(crate) tx: mpsc::UnboundedSender<Msg>,
+    pub(in crate::supervisor) tx: mpsc::UnboundedSender<Msg>,
     /// Progress routes and resource subscriptions, shared with every generation.
-    pub(crate) relay: Arc<Relay>,
+    pub(in crate::supervisor) relay: Arc<Relay>,
     /// The mailbox's peak depth: noted here, read by the handle.
-    pub(crate) depth: Arc<Depth>,
+    pub(in crate::supervisor) depth: Arc<Depth>,
 }
 
-pub(crate) struct Actor {
+pub(in crate::supervisor) struct Actor {
     server: Arc<str>,
     board: Arc<Board>,
     tx: mpsc::UnboundedSender<Msg>,
@@ -148,7 +148,7 @@ pub(crate) struct Actor {
 }
 
 impl Actor {
-    pub(crate) fn new(
+    pub(in crate::supervisor) fn new(
         wiring: Wiring,
         config: Arc<ServerConfig>,
         context: connect::ConnectContext,
@@ -202,7 +202,7 @@ impl Actor {
         }
     }
 
-    pub(crate) async fn run(mut self) {
+    pub(in crate::supervisor) async fn run(mut self) {
         // The metrics' series of this server exist from its first status on.
         let first = self.board.status();
         crate::telemetry::transition(&self.server, &first.state, &first.state, None);

@@ -21,19 +21,19 @@ use crate::{
 
 /// One change of a server's status.
 #[derive(Debug)]
-pub(crate) struct Transition {
-    pub(crate) server: Arc<str>,
+pub(in crate::supervisor) struct Transition {
+    pub(in crate::supervisor) server: Arc<str>,
     /// The new state.
-    pub(crate) state: ConnectionState,
+    pub(in crate::supervisor) state: ConnectionState,
     /// The generation the state is about (see [`Status::generation`](crate::Status)).
-    pub(crate) generation: Option<Generation>,
+    pub(in crate::supervisor) generation: Option<Generation>,
     /// What the log and the metrics say beyond the state.
-    pub(crate) note: Note,
+    pub(in crate::supervisor) note: Note,
 }
 
 /// What a transition's log line and metrics say beyond its state.
 #[derive(Debug)]
-pub(crate) enum Note {
+pub(in crate::supervisor) enum Note {
     /// Nothing more.
     Plain,
     /// A generation is ready: `live` takes calls; the handshake took `handshake`; `outage` is
@@ -56,7 +56,7 @@ pub(crate) enum Note {
 
 impl Transition {
     /// The generation that takes calls, with a `ready` transition only (invariant 2).
-    pub(crate) fn live(&self) -> Option<&Arc<Live>> {
+    pub(in crate::supervisor) fn live(&self) -> Option<&Arc<Live>> {
         match &self.note {
             Note::Ready { live, .. } => Some(live),
             _ => None,
@@ -64,7 +64,7 @@ impl Transition {
     }
 
     /// Records the transition in the metrics, as a change from `from`.
-    pub(crate) fn record(&self, from: &ConnectionState) {
+    pub(in crate::supervisor) fn record(&self, from: &ConnectionState) {
         let ready = match &self.note {
             Note::Ready { live, outage, .. } => Some((&live.telemetry, *outage)),
             _ => None,
@@ -73,7 +73,7 @@ impl Transition {
     }
 
     /// Writes the transition's log line (invariant 1).
-    pub(crate) fn log(&self) {
+    pub(in crate::supervisor) fn log(&self) {
         let server = &*self.server;
         let generation = self.generation.map(Generation::get);
         match (&self.state, &self.note) {

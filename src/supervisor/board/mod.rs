@@ -29,21 +29,21 @@ use crate::state::{ConnectionState, Event, Events, Generation, Status};
 
 /// What the board holds: the status and the ready generation.
 #[derive(Debug, Clone)]
-pub(crate) struct Published {
-    pub(crate) status: Status,
+pub(in crate::supervisor) struct Published {
+    pub(in crate::supervisor) status: Status,
     /// The ready generation; `Some` exactly when `status` is `ready`.
-    pub(crate) live: Option<Arc<Live>>,
+    pub(in crate::supervisor) live: Option<Arc<Live>>,
 }
 
 impl Published {
     /// The ready generation, unless its death was already reported.
-    pub(crate) fn taking_calls(&self) -> Option<&Arc<Live>> {
+    pub(in crate::supervisor) fn taking_calls(&self) -> Option<&Arc<Live>> {
         self.live.as_ref().filter(|live| !live.dead.is_cancelled())
     }
 
     /// True when the board still shows a generation whose death was reported: the actor has
     /// not taken it off yet, and a new status follows.
-    pub(crate) fn catching_up(&self) -> bool {
+    pub(in crate::supervisor) fn catching_up(&self) -> bool {
         self.live
             .as_ref()
             .is_some_and(|live| live.dead.is_cancelled())
@@ -52,7 +52,7 @@ impl Published {
 
 /// One server's status board.
 #[derive(Debug)]
-pub(crate) struct Board {
+pub(in crate::supervisor) struct Board {
     server: Arc<str>,
     watch: watch::Sender<Published>,
     events: Events,
@@ -63,7 +63,7 @@ pub(crate) struct Board {
 
 impl Board {
     /// A board in its first status: `connecting`, attempt 1, seq 1.
-    pub(crate) fn new(server: Arc<str>) -> Self {
+    pub(in crate::supervisor) fn new(server: Arc<str>) -> Self {
         let connecting = ConnectionState::Connecting { attempt: 1 };
         let status = Status {
             seq: 1,
@@ -79,22 +79,22 @@ impl Board {
     }
 
     /// The board as it is now.
-    pub(crate) fn current(&self) -> Published {
+    pub(in crate::supervisor) fn current(&self) -> Published {
         self.watch.borrow().clone()
     }
 
     /// The status as it is now.
-    pub(crate) fn status(&self) -> Status {
+    pub(in crate::supervisor) fn status(&self) -> Status {
         self.watch.borrow().status.clone()
     }
 
     /// A receiver of every change (the latest wins if it lags).
-    pub(crate) fn subscribe(&self) -> watch::Receiver<Published> {
+    pub(in crate::supervisor) fn subscribe(&self) -> watch::Receiver<Published> {
         self.watch.subscribe()
     }
 
     /// A receiver of the events of every change after the status now.
-    pub(crate) fn events(&self) -> broadcast::Receiver<Event> {
+    pub(in crate::supervisor) fn events(&self) -> broadcast::Receiver<Event> {
         let _publishing = self
             .publishing
             .lock()
@@ -103,7 +103,7 @@ impl Board {
     }
 
     /// Publishes a new status (the actor only): the watch first, then its event.
-    pub(crate) fn publish(
+    pub(in crate::supervisor) fn publish(
         &self,
         state: ConnectionState,
         generation: Option<Generation>,
@@ -138,7 +138,7 @@ impl Board {
     }
 
     /// True when publishing this would change the board (invariant 4).
-    pub(crate) fn would_change(
+    pub(in crate::supervisor) fn would_change(
         &self,
         state: &ConnectionState,
         generation: Option<Generation>,
@@ -160,12 +160,12 @@ impl Board {
     }
 
     /// Sends an event that is not a status change (tools, stability, probe misses).
-    pub(crate) fn event(&self, event: Event) {
+    pub(in crate::supervisor) fn event(&self, event: Event) {
         self.events.send(event);
     }
 
     /// The sender, for watchers that report events themselves (the heartbeat's misses).
-    pub(crate) fn event_sender(&self) -> Events {
+    pub(in crate::supervisor) fn event_sender(&self) -> Events {
         self.events.clone()
     }
 }

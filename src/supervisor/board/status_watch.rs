@@ -16,13 +16,13 @@ pub struct StatusWatch {
 }
 
 impl StatusWatch {
-    pub(crate) fn new(rx: watch::Receiver<Published>) -> Self {
+    pub(in crate::supervisor) fn new(rx: watch::Receiver<Published>) -> Self {
         StatusWatch { rx }
     }
 
     /// True when both watch the same supervisor.
     #[cfg_attr(not(feature = "rig"), allow(dead_code))]
-    pub(crate) fn same_channel(&self, other: &StatusWatch) -> bool {
+    pub(in crate::supervisor) fn same_channel(&self, other: &StatusWatch) -> bool {
         self.rx.same_channel(&other.rx)
     }
 

@@ -30,7 +30,7 @@ use crate::{
 
 /// One server's call path: its settings, and what it reads.
 #[derive(Debug)]
-pub(crate) struct CallPath {
+pub(in crate::supervisor) struct CallPath {
     server: Arc<str>,
     /// The status and the ready generation (read only).
     board: Arc<Board>,
@@ -47,7 +47,7 @@ pub(crate) struct CallPath {
     /// first.
     probe_after: Option<Duration>,
     /// The server's limits, for what callers list through it (the proxy's prompts, resources).
-    pub(crate) limits: crate::config::Limits,
+    pub(in crate::supervisor) limits: crate::config::Limits,
 }
 
 /// What became of one send.
@@ -90,7 +90,7 @@ impl Sent {
 }
 
 impl CallPath {
-    pub(crate) fn new(
+    pub(in crate::supervisor) fn new(
         server: Arc<str>,
         config: &ServerConfig,
         board: Arc<Board>,
@@ -115,7 +115,7 @@ impl CallPath {
     /// The whole call — waiting out an overloaded server's `Retry-After`, resending a request that
     /// never left, answering `input_required` rounds — stays inside one deadline (default: the
     /// server's call timeout), counted from when a ready generation was found.
-    pub(crate) async fn call(
+    pub(in crate::supervisor) async fn call(
         &self,
         params: CallToolRequestParams,
         options: &CallOptions,
@@ -185,7 +185,7 @@ impl CallPath {
 
     /// Sends any request to the current generation, with the same deadline, resend and verdict
     /// rules as a call. A `tools/call` goes through [`call`](Self::call).
-    pub(crate) async fn request(
+    pub(in crate::supervisor) async fn request(
         &self,
         request: ClientRequest,
         options: &CallOptions,

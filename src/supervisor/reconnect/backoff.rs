@@ -15,14 +15,14 @@ use crate::config::Reconnect;
 
 /// Delays from `initial_delay`, ×`multiplier`, capped at `max_delay`, each scaled by a uniform
 /// factor in `[1 - jitter, 1 + jitter]` (and still capped).
-pub(crate) struct Schedule {
+pub(in crate::supervisor) struct Schedule {
     inner: backon::ExponentialBackoff,
     jitter: f64,
     max: Duration,
 }
 
 impl Schedule {
-    pub(crate) fn new(policy: &Reconnect) -> Self {
+    pub(in crate::supervisor) fn new(policy: &Reconnect) -> Self {
         let inner = ExponentialBuilder::new()
             .with_min_delay(policy.initial_delay)
             .with_max_delay(policy.max_delay)
@@ -53,14 +53,14 @@ impl Iterator for Schedule {
 }
 
 /// Consecutive failures of the current outage, and the schedule that spaces them.
-pub(crate) struct Budget {
+pub(in crate::supervisor) struct Budget {
     policy: Reconnect,
     schedule: Schedule,
     failures: u32,
 }
 
 impl Budget {
-    pub(crate) fn new(policy: &Reconnect) -> Self {
+    pub(in crate::supervisor) fn new(policy: &Reconnect) -> Self {
         Budget {
             policy: policy.clone(),
             schedule: Schedule::new(policy),
@@ -69,7 +69,7 @@ impl Budget {
     }
 
     /// Counts one failure; `None` when that spent the budget, else the delay before the next try.
-    pub(crate) fn fail(&mut self) -> Option<Duration> {
+    pub(in crate::supervisor) fn fail(&mut self) -> Option<Duration> {
         self.failures += 1;
         if self.failures >= self.policy.max_attempts {
             return None;
@@ -78,22 +78,22 @@ impl Budget {
     }
 
     /// The next delay without counting a failure (the loss of a stable generation).
-    pub(crate) fn next_delay(&mut self) -> Duration {
+    pub(in crate::supervisor) fn next_delay(&mut self) -> Duration {
         self.schedule.next().unwrap_or(self.policy.max_delay)
     }
 
     /// Consecutive failures so far.
-    pub(crate) fn failures(&self) -> u32 {
+    pub(in crate::supervisor) fn failures(&self) -> u32 {
         self.failures
     }
 
     /// A full budget and a fresh schedule (after the stability window, or `restart()`).
-    pub(crate) fn refill(&mut self) {
+    pub(in crate::supervisor) fn refill(&mut self) {
         *self = Budget::new(&self.policy);
     }
 
     /// How long a generation must stay ready to refill the budget.
-    pub(crate) fn stability_window(&self) -> Duration {
+    pub(in crate::supervisor) fn stability_window(&self) -> Duration {
         self.policy.effective_stability_window()
     }
 }

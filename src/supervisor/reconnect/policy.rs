@@ -24,23 +24,23 @@ use crate::{config::Reconnect, state::Cause};
 
 /// A failure, as the rules see it.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Failure {
-    pub(crate) cause: Cause,
+pub(in crate::supervisor) struct Failure {
+    pub(in crate::supervisor) cause: Cause,
     /// A ready generation was lost (rather than an attempt failing).
-    pub(crate) lost: bool,
+    pub(in crate::supervisor) lost: bool,
     /// The failure counts against the budget: false only for the loss of a generation that
     /// had outlived the stability window (and so refilled the budget).
-    pub(crate) counts: bool,
+    pub(in crate::supervisor) counts: bool,
     /// The server's own request to wait.
-    pub(crate) retry_after: Option<Duration>,
+    pub(in crate::supervisor) retry_after: Option<Duration>,
     /// Attempts made in this outage so far, the failed one included: 0 when a ready generation
     /// was lost (no reconnect has been tried yet).
-    pub(crate) tries: u32,
+    pub(in crate::supervisor) tries: u32,
 }
 
 /// What to do after a [`Failure`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Next {
+pub(in crate::supervisor) enum Next {
     /// Try again after `delay`; the try is the outage's `attempt`th (1-based): 1 for the first
     /// reconnect after a loss, one more than the failed attempt otherwise.
     Retry { delay: Duration, attempt: u32 },
@@ -55,7 +55,7 @@ pub(crate) enum Next {
 
 /// Why [`Next::GiveUp`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Why {
+pub(in crate::supervisor) enum Why {
     /// `max_attempts` consecutive failures.
     Spent,
     /// Reconnect is disabled.
@@ -63,7 +63,7 @@ pub(crate) enum Why {
 }
 
 /// The next step after `failure`, counting it in `budget` (see the [rules](self)).
-pub(crate) fn next(budget: &mut Budget, reconnect: &Reconnect, failure: Failure) -> Next {
+pub(in crate::supervisor) fn next(budget: &mut Budget, reconnect: &Reconnect, failure: Failure) -> Next {
     if failure.cause.is_permanent() {
         budget.refill();
         let retry_in = reconnect.enabled.then_some(reconnect.max_delay);

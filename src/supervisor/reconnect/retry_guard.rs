@@ -24,7 +24,7 @@ use crate::state::Generation;
 
 /// Grants at most one recovery at a time for one server.
 #[derive(Debug, Default)]
-pub(crate) struct RetryGuard {
+pub(in crate::supervisor) struct RetryGuard {
     /// The generation whose death may be reported (0: none); moved only by the supervisor task.
     current: AtomicU64,
     /// True while a permit is out.
@@ -35,14 +35,14 @@ pub(crate) struct RetryGuard {
 
 /// Proof of being the one retrier. Dropping it lets the next recovery begin.
 #[derive(Debug)]
-pub(crate) struct RetryPermit {
+pub(in crate::supervisor) struct RetryPermit {
     guard: Arc<RetryGuard>,
     generation: Generation,
 }
 
 impl RetryPermit {
     /// The generation whose death this permit recovers from.
-    pub(crate) fn generation(&self) -> Generation {
+    pub(in crate::supervisor) fn generation(&self) -> Generation {
         self.generation
     }
 }
@@ -55,7 +55,7 @@ impl Drop for RetryPermit {
 
 impl RetryGuard {
     /// Takes the permit if `generation` is current and no recovery is running.
-    pub(crate) fn try_begin(self: &Arc<Self>, generation: Generation) -> Option<RetryPermit> {
+    pub(in crate::supervisor) fn try_begin(self: &Arc<Self>, generation: Generation) -> Option<RetryPermit> {
         if self.closed.load(Ordering::Acquire)
             || self.current.load(Ordering::Acquire) != generation.get()
         {
@@ -79,13 +79,13 @@ impl RetryGuard {
 
     /// Makes `generation` the one whose death may be reported; `None`: no generation's (one
     /// the supervisor closes itself).
-    pub(crate) fn set_current(&self, generation: Option<Generation>) {
+    pub(in crate::supervisor) fn set_current(&self, generation: Option<Generation>) {
         self.current
             .store(generation.map_or(0, Generation::get), Ordering::Release);
     }
 
     /// Refuses every future report.
-    pub(crate) fn close(&self) {
+    pub(in crate::supervisor) fn close(&self) {
         self.closed.store(true, Ordering::Release);
     }
 }

@@ -40,17 +40,17 @@ const LISTEN_END: Duration = Duration::from_millis(250);
 const CANCELS_OUT: Duration = Duration::from_millis(500);
 
 /// What an attempt hands over once the session is up.
-pub(crate) struct Session {
-    pub(crate) running: RunningService<RoleClient, GenerationHandler>,
-    pub(crate) guard: Guard,
-    pub(crate) slot: DeathSlot,
-    pub(crate) activity: Arc<Activity>,
-    pub(crate) session_ct: CancellationToken,
+pub(in crate::supervisor) struct Session {
+    pub(in crate::supervisor) running: RunningService<RoleClient, GenerationHandler>,
+    pub(in crate::supervisor) guard: Guard,
+    pub(in crate::supervisor) slot: DeathSlot,
+    pub(in crate::supervisor) activity: Arc<Activity>,
+    pub(in crate::supervisor) session_ct: CancellationToken,
 }
 
 /// A generation owned by the supervisor.
-pub(crate) struct Running {
-    pub(crate) live: Arc<Live>,
+pub(in crate::supervisor) struct Running {
+    pub(in crate::supervisor) live: Arc<Live>,
     /// Tells the monitor to close; taken by `close`.
     stop: oneshot::Sender<Stop>,
     /// Resolves once the barrier holds (see the invariants).
@@ -64,18 +64,18 @@ pub(crate) struct Running {
 }
 
 /// The result of [`Running::close`].
-pub(crate) struct Closed {
+pub(in crate::supervisor) struct Closed {
     /// False when a process could not be confirmed gone within the limit.
-    pub(crate) confirmed: bool,
+    pub(in crate::supervisor) confirmed: bool,
     /// The monitor, still finishing rmcp's cleanup; the supervisor owns it from here.
-    pub(crate) monitor: JoinHandle<()>,
+    pub(in crate::supervisor) monitor: JoinHandle<()>,
 }
 
 impl Running {
     /// Starts watching `session` as `live`'s generation. The caller has already moved the fence
     /// to this generation, so a report from any watcher started here finds its permit.
     /// `close_limit` bounds stopping the process (the close barrier's own bound).
-    pub(crate) fn start(
+    pub(in crate::supervisor) fn start(
         live: Arc<Live>,
         session: Session,
         heartbeat: Option<super::heartbeat::Heartbeat>,
@@ -106,7 +106,7 @@ impl Running {
     }
 
     /// Closes the generation and waits for the barrier, at most `limit`.
-    pub(crate) async fn close(mut self, stop: Stop, limit: Duration) -> Closed {
+    pub(in crate::supervisor) async fn close(mut self, stop: Stop, limit: Duration) -> Closed {
         self.live.dead.cancel();
         // An orderly close lets the listener cancel a 2026-07-28 listen first: a server waits
         // for its open requests before it exits on stdin's end (rmcp's servers for 5 s), which
@@ -153,7 +153,7 @@ impl Running {
     clippy::too_many_arguments,
     reason = "one generation's parts, each named at the one call site"
 )]
-pub(crate) fn live(
+pub(in crate::supervisor) fn live(
     server: Arc<str>,
     generation: Generation,
     session: &Session,

@@ -34,7 +34,7 @@ use crate::{host::HostHandlers, state::Generation};
 /// what bounds them is that the work here does not wait: a progress callback is called in
 /// place, and the proxy's notification handler only queues (its outbox). A host's own handler
 /// that waits holds one task per notification (see [`HostHandlers::on_notification`]).
-pub(crate) struct GenerationHandler {
+pub(in crate::supervisor) struct GenerationHandler {
     generation: Generation,
     server: Arc<str>,
     /// `notifications/tools/list_changed`, to the supervisor (at most one message waiting).
@@ -46,7 +46,7 @@ pub(crate) struct GenerationHandler {
 
 impl GenerationHandler {
     /// Who this client says it is (what a 2026-07-28 request's `_meta` carries).
-    pub(crate) fn client_meta(&self) -> crate::transport::http::ClientMeta {
+    pub(in crate::supervisor) fn client_meta(&self) -> crate::transport::http::ClientMeta {
         crate::transport::http::ClientMeta {
             info: self.info.client_info.clone(),
             capabilities: self.info.capabilities.clone(),
@@ -54,16 +54,16 @@ impl GenerationHandler {
     }
 
     /// The server and generation this handler belongs to.
-    pub(crate) fn label(&self) -> (Arc<str>, Generation) {
+    pub(in crate::supervisor) fn label(&self) -> (Arc<str>, Generation) {
         (self.server.clone(), self.generation)
     }
 
     /// Where progress for this generation's calls goes.
-    pub(crate) fn relay(&self) -> Arc<Relay> {
+    pub(in crate::supervisor) fn relay(&self) -> Arc<Relay> {
         self.relay.clone()
     }
 
-    pub(crate) fn new(
+    pub(in crate::supervisor) fn new(
         generation: Generation,
         server: Arc<str>,
         tx: mpsc::UnboundedSender<Msg>,

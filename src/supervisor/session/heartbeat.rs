@@ -26,13 +26,13 @@ use crate::verdict::probe::Stretch;
 /// One generation's heartbeat: how often it probes. What a probe's outcome means is decided by
 /// [`Live::probe`](super::live::Live) (the generation's [`ProbeRules`](super::live::ProbeRules)).
 #[derive(Debug, Clone)]
-pub(crate) struct Heartbeat {
-    pub(crate) interval: Duration,
+pub(in crate::supervisor) struct Heartbeat {
+    pub(in crate::supervisor) interval: Duration,
 }
 
 impl Heartbeat {
     /// Runs until the generation is reported dead (by anyone) or the task is aborted.
-    pub(crate) async fn run(self, live: Arc<Live>) {
+    pub(in crate::supervisor) async fn run(self, live: Arc<Live>) {
         let mut stretch = Stretch::default();
         // The next probe goes out no earlier than this: an answer that is not a JSON-RPC message
         // (a 429, a 403) does not reset the idle clock, so without it the loop would spin.
@@ -89,7 +89,7 @@ impl Heartbeat {
 /// message put it off until `interval` after them, but never past `2 × interval` after the last
 /// message, and not at all once a probe has been missed (`suspect`): a trickle of bytes cannot
 /// keep a session alive that no longer answers.
-pub(crate) fn probe_wait(
+pub(in crate::supervisor) fn probe_wait(
     interval: Duration,
     since_message: Duration,
     since_bytes: Duration,

@@ -42,15 +42,15 @@ const SUBSCRIBE_LIMIT: Duration = Duration::from_secs(10);
 
 /// What the host wants to hear from a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Wanted {
+pub(in crate::supervisor) struct Wanted {
     /// The host has a notification handler: resource and prompt changes are worth asking for.
-    pub(crate) notify: bool,
+    pub(in crate::supervisor) notify: bool,
     /// The resources the host subscribed to.
-    pub(crate) resources: BTreeSet<String>,
+    pub(in crate::supervisor) resources: BTreeSet<String>,
 }
 
 impl Wanted {
-    pub(crate) fn now(handlers: &HostHandlers, relay: &Relay) -> Self {
+    pub(in crate::supervisor) fn now(handlers: &HostHandlers, relay: &Relay) -> Self {
         Wanted {
             notify: handlers.listens(),
             resources: relay.subscribed(),
@@ -89,7 +89,7 @@ impl Wanted {
 
 /// Opens the listen stream of a 2026-07-28 generation for what `wanted` asks and the server can
 /// send; `Ok(None)` when there is nothing to listen to (or the server speaks an earlier era).
-pub(crate) async fn subscribe(
+pub(in crate::supervisor) async fn subscribe(
     peer: &Peer<RoleClient>,
     protocol: &ProtocolVersion,
     wanted: &Wanted,
@@ -118,18 +118,18 @@ pub(crate) async fn subscribe(
 }
 
 /// The listener of one generation: what [`run`] needs besides the generation itself.
-pub(crate) struct Listener {
+pub(in crate::supervisor) struct Listener {
     /// The stream the attempt opened (before its first listing), if there was anything to ask.
-    pub(crate) subscription: Option<Subscription>,
+    pub(in crate::supervisor) subscription: Option<Subscription>,
     /// What that stream was asked for.
-    pub(crate) wanted: Wanted,
-    pub(crate) tx: mpsc::UnboundedSender<Msg>,
-    pub(crate) relay: Arc<Relay>,
-    pub(crate) handlers: HostHandlers,
+    pub(in crate::supervisor) wanted: Wanted,
+    pub(in crate::supervisor) tx: mpsc::UnboundedSender<Msg>,
+    pub(in crate::supervisor) relay: Arc<Relay>,
+    pub(in crate::supervisor) handlers: HostHandlers,
 }
 
 /// Keeps `live`'s generation listening (see the module docs).
-pub(crate) async fn run(listener: Listener, live: Arc<Live>) {
+pub(in crate::supervisor) async fn run(listener: Listener, live: Arc<Live>) {
     if is_modern(&live.protocol) {
         listen(listener, live).await;
     } else {

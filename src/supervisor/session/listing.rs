@@ -15,18 +15,18 @@ use crate::{
 
 /// One complete tool listing.
 #[derive(Debug, Default)]
-pub(crate) struct Listing {
-    pub(crate) tools: Vec<Tool>,
+pub(in crate::supervisor) struct Listing {
+    pub(in crate::supervisor) tools: Vec<Tool>,
     /// The shortest `ttlMs` any page carried (2026-07-28): how long the list may be trusted
     /// before it should be fetched again.
-    pub(crate) ttl: Option<Duration>,
+    pub(in crate::supervisor) ttl: Option<Duration>,
 }
 
 /// Lists every tool, following cursors within `limits` (pages, items, bytes: see
 /// [`ListBudget`]). Fails on a repeated cursor (a server that loops: `connect_failed`), or with
 /// cause `limit_exceeded` as soon as a page passes a bound — that page is not kept, and no further
 /// page is asked for. The caller keeps its previous set.
-pub(crate) async fn list_all_tools(
+pub(in crate::supervisor) async fn list_all_tools(
     peer: &Peer<RoleClient>,
     limits: &Limits,
     labels: &crate::telemetry::Labels,

@@ -30,33 +30,33 @@ use crate::{
 
 /// The heartbeat's settings, which every prober of a generation follows.
 #[derive(Debug, Clone)]
-pub(crate) struct ProbeRules {
+pub(in crate::supervisor) struct ProbeRules {
     /// How long a probe waits for its answer.
-    pub(crate) timeout: Duration,
+    pub(in crate::supervisor) timeout: Duration,
     /// Consecutive misses that mean death.
-    pub(crate) failures: u32,
+    pub(in crate::supervisor) failures: u32,
     /// Where misses are told.
-    pub(crate) events: crate::state::Events,
+    pub(in crate::supervisor) events: crate::state::Events,
 }
 
 /// The current generation, as shared with handles, the heartbeat and the monitor.
 #[derive(Debug)]
-pub(crate) struct Live {
-    pub(crate) server: Arc<str>,
-    pub(crate) generation: Generation,
-    pub(crate) peer: Peer<RoleClient>,
+pub(in crate::supervisor) struct Live {
+    pub(in crate::supervisor) server: Arc<str>,
+    pub(in crate::supervisor) generation: Generation,
+    pub(in crate::supervisor) peer: Peer<RoleClient>,
     /// The protocol version the handshake negotiated.
-    pub(crate) protocol: ProtocolVersion,
+    pub(in crate::supervisor) protocol: ProtocolVersion,
     /// What this generation's metrics and spans carry (nothing without feature `otel`).
-    pub(crate) telemetry: crate::telemetry::Labels,
-    pub(crate) activity: Arc<Activity>,
+    pub(in crate::supervisor) telemetry: crate::telemetry::Labels,
+    pub(in crate::supervisor) activity: Arc<Activity>,
     /// Cancelled once this generation's death has been reported by anyone, or it is closed.
-    pub(crate) dead: CancellationToken,
+    pub(in crate::supervisor) dead: CancellationToken,
     /// The `notifications/cancelled` of abandoned calls on their way to the server (spawned by
     /// the call path); an orderly close lets them go out before the session ends.
-    pub(crate) cancels: TaskTracker,
+    pub(in crate::supervisor) cancels: TaskTracker,
     /// Consecutive misses (probes and suspect answers).
-    pub(crate) misses: Misses,
+    pub(in crate::supervisor) misses: Misses,
     /// Calls sent on this generation and not finished; changed only by [`InFlight`].
     calls: AtomicUsize,
     /// Probe with `server/discover`: a 2026-07-28 generation (which has no `ping`), or a server
@@ -79,7 +79,7 @@ impl Live {
         clippy::too_many_arguments,
         reason = "one generation's parts, each named at the one call site"
     )]
-    pub(crate) fn new(
+    pub(in crate::supervisor) fn new(
         server: Arc<str>,
         generation: Generation,
         peer: Peer<RoleClient>,
@@ -121,7 +121,7 @@ impl Live {
 
     /// Takes the annotations of this generation's listing: which of its tools are read-only or
     /// idempotent.
-    pub(crate) fn set_tools(&self, tools: &[rmcp::model::Tool]) {
+    pub(in crate::supervisor) fn set_tools(&self, tools: &[rmcp::model::Tool]) {
         let replayable = tools
             .iter()
             .filter(|tool| {
@@ -138,7 +138,7 @@ impl Live {
     }
 
     /// True when this generation listed `tool` as read-only or idempotent.
-    pub(crate) fn replayable(&self, tool: &str) -> bool {
+    pub(in crate::supervisor) fn replayable(&self, tool: &str) -> bool {
         self.replayable
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -146,7 +146,7 @@ impl Live {
     }
 
     /// Reports this generation dead. Returns true if this report started the recovery.
-    pub(crate) fn report_death(&self, death: Death) -> bool {
+    pub(in crate::supervisor) fn report_death(&self, death: Death) -> bool {
         self.dead.cancel();
         let Some(permit) = self.guard.try_begin(self.generation) else {
             tracing::debug!(server = %self.server, generation = %self.generation, cause = %death.cause, "death already reported");
@@ -158,7 +158,7 @@ impl Live {
 
     /// Like [`report_death`](Self::report_death), unless the session loop has already ended:
     /// then the monitor reports the precise cause (an exit status, a stream end).
-    pub(crate) fn report_unless_ended(&self, death: Death) -> bool {
+    pub(in crate::supervisor) fn report_unless_ended(&self, death: Death) -> bool {
         if self.peer.is_transport_closed() {
             self.dead.cancel();
             return false;
@@ -167,7 +167,7 @@ impl Live {
     }
 
     /// What this generation is busy with, for judging a silence.
-    pub(crate) fn load(&self, probe_timeout: Duration) -> Load {
+    pub(in crate::supervisor) fn load(&self, probe_timeout: Duration) -> Load {
         Load {
             calls_in_flight: self.calls.load(Ordering::Acquire),
             overdue: self.activity.overdue(),
@@ -176,14 +176,14 @@ impl Live {
     }
 
     /// Counts one call in flight until the returned guard is dropped.
-    pub(crate) fn call_started(self: &Arc<Self>) -> InFlight {
+    pub(in crate::supervisor) fn call_started(self: &Arc<Self>) -> InFlight {
         self.calls.fetch_add(1, Ordering::AcqRel);
         InFlight(self.clone())
     }
 }
 
 /// One call in flight on a generation; dropping it ends the count.
-pub(crate) struct InFlight(Arc<Live>);
+pub(in crate::supervisor) struct InFlight(Arc<Live>);
 
 impl Drop for InFlight {
     fn drop(&mut self) {

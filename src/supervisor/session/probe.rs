@@ -34,7 +34,7 @@ use crate::{
 
 /// Who sent a probe: named in what it reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Prober {
+pub(in crate::supervisor) enum Prober {
     /// The idle-only heartbeat.
     Heartbeat,
     /// A call after a silence longer than the heartbeat interval.
@@ -59,7 +59,7 @@ impl Prober {
 
 /// What a probe showed, once what it means was carried out (misses counted, deaths reported).
 #[derive(Debug)]
-pub(crate) enum Probed {
+pub(in crate::supervisor) enum Probed {
     /// Answered: the server is alive.
     Alive,
     /// Answered "overloaded": alive, and asking to be probed less often.
@@ -85,7 +85,7 @@ impl Live {
     /// `within` (a call's probe is part of the call), and carries out what its outcome means
     /// (see the module's invariants). `None` when this generation is not probed (no heartbeat
     /// configured).
-    pub(crate) async fn probe(&self, prober: Prober, within: Duration) -> Option<Probed> {
+    pub(in crate::supervisor) async fn probe(&self, prober: Prober, within: Duration) -> Option<Probed> {
         let rules = self.probes.as_ref()?;
         let sent = Instant::now();
         let timeout = rules.timeout.min(within);
@@ -98,7 +98,7 @@ impl Live {
 
     /// A suspect answer to a request sent at `sent` counts as one miss; true when that made
     /// `failures` in a row, and a probe must decide.
-    pub(crate) fn suspect_answer(&self, sent: Instant) -> bool {
+    pub(in crate::supervisor) fn suspect_answer(&self, sent: Instant) -> bool {
         let Some(rules) = &self.probes else {
             return false;
         };

@@ -39,7 +39,7 @@ const TICK: Duration = Duration::from_millis(10);
 /// # Cancel safety
 ///
 /// Cancel-safe: a waiter dropped before its turn is skipped and uses no token.
-pub(crate) async fn admit(origin: &str, rate: u32) {
+pub(in crate::supervisor) async fn admit(origin: &str, rate: u32) {
     let (sender, turn) = oneshot::channel();
     {
         let mut map = budgets();

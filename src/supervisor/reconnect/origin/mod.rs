@@ -71,7 +71,7 @@ fn watchers() -> std::sync::MutexGuard<'static, HashMap<String, Arc<watch::Sende
 /// # Cancel safety
 ///
 /// Cancel-safe: it only waits; dropping it drops its subscription.
-pub(crate) async fn accepts_again(origin: String) {
+pub(in crate::supervisor) async fn accepts_again(origin: String) {
     let (_sender, mut seen) = subscribe(&origin);
     let refused = seen.wait_for(|s| s.0 == Seen::Refused).await.is_ok();
     if !(refused && seen.wait_for(|s| s.0 == Seen::Accepted).await.is_ok()) {

@@ -21,11 +21,11 @@ use crate::{
 
 /// Why an attempt produced no generation.
 #[derive(Debug)]
-pub(crate) struct AttemptFailure {
+pub(in crate::supervisor) struct AttemptFailure {
     /// Cause `connect_failed`, `unauthorized` or `rejected`.
-    pub(crate) death: Death,
+    pub(in crate::supervisor) death: Death,
     /// The wait the server asked for (HTTP 429 or 503 with `Retry-After`).
-    pub(crate) retry_after: Option<Duration>,
+    pub(in crate::supervisor) retry_after: Option<Duration>,
 }
 
 impl From<Death> for AttemptFailure {
@@ -47,39 +47,39 @@ impl From<Failure> for AttemptFailure {
 }
 
 /// A generation that completed its handshake and its first tool listing.
-pub(crate) struct Connected {
-    pub(crate) session: Session,
-    pub(crate) tools: Vec<Tool>,
+pub(in crate::supervisor) struct Connected {
+    pub(in crate::supervisor) session: Session,
+    pub(in crate::supervisor) tools: Vec<Tool>,
     /// The listing's `ttlMs`: when to list again even without a change notification.
-    pub(crate) ttl: Option<Duration>,
+    pub(in crate::supervisor) ttl: Option<Duration>,
     /// The `subscriptions/listen` stream of a 2026-07-28 server that can change its lists.
-    pub(crate) subscription: Option<rmcp::service::Subscription>,
+    pub(in crate::supervisor) subscription: Option<rmcp::service::Subscription>,
     /// What that stream asked for.
-    pub(crate) wanted: listen::Wanted,
+    pub(in crate::supervisor) wanted: listen::Wanted,
     /// The protocol version the handshake negotiated.
-    pub(crate) protocol: ProtocolVersion,
+    pub(in crate::supervisor) protocol: ProtocolVersion,
     /// How long the handshake and the listing took.
-    pub(crate) elapsed: Duration,
+    pub(in crate::supervisor) elapsed: Duration,
 }
 
 /// What every attempt of one supervisor shares: built once in `Supervisor::start`.
 #[derive(Debug, Clone)]
-pub(crate) struct ConnectContext {
+pub(in crate::supervisor) struct ConnectContext {
     /// The HTTP client of the remote transports (shared, so connections are pooled).
-    pub(crate) http: reqwest::Client,
+    pub(in crate::supervisor) http: reqwest::Client,
     /// The transport `auto` found; written by the remote arm of [`open`] after a handshake.
-    pub(crate) detected: Arc<KindMemory>,
+    pub(in crate::supervisor) detected: Arc<KindMemory>,
     /// The protocol era `auto` found; written after each handshake.
-    pub(crate) era: Arc<era::EraMemory>,
+    pub(in crate::supervisor) era: Arc<era::EraMemory>,
     /// Progress routes and resource subscriptions, shared with the call path.
-    pub(crate) relay: Arc<Relay>,
+    pub(in crate::supervisor) relay: Arc<Relay>,
     /// The server's authorization (remote servers with `auth` set); shared by every generation,
     /// so a token outlives the session it was first sent on.
-    pub(crate) auth: Option<Arc<crate::auth::Authorizer>>,
+    pub(in crate::supervisor) auth: Option<Arc<crate::auth::Authorizer>>,
 }
 
 impl ConnectContext {
-    pub(crate) fn new(
+    pub(in crate::supervisor) fn new(
         http: reqwest::Client,
         relay: Arc<Relay>,
         auth: Option<Arc<crate::auth::Authorizer>>,
@@ -95,17 +95,17 @@ impl ConnectContext {
 }
 
 /// Everything one attempt works with, passed down once.
-pub(crate) struct Attempt {
-    pub(crate) config: Arc<ServerConfig>,
-    pub(crate) context: ConnectContext,
-    pub(crate) generation: Generation,
-    pub(crate) tx: mpsc::UnboundedSender<Msg>,
+pub(in crate::supervisor) struct Attempt {
+    pub(in crate::supervisor) config: Arc<ServerConfig>,
+    pub(in crate::supervisor) context: ConnectContext,
+    pub(in crate::supervisor) generation: Generation,
+    pub(in crate::supervisor) tx: mpsc::UnboundedSender<Msg>,
     /// Cancels the attempt (the result is then an error and everything is cleaned up).
-    pub(crate) ct: CancellationToken,
+    pub(in crate::supervisor) ct: CancellationToken,
     /// Stamped by every step that gets an answer (an SSE stream's headers and `endpoint`, any
     /// message received): the supervisor tells a stuck attempt from a slow one by it. It becomes
     /// the generation's activity.
-    pub(crate) activity: Arc<Activity>,
+    pub(in crate::supervisor) activity: Arc<Activity>,
 }
 
 impl Attempt {

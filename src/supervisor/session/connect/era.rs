@@ -36,7 +36,7 @@ impl EraMemory {
     }
 
     /// Forgets the era: the next attempt asks again.
-    pub(crate) fn forget(&self) {
+    pub(in crate::supervisor) fn forget(&self) {
         self.era.store(0, Ordering::Relaxed);
     }
 }
@@ -48,7 +48,7 @@ pub fn is_modern(version: &ProtocolVersion) -> bool {
 }
 
 /// How one attempt opens its session.
-pub(crate) fn lifecycle(
+pub(in crate::supervisor) fn lifecycle(
     choice: ProtocolChoice,
     memory: &EraMemory,
     legacy_sse: bool,

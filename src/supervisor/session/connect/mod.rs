@@ -14,7 +14,7 @@ pub(crate) mod handshake;
 mod remote;
 mod stdio;
 
-pub(crate) use context::{Attempt, AttemptFailure, ConnectContext, Connected};
+pub(in crate::supervisor) use context::{Attempt, AttemptFailure, ConnectContext, Connected};
 
 use rmcp::model::ProtocolVersion;
 use tokio::time::Instant;
@@ -27,7 +27,7 @@ use crate::{
 use handshake::negotiated_of;
 
 /// Runs one attempt.
-pub(crate) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailure> {
+pub(in crate::supervisor) async fn attempt(attempt: Attempt) -> Result<Connected, AttemptFailure> {
     let started = Instant::now();
     let deadline = crate::clock::after(started, attempt.config.connect_timeout);
     let (config, ct) = (attempt.config.clone(), attempt.ct.clone());
@@ -92,7 +92,7 @@ fn negotiated(session: &Session) -> ProtocolVersion {
 /// Closes a session that never became a generation: the child, if any, is stopped at once
 /// (without waiting on rmcp, which may be wedged) and reaped; then rmcp's own cleanup gets up to
 /// `limit` (it can wait on a hung HTTP server).
-pub(crate) async fn discard(session: Session, limit: Duration) {
+pub(in crate::supervisor) async fn discard(session: Session, limit: Duration) {
     session.session_ct.cancel();
     let disposed = session.guard.dispose(Stop::Dead, limit).await;
     if tokio::time::timeout(limit, session.running.waiting())

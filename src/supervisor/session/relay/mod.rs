@@ -33,16 +33,16 @@ use std::{
 
 use tokio::sync::{Notify, watch};
 
-pub(crate) use progress::SETTLE_LIMIT;
+pub(in crate::supervisor) use progress::SETTLE_LIMIT;
 
 /// Shared by a supervisor's call path, its generations' handlers and their listeners.
-pub(crate) struct Relay {
+pub(in crate::supervisor) struct Relay {
     progress: Mutex<progress::Table>,
     /// Woken after every change to the progress table (a delivery, a route registered, a send
     /// finished), for calls waiting in [`settled`](progress::ProgressRoute::settled) and for held progress.
     changed: Notify,
     /// The resources the host subscribed to.
-    pub(crate) subscriptions: watch::Sender<BTreeSet<String>>,
+    pub(in crate::supervisor) subscriptions: watch::Sender<BTreeSet<String>>,
 }
 
 impl std::fmt::Debug for Relay {
@@ -68,7 +68,7 @@ impl Default for Relay {
 
 impl Relay {
     /// The resources subscribed to now.
-    pub(crate) fn subscribed(&self) -> BTreeSet<String> {
+    pub(in crate::supervisor) fn subscribed(&self) -> BTreeSet<String> {
         self.subscriptions.borrow().clone()
     }
 

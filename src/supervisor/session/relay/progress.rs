@@ -16,12 +16,12 @@ use crate::{call::ProgressFn, state::Generation};
 /// has not reached its callback yet; also the longest progress is held for a route not yet
 /// registered. It is normally a few scheduler turns; the bound is for a notification rmcp never
 /// hands over (its task gone with a runtime that is shutting down) and for a send that stalls.
-pub(crate) const SETTLE_LIMIT: Duration = Duration::from_secs(1);
+pub(in crate::supervisor) const SETTLE_LIMIT: Duration = Duration::from_secs(1);
 
 /// The most progress notifications one server's relay holds for routes not registered yet (and
 /// the most tokens whose early arrivals it counts); past it, progress without a route goes to
 /// the host at once, as it did before anything was held.
-pub(crate) const HELD_LIMIT: usize = 64;
+pub(in crate::supervisor) const HELD_LIMIT: usize = 64;
 
 type Key = (Generation, ProgressToken);
 
@@ -86,7 +86,7 @@ impl Relay {
     /// Marks a call that wants progress as being sent on `generation`: from now until the
     /// returned guard registers the call's route (or is dropped), progress of that generation
     /// with no route is held for the route to take.
-    pub(crate) fn sending(self: &Arc<Self>, generation: Generation) -> Sending {
+    pub(in crate::supervisor) fn sending(self: &Arc<Self>, generation: Generation) -> Sending {
         *self.lock().sending.entry(generation).or_default() += 1;
         Sending {
             relay: self.clone(),
@@ -98,7 +98,7 @@ impl Relay {
     /// Counts a progress notification for `token` that `generation`'s transport has just
     /// received, before rmcp hands it on. Progress for a token without a route is counted only
     /// while a call of that generation is being sent (it may be that call's).
-    pub(crate) fn arrived(&self, generation: Generation, token: &ProgressToken) {
+    pub(in crate::supervisor) fn arrived(&self, generation: Generation, token: &ProgressToken) {
         let mut table = self.lock();
         let key = (generation, token.clone());
         if let Some(route) = table.routes.get_mut(&key) {
@@ -113,7 +113,7 @@ impl Relay {
     /// Hands `progress` to the call waiting for it; gives it back when no call is. Progress
     /// that may belong to a call still being sent waits for that call's route (see
     /// [`Sending`]), at most [`SETTLE_LIMIT`].
-    pub(crate) async fn progress(
+    pub(in crate::supervisor) async fn progress(
         &self,
         generation: Generation,
         progress: ProgressNotificationParam,
@@ -173,7 +173,7 @@ impl Relay {
 }
 
 /// A call that wants progress, between its send and its route (see [`Relay::sending`]).
-pub(crate) struct Sending {
+pub(in crate::supervisor) struct Sending {
     relay: Arc<Relay>,
     generation: Generation,
     routed: bool,
@@ -183,7 +183,7 @@ impl Sending {
     /// Routes progress for `token` to `callback` until the returned route is dropped. What was
     /// held for `token` reaches `callback` first, in the order it was held, and what arrived for
     /// it is counted as the route's.
-    pub(crate) fn route(mut self, token: ProgressToken, callback: ProgressFn) -> ProgressRoute {
+    pub(in crate::supervisor) fn route(mut self, token: ProgressToken, callback: ProgressFn) -> ProgressRoute {
         let key = (self.generation, token);
         let mut delivered = 0;
         loop {
@@ -232,7 +232,7 @@ impl Drop for Sending {
 }
 
 /// Keeps one progress route registered; unregisters it when dropped.
-pub(crate) struct ProgressRoute {
+pub(in crate::supervisor) struct ProgressRoute {
     relay: Arc<Relay>,
     key: Option<Key>,
 }
@@ -240,7 +240,7 @@ pub(crate) struct ProgressRoute {
 impl ProgressRoute {
     /// Waits until every progress notification counted as arrived for this route has been
     /// delivered, at most `limit`; false if the limit passed first.
-    pub(crate) async fn settled(&self, limit: Duration) -> bool {
+    pub(in crate::supervisor) async fn settled(&self, limit: Duration) -> bool {
         let Some(key) = &self.key else {
             return true;
         };
