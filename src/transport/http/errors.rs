@@ -136,7 +136,7 @@ pub fn never_ran(error: &HttpError) -> bool {
 /// True when a session's `DELETE` failed because there is no session left to end: the server
 /// is gone (its connection is refused) or no longer knows the session (404). That is what a
 /// server that was killed or restarted looks like, not a failure of ours.
-pub(crate) fn session_gone(error: &HttpError) -> bool {
+pub(in crate::transport) fn session_gone(error: &HttpError) -> bool {
     match error {
         StreamableHttpError::Client(e) => e.is_connect() || status_of(error) == Some(404),
         StreamableHttpError::SessionExpired => true,
@@ -181,7 +181,7 @@ pub(crate) fn last_phase(error: &ClientInitializeError) -> &ClientInitializeErro
 
 /// `result` with the URL in a reqwest error redacted ([`redact_url`]): rmcp logs these errors and
 /// we put their text in causes, and reqwest names the request's URL, query and all.
-pub(crate) fn redacted<T>(result: Result<T, HttpError>) -> Result<T, HttpError> {
+pub(in crate::transport) fn redacted<T>(result: Result<T, HttpError>) -> Result<T, HttpError> {
     result.map_err(redact_error)
 }
 

@@ -48,7 +48,7 @@ use exit::{Exit, ExitWatch};
 #[cfg(feature = "fuzzing")]
 pub use lines::StdioTransport;
 #[cfg(not(feature = "fuzzing"))]
-pub(crate) use lines::StdioTransport;
+pub(in crate::transport) use lines::StdioTransport;
 
 /// How long a death's detail waits for the stderr drain to take the child's last lines.
 const TAIL_WAIT: Duration = Duration::from_millis(100);
@@ -87,7 +87,7 @@ pub(crate) struct Disposed {
 
 impl Disposed {
     /// Nothing was there to dispose of.
-    pub(crate) fn nothing() -> Self {
+    pub(in crate::transport) fn nothing() -> Self {
         Disposed {
             reaped: true,
             stderr: None,
@@ -186,7 +186,7 @@ async fn drain_stderr(
 
 impl ChildGuard {
     /// The child's pid, while it has one.
-    pub(crate) fn pid(&self) -> Option<u32> {
+    pub(in crate::transport) fn pid(&self) -> Option<u32> {
         self.pgid.map(|p| p.as_raw() as u32)
     }
 
