@@ -48,7 +48,7 @@ use exit::{Exit, ExitWatch};
 #[cfg(feature = "fuzzing")]
 pub use lines::StdioTransport;
 #[cfg(not(feature = "fuzzing"))]
-pub(in crate::transport) use lines::StdioTransport;
+pub(crate) use lines::StdioTransport;
 
 /// How long a death's detail waits for the stderr drain to take the child's last lines.
 const TAIL_WAIT: Duration = Duration::from_millis(100);
