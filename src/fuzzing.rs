@@ -14,7 +14,7 @@ use rmcp::model::Tool;
 
 pub use crate::config::json::{dotenv::parse_env_file, expand::Vars};
 pub use crate::registry::publish::PublishError;
-pub use crate::session::connect::{
+pub use crate::supervisor::session::connect::{
     era::{EraMemory, is_modern},
     handshake::Handshake,
 };

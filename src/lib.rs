@@ -57,11 +57,8 @@
 // Lint levels (`unsafe_code`, `missing_docs`, `unreachable_pub`: all denied) are in the
 // workspace's `[lints]` table, Cargo.toml, with the reason `unsafe_code` is not `forbid`.
 
-mod actor;
 pub mod auth;
-mod board;
 pub mod call;
-mod call_path;
 mod clock;
 pub mod config;
 mod error;
@@ -70,17 +67,13 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host;
-mod mailbox;
-mod reconnect;
 pub mod registry;
 #[cfg(feature = "rig")]
 pub mod rig;
-mod session;
 pub mod state;
 mod supervisor;
 pub mod telemetry;
 mod text;
-mod transition;
 mod transport;
 mod verdict;
 
@@ -90,11 +83,11 @@ mod verdict;
 pub use rmcp;
 
 // The root holds what the quick start above uses; everything else has one path, in its module.
-pub use board::StatusWatch;
 pub use config::ServerConfig;
 pub use error::{CallError, NotReady, StartError};
 pub use registry::{ToolHandle, ToolRegistry};
 pub use state::{ConnectionState, Status};
+pub use supervisor::board::StatusWatch;
 pub use supervisor::{Supervisor, SupervisorBuilder};
 
 /// Not part of the API: what the `mcp-resilient` command line shares with the library (its

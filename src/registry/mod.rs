@@ -69,7 +69,7 @@ pub(crate) trait Route: Send + Sync + std::fmt::Debug {
     fn status(&self) -> crate::state::Status;
 
     /// A watch of the server's status.
-    fn watch(&self) -> crate::board::StatusWatch;
+    fn watch(&self) -> crate::supervisor::board::StatusWatch;
 }
 
 #[derive(Debug)]
@@ -166,7 +166,7 @@ impl ToolRegistry {
 
     /// A watch of the attached server `server`'s status.
     #[cfg_attr(not(feature = "rig"), allow(dead_code))]
-    pub(crate) fn watch(&self, server: &str) -> Option<crate::board::StatusWatch> {
+    pub(crate) fn watch(&self, server: &str) -> Option<crate::supervisor::board::StatusWatch> {
         self.route(server).map(|route| route.watch())
     }
 

@@ -13,7 +13,7 @@ use tokio::{
 };
 
 use super::tool::dynamic_tools;
-use crate::{ToolRegistry, board::StatusWatch, registry::ToolsChanged};
+use crate::{ToolRegistry, registry::ToolsChanged, supervisor::board::StatusWatch};
 
 /// The tokens a sink returned for one server's tools, by public name.
 type Tokens = HashMap<String, ManagedToolToken>;

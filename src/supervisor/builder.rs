@@ -9,11 +9,11 @@ use tracing::Instrument;
 use super::{Inner, Supervisor};
 use crate::{StartError, ToolRegistry, config::ServerConfig};
 use crate::{
-    actor,
-    board::Board,
-    call_path::CallPath,
-    mailbox::Depth,
-    session::{connect, relay},
+    supervisor::actor,
+    supervisor::board::Board,
+    supervisor::dispatch::CallPath,
+    supervisor::mailbox::Depth,
+    supervisor::session::{connect, relay},
     transport::client::default_http_client,
 };
 

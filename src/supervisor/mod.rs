@@ -15,25 +15,34 @@
 //! quiescent disposal, outage budget), `generation` (death reporting, close barrier),
 //! `heartbeat` (idle-only probe), `status` (one status, never contradicting itself).
 
+// The supervisor's parts, private to it: the handle above (this file, builder.rs, requests.rs)
+// is all the crate outside sees of them, apart from what each part re-exports for the crate's
+// other layers (the registry reads a `StatusWatch`; the fuzz checks reach the connect parsers).
+pub(crate) mod actor;
+pub(crate) mod board;
 mod builder;
+pub(crate) mod dispatch;
+pub(crate) mod mailbox;
+pub(crate) mod reconnect;
 mod requests;
+pub(crate) mod session;
 
 use std::{sync::Arc, time::Duration};
 
 use rmcp::model::ServerPeerInfo;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use crate::board::StatusWatch;
+use crate::supervisor::board::StatusWatch;
 pub use builder::SupervisorBuilder;
 
 use crate::{
     NotReady,
-    board::Board,
-    call_path::CallPath,
-    mailbox::{Depth, Msg},
     registry::ToolRegistry,
-    session::relay::Relay,
     state::{Cause, ConnectionState, Death, Event, Generation, Status},
+    supervisor::board::Board,
+    supervisor::dispatch::CallPath,
+    supervisor::mailbox::{Depth, Msg},
+    supervisor::session::relay::Relay,
 };
 
 /// The handle to one supervised server. Cheap to clone: clones share the supervisor.

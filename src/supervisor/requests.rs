@@ -10,7 +10,7 @@ use rmcp::model::{
 use rmcp::model::{SubscribeRequest, UnsubscribeRequest};
 
 use super::Supervisor;
-use crate::session::connect::era::is_modern;
+use crate::supervisor::session::connect::era::is_modern;
 use crate::{CallError, call::CallOptions};
 
 impl Supervisor {

@@ -18,22 +18,22 @@ use serde_json::value::RawValue;
 /// The parts of a message that say what it is, borrowed from its bytes (also how legacy SSE's
 /// reader knows a direct probe's answer).
 #[derive(Deserialize)]
-pub(crate) struct Head<'a> {
+pub(in crate::transport) struct Head<'a> {
     #[serde(rename = "jsonrpc")]
     _jsonrpc: JsonRpcVersion2_0,
     #[serde(default)]
-    pub(crate) id: Option<RequestId>,
+    pub(in crate::transport) id: Option<RequestId>,
     #[serde(borrow, default)]
-    pub(crate) method: Option<&'a RawValue>,
+    pub(in crate::transport) method: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub(crate) result: Option<&'a RawValue>,
+    pub(in crate::transport) result: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub(crate) error: Option<&'a RawValue>,
+    pub(in crate::transport) error: Option<&'a RawValue>,
 }
 
 /// The message in `bytes`; `method` is the method of the request on whose answer it arrived,
 /// if any (see the module docs).
-pub(crate) fn message(
+pub(in crate::transport) fn message(
     bytes: &[u8],
     method: Option<&str>,
 ) -> Result<ServerJsonRpcMessage, serde_json::Error> {
@@ -42,7 +42,7 @@ pub(crate) fn message(
 
 /// The message in `bytes`, where `method` says what the request with a given id returns (for
 /// answers that do not arrive on their request's own stream: legacy SSE's and stdio's).
-pub(crate) fn message_for(
+pub(in crate::transport) fn message_for(
     bytes: &[u8],
     method: impl FnOnce(&RequestId) -> Option<Typed>,
 ) -> Result<ServerJsonRpcMessage, serde_json::Error> {
@@ -76,7 +76,7 @@ pub(crate) fn message_for(
 /// to be JSON and never typed: it reads as an empty result, which goes no further than the
 /// probe. Anything else takes [`message`]'s path, typed by no method (it answers no request
 /// whose method this stream knows).
-pub(crate) fn probe_answer(
+pub(in crate::transport) fn probe_answer(
     bytes: &[u8],
     probe: &RequestId,
 ) -> Result<ServerJsonRpcMessage, serde_json::Error> {
@@ -98,7 +98,7 @@ pub(crate) fn probe_answer(
 
 /// A method whose result is read as the one type it returns (see [`typed`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Typed {
+pub(in crate::transport) enum Typed {
     Ping,
     CallTool,
     ListTools,
@@ -108,7 +108,7 @@ pub(crate) enum Typed {
 
 impl Typed {
     /// `method`, if its result is read typed.
-    pub(crate) fn of(method: &str) -> Option<Typed> {
+    pub(in crate::transport) fn of(method: &str) -> Option<Typed> {
         Some(match method {
             "ping" => Typed::Ping,
             "tools/call" => Typed::CallTool,

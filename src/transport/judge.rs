@@ -61,7 +61,7 @@ pub(crate) fn judge_listing(error: &ServiceError, limits: &Limits) -> Death {
 
 /// What a Streamable HTTP error that no request of rmcp's saw says about the server: the
 /// re-opening of a session's standalone stream, a probe sent by the transport itself.
-pub(crate) fn judge_http(error: &http::HttpError, phase: Phase) -> Verdict {
+pub(in crate::transport) fn judge_http(error: &http::HttpError, phase: Phase) -> Verdict {
     let detail = match error {
         rmcp::transport::streamable_http_client::StreamableHttpError::Client(e) => innermost(e),
         other => innermost(other),

@@ -52,7 +52,7 @@ pub(crate) enum Delivery {
 
 /// What one handed request's send came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Sent {
+pub(in crate::transport) enum Sent {
     /// Not finished yet.
     Pending,
     /// Finished: the server may have it.
@@ -110,7 +110,7 @@ impl Ledger {
     }
 
     /// The send of `id` finished as `outcome`.
-    pub(crate) fn sent(&self, id: &RequestId, outcome: Sent) {
+    pub(in crate::transport) fn sent(&self, id: &RequestId, outcome: Sent) {
         if let Some(entry) = self.lock().entries.iter_mut().find(|entry| entry.id == *id) {
             entry.sent = outcome;
         }
@@ -138,7 +138,7 @@ impl Ledger {
     }
 
     /// `id` was answered.
-    pub(crate) fn answered(&self, id: &RequestId) {
+    pub(in crate::transport) fn answered(&self, id: &RequestId) {
         let mut state = self.lock();
         if let Some(at) = state.entries.iter().position(|entry| entry.id == *id) {
             state.entries.remove(at);
@@ -146,13 +146,13 @@ impl Ledger {
     }
 
     /// The method of `id`, if it is remembered and its result is read typed.
-    pub(crate) fn method(&self, id: &RequestId) -> Option<decode::Typed> {
+    pub(in crate::transport) fn method(&self, id: &RequestId) -> Option<decode::Typed> {
         let state = self.lock();
         state.entries.iter().find(|entry| entry.id == *id)?.method
     }
 
     /// What became of `id`.
-    pub(crate) fn delivery(&self, id: &RequestId) -> Delivery {
+    pub(in crate::transport) fn delivery(&self, id: &RequestId) -> Delivery {
         let state = self.lock();
         match state.entries.iter().find(|entry| entry.id == *id) {
             Some(Entry { sent, .. }) => match sent {

@@ -13,7 +13,7 @@ pub(crate) mod http;
 pub(crate) mod judge;
 pub(crate) mod ledger;
 pub(crate) mod observed;
-pub(crate) mod origin;
+mod origin_of;
 pub(crate) mod probe_wire;
 pub(crate) mod refusal;
 pub(crate) mod sse;
@@ -35,13 +35,14 @@ pub(crate) use crate::text::innermost;
 pub(crate) use detect::name;
 pub(crate) use judge::{judge, judge_handshake, judge_listing, never_ran, stream_lost};
 pub(crate) use observed::Observed;
+pub(crate) use origin_of::origin_of;
 
 /// The most of a line buffer kept between lines, by the SSE parser and the stdio reader: one
 /// large message (a long tool list) must not hold its size in an idle session for good.
-pub(crate) const LINE_BUFFER_KEEP: usize = 64 * 1024;
+pub(in crate::transport) const LINE_BUFFER_KEEP: usize = 64 * 1024;
 
 /// UTF-8's byte order mark, which a server may write before its first line or event.
-pub(crate) const BOM: &[u8] = "\u{feff}".as_bytes();
+pub(in crate::transport) const BOM: &[u8] = "\u{feff}".as_bytes();
 
 /// What a generation's transport has been doing: when the last message arrived, whether a write
 /// is stuck, whether a call ran past its deadline since. Written by the transport wrapper
@@ -112,12 +113,12 @@ impl Activity {
     }
 
     /// Records that a message arrived now.
-    pub(crate) fn touch(&self) {
+    pub(in crate::transport) fn touch(&self) {
         self.last_rx_ms.fetch_max(self.now_ms(), Ordering::Relaxed);
     }
 
     /// Records that bytes arrived now (not necessarily a whole message).
-    pub(crate) fn bytes_arrived(&self) {
+    pub(in crate::transport) fn bytes_arrived(&self) {
         self.last_byte_ms
             .fetch_max(self.now_ms(), Ordering::Relaxed);
     }

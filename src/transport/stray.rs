@@ -38,7 +38,7 @@ const TRACKED: usize = 1024;
 /// The requests of one generation still waiting for their response, and how many responses came
 /// for none of them.
 #[derive(Debug)]
-pub(crate) struct Outstanding {
+pub(in crate::transport) struct Outstanding {
     server: Arc<str>,
     generation: Generation,
     ids: VecDeque<RequestId>,
@@ -56,7 +56,7 @@ impl Outstanding {
     }
 
     /// Notes a request we are sending.
-    pub(crate) fn sent(&mut self, message: &TxJsonRpcMessage<RoleClient>) {
+    pub(in crate::transport) fn sent(&mut self, message: &TxJsonRpcMessage<RoleClient>) {
         if let JsonRpcMessage::Request(request) = message {
             if self.ids.len() == TRACKED {
                 self.ids.pop_front();
@@ -67,7 +67,10 @@ impl Outstanding {
 
     /// Notes a message received; true when it is a response nobody waits for (then counted and
     /// said, see the module docs).
-    pub(crate) fn received(&mut self, message: &RxJsonRpcMessage<RoleClient>) -> bool {
+    pub(in crate::transport) fn received(
+        &mut self,
+        message: &RxJsonRpcMessage<RoleClient>,
+    ) -> bool {
         let id = match message {
             JsonRpcMessage::Response(response) => &response.id,
             JsonRpcMessage::Error(error) => match &error.id {
@@ -94,7 +97,7 @@ impl Outstanding {
 
     /// How many responses came for no request.
     #[cfg(test)]
-    pub(crate) fn strays(&self) -> u64 {
+    pub(in crate::transport) fn strays(&self) -> u64 {
         self.strays
     }
 }

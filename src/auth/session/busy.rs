@@ -1,5 +1,5 @@
 //! Whether a server's authorization is busy with its authorization server, and since when it is
-//! not. A remote attempt's hedge reads it (`crate::actor::hedge`): time spent on discovery, a
+//! not. A remote attempt's hedge reads it (`crate::supervisor::actor::hedge`): time spent on discovery, a
 //! token exchange or a person's authorization is not the MCP server's silence, and a fresh
 //! attempt beside a waiting one would only wait on the same exchange (renewals are serialised)
 //! after sending an unauthenticated request again.

@@ -7,7 +7,7 @@ use std::time::Duration;
 /// connection the server is closing at that moment. Such a request is reset after it left and
 /// counts as a call that may have run (seen against the official Python SDK's server: a call
 /// every 5 s, exactly the server's keep-alive, failed `ConnectionLost`). reqwest keeps them 90 s.
-pub(crate) const POOL_IDLE: Duration = Duration::from_secs(4);
+pub(in crate::transport) const POOL_IDLE: Duration = Duration::from_secs(4);
 
 /// The process-wide client used by [`Supervisor::builder`]: rustls, a 10 s connect timeout, no
 /// overall timeout, idle connections closed after [`POOL_IDLE`], and redirects followed only

@@ -14,7 +14,7 @@ use super::{
 /// How long the `DELETE` that ends a session may take: a healthy server answers it at once, and
 /// a hung one must not hold the close (a host restarting the proxy, a reconnect) for longer.
 /// Left unanswered, the session is the server's to expire.
-pub(crate) const SESSION_DELETE_WAIT: Duration = Duration::from_secs(1);
+pub(in crate::transport) const SESSION_DELETE_WAIT: Duration = Duration::from_secs(1);
 
 impl Core {
     /// Deletes the session, if there is one, within [`SESSION_DELETE_WAIT`].

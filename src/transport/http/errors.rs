@@ -18,7 +18,7 @@ pub type HttpError = StreamableHttpError<reqwest::Error>;
 /// A 2026-07-28 request whose answer's event stream ended or broke before its answer: the
 /// request was lost with its stream. The server takes a closed stream as the request's
 /// cancellation and nothing resumes it (SEP-2575), so the request is over; whether it is
-/// issued again, as a new request, is the call path's decision (`crate::call_path`). Carried
+/// issued again, as a new request, is the call path's decision (`crate::supervisor::dispatch`). Carried
 /// as the source of a [`StreamableHttpError::Io`], the one variant of rmcp's enum that holds
 /// an error of ours.
 #[derive(Debug, thiserror::Error)]
@@ -95,7 +95,7 @@ pub fn verdict(error: &HttpError, phase: Phase, detail: String) -> Verdict {
             detail,
         },
         // Cut on the path, or dropped by a server on its way down: it says no more of the
-        // server than one missed answer. A call's path decides what follows (`crate::call_path`).
+        // server than one missed answer. A call's path decides what follows (`crate::supervisor::dispatch`).
         E::Io(_) if stream_lost(error).is_some() => Verdict::Suspect {
             status: None,
             detail,
@@ -137,7 +137,7 @@ pub fn never_ran(error: &HttpError) -> bool {
 /// True when a session's `DELETE` failed because there is no session left to end: the server
 /// is gone (its connection is refused) or no longer knows the session (404). That is what a
 /// server that was killed or restarted looks like, not a failure of ours.
-pub(crate) fn session_gone(error: &HttpError) -> bool {
+pub(in crate::transport) fn session_gone(error: &HttpError) -> bool {
     match error {
         StreamableHttpError::Client(e) => e.is_connect() || status_of(error) == Some(404),
         StreamableHttpError::SessionExpired => true,
@@ -182,7 +182,7 @@ pub(crate) fn last_phase(error: &ClientInitializeError) -> &ClientInitializeErro
 
 /// `result` with the URL in a reqwest error redacted ([`redact_url`]): rmcp logs these errors and
 /// we put their text in causes, and reqwest names the request's URL, query and all.
-pub(crate) fn redacted<T>(result: Result<T, HttpError>) -> Result<T, HttpError> {
+pub(in crate::transport) fn redacted<T>(result: Result<T, HttpError>) -> Result<T, HttpError> {
     result.map_err(redact_error)
 }
 

@@ -206,7 +206,7 @@ impl Drop for HttpTransport {
 }
 
 /// The configured headers as a `HeaderMap` (shared with the legacy SSE transport).
-pub(crate) fn header_map(config: &RemoteConfig) -> Result<HeaderMap, String> {
+pub(in crate::transport) fn header_map(config: &RemoteConfig) -> Result<HeaderMap, String> {
     let mut headers = HeaderMap::new();
     for (name, value) in &config.headers {
         let name = HeaderName::from_bytes(name.as_bytes())

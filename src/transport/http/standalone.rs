@@ -199,7 +199,7 @@ async fn run(core: Arc<Core>) {
 /// process being killed may still complete a connect on its closing listener, hence more than
 /// one look.
 async fn refuses_within(url: &url::Url, wait: Duration) -> bool {
-    let Some(origin) = crate::transport::origin::of(url) else {
+    let Some(origin) = crate::transport::origin_of(url) else {
         return false;
     };
     let looks = async {

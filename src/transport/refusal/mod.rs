@@ -50,7 +50,7 @@ const QUOTE: usize = 200;
 
 /// The answer to the `server/discover` request `id` that makes rmcp fall back to `initialize`:
 /// `-32601` (the server does not know the method), saying what the server did (`said`).
-pub(crate) fn not_modern(id: RequestId, said: &str) -> ServerJsonRpcMessage {
+pub(in crate::transport) fn not_modern(id: RequestId, said: &str) -> ServerJsonRpcMessage {
     let message = format!("server/discover refused: {}", quote(said));
     ServerJsonRpcMessage::error(
         ErrorData::new(ErrorCode::METHOD_NOT_FOUND, message, None),
@@ -67,7 +67,9 @@ fn quote(text: &str) -> String {
 }
 
 /// The request id of a client message that asks `server/discover`.
-pub(crate) fn is_discover(message: &TxJsonRpcMessage<RoleClient>) -> Option<&RequestId> {
+pub(in crate::transport) fn is_discover(
+    message: &TxJsonRpcMessage<RoleClient>,
+) -> Option<&RequestId> {
     match message {
         JsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::DiscoverRequest(_)) => {
             Some(&r.id)

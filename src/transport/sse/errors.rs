@@ -43,7 +43,7 @@ pub(crate) enum SendError {
 impl SendError {
     /// What a POST's `result` says about the delivery of its request (see
     /// [`crate::transport::ledger`]).
-    pub(crate) fn delivery(result: &Result<(), SendError>) -> Sent {
+    pub(in crate::transport) fn delivery(result: &Result<(), SendError>) -> Sent {
         match result {
             Ok(()) => Sent::Delivered,
             Err(e) if e.never_ran() => Sent::Failed,

@@ -41,7 +41,7 @@ pub(crate) use probe::SseProbe;
 #[cfg(feature = "fuzzing")]
 pub use parse::Parser;
 #[cfg(not(feature = "fuzzing"))]
-pub(crate) use parse::Parser;
+pub(in crate::transport) use parse::Parser;
 #[cfg(feature = "fuzzing")]
 pub use stream::resolve_endpoint;
 

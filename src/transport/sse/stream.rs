@@ -200,7 +200,10 @@ pub(super) async fn read(
 ///
 /// An answer to a request whose method `ledger` remembers is read as that method's result
 /// ([`decode::message_for`]); what it means is what rmcp would make of it.
-pub(crate) fn decode(data: &str, ledger: &Ledger) -> Result<Option<ServerJsonRpcMessage>, String> {
+pub(in crate::transport) fn decode(
+    data: &str,
+    ledger: &Ledger,
+) -> Result<Option<ServerJsonRpcMessage>, String> {
     if data.trim().is_empty() {
         return Ok(None);
     }

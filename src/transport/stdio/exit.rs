@@ -30,7 +30,7 @@ const POLL_MAX: Duration = Duration::from_millis(20);
 
 /// How a child ended, observed before it was reaped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Exit {
+pub(in crate::transport) enum Exit {
     /// It exited with this code.
     Code(i32),
     /// A signal ended it.
@@ -52,7 +52,7 @@ impl fmt::Display for Exit {
 
 /// Watches one child for its exit.
 #[derive(Debug)]
-pub(crate) struct ExitWatch {
+pub(in crate::transport) struct ExitWatch {
     pid: Pid,
 }
 
@@ -62,7 +62,7 @@ impl ExitWatch {
     }
 
     /// How the child ended, if it has; it stays unreaped.
-    pub(crate) fn peek(&self) -> Option<Exit> {
+    pub(in crate::transport) fn peek(&self) -> Option<Exit> {
         let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
         match waitid(Id::Pid(self.pid), flags) {
             Ok(WaitStatus::Exited(_, code)) => Some(Exit::Code(code)),
@@ -78,7 +78,7 @@ impl ExitWatch {
     /// # Cancel safety
     ///
     /// Cancel-safe: it only observes.
-    pub(crate) async fn exited(&self) -> Exit {
+    pub(in crate::transport) async fn exited(&self) -> Exit {
         let mut pause = POLL_FIRST;
         loop {
             if let Some(exit) = self.peek() {

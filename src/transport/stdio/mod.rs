@@ -87,7 +87,7 @@ pub(crate) struct Disposed {
 
 impl Disposed {
     /// Nothing was there to dispose of.
-    pub(crate) fn nothing() -> Self {
+    pub(in crate::transport) fn nothing() -> Self {
         Disposed {
             reaped: true,
             stderr: None,
@@ -186,7 +186,7 @@ async fn drain_stderr(
 
 impl ChildGuard {
     /// The child's pid, while it has one.
-    pub(crate) fn pid(&self) -> Option<u32> {
+    pub(in crate::transport) fn pid(&self) -> Option<u32> {
         self.pgid.map(|p| p.as_raw() as u32)
     }
 

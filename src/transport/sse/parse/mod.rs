@@ -77,17 +77,17 @@ impl Parser {
     }
 
     /// The last event id the stream set (for `Last-Event-ID`), if any.
-    pub(crate) fn last_id(&self) -> Option<&str> {
+    pub(in crate::transport) fn last_id(&self) -> Option<&str> {
         self.last_id.as_deref()
     }
 
     /// The last reconnection time the stream asked for (`retry:`, in milliseconds), if any.
-    pub(crate) fn retry(&self) -> Option<u64> {
+    pub(in crate::transport) fn retry(&self) -> Option<u64> {
         self.retry
     }
 
     /// Starts from what an earlier stream set (a resumption continues its stream).
-    pub(crate) fn carry(&mut self, last_id: Option<String>, retry: Option<u64>) {
+    pub(in crate::transport) fn carry(&mut self, last_id: Option<String>, retry: Option<u64>) {
         self.last_id = last_id;
         self.retry = retry;
     }

@@ -1,0 +1,143 @@
+//! The heartbeat: an idle-only liveness probe per generation.
+//!
+//! Every `interval`, unless a message arrived within the last `interval`, send a probe (`ping`,
+//! or `server/discover` for servers that have no ping) with `timeout`. After a miss the next
+//! probe goes out at once, so `failures` consecutive misses are seen within
+//! `interval + failures × timeout` of the last message.
+//!
+//! Bytes that are not a message (an SSE comment or keepalive, part of a long answer) put a probe
+//! off too, but by one `interval` at most and never after a miss ([`probe_wait`]): a server
+//! that keeps a connection warm without answering is still found out, within
+//! `2 × interval + failures × timeout` of its last message. It is the only detector of a dead
+//! Streamable HTTP server or a half-open TCP connection, and the one that catches a hung stdio
+//! child. What a probe's outcome means is the verdict module's business
+//! ([`crate::verdict::probe`]): a busy server is not a dead one, and an overloaded one is alive.
+
+use std::{sync::Arc, time::Duration};
+
+use tokio::time::Instant;
+
+use super::{
+    live::Live,
+    probe::{Probed, Prober},
+};
+use crate::verdict::probe::Stretch;
+
+/// One generation's heartbeat: how often it probes. What a probe's outcome means is decided by
+/// [`Live::probe`](super::live::Live) (the generation's [`ProbeRules`](super::live::ProbeRules)).
+#[derive(Debug, Clone)]
+pub(in crate::supervisor) struct Heartbeat {
+    pub(in crate::supervisor) interval: Duration,
+}
+
+impl Heartbeat {
+    /// Runs until the generation is reported dead (by anyone) or the task is aborted.
+    pub(in crate::supervisor) async fn run(self, live: Arc<Live>) {
+        let mut stretch = Stretch::default();
+        // The next probe goes out no earlier than this: an answer that is not a JSON-RPC message
+        // (a 429, a 403) does not reset the idle clock, so without it the loop would spin.
+        let mut not_before = Instant::now();
+        loop {
+            let interval = stretch.apply(self.interval);
+            let idle = live.activity.idle();
+            let suspect = live.misses.count() > 0;
+            let wait = probe_wait(interval, idle, live.activity.quiet(), suspect)
+                .max(not_before.saturating_duration_since(Instant::now()));
+            if !wait.is_zero() {
+                if idle < self.interval {
+                    live.misses.clear();
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => continue,
+                    _ = live.dead.cancelled() => return,
+                }
+            }
+            let probed = tokio::select! {
+                probed = live.probe(Prober::Heartbeat, Duration::MAX) => probed,
+                _ = live.dead.cancelled() => return,
+            };
+            // After a miss the next probe goes out at once; after anything else, an interval later.
+            not_before = crate::clock::deadline_in(interval);
+            match probed {
+                // No probe rules: this generation has no heartbeat after all.
+                None => return,
+                Some(Probed::Alive) => stretch.clean(),
+                Some(Probed::Overloaded { status }) => {
+                    stretch.overloaded();
+                    not_before = crate::clock::deadline_in(stretch.apply(self.interval));
+                    tracing::debug!(server = %live.server, generation = %live.generation, status, "probe answered overloaded; probing less often");
+                }
+                // The server is working on a call inside its deadline: look again an interval
+                // later. (A heartbeat probe waits the whole probe timeout, so is never cut short.)
+                Some(Probed::Busy | Probed::CutShort(_)) => {}
+                // No token to probe with: nothing learned about the server; an interval later.
+                Some(Probed::NotSent(detail)) => {
+                    tracing::debug!(server = %live.server, generation = %live.generation, "probe not sent: {detail}");
+                }
+                Some(Probed::Missed { dead: true, .. } | Probed::Unauthorized(_)) => return,
+                Some(Probed::Missed { .. }) => not_before = Instant::now(),
+                Some(Probed::Dead(_)) => return live.dead.cancelled().await,
+            }
+        }
+    }
+}
+
+/// How long the heartbeat waits before its next probe (zero: probe now), given how long ago the
+/// last message (`since_message`) and the last bytes of any kind (`since_bytes`) arrived.
+///
+/// A message within `interval` puts the probe off until `interval` after it. Bytes without a
+/// message put it off until `interval` after them, but never past `2 × interval` after the last
+/// message, and not at all once a probe has been missed (`suspect`): a trickle of bytes cannot
+/// keep a session alive that no longer answers.
+pub(in crate::supervisor) fn probe_wait(
+    interval: Duration,
+    since_message: Duration,
+    since_bytes: Duration,
+    suspect: bool,
+) -> Duration {
+    let by_message = interval.saturating_sub(since_message);
+    if !by_message.is_zero() || suspect {
+        return by_message;
+    }
+    let by_bytes = interval.saturating_sub(since_bytes);
+    by_bytes.min((interval * 2).saturating_sub(since_message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::probe_wait;
+    use std::time::Duration;
+
+    const S: Duration = Duration::from_secs(1);
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_message_within_the_interval_puts_the_probe_off_until_an_interval_after_it() {
+        assert_eq!(probe_wait(S, ms(300), ms(300), false), ms(700));
+        assert_eq!(probe_wait(S, ms(300), ms(0), false), ms(700));
+        assert_eq!(probe_wait(S, ms(1000), ms(1000), false), ms(0));
+        assert_eq!(probe_wait(S, ms(5000), ms(5000), false), ms(0));
+    }
+
+    #[test]
+    fn bytes_without_a_message_put_it_off_by_one_interval_at_most() {
+        // Bytes 200 ms ago, the last message 1.2 s ago: probe 800 ms from now.
+        assert_eq!(probe_wait(S, ms(1200), ms(200), false), ms(800));
+        // Bytes just now, the message 1.7 s ago: 2 intervals after the message, not 1 s from now.
+        assert_eq!(probe_wait(S, ms(1700), ms(0), false), ms(300));
+        // A steady trickle of bytes: probed 2 intervals after the last message, every time.
+        for since_message in [2000, 2001, 10_000] {
+            assert_eq!(probe_wait(S, ms(since_message), ms(0), false), ms(0));
+        }
+    }
+
+    #[test]
+    fn after_a_miss_bytes_put_nothing_off() {
+        assert_eq!(probe_wait(S, ms(1200), ms(0), true), ms(0));
+        // A message still does (it also clears the misses, in the loop).
+        assert_eq!(probe_wait(S, ms(100), ms(0), true), ms(900));
+    }
+}
