@@ -14,7 +14,7 @@ use rmcp::model::{
 };
 
 /// The id probe templates are serialized with; each probe's own id replaces it.
-pub(crate) const MARK: &str = "mcp-resilient-probe";
+pub(in crate::transport) const MARK: &str = "mcp-resilient-probe";
 
 /// What the server answered a probe with.
 #[derive(Debug)]
@@ -38,7 +38,7 @@ pub(crate) fn request(discover: bool) -> ClientRequest {
 }
 
 /// `request` as a message with the id [`MARK`], for [`Body::around_mark`].
-pub(crate) fn marked(request: ClientRequest) -> ClientJsonRpcMessage {
+pub(in crate::transport) fn marked(request: ClientRequest) -> ClientJsonRpcMessage {
     ClientJsonRpcMessage::Request(JsonRpcRequest {
         jsonrpc: JsonRpcVersion2_0,
         id: RequestId::String(MARK.into()),
@@ -48,7 +48,7 @@ pub(crate) fn marked(request: ClientRequest) -> ClientJsonRpcMessage {
 
 /// One generation's probe templates, one per method and built on first use, and the count of
 /// probes sent, which numbers their ids (`mcp-resilient-probe-N`).
-pub(crate) struct Templates<T> {
+pub(in crate::transport) struct Templates<T> {
     sent: AtomicU64,
     ping: OnceLock<T>,
     discover: OnceLock<T>,
@@ -65,7 +65,7 @@ impl<T> Templates<T> {
 
     /// The next probe: the template of `server/discover` when `discover`, else of `ping`
     /// (`build` makes it the first time), the probe's number and its id.
-    pub(crate) fn next(&self, discover: bool, build: impl FnOnce() -> T) -> (&T, u64, String) {
+    pub(in crate::transport) fn next(&self, discover: bool, build: impl FnOnce() -> T) -> (&T, u64, String) {
         let slot = if discover { &self.discover } else { &self.ping };
         let template = slot.get_or_init(build);
         let n = self.sent.fetch_add(1, Ordering::Relaxed);
@@ -82,14 +82,14 @@ impl<T> std::fmt::Debug for Templates<T> {
 }
 
 /// The number of the probe whose id is `id` ([`Templates::next`]), if it is a probe's.
-pub(crate) fn probe_number(id: &str) -> Option<u64> {
+pub(in crate::transport) fn probe_number(id: &str) -> Option<u64> {
     id.strip_prefix(MARK)?.strip_prefix('-')?.parse().ok()
 }
 
 /// A probe's body around its id: serialized once per generation and method, each probe
 /// splicing in its own id.
 #[derive(Debug)]
-pub(crate) struct Body {
+pub(in crate::transport) struct Body {
     before: Bytes,
     after: Bytes,
 }
@@ -97,7 +97,7 @@ pub(crate) struct Body {
 impl Body {
     /// `message`, serialized with the id [`MARK`], split around that id (the quoted mark, which
     /// no other field of a probe holds).
-    pub(crate) fn around_mark(message: &[u8]) -> Self {
+    pub(in crate::transport) fn around_mark(message: &[u8]) -> Self {
         let quoted = format!("\"{MARK}\"");
         let at = message
             .windows(quoted.len())
@@ -111,7 +111,7 @@ impl Body {
     }
 
     /// The body with `id` (letters, digits and dashes: nothing to escape).
-    pub(crate) fn with_id(&self, id: &str) -> Bytes {
+    pub(in crate::transport) fn with_id(&self, id: &str) -> Bytes {
         let mut body = BytesMut::with_capacity(self.before.len() + id.len() + 2 + self.after.len());
         body.put_slice(&self.before);
         body.put_u8(b'"');
