@@ -23,40 +23,38 @@ const LIBRARY: &str = "src/lib.rs";
 /// one such as `engine::actor`) and what it is: a part may import the parts after it, never one
 /// before it. A file belongs to the longest entry of this table or of [`FOUNDATION`] that its
 /// module path starts with.
-const PARTS: [(&str, &str); 10] = [
+const PARTS: [(&str, &str); 9] = [
     (
         "supervisor",
         "the public handle: builder, status, watch, requests, restart, shutdown",
     ),
     (
-        "actor",
-        "the one task per server that decides (attempts, outages, sync, lifecycle)",
+        "supervisor::actor",
+        "the one task per server that decides (attempts, outages, sync, lifecycle) and \
+         words each status change (transition)",
     ),
     (
-        "call_path",
+        "supervisor::dispatch",
         "how a request reaches the current generation; reads the board",
-    ),
-    (
-        "transition",
-        "one status change for the log, the metrics and the board",
     ),
     ("registry", "the tool registry, handles and public names"),
     (
-        "board",
+        "supervisor::board",
         "one server's status and the generation that takes calls, and its events",
     ),
     (
-        "session",
+        "supervisor::session",
         "building and holding one session: connect, generation, live, probe, heartbeat, \
          listen, listing, relay",
     ),
     (
-        "mailbox",
+        "supervisor::mailbox",
         "what a session's watchers and the handle tell the actor",
     ),
     (
-        "reconnect",
-        "the policy, the backoff and budget, the retry guard (pure decisions)",
+        "supervisor::reconnect",
+        "the policy, the backoff and budget, the retry guard, the origin watch (pure \
+         decisions and pacing)",
     ),
     (
         "transport",

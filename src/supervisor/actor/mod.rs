@@ -5,7 +5,8 @@
 //! live by concern: `attempt` (connecting), `hedge` (a stuck remote attempt), `current` (becoming
 //! the current generation), `outage` (deaths,
 //! failures, backoff, the budget, permanent refusals), `sync` (tool re-listing) and `lifecycle`
-//! (closing, restart, shutdown).
+//! (closing, restart, shutdown). Over 300 lines: the loop and the state it owns are one concept,
+//! and this file is the loop; every step it dispatches to lives in a child.
 //!
 //! # Invariants
 //!
