@@ -5,15 +5,18 @@
 //! the generation (transport end, child exit, heartbeat, failing calls), and rebuilds it with
 //! bounded backoff when it dies.
 //!
-//! The handle is [`Supervisor`]: built in `start`, its requests to the server in `requests`,
-//! its status, restart and shutdown here.
+//! The handle is [`Supervisor`]: built in `builder`, its requests to the server in `requests`,
+//! its status, restart and shutdown here. Its parts are children of this module and private to
+//! it: `actor` (the task), `dispatch` (how a request reaches the current generation), `board`
+//! (the published status), `session` (one generation's connection), `mailbox` (what reaches the
+//! actor) and `reconnect` (when to try again, and the origin watch).
 //!
 //! # Invariants
 //!
-//! The ten invariants of the design hold here; the pieces that carry them:
-//! [`retry_guard`] (single retrier), `actor` (one live generation, fence, serialized sync,
-//! quiescent disposal, outage budget), `generation` (death reporting, close barrier),
-//! `heartbeat` (idle-only probe), `status` (one status, never contradicting itself).
+//! The pieces that carry the supervisor's invariants: `reconnect::retry_guard` (single
+//! retrier), `actor` (one live generation, fence, serialized sync, quiescent disposal, outage
+//! budget), `session::generation` (death reporting, close barrier), `session::heartbeat`
+//! (idle-only probe), `board` (one status, never contradicting itself).
 
 // The supervisor's parts, private to it: the handle above (this file, builder.rs, requests.rs)
 // is all the crate outside sees of them, apart from what each part re-exports for the crate's

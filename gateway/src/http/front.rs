@@ -56,7 +56,7 @@ impl Front for HttpFront {
         call: BoxFuture<'a, CallOutcome>,
     ) -> BoxFuture<'a, CallOutcome> {
         let outbox = shared.link.outbox.clone();
-        // The host's response head goes out before the call runs (`src/proxy/http/opening.rs`).
+        // The host's response head goes out before the call runs (`gateway/src/http/opening/mod.rs`).
         let opening = Opening::of(context);
         if shared.link.is_initialized() {
             // The session's writer drains the outbox: wait for what this call queued.

@@ -41,7 +41,7 @@ pub(crate) struct Gate {
     pub(crate) tokens: Tokens,
     pub(crate) admission: Admission,
     pub(crate) hosts: Arc<Hosts>,
-    /// The openings of requests waiting on a session's take-over (`src/proxy/http/opening.rs`).
+    /// The openings of requests waiting on a session's take-over (`gateway/src/http/opening/mod.rs`).
     pub(crate) openings: Arc<Openings>,
     /// The body bound (`--max-body`).
     pub(crate) max_body: usize,

@@ -4,7 +4,7 @@
 //! rmcp asks `load` when a request names a session it has no worker for; given what the host
 //! sent in its `initialize`, it starts a worker under the same id and replays that `initialize`
 //! (marked with `SessionRestoreMarker`), and the core rebuilds what the host had on the
-//! upstreams (`src/proxy/renew.rs`). `store` comes after every
+//! upstreams (`gateway/src/renew.rs`). `store` comes after every
 //! `initialize` this gateway answers: the session is one other replicas may be asked for. `delete`
 //! comes after the host's `DELETE`.
 
@@ -44,7 +44,7 @@ impl SessionStore for Restore {
         tracing::info!("a host session held elsewhere is served here from now on");
         // Ours now: the requests waiting on it get their heads before it is rebuilt (starting
         // its own upstreams may take seconds), so a host whose request dies with this process
-        // from here on can ask for it again (`src/proxy/http/opening.rs`).
+        // from here on can ask for it again (`gateway/src/http/opening/mod.rs`).
         self.1.taken_over(session_id);
         Ok(Some(SessionState::new(params)))
     }

@@ -9,9 +9,9 @@
 //!    more than closing once.
 //! 2. A session this gateway no longer owns in the host-session store (another replica claimed
 //!    it) is closed here before a request is served on it: the request then restores it from the
-//!    store (`src/proxy/http/restore.rs`), as if it had never been here.
+//!    store (`gateway/src/http/restore.rs`), as if it had never been here.
 //! 3. A request's stream is resumable from any process that serves its session: its event ids
-//!    carry this process and the request (`src/proxy/http/lost/mod.rs`), and a request asked for
+//!    carry this process and the request (`gateway/src/http/lost/mod.rs`), and a request asked for
 //!    again whose stream is not here is answered as lost ("may have run"), never left to hang.
 //! 4. A session being restored is not here until the replayed `notifications/initialized` has
 //!    been handed to it: rmcp puts a restored session in its table before it sends it the

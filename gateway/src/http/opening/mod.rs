@@ -5,7 +5,7 @@
 //! Why: a gateway process can die with a request in its hands (a replica of a fleet killed). A
 //! host that holds a response head and an event id asks for the rest of the stream
 //! (`Last-Event-ID`), wherever the balancer sends it, and is answered there
-//! (`src/proxy/http/lost/mod.rs`). A host whose request died before its head went out gets the
+//! (`gateway/src/http/lost/mod.rs`). A host whose request died before its head went out gets the
 //! balancer's `502` and nothing to resume. rmcp writes the head of a 2025 session's request as
 //! soon as it has made the request's stream, but only after it has taken a session over from
 //! the store (which waits on Redis and on rebuilding the session, its own upstreams started);

@@ -52,7 +52,7 @@ pub use tokens::RedisTokenStore;
 /// task writes changes behind, and a replica asked for a session it does not hold claims it (a
 /// compare-and-swap of the record's owner). Redis unreachable: served from the copy, written
 /// when it returns. Its keys and values are described in the README ("Scaling beyond one
-/// machine: a fleet") and in `src/proxy/state/redis/scripts.rs`.
+/// machine: a fleet") and in `gateway/src/state/redis/scripts.rs`.
 pub struct RedisHostStore {
     shared: Arc<Inner>,
     _stop: DropGuard,
