@@ -65,7 +65,11 @@ impl<T> Templates<T> {
 
     /// The next probe: the template of `server/discover` when `discover`, else of `ping`
     /// (`build` makes it the first time), the probe's number and its id.
-    pub(in crate::transport) fn next(&self, discover: bool, build: impl FnOnce() -> T) -> (&T, u64, String) {
+    pub(in crate::transport) fn next(
+        &self,
+        discover: bool,
+        build: impl FnOnce() -> T,
+    ) -> (&T, u64, String) {
         let slot = if discover { &self.discover } else { &self.ping };
         let template = slot.get_or_init(build);
         let n = self.sent.fetch_add(1, Ordering::Relaxed);

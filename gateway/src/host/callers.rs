@@ -64,7 +64,7 @@ impl Callers {
 
     /// The one host with calls in flight, and its call when it has exactly one; `None` when no
     /// host or several do.
-    pub(crate) fn sole(&self) -> Option<(Arc<HostLink>, Option<RequestId>)> {
+    pub(in crate::host) fn sole(&self) -> Option<(Arc<HostLink>, Option<RequestId>)> {
         let calls = self.lock();
         let first = calls.first()?;
         if calls
@@ -78,7 +78,7 @@ impl Callers {
     }
 
     /// `host`'s call, when it has exactly one in flight here.
-    pub(crate) fn origin_of(&self, host: &Arc<HostLink>) -> Option<RequestId> {
+    pub(in crate::host) fn origin_of(&self, host: &Arc<HostLink>) -> Option<RequestId> {
         let calls = self.lock();
         let mut own = calls.iter().filter(|call| Arc::ptr_eq(&call.host, host));
         let first = own.next()?;

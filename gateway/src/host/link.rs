@@ -121,7 +121,7 @@ impl HostLink {
     }
 
     /// Whether the host declared it answers `ask`.
-    pub(crate) fn answers(&self, ask: Ask) -> bool {
+    pub(in crate::host) fn answers(&self, ask: Ask) -> bool {
         self.store
             .read(self.key(), |state| {
                 let capabilities = &state.capabilities;
@@ -202,7 +202,7 @@ impl HostLink {
 
     /// Asks the host an elicitation; `origin` is its request the upstream serves, if known
     /// (over HTTP the question then rides that request's stream).
-    pub(crate) async fn elicit(
+    pub(in crate::host) async fn elicit(
         &self,
         params: ElicitRequestParams,
         origin: Option<RequestId>,
@@ -216,7 +216,7 @@ impl HostLink {
     }
 
     /// Asks the host for a model completion.
-    pub(crate) async fn sample(
+    pub(in crate::host) async fn sample(
         &self,
         params: CreateMessageRequestParams,
         origin: Option<RequestId>,
@@ -233,7 +233,7 @@ impl HostLink {
     }
 
     /// Asks the host for its roots.
-    pub(crate) async fn roots(
+    pub(in crate::host) async fn roots(
         &self,
         origin: Option<RequestId>,
     ) -> Result<ListRootsResult, ErrorData> {

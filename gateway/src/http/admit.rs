@@ -18,7 +18,7 @@ use super::{auth::TokenKey, options::FrontLimits};
 
 /// Why a host was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Full {
+pub(in crate::http) enum Full {
     /// The token holds its most sessions.
     TokenSessions(usize),
     /// The gateway holds its most sessions.
@@ -29,7 +29,7 @@ pub(crate) enum Full {
 
 /// Where a request's slot is counted.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum Flow {
+pub(in crate::http) enum Flow {
     /// A host session, by its id.
     Session(String),
     /// Session-less requests (2026-07-28), by token.
@@ -47,27 +47,27 @@ struct Counts {
 
 /// The counts and their bounds. Cheap to clone.
 #[derive(Debug, Clone)]
-pub(crate) struct Admission {
+pub(in crate::http) struct Admission {
     limits: FrontLimits,
     counts: Arc<Mutex<Counts>>,
 }
 
 /// A session slot taken for an `initialize`: kept by [`Reservation::bind`], else given back.
 #[derive(Debug)]
-pub(crate) struct Reservation {
+pub(in crate::http) struct Reservation {
     admission: Admission,
     token: Option<TokenKey>,
 }
 
 /// A request slot, given back on drop.
 #[derive(Debug)]
-pub(crate) struct InFlight {
+pub(in crate::http) struct InFlight {
     admission: Admission,
     flow: Flow,
 }
 
 impl Admission {
-    pub(crate) fn new(limits: FrontLimits) -> Self {
+    pub(in crate::http) fn new(limits: FrontLimits) -> Self {
         Self {
             limits,
             counts: Arc::default(),
@@ -75,7 +75,7 @@ impl Admission {
     }
 
     /// Takes a session slot for `token`.
-    pub(crate) fn reserve(&self, token: TokenKey) -> Result<Reservation, Full> {
+    pub(in crate::http) fn reserve(&self, token: TokenKey) -> Result<Reservation, Full> {
         let mut counts = self.lock();
         if counts.sessions >= self.limits.max_sessions {
             return Err(Full::Sessions(self.limits.max_sessions));
@@ -93,7 +93,7 @@ impl Admission {
     }
 
     /// Takes a request slot in `flow`.
-    pub(crate) fn enter(&self, flow: Flow) -> Result<InFlight, Full> {
+    pub(in crate::http) fn enter(&self, flow: Flow) -> Result<InFlight, Full> {
         let mut counts = self.lock();
         let held = counts.in_flight.entry(flow.clone()).or_default();
         if *held >= self.limits.max_requests_per_session {
@@ -111,7 +111,7 @@ impl Admission {
     }
 
     /// Session `id` closed: its slot is given back (once; later calls do nothing).
-    pub(crate) fn closed(&self, id: &str) {
+    pub(in crate::http) fn closed(&self, id: &str) {
         let mut counts = self.lock();
         if let Some(token) = counts.owner.remove(id) {
             release(&mut counts, token);
@@ -142,7 +142,7 @@ fn release(counts: &mut Counts, token: TokenKey) {
 impl Reservation {
     /// The session `id` was created (or restored): its slot stays taken until it closes. A
     /// session already counted (two requests restored it at once) keeps its one slot.
-    pub(crate) fn bind(mut self, id: String) {
+    pub(in crate::http) fn bind(mut self, id: String) {
         let mut counts = self.admission.lock();
         if counts.owner.contains_key(&id) {
             return;

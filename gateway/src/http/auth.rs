@@ -29,11 +29,11 @@ pub struct Tokens {
 /// Which token a host presented: a token's place in [`Tokens`], or none (no authentication).
 /// Sessions are counted per key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct TokenKey(pub(crate) Option<u32>);
+pub(in crate::http) struct TokenKey(pub(in crate::http) Option<u32>);
 
 /// Why a request was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refused {
+pub(in crate::http) enum Refused {
     /// No `Authorization: Bearer` header.
     Missing,
     /// A token that is not one of ours.
@@ -106,7 +106,7 @@ impl Tokens {
     }
 
     /// Checks an `Authorization` header value.
-    pub(crate) fn check(&self, header: Option<&[u8]>) -> Result<TokenKey, Refused> {
+    pub(in crate::http) fn check(&self, header: Option<&[u8]>) -> Result<TokenKey, Refused> {
         if self.is_empty() {
             return Ok(TokenKey(None));
         }

@@ -23,8 +23,8 @@ const FLUSH_LIMIT: Duration = Duration::from_secs(2);
 
 /// The HTTP front.
 #[derive(Debug)]
-pub(crate) struct HttpFront {
-    pub(crate) hosts: Arc<Hosts>,
+pub(in crate::http) struct HttpFront {
+    pub(in crate::http) hosts: Arc<Hosts>,
 }
 
 impl Front for HttpFront {

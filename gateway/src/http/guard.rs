@@ -37,19 +37,19 @@ const STATELESS_FROM: &str = "2026-07-28";
 
 /// The guard's state.
 #[derive(Debug)]
-pub(crate) struct Gate {
-    pub(crate) tokens: Tokens,
-    pub(crate) admission: Admission,
-    pub(crate) hosts: Arc<Hosts>,
+pub(in crate::http) struct Gate {
+    pub(in crate::http) tokens: Tokens,
+    pub(in crate::http) admission: Admission,
+    pub(in crate::http) hosts: Arc<Hosts>,
     /// The openings of requests waiting on a session's take-over (`gateway/src/http/opening/mod.rs`).
-    pub(crate) openings: Arc<Openings>,
+    pub(in crate::http) openings: Arc<Openings>,
     /// The body bound (`--max-body`).
-    pub(crate) max_body: usize,
+    pub(in crate::http) max_body: usize,
     /// Cancelled when the gateway stops taking requests.
-    pub(crate) stopping: CancellationToken,
+    pub(in crate::http) stopping: CancellationToken,
     /// Requests in flight, for the drain.
-    pub(crate) in_flight: AtomicUsize,
-    pub(crate) idle: Notify,
+    pub(in crate::http) in_flight: AtomicUsize,
+    pub(in crate::http) idle: Notify,
 }
 
 impl Gate {
@@ -58,7 +58,7 @@ impl Gate {
     /// # Cancel safety
     ///
     /// Cancel-safe: it only waits.
-    pub(crate) async fn quiet(&self) {
+    pub(in crate::http) async fn quiet(&self) {
         loop {
             let notified = self.idle.notified();
             tokio::pin!(notified);
@@ -83,7 +83,7 @@ impl Drop for Counted {
 }
 
 /// The middleware on `/mcp`.
-pub(crate) async fn guard(
+pub(in crate::http) async fn guard(
     State(gate): State<Arc<Gate>>,
     mut request: Request,
     next: Next,

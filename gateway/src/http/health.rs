@@ -16,18 +16,21 @@ use super::{auth::Tokens, hub::Hub};
 
 /// What `/readyz` reads.
 #[derive(Debug)]
-pub(crate) struct Readiness {
-    pub(crate) hub: Arc<Hub>,
-    pub(crate) tokens: Tokens,
+pub(in crate::http) struct Readiness {
+    pub(in crate::http) hub: Arc<Hub>,
+    pub(in crate::http) tokens: Tokens,
 }
 
 /// `/healthz`: the process is up and serving HTTP.
-pub(crate) async fn healthz() -> Response {
+pub(in crate::http) async fn healthz() -> Response {
     (StatusCode::OK, "ok\n").into_response()
 }
 
 /// `/readyz`: 200 when every shared upstream is ready, 503 otherwise.
-pub(crate) async fn readyz(State(readiness): State<Arc<Readiness>>, request: Request) -> Response {
+pub(in crate::http) async fn readyz(
+    State(readiness): State<Arc<Readiness>>,
+    request: Request,
+) -> Response {
     let upstreams = &readiness.hub.common.list;
     let ready = upstreams.iter().all(|u| u.supervisor.status().is_ready());
     let status = match ready {

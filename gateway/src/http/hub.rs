@@ -33,14 +33,14 @@ use mcp_resilient::ServerConfig;
 
 /// The shared upstreams and the live hosts.
 #[derive(Debug)]
-pub(crate) struct Hub {
-    pub(crate) common: Arc<Upstreams>,
-    pub(crate) hosts: Arc<Hosts>,
+pub(in crate::http) struct Hub {
+    pub(in crate::http) common: Arc<Upstreams>,
+    pub(in crate::http) hosts: Arc<Hosts>,
 }
 
 /// The live hosts: host sessions by id, and 2026-07-28 listen streams.
 #[derive(Debug)]
-pub(crate) struct Hosts {
+pub(in crate::http) struct Hosts {
     mode: Mode,
     table: Mutex<HashMap<HostKey, Entry>>,
     listens: AtomicU64,
@@ -65,7 +65,7 @@ struct Entry {
 
 /// Keeps a listen stream in the table while it lives.
 #[derive(Debug)]
-pub(crate) struct Listening {
+pub(in crate::http) struct Listening {
     hosts: Arc<Hosts>,
     key: HostKey,
 }
@@ -79,7 +79,7 @@ impl Drop for Listening {
 impl Hub {
     /// Starts the shared upstreams (their notifications fan out to the hosts) and waits up to
     /// the startup wait for them.
-    pub(crate) async fn start(
+    pub(in crate::http) async fn start(
         configs: Vec<ServerConfig>,
         mode: Mode,
         options: &ProxyOptions,
@@ -96,7 +96,7 @@ impl Hub {
     }
 
     /// Closes every session (their own upstreams shut down), then the shared upstreams.
-    pub(crate) async fn shutdown(&self) {
+    pub(in crate::http) async fn shutdown(&self) {
         let ids: Vec<String> = self
             .hosts
             .lock()
@@ -123,7 +123,7 @@ impl Hub {
 
 impl Hosts {
     /// No host yet.
-    pub(crate) fn new(mode: Mode) -> Self {
+    pub(in crate::http) fn new(mode: Mode) -> Self {
         Self {
             mode,
             table: Mutex::new(HashMap::new()),
@@ -133,7 +133,12 @@ impl Hosts {
     }
 
     /// Adds an initialized host session, whose outbox `writer` drains.
-    pub(crate) fn register(&self, id: String, shared: Arc<Shared>, writer: JoinHandle<()>) {
+    pub(in crate::http) fn register(
+        &self,
+        id: String,
+        shared: Arc<Shared>,
+        writer: JoinHandle<()>,
+    ) {
         let entry = Entry {
             link: shared.link.clone(),
             shared: Some(shared),
@@ -146,7 +151,7 @@ impl Hosts {
 
     /// Session `id` ended: it leaves the table and its own upstreams are shut down (invariant
     /// 2). Once; later calls do nothing.
-    pub(crate) fn close(&self, id: &str) {
+    pub(in crate::http) fn close(&self, id: &str) {
         let entry = self.lock().remove(&HostKey::Session(id.to_owned()));
         if let Some(entry) = entry {
             self.retire(entry);
@@ -154,12 +159,12 @@ impl Hosts {
     }
 
     /// Whether session `id` is in the table.
-    pub(crate) fn has(&self, id: &str) -> bool {
+    pub(in crate::http) fn has(&self, id: &str) -> bool {
         self.lock().contains_key(&HostKey::Session(id.to_owned()))
     }
 
     /// Live host sessions.
-    pub(crate) fn sessions(&self) -> usize {
+    pub(in crate::http) fn sessions(&self) -> usize {
         let table = self.lock();
         table
             .keys()
@@ -168,7 +173,7 @@ impl Hosts {
     }
 
     /// Adds a listen stream's host while the guard lives.
-    pub(crate) fn listen(self: &Arc<Self>, link: Arc<HostLink>) -> Listening {
+    pub(in crate::http) fn listen(self: &Arc<Self>, link: Arc<HostLink>) -> Listening {
         let key = HostKey::Listen(self.listens.fetch_add(1, Ordering::Relaxed));
         let entry = Entry {
             link,

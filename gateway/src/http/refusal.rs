@@ -8,12 +8,12 @@ use axum::{
 use serde_json::Value;
 
 /// `status` with a JSON-RPC error body (id null: the request was not read).
-pub(crate) fn refuse(status: StatusCode, message: &str) -> Response {
+pub(in crate::http) fn refuse(status: StatusCode, message: &str) -> Response {
     error(status, Value::Null, -32000, message)
 }
 
 /// `status` with a JSON-RPC error `code` answering request `id`.
-pub(crate) fn error(status: StatusCode, id: Value, code: i32, message: &str) -> Response {
+pub(in crate::http) fn error(status: StatusCode, id: Value, code: i32, message: &str) -> Response {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,

@@ -20,7 +20,10 @@ use crate::state::HostStore;
 
 /// The host-session store, as rmcp's session store; the openings of the requests that wait on
 /// a take-over.
-pub(crate) struct Restore(pub(crate) Arc<dyn HostStore>, pub(crate) Arc<Openings>);
+pub(in crate::http) struct Restore(
+    pub(in crate::http) Arc<dyn HostStore>,
+    pub(in crate::http) Arc<Openings>,
+);
 
 #[async_trait::async_trait]
 impl SessionStore for Restore {

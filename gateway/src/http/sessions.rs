@@ -44,15 +44,15 @@ use crate::state::HostStore;
 /// How long a host waits before it asks again for a stream that broke (SSE `retry:`, sent first
 /// on every stream): a request whose gateway process died is answered as lost that long after
 /// the break (invariant 3). rmcp's default is 3 s.
-pub(crate) const RESUME_AFTER: Duration = Duration::from_secs(1);
+pub(in crate::http) const RESUME_AFTER: Duration = Duration::from_secs(1);
 
 /// The id of the session an `initialize` opens, carried in that request's extensions.
 #[derive(Debug, Clone)]
-pub(crate) struct SessionKey(pub(crate) String);
+pub(in crate::http) struct SessionKey(pub(in crate::http) String);
 
 /// The gateway's session manager.
 #[derive(Debug)]
-pub(crate) struct Sessions {
+pub(in crate::http) struct Sessions {
     inner: LocalSessionManager,
     hosts: Arc<Hosts>,
     admission: Admission,
@@ -64,7 +64,7 @@ pub(crate) struct Sessions {
 
 impl Sessions {
     /// Sessions closed after `idle` without a request, whose state `store` keeps.
-    pub(crate) fn new(
+    pub(in crate::http) fn new(
         hosts: Arc<Hosts>,
         admission: Admission,
         idle: Duration,

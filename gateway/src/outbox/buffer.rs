@@ -6,8 +6,8 @@
 /// and list changes do not count and are never dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NotificationBuffer {
-    pub(crate) max_buffered_notifications: usize,
-    pub(crate) max_buffered_notification_bytes: usize,
+    pub(in crate::outbox) max_buffered_notifications: usize,
+    pub(in crate::outbox) max_buffered_notification_bytes: usize,
 }
 
 impl NotificationBuffer {

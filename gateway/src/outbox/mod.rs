@@ -51,7 +51,7 @@ pub(super) mod writer;
 
 pub(crate) use buffer::NotificationBuffer;
 pub(crate) use entry::{Form, Payload};
-pub(crate) use take::Taken;
+pub(in crate::outbox) use take::Taken;
 
 use entry::Entry;
 use kind::Kind;
@@ -239,7 +239,7 @@ impl Outbox {
     /// # Cancel safety
     ///
     /// Cancel-safe: a wake-up it did not take stays for the next call.
-    pub(crate) async fn woken(&self) {
+    pub(in crate::outbox) async fn woken(&self) {
         self.inner.wake.notified().await;
     }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::Kind;
 
 /// The most often a drop count is reported.
-pub(crate) const REPORT_EVERY: Duration = Duration::from_secs(10);
+pub(in crate::outbox) const REPORT_EVERY: Duration = Duration::from_secs(10);
 
 /// Counts of dropped messages.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use super::{Outbox, Payload, REPORT_EVERY, State, report};
 
 /// What [`Outbox::take`] found.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Taken {
+pub(in crate::outbox) enum Taken {
     /// Something was taken.
     Lines,
     /// Nothing is queued now.
@@ -21,7 +21,7 @@ pub(crate) enum Taken {
 impl Outbox {
     /// Takes queued lines up to about `max` bytes (at least one line), for one write. A
     /// message kept as such ([`Form::Messages`](super::Form::Messages)) is encoded here.
-    pub(crate) fn take(&self, max: usize, into: &mut Vec<u8>) -> Taken {
+    pub(in crate::outbox) fn take(&self, max: usize, into: &mut Vec<u8>) -> Taken {
         self.take_with(
             |payload, into: &mut Vec<u8>| {
                 let line = match payload {
@@ -44,7 +44,7 @@ impl Outbox {
 
     #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     /// Takes up to `max` queued payloads, in order.
-    pub(crate) fn take_payloads(&self, max: usize, into: &mut Vec<Payload>) -> Taken {
+    pub(in crate::outbox) fn take_payloads(&self, max: usize, into: &mut Vec<Payload>) -> Taken {
         self.take_with(
             |payload, into: &mut Vec<Payload>| {
                 if into.len() >= max.max(1) {
@@ -94,7 +94,7 @@ impl Outbox {
 
     /// A writer handed `count` more entries on (in the order it took them).
     #[cfg_attr(not(feature = "serve"), allow(dead_code))]
-    pub(crate) fn sent(&self, count: u64) {
+    pub(in crate::outbox) fn sent(&self, count: u64) {
         self.inner.sent.fetch_add(count, Ordering::AcqRel);
         self.inner.sent_wake.notify_waiters();
     }
@@ -128,7 +128,7 @@ impl Outbox {
     }
 
     /// When the drops not reported yet are due to be, if there are any.
-    pub(crate) fn report_due(&self) -> Option<Instant> {
+    pub(in crate::outbox) fn report_due(&self) -> Option<Instant> {
         let state = self.lock();
         if state.unreported.is_empty() {
             return None;
@@ -141,7 +141,7 @@ impl Outbox {
     }
 
     /// Reports the drops not reported yet, if they are due.
-    pub(crate) fn report_if_due(&self) {
+    pub(in crate::outbox) fn report_if_due(&self) {
         let mut state = self.lock();
         let due = state
             .last_report
@@ -155,7 +155,7 @@ impl Outbox {
     }
 
     /// The host cannot be written to any more: nothing more can reach it.
-    pub(crate) fn broken(&self) {
+    pub(in crate::outbox) fn broken(&self) {
         let mut state = self.lock();
         *state = State {
             closed: true,

@@ -48,7 +48,7 @@ pub(crate) async fn run<W: AsyncWrite + Unpin>(outbox: Outbox, mut out: W) {
     let _ = out.shutdown().await;
 }
 
-pub(crate) async fn sleep_until(at: Option<tokio::time::Instant>) {
+pub(in crate::outbox) async fn sleep_until(at: Option<tokio::time::Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,

@@ -33,7 +33,7 @@ use rmcp::model::{
 use rmcp::transport::streamable_http_server::session::ServerSseMessage;
 
 /// The longest string request id that is carried in event ids.
-pub(crate) const MAX_ID_CHARS: usize = 64;
+pub(in crate::http) const MAX_ID_CHARS: usize = 64;
 
 /// This process, as event ids name it: 16 hex digits, random per process (std's hasher keys are
 /// drawn from the OS when a process first asks for them).
@@ -45,7 +45,7 @@ static PROCESS: LazyLock<String> = LazyLock::new(|| {
 
 /// What a tag says: the request's kind and id, and whether this process made it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Tag {
+pub(in crate::http) struct Tag {
     here: bool,
     call: bool,
     id: NumberOrString,
@@ -53,7 +53,7 @@ pub(crate) struct Tag {
 
 impl Tag {
     /// The tag for the stream that answers `message`, if it is a request whose id can be carried.
-    pub(crate) fn of(message: &ClientJsonRpcMessage) -> Option<String> {
+    pub(in crate::http) fn of(message: &ClientJsonRpcMessage) -> Option<String> {
         let ClientJsonRpcMessage::Request(request) = message else {
             return None;
         };
@@ -63,7 +63,7 @@ impl Tag {
 
     /// The tag for the stream that answers the request `id` (a `tools/call` if `call`), if its
     /// id can be carried.
-    pub(crate) fn for_request(call: bool, id: &NumberOrString) -> Option<String> {
+    pub(in crate::http) fn for_request(call: bool, id: &NumberOrString) -> Option<String> {
         let kind = match call {
             true => 'c',
             false => 'r',
@@ -77,7 +77,7 @@ impl Tag {
     }
 
     /// Splits a `Last-Event-ID` into rmcp's id and the tag, if it has one that parses.
-    pub(crate) fn split(last_event_id: &str) -> (&str, Option<Tag>) {
+    pub(in crate::http) fn split(last_event_id: &str) -> (&str, Option<Tag>) {
         let Some((rmcp, tag)) = last_event_id.rsplit_once('~') else {
             return (last_event_id, None);
         };
@@ -105,13 +105,13 @@ impl Tag {
     }
 
     /// Whether this process made the tag.
-    pub(crate) fn here(&self) -> bool {
+    pub(in crate::http) fn here(&self) -> bool {
         self.here
     }
 
     /// The answer for the lost request: a tool result with `isError` for a call (what the
     /// gateway says of any call that may have run), a JSON-RPC error for anything else.
-    pub(crate) fn answer(&self) -> ServerSseMessage {
+    pub(in crate::http) fn answer(&self) -> ServerSseMessage {
         const WHY: &str = "The gateway process that was answering this request stopped before it answered (another one serves the session now).";
         let message = match self.call {
             true => ServerJsonRpcMessage::response(
@@ -142,7 +142,10 @@ fn carried(id: &str) -> bool {
 }
 
 /// `message` with `tag` after its event id (events without an id are left alone).
-pub(crate) fn tagged(mut message: ServerSseMessage, tag: Option<&str>) -> ServerSseMessage {
+pub(in crate::http) fn tagged(
+    mut message: ServerSseMessage,
+    tag: Option<&str>,
+) -> ServerSseMessage {
     if let (Some(id), Some(tag)) = (message.event_id.as_mut(), tag) {
         id.push('~');
         id.push_str(tag);

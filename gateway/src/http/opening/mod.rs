@@ -61,22 +61,22 @@ mod body;
 mod stage;
 mod table;
 
-pub(crate) use stage::Opening;
-pub(crate) use table::Openings;
+pub(in crate::http) use stage::Opening;
+pub(in crate::http) use table::Openings;
 
 /// What the guard does once rmcp's own answer is known (a session's slot bound or given back).
-pub(crate) type Settle = Box<dyn FnOnce(&Response) + Send>;
+pub(in crate::http) type Settle = Box<dyn FnOnce(&Response) + Send>;
 
 /// What the guard knows of a request.
-pub(crate) struct Known {
+pub(in crate::http) struct Known {
     /// The openings of requests waiting on a take-over.
-    pub(crate) openings: Arc<Openings>,
+    pub(in crate::http) openings: Arc<Openings>,
     /// The body bound (`--max-body`).
-    pub(crate) max_body: usize,
+    pub(in crate::http) max_body: usize,
     /// The request's `Mcp-Session-Id`.
-    pub(crate) session: Option<String>,
+    pub(in crate::http) session: Option<String>,
     /// Whether it is a 2026-07-28 request (no session).
-    pub(crate) stateless: bool,
+    pub(in crate::http) stateless: bool,
 }
 
 /// The JSON-RPC fields that say what a body is.
@@ -117,7 +117,7 @@ fn malformed(known: &Known, peek: &Peek, id: &NumberOrString) -> Option<Response
 
 /// rmcp's answer to `request`, opened early where waiting would begin (see the module docs);
 /// `settle` runs once rmcp's own answer is known.
-pub(crate) async fn respond(
+pub(in crate::http) async fn respond(
     request: Request,
     next: Next,
     known: Known,

@@ -8,7 +8,7 @@ use rmcp::{RoleServer, service::RequestContext};
 use tokio::sync::watch;
 
 /// How long a call waits for its response's head to be out before it runs anyway.
-pub(crate) const OUT_LIMIT: Duration = Duration::from_secs(2);
+pub(in crate::http) const OUT_LIMIT: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Stage {
@@ -22,7 +22,7 @@ pub(super) enum Stage {
 
 /// One request's opening: asked for by whoever is about to wait, done by the response's body.
 #[derive(Debug)]
-pub(crate) struct Opening {
+pub(in crate::http) struct Opening {
     pub(super) stage: watch::Sender<Stage>,
 }
 
@@ -34,7 +34,7 @@ impl Opening {
     }
 
     /// Asks for the head and the first event to go out now (nothing more once asked).
-    pub(crate) fn ask(&self) {
+    pub(in crate::http) fn ask(&self) {
         self.stage.send_if_modified(|stage| match *stage {
             Stage::Waiting => {
                 *stage = Stage::Asked;
@@ -50,7 +50,7 @@ impl Opening {
     /// # Cancel safety
     ///
     /// Cancel-safe: it only asks and waits.
-    pub(crate) async fn open(&self) {
+    pub(in crate::http) async fn open(&self) {
         self.ask();
         let mut stage = self.stage.subscribe();
         let out = stage.wait_for(|stage| *stage == Stage::Out);
@@ -75,7 +75,7 @@ impl Opening {
     }
 
     /// The opening of the request `context` answers, if it has one (an HTTP host's).
-    pub(crate) fn of(context: &RequestContext<RoleServer>) -> Option<Arc<Opening>> {
+    pub(in crate::http) fn of(context: &RequestContext<RoleServer>) -> Option<Arc<Opening>> {
         let parts = context.extensions.get::<Parts>()?;
         let OpeningOf(opening) = parts.extensions.get::<OpeningOf>()?;
         Some(opening.clone())

@@ -10,12 +10,12 @@ use super::stage::Opening;
 
 /// The openings of requests that wait on their session's take-over, by session id.
 #[derive(Debug, Default)]
-pub(crate) struct Openings(Mutex<HashMap<String, Vec<Weak<Opening>>>>);
+pub(in crate::http) struct Openings(Mutex<HashMap<String, Vec<Weak<Opening>>>>);
 
 impl Openings {
     /// The store made this process the owner of `session`: every request of it that waits here
     /// is opened now, before the session is rebuilt.
-    pub(crate) fn taken_over(&self, session: &str) {
+    pub(in crate::http) fn taken_over(&self, session: &str) {
         let waiting = self.lock().get(session).cloned().unwrap_or_default();
         for opening in waiting.iter().filter_map(Weak::upgrade) {
             opening.ask();
