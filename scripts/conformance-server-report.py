@@ -95,7 +95,7 @@ out = ["# Conformance: the server side", "",
        "as a Streamable HTTP upstream (serve-http). Written by `scripts/conformance-server.sh` from the",
        "suite's own result files: do not edit by hand. The client side is CONFORMANCE.md.", "",
        f"- Date: {now}; wall time {args.seconds} s",
-       f"- Commit built and run: `{args.commit}` ({args.state} src/, cli/ and mock-server/); Node {args.node}",
+       f"- Commit built and run: `{args.commit}` ({args.state} src/, gateway/, cli/ and mock-server/); Node {args.node}",
        "- Upstream packages: " + "; ".join(f"`{v}`" for v in args.versions.split(";") if v),
        "- Upstreams:"]
 out += [f"  - {u}: {UPSTREAMS.get(u, u)}" for u in args.upstreams]

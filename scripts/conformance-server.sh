@@ -212,7 +212,7 @@ for leg in "${LEG_LIST[@]}"; do
 done
 python3 "$ROOT/scripts/conformance-server-report.py" "$WORK/results" "$("$NODE" --version)" \
     "$(git -C "$ROOT" rev-parse --short=12 HEAD)" \
-    "$(git -C "$ROOT" status --porcelain -- src cli mock-server Cargo.lock | grep -q . && echo dirty || echo clean)" \
+    "$(git -C "$ROOT" status --porcelain -- src gateway cli mock-server Cargo.lock | grep -q . && echo dirty || echo clean)" \
     "$((SECONDS - STARTED))" "$(cat "$SDK_HOSTS_DIR/versions.txt" | tr '\n' ';')" \
     --legs "${LEG_LIST[@]}" --upstreams "${UPSTREAM_LIST[@]}" --targets "${ALL_TARGETS[@]}" \
     >"$ROOT/CONFORMANCE-SERVER.md"
