@@ -22,10 +22,7 @@
 
 use std::{process::ExitCode, time::Duration};
 
-use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, ServerConfig},
-};
+use mcp_resilient::{ConnectionState, ServerConfig, Supervisor, ToolRegistry, config::Heartbeat};
 use serde_json::json;
 
 fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {

@@ -91,17 +91,8 @@ pub use rmcp;
 
 // The root holds what the quick start above uses; everything else has one path, in its module.
 pub use board::StatusWatch;
-pub use config::ServerConfig;
+pub use config::server::ServerConfig;
 pub use error::{CallError, NotReady, StartError};
-pub use registry::{ToolHandle, ToolRegistry};
-pub use state::{ConnectionState, Status};
+pub use registry::{handle::ToolHandle, hub::ToolRegistry};
+pub use state::{connection::ConnectionState, status::Status};
 pub use supervisor::{Supervisor, SupervisorBuilder};
-
-/// Not part of the API: what the `mcp-resilient` command line shares with the library (its
-/// redaction of URLs and its duration syntax). It may change in any release.
-#[doc(hidden)]
-pub mod __private {
-    pub use crate::auth::store::config_dir;
-    pub use crate::config::duration::{format_duration, human_duration, parse_duration};
-    pub use crate::text::{closest, redact, redact_url};
-}

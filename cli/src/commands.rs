@@ -71,7 +71,7 @@ pub(crate) async fn call(
     if !listed {
         let known = registry.snapshot();
         let names = known.tools().map(|t| &*t.raw_name);
-        let hint = mcp_resilient::__private::closest(tool, names)
+        let hint = crate::text::closest(tool, names)
             .map(|near| format!(" (did you mean '{near}'?)"))
             .unwrap_or_default();
         server.shutdown().await;

@@ -114,14 +114,3 @@ pub fn format_duration(d: Duration) -> String {
         .map(|(value, unit)| format!("{value}{unit}"))
         .collect()
 }
-
-/// A duration as people write it in a sentence: `800 ms`, `2.5 s`, `30 s` (milliseconds below a
-/// second, else seconds with one decimal when there is a fraction). For messages; not parsable.
-pub fn human_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    match ms {
-        0..1000 => format!("{ms} ms"),
-        _ if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
-        _ => format!("{:.1} s", d.as_secs_f64()),
-    }
-}

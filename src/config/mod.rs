@@ -36,7 +36,7 @@ pub(crate) mod duration;
 pub(crate) mod json;
 mod limits;
 mod policy;
-mod server;
+pub(crate) mod server;
 mod transport;
 mod validate;
 
@@ -44,8 +44,8 @@ mod validate;
 mod tests;
 
 pub use self::duration::MAX_DURATION;
+pub use self::duration::format_duration;
 pub use self::duration::parse_duration;
-pub use self::duration::{format_duration, human_duration};
 #[cfg(feature = "config-files")]
 pub use self::json::{
     LoadedServers, SkippedServer, load_servers, load_servers_file, load_servers_with,
@@ -55,9 +55,8 @@ pub use self::limits::Limits;
 #[cfg(feature = "config-files")]
 pub(crate) use self::limits::parse_bytes;
 pub use self::policy::{Heartbeat, Reconnect};
-pub use self::server::{
-    DEFAULT_CALL_WAIT, ProtocolChoice, Replay, ServerConfig, Sessions, TransportConfig,
-};
+pub(crate) use self::server::ServerConfig;
+pub use self::server::{DEFAULT_CALL_WAIT, ProtocolChoice, Replay, Sessions, TransportConfig};
 pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};
 pub use self::validate::validate_server_name;
 pub use crate::verdict::limit::ListBudget;

@@ -125,8 +125,7 @@ impl fmt::Display for RemoteKind {
 /// A server reached over HTTP.
 ///
 /// Its `Debug` output shows header names only: values (an `Authorization`, an API key) are
-/// secrets. The URL is shown without its userinfo and query values
-/// ([`redact_url`](crate::text::redact_url)).
+/// secrets. The URL is shown without its userinfo, query values and fragment.
 #[derive(Clone, PartialEq)]
 pub struct RemoteConfig {
     /// The SSE URL (legacy) or the MCP endpoint (Streamable HTTP). `http` or `https` only.

@@ -13,8 +13,8 @@ use mcp_mock_server::{
     proxy::{GatewayFault, HttpFaultProxy, ProxyMode, TcpProxy},
 };
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect},
 };
 use serde_json::json;
 use tokio::time::Instant;

@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use mcp_resilient::{
+    ServerConfig,
     auth::{Auth, Grant, OAuthConfig},
-    config::{ServerConfig, TransportConfig, load_servers_file},
+    config::{TransportConfig, load_servers_file},
 };
 
 use super::ServerArgs;

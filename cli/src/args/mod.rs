@@ -8,8 +8,8 @@ use clap::{Args, Parser, Subcommand};
 
 mod config;
 
-use mcp_resilient::__private::{format_duration, parse_duration};
 use mcp_resilient::config::{MAX_DURATION, ProtocolChoice, RemoteKind};
+use mcp_resilient::config::{format_duration, parse_duration};
 
 /// Keep MCP client connections alive: supervise a server, list and call its tools, watch it
 /// recover.

@@ -20,8 +20,8 @@
 //! - Rust programs do not call `setlocale`, so `strerror` speaks the C locale: the text does not
 //!   change with the user's language.
 
+use crate::text::redact_url;
 use mcp_resilient::{
-    __private::redact_url,
     ServerConfig,
     config::TransportConfig,
     state::{Cause, Death},

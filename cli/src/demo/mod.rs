@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use mcp_resilient::config::{ServerConfig, TransportConfig};
+use mcp_resilient::{ServerConfig, config::TransportConfig};
 use serde_json::json;
 use tokio::time::Instant;
 

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect},
     state::Event,
 };
 use serde_json::json;
@@ -26,7 +26,7 @@ impl Clock {
         println!(
             "[{:>6.0} ms] {}",
             self.0.elapsed().as_secs_f64() * 1000.0,
-            crate::safe::line(&mcp_resilient::__private::redact(message.as_ref()))
+            crate::safe::line(&crate::text::redact(message.as_ref()))
         );
     }
 }

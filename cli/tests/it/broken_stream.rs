@@ -16,9 +16,9 @@ use mcp_mock_server::{
     proxy::{HttpFaultProxy, StreamCut},
 };
 use mcp_resilient::{
-    CallError, Supervisor, ToolRegistry,
+    CallError, ServerConfig, Supervisor, ToolRegistry,
     call::CallOptions,
-    config::{Heartbeat, ProtocolChoice, ServerConfig},
+    config::{Heartbeat, ProtocolChoice},
 };
 use serde_json::{Value, json};
 

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, RecordedRequest};
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, ProtocolChoice, ServerConfig},
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, ProtocolChoice},
     state::Cause,
 };
 use serde_json::Value;

@@ -7,8 +7,8 @@ use std::time::Duration;
 use crate::common::{process::MockProcess, *};
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, Whoami};
 use mcp_resilient::{
-    CallError, ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, ProtocolChoice, ServerConfig},
+    CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, ProtocolChoice},
     host::{Ask, HostHandlers},
     state::{Cause, Event},
 };

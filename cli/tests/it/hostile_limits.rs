@@ -225,7 +225,7 @@ async fn a_resync_over_the_limits_ends_the_generation_as_a_refusal() {
     })
     .await
     .expect("mock");
-    let mut config = common::era_2025(common::fast(mcp_resilient::config::ServerConfig::http(
+    let mut config = common::era_2025(common::fast(mcp_resilient::ServerConfig::http(
         "s",
         mock.http_url(),
     )));

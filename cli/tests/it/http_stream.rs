@@ -5,9 +5,7 @@
 use std::time::Duration;
 
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, ServerConfig},
-    state::Event,
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry, config::Heartbeat, state::Event,
 };
 use serde_json::json;
 

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use crate::common::{process::MockProcess, *};
 use mcp_resilient::{
-    Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect},
     state::Generation,
 };
 

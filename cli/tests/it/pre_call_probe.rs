@@ -8,9 +8,9 @@ use std::time::Duration;
 use crate::common::*;
 use mcp_mock_server::{MockOptions, MockServer, MockTransport};
 use mcp_resilient::{
-    CallError, ConnectionState, Supervisor, ToolRegistry,
+    CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry,
     call::{CallOptions, CallPhase},
-    config::{Heartbeat, ServerConfig},
+    config::Heartbeat,
     state::{Cause, Event, Generation},
 };
 use serde_json::json;

@@ -12,11 +12,7 @@ use std::sync::{
 };
 
 use mcp_mock_server::{MockOptions, MockServer, MockTransport};
-use mcp_resilient::{
-    Supervisor, ToolRegistry,
-    call::CallOptions,
-    config::{Heartbeat, ServerConfig},
-};
+use mcp_resilient::{ServerConfig, Supervisor, ToolRegistry, call::CallOptions, config::Heartbeat};
 use serde_json::json;
 
 use crate::common::{self, LIMIT};

@@ -10,8 +10,8 @@ use mcp_mock_server::{
     proxy::{GatewayFault, HttpFaultProxy, ProxyMode, TcpProxy},
 };
 use mcp_resilient::{
-    CallError, ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect},
     state::{Cause, Event},
 };
 use serde_json::json;

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use crate::common::{process::MockProcess, *};
 use mcp_resilient::{
-    CallError, ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect},
     state::{Cause, Event, Reason},
 };
 use serde_json::json;

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, RecordedRequest};
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect},
     state::{Cause, Event, Reason},
 };
 use serde_json::json;

@@ -6,8 +6,8 @@ use std::{sync::Arc, time::Duration};
 
 use crate::common::{process::MockProcess, *};
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Reconnect, ServerConfig},
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::Reconnect,
     rig::{ToolSync, dynamic_tool},
 };
 use rig_agent::tool::{ToolSet, server::ToolServer};

@@ -19,8 +19,8 @@ use std::{
 
 use mcp_mock_server::{MockOptions, MockServer, MockTransport};
 use mcp_resilient::{
-    CallError, ConnectionState, Status, Supervisor, ToolRegistry,
-    config::{Heartbeat, ProtocolChoice, Reconnect, ServerConfig},
+    CallError, ConnectionState, ServerConfig, Status, Supervisor, ToolRegistry,
+    config::{Heartbeat, ProtocolChoice, Reconnect},
     state::{Event, Generation},
 };
 use serde_json::json;

@@ -7,9 +7,9 @@ use std::time::Duration;
 use crate::common::*;
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, StatusFault};
 use mcp_resilient::{
-    CallError, ConnectionState, Supervisor, ToolRegistry,
+    CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry,
     call::CallOptions,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    config::{Heartbeat, Reconnect},
     state::{Cause, Event, Reason},
 };
 use serde_json::json;

@@ -28,8 +28,8 @@ use std::{sync::Arc, time::Duration};
 use common::{fast, init_tracing, stdio_mock};
 use mcp_mock_server::MockTransport;
 use mcp_resilient::{
-    Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig, TransportConfig},
+    ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect, TransportConfig},
 };
 use tokio_util::sync::CancellationToken;
 

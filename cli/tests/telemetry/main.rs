@@ -9,18 +9,15 @@
 
 #[path = "../it/common/mod.rs"]
 mod common;
+mod names;
 mod serve;
 
 use std::{collections::BTreeMap, sync::OnceLock};
 
 use crate::common::{LIMIT, era_2025, fast, process::MockProcess, wait_state};
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    auth::Auth,
-    call::CallOptions,
-    config::{Limits, ServerConfig},
-    state::Reason,
-    telemetry::{Telemetry, names},
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry, auth::Auth, call::CallOptions,
+    config::Limits, state::Reason, telemetry::Telemetry,
 };
 use opentelemetry::{
     Context, KeyValue,

@@ -15,11 +15,12 @@ use mcp_resilient::rmcp::{
 };
 
 use mcp_resilient::{
+    ToolRegistry,
     fuzzing::{
         Activity, EraMemory, Handshake, Observed, PublishError, StdioTransport, Verdict,
         generation, hand_typed_requests, is_modern, judge,
     },
-    registry::{ToolRegistry, definitions},
+    registry::definitions,
     state::{Cause, Generation},
 };
 

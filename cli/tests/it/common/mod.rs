@@ -17,8 +17,8 @@ pub use support::{
 use std::{path::Path, time::Duration};
 
 use mcp_resilient::{
-    ConnectionState, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig, TransportConfig},
+    ConnectionState, ServerConfig, ToolRegistry,
+    config::{Heartbeat, Reconnect, TransportConfig},
     state::{Event, Generation},
 };
 use serde_json::json;
