@@ -184,22 +184,22 @@ impl Opts {
             None => Heartbeat::default(),
         };
         if let Some(timeout) = self.heartbeat_timeout {
-            heartbeat.timeout = timeout;
+            heartbeat = heartbeat.timeout(timeout);
         }
         if let Some(failures) = self.heartbeat_failures {
-            heartbeat.failures = failures;
+            heartbeat = heartbeat.failures(failures);
         }
         let mut reconnect = Reconnect::default();
         if let Some(initial) = self.reconnect_initial {
-            reconnect.initial_delay = initial;
-            reconnect.max_delay = reconnect.max_delay.max(initial);
+            let max = reconnect.get_max_delay().max(initial);
+            reconnect = reconnect.initial_delay(initial).max_delay(max);
         }
         if let Some(max) = self.reconnect_max {
-            reconnect.max_delay = max;
-            reconnect.initial_delay = reconnect.initial_delay.min(max);
+            let initial = reconnect.get_initial_delay().min(max);
+            reconnect = reconnect.max_delay(max).initial_delay(initial);
         }
         if let Some(attempts) = self.max_attempts {
-            reconnect.max_attempts = attempts;
+            reconnect = reconnect.max_attempts(attempts);
         }
         config = config
             .heartbeat(heartbeat)

@@ -71,11 +71,12 @@ pub use crate::verdict::limit::ListBudget;
 /// same input gives the same error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}{}{message}", if .path.is_empty() { "" } else { ": " })]
+#[non_exhaustive]
 pub struct ConfigError {
     /// Dotted path of the offending field; empty for the document root.
-    pub path: String,
+    pub(crate) path: String,
     /// What is wrong, in lowercase, e.g. `must be at least initial_delay (500ms), got 100ms`.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl ConfigError {
@@ -85,5 +86,17 @@ impl ConfigError {
             path: path.into(),
             message: message.into(),
         }
+    }
+
+    /// The dotted path of the offending field (`reconnect.max_delay`,
+    /// `mcpServers.weather.reconnect.maxDelay`); empty for the document as a whole.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// What is wrong, in lowercase, without the path: `must be at least initial_delay (500ms),
+    /// got 100ms`.
+    pub fn message(&self) -> &str {
+        &self.message
     }
 }

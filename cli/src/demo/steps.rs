@@ -33,17 +33,17 @@ impl Clock {
 
 pub(super) fn policy(config: ServerConfig) -> ServerConfig {
     config
-        .heartbeat(Heartbeat {
-            interval: Duration::from_millis(500),
-            timeout: Duration::from_millis(150),
-            failures: 2,
-            ..Heartbeat::default()
-        })
-        .reconnect(Reconnect {
-            initial_delay: Duration::from_millis(100),
-            max_delay: Duration::from_secs(2),
-            ..Reconnect::default()
-        })
+        .heartbeat(
+            Heartbeat::default()
+                .interval(Duration::from_millis(500))
+                .timeout(Duration::from_millis(150))
+                .failures(2),
+        )
+        .reconnect(
+            Reconnect::default()
+                .initial_delay(Duration::from_millis(100))
+                .max_delay(Duration::from_secs(2)),
+        )
 }
 
 pub(super) fn me() -> DemoResult<String> {

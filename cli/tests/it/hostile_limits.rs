@@ -229,7 +229,8 @@ async fn a_resync_over_the_limits_ends_the_generation_as_a_refusal() {
         "s",
         mock.http_url(),
     )));
-    config.limits.max_list_items = mcp_mock_server::BUILTINS.len() + 1;
+    let limits = config.get_limits().clone();
+    config = config.limits(limits.max_list_items(mcp_mock_server::BUILTINS.len() + 1));
     let registry = ToolRegistry::new();
     let supervisor = Supervisor::spawn(config, &registry).expect("start");
     let mut states = supervisor.watch();

@@ -13,12 +13,12 @@ use crate::common::{LIMIT, era_2025, fast, lost, process::MockProcess, whoami};
 
 /// A heartbeat far longer than every wait here: a loss seen within [`LIMIT`] was not seen by it.
 fn idle(config: ServerConfig) -> ServerConfig {
-    fast(config).heartbeat(Heartbeat {
-        interval: Duration::from_secs(600),
-        timeout: Duration::from_secs(5),
-        failures: 1,
-        ..Heartbeat::default()
-    })
+    fast(config).heartbeat(
+        Heartbeat::default()
+            .interval(Duration::from_secs(600))
+            .timeout(Duration::from_secs(5))
+            .failures(1),
+    )
 }
 
 /// How many standalone `GET`s the server has received.

@@ -363,8 +363,8 @@ async fn a_failed_early_refresh_keeps_using_the_token_until_it_expires() {
 /// The `max_delay` of [`fast`] policies.
 fn server_max_delay() -> Duration {
     fast(ServerConfig::http("x", "http://127.0.0.1:1/mcp"))
-        .reconnect
-        .max_delay
+        .get_reconnect()
+        .get_max_delay()
 }
 
 /// A tool that needs a scope the token lacks: 403 `insufficient_scope`, a step-up through the
@@ -547,12 +547,12 @@ async fn probed_twice(
     oauth: OAuthConfig,
 ) -> (ToolRegistry, Supervisor, Generation) {
     let registry = ToolRegistry::new();
-    let config = config(mock, wire, oauth).heartbeat(Heartbeat {
-        interval: Duration::from_millis(600),
-        timeout: Duration::from_millis(500),
-        failures: 2,
-        ..Heartbeat::default()
-    });
+    let config = config(mock, wire, oauth).heartbeat(
+        Heartbeat::default()
+            .interval(Duration::from_millis(600))
+            .timeout(Duration::from_millis(500))
+            .failures(2),
+    );
     let server = Supervisor::spawn(config, &registry).unwrap();
     let first = ready(&server).await;
     until(&format!("{wire:?}: two probes"), || probes(mock) >= 2).await;

@@ -83,12 +83,12 @@ async fn hushed(mock: &MockServer, config: ServerConfig) -> Hushed {
 async fn a_call_whose_probe_goes_unanswered_runs_on_the_next_generation() {
     for modern in [false, true] {
         let mock = mock().await;
-        let mut config = fast(ServerConfig::http("hushed", mock.http_url())).heartbeat(Heartbeat {
-            interval: Duration::from_millis(400),
-            timeout: Duration::from_millis(300),
-            failures: 50,
-            ..Heartbeat::default()
-        });
+        let mut config = fast(ServerConfig::http("hushed", mock.http_url())).heartbeat(
+            Heartbeat::default()
+                .interval(Duration::from_millis(400))
+                .timeout(Duration::from_millis(300))
+                .failures(50),
+        );
         if !modern {
             config = era_2025(config);
         }
@@ -137,12 +137,12 @@ async fn a_call_whose_probe_goes_unanswered_runs_on_the_next_generation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_probe_cut_short_by_its_calls_deadline_is_no_miss() {
     let mock = mock().await;
-    let config = fast(ServerConfig::http("hushed", mock.http_url())).heartbeat(Heartbeat {
-        interval: Duration::from_millis(1000),
-        timeout: Duration::from_millis(900),
-        failures: 1,
-        ..Heartbeat::default()
-    });
+    let config = fast(ServerConfig::http("hushed", mock.http_url())).heartbeat(
+        Heartbeat::default()
+            .interval(Duration::from_millis(1000))
+            .timeout(Duration::from_millis(900))
+            .failures(1),
+    );
     let Hushed {
         server,
         registry,

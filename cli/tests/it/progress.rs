@@ -37,7 +37,7 @@ async fn mock(transport: MockTransport) -> MockServer {
 /// its notifications had reached the callback when the call returned.
 async fn calls_with_progress(config: ServerConfig) -> Vec<u32> {
     let config = common::fast(config).heartbeat(Heartbeat::disabled());
-    let name = config.name.clone();
+    let name = config.name().to_owned();
     let registry = ToolRegistry::new();
     let supervisor = Supervisor::spawn(config, &registry).expect("supervisor starts");
     supervisor.wait_ready(LIMIT).await.expect("ready");

@@ -56,24 +56,25 @@ pub fn shell(name: &str, script: &str) -> ServerConfig {
 /// a test about hung servers or probe timing sets its own heartbeat.
 pub fn fast(config: ServerConfig) -> ServerConfig {
     let mut config = config
-        .reconnect(Reconnect {
-            initial_delay: Duration::from_millis(20),
-            max_delay: Duration::from_millis(200),
-            max_attempts: 5,
-            ..Reconnect::default()
-        })
-        .heartbeat(Heartbeat {
-            interval: Duration::from_secs(2),
-            timeout: Duration::from_millis(1500),
-            failures: 2,
-            ..Heartbeat::default()
-        })
+        .reconnect(
+            Reconnect::default()
+                .initial_delay(Duration::from_millis(20))
+                .max_delay(Duration::from_millis(200))
+                .max_attempts(5),
+        )
+        .heartbeat(
+            Heartbeat::default()
+                .interval(Duration::from_secs(2))
+                .timeout(Duration::from_millis(1500))
+                .failures(2),
+        )
         .call_timeout(Duration::from_secs(10))
         .connect_timeout(Duration::from_secs(10))
         .close_timeout(Duration::from_secs(10));
-    if let TransportConfig::Stdio(stdio) = &mut config.transport {
-        stdio.stdin_close_grace = Duration::from_millis(300);
-        stdio.term_grace = Duration::from_millis(300);
+    if matches!(config.transport(), TransportConfig::Stdio(_)) {
+        config = config
+            .stdin_close_grace(Duration::from_millis(300))
+            .term_grace(Duration::from_millis(300));
     }
     config
 }

@@ -29,11 +29,11 @@ fn config(mock: &MockServer, redis: &Redis) -> ServerConfig {
     // A probe waits for the refresh like any request: its timeout is well past the mock's
     // refresh delay, so that a loaded machine cannot turn the slow refresh into a lost session.
     let config = fast(config);
-    let heartbeat = Heartbeat {
-        interval: Duration::from_secs(5),
-        timeout: Duration::from_secs(3),
-        ..config.heartbeat.clone()
-    };
+    let heartbeat = config
+        .heartbeat
+        .clone()
+        .interval(Duration::from_secs(5))
+        .timeout(Duration::from_secs(3));
     config
         .heartbeat(heartbeat)
         .auth(Auth::OAuth(OAuthConfig::default().store(store)))
