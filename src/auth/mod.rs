@@ -35,7 +35,7 @@ pub(crate) mod store;
 use std::{sync::Arc, time::Duration};
 
 pub use config::{Auth, ClientSecret, Grant, OAuthConfig};
-pub use prompt::{Browser, Headless, PrintUrl, Prompt};
+pub use prompt::{Browser, Headless, PrintUrl, Prompt, PromptError};
 pub use rmcp::transport::auth::AuthError;
 pub(crate) use session::{Authorizer, Refusal};
 pub use store::{FileTokenStore, MemoryTokenStore, StoreError, StoreLock, StoredAuth, TokenStore};

@@ -45,7 +45,7 @@ mod tests;
 
 pub use self::duration::MAX_DURATION;
 pub use self::duration::format_duration;
-pub use self::duration::parse_duration;
+pub use self::duration::{DurationError, parse_duration};
 #[cfg(feature = "config-files")]
 pub use self::json::{
     LoadedServers, SkippedServer, load_servers, load_servers_file, load_servers_with,
@@ -56,9 +56,11 @@ pub use self::limits::Limits;
 pub(crate) use self::limits::parse_bytes;
 pub use self::policy::{Heartbeat, Reconnect};
 pub(crate) use self::server::ServerConfig;
-pub use self::server::{DEFAULT_CALL_WAIT, ProtocolChoice, Replay, Sessions, TransportConfig};
+pub use self::server::{
+    DEFAULT_CALL_WAIT, ProtocolChoice, Replay, Sessions, TransportConfig, UnknownValue,
+};
 pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};
-pub use self::validate::validate_server_name;
+pub(crate) use self::validate::validate_server_name;
 pub use crate::verdict::limit::ListBudget;
 
 /// A configuration that was rejected: which field, and why.
@@ -81,7 +83,7 @@ pub struct ConfigError {
 
 impl ConfigError {
     /// An error at `path` (dotted) with `message`.
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             path: path.into(),
             message: message.into(),

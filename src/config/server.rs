@@ -5,6 +5,32 @@ use std::{fmt, str::FromStr, time::Duration};
 
 use super::{ConfigError, Heartbeat, Limits, Reconnect, RemoteConfig, StdioConfig};
 
+/// A word the settings' `FromStr` ([`ProtocolChoice`], [`RemoteKind`](super::RemoteKind),
+/// [`Sessions`], [`Replay`]) does not know. `Display`: ``unknown protocol `x`; expected auto,
+/// 2025-11-25 or 2026-07-28``.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} `{value}`; expected {expected}")]
+pub struct UnknownValue {
+    what: &'static str,
+    value: String,
+    expected: &'static str,
+}
+
+impl UnknownValue {
+    pub(crate) fn new(what: &'static str, value: &str, expected: &'static str) -> Self {
+        UnknownValue {
+            what,
+            value: value.to_owned(),
+            expected,
+        }
+    }
+
+    /// The word that was not understood.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
 /// One configured MCP server: its name, its transport and the policies its supervisor follows.
 ///
 /// Build it with [`ServerConfig::stdio`], [`ServerConfig::sse`], [`ServerConfig::http`] or
@@ -119,7 +145,7 @@ pub enum ProtocolChoice {
 }
 
 impl FromStr for ProtocolChoice {
-    type Err = String;
+    type Err = UnknownValue;
 
     /// `auto`, `2025-11-25` or `2026-07-28`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -127,8 +153,10 @@ impl FromStr for ProtocolChoice {
             "auto" => Ok(Self::Auto),
             "2025-11-25" => Ok(Self::V2025_11_25),
             "2026-07-28" => Ok(Self::V2026_07_28),
-            other => Err(format!(
-                "unknown protocol `{other}`; expected auto, 2025-11-25 or 2026-07-28"
+            other => Err(UnknownValue::new(
+                "protocol",
+                other,
+                "auto, 2025-11-25 or 2026-07-28",
             )),
         }
     }
@@ -216,13 +244,14 @@ pub enum Sessions {
 }
 
 impl FromStr for Sessions {
-    type Err = String;
+    type Err = UnknownValue;
 
+    /// `shared` or `per_host` (also `perHost`, `per-host`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "shared" => Ok(Sessions::Shared),
             "per_host" | "perHost" | "per-host" => Ok(Sessions::PerHost),
-            other => Err(format!("expected shared or per_host, got `{other}`")),
+            other => Err(UnknownValue::new("sessions", other, "shared or per_host")),
         }
     }
 }
@@ -250,13 +279,14 @@ pub enum Replay {
 }
 
 impl FromStr for Replay {
-    type Err = String;
+    type Err = UnknownValue;
 
+    /// `annotated` or `never`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "annotated" => Ok(Replay::Annotated),
             "never" => Ok(Replay::Never),
-            other => Err(format!("must be `annotated` or `never`, got `{other}`")),
+            other => Err(UnknownValue::new("replay", other, "annotated or never")),
         }
     }
 }

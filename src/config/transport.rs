@@ -121,7 +121,7 @@ pub enum RemoteKind {
 }
 
 impl FromStr for RemoteKind {
-    type Err = String;
+    type Err = super::UnknownValue;
 
     /// `auto`, `sse`, `http`; `streamable-http`, `streamable_http` and `streamableHttp` also mean
     /// [`RemoteKind::Http`]. Case-insensitive.
@@ -130,8 +130,10 @@ impl FromStr for RemoteKind {
             "auto" => Ok(Self::Auto),
             "sse" => Ok(Self::Sse),
             "http" | "streamable-http" | "streamable_http" | "streamablehttp" => Ok(Self::Http),
-            _ => Err(format!(
-                "unknown transport `{s}`; expected auto, sse, http or streamable-http"
+            _ => Err(super::UnknownValue::new(
+                "transport",
+                s,
+                "auto, sse, http or streamable-http",
             )),
         }
     }

@@ -252,7 +252,7 @@ fn positive_duration(s: &str) -> Result<Duration, String> {
 /// A duration flag: [`parse_duration`], at most [`MAX_DURATION`] (24 h) like every duration of
 /// a configuration. Refused here, clap names the flag and exits 2.
 pub(crate) fn flag_duration(s: &str) -> Result<Duration, String> {
-    let d = parse_duration(s)?;
+    let d = parse_duration(s).map_err(|e| e.to_string())?;
     if d > MAX_DURATION {
         return Err(format!(
             "must be at most {}, got {}",

@@ -637,7 +637,7 @@ impl Drop for Abandoned {
 
 #[async_trait::async_trait]
 impl auth::Prompt for SlowPerson {
-    async fn open(&self, url: &str) -> Result<(), String> {
+    async fn open(&self, url: &str) -> Result<(), auth::PromptError> {
         self.asked.fetch_add(1, Ordering::SeqCst);
         let mut abandoned = Abandoned(Some(self.given_up.clone()));
         tokio::time::sleep(self.delay).await;

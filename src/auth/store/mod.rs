@@ -103,7 +103,7 @@ impl fmt::Debug for StoredAuth {
 }
 
 /// Why a store could not be read or written. Always about the store, never about the server.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("token store {what}: {detail}")]
 pub struct StoreError {
     what: String,
