@@ -26,7 +26,7 @@
 //! let result = echo.call(serde_json::json!({"text": "hi"})).await?;
 //! assert_eq!(result.is_error, Some(false));
 //!
-//! println!("{}", server.status());                     // ready; `server.watch()` follows it
+//! println!("{}", server.status());   // "ready, generation 1, seq 2"; `server.watch()` follows it
 //! server.shutdown().await;                             // nothing of it is left running
 //! # mock.shutdown().await;
 //! # Ok(()) }

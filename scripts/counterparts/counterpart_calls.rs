@@ -325,16 +325,16 @@ async fn run(opts: Opts) -> ExitCode {
     // told to, after draining what is already queued.
     let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
     let watcher = tokio::spawn(async move {
-        use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+        use mcp_resilient::state::RecvError;
         let mut seen = Seen::default();
         let mut first_ready = true;
         let mut stopping = false;
         loop {
             let received = if stopping {
                 match events.try_recv() {
-                    Ok(event) => Ok(event),
-                    Err(TryRecvError::Lagged(n)) => Err(RecvError::Lagged(n)),
-                    Err(_) => break,
+                    Ok(Some(event)) => Ok(event),
+                    Ok(None) => break,
+                    Err(e) => Err(e),
                 }
             } else {
                 tokio::select! {

@@ -56,8 +56,8 @@ impl ToolRegistry {
     /// that differs from the registered one, an unregistration. Re-publishing an identical set
     /// (a reconnect to an unchanged server) is not a change. A receiver that falls more than 256
     /// changes behind gets `Lagged` and should take a fresh [`snapshot`](Self::snapshot).
-    pub fn changes(&self) -> broadcast::Receiver<ToolsChanged> {
-        self.inner.changes.subscribe()
+    pub fn changes(&self) -> crate::state::ChangeReceiver {
+        crate::state::ChangeReceiver::new(self.inner.changes.subscribe())
     }
 
     /// A handle to the tool with this public name. It stays valid across reconnects; its calls

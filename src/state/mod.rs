@@ -8,6 +8,7 @@
 pub(crate) mod connection;
 mod events;
 mod generation;
+mod receiver;
 pub(crate) mod status;
 
 use std::{fmt, sync::Arc};
@@ -15,6 +16,7 @@ use std::{fmt, sync::Arc};
 pub(crate) use connection::ConnectionState;
 pub(crate) use events::Events;
 pub use generation::Generation;
+pub use receiver::{ChangeReceiver, EventReceiver, RecvError};
 pub(crate) use status::Status;
 
 /// Why a generation ended or an attempt failed.

@@ -21,7 +21,7 @@ mod requests;
 use std::{sync::Arc, time::Duration};
 
 use rmcp::model::ServerPeerInfo;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::board::StatusWatch;
 pub use builder::SupervisorBuilder;
@@ -33,7 +33,7 @@ use crate::{
     mailbox::{Depth, Msg},
     registry::ToolRegistry,
     session::relay::Relay,
-    state::{Cause, ConnectionState, Death, Event, Generation, Status},
+    state::{Cause, ConnectionState, Death, EventReceiver, Generation, Status},
 };
 
 /// The handle to one supervised server. Cheap to clone: clones share the supervisor.
@@ -76,16 +76,26 @@ impl Supervisor {
         self.inner.board.status()
     }
 
+    /// The generation taking calls now, or `None` when the server is not ready (or its ready
+    /// generation's death was just noticed and a new status is on its way). Cheap: one read of
+    /// the board, no clone of the status and its strings; `status().ready()` says the same
+    /// with the whole status.
+    pub fn generation(&self) -> Option<Generation> {
+        self.inner.board.ready_generation()
+    }
+
     /// Follows the status: every change from now on (the latest wins if the reader lags).
     pub fn watch(&self) -> StatusWatch {
         StatusWatch::new(self.inner.board.subscribe())
     }
 
     /// Every status change, tool-set change, probe miss and stability mark from now on. A
-    /// receiver that falls more than 32 events behind gets `Lagged`; read
+    /// receiver that falls more than 32 events behind gets [`RecvError::Lagged`]; read
     /// [`status`](Self::status) and the registry's snapshot then.
-    pub fn events(&self) -> broadcast::Receiver<Event> {
-        self.inner.board.events()
+    ///
+    /// [`RecvError::Lagged`]: crate::state::RecvError::Lagged
+    pub fn events(&self) -> EventReceiver {
+        EventReceiver::new(self.inner.board.events())
     }
 
     /// The most messages that have waited for the supervisor task at once so far. Not part of

@@ -19,7 +19,6 @@ use mcp_resilient::{
     state::Event,
 };
 use serde_json::json;
-use tokio::sync::broadcast;
 
 use crate::{
     Mode,
@@ -307,7 +306,10 @@ fn record(f: &mut Figures, r: Rep) {
 }
 
 /// Timestamps every event of one outage until the new generation is stable.
-async fn collect(mut events: broadcast::Receiver<Event>, old: u64) -> Vec<(Instant, Event)> {
+async fn collect(
+    mut events: mcp_resilient::state::EventReceiver,
+    old: u64,
+) -> Vec<(Instant, Event)> {
     let mut seen = Vec::new();
     let deadline = tokio::time::Instant::now() + LIMIT * 2;
     while let Ok(Ok(event)) = tokio::time::timeout_at(deadline, events.recv()).await {

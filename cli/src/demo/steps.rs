@@ -9,7 +9,7 @@ use mcp_resilient::{
     state::Event,
 };
 use serde_json::json;
-use tokio::{process::Child, sync::broadcast, time::Instant};
+use tokio::{process::Child, time::Instant};
 
 use crate::output::human;
 
@@ -58,7 +58,11 @@ pub(super) async fn start_ready(
     config: ServerConfig,
     clock: &Clock,
     place: &str,
-) -> DemoResult<(Supervisor, ToolRegistry, broadcast::Receiver<Event>)> {
+) -> DemoResult<(
+    Supervisor,
+    ToolRegistry,
+    mcp_resilient::state::EventReceiver,
+)> {
     let registry = ToolRegistry::new();
     let server = Supervisor::spawn(config, &registry).map_err(|e| e.to_string())?;
     let generation = server
@@ -88,7 +92,7 @@ async fn whoami(registry: &ToolRegistry, server: &str) -> DemoResult<String> {
 
 /// Waits for the next state matching `want`, printing intermediate events.
 async fn wait_state(
-    events: &mut broadcast::Receiver<Event>,
+    events: &mut mcp_resilient::state::EventReceiver,
     clock: &Clock,
     want: impl Fn(&ConnectionState) -> bool,
 ) -> DemoResult<ConnectionState> {
@@ -124,7 +128,7 @@ async fn wait_state(
 
 /// Waits until the supervisor reports the death, and says how it was detected.
 pub(super) async fn detect_loss(
-    events: &mut broadcast::Receiver<Event>,
+    events: &mut mcp_resilient::state::EventReceiver,
     clock: &Clock,
     killed: Instant,
 ) -> DemoResult<()> {
@@ -145,7 +149,7 @@ pub(super) async fn detect_loss(
 pub(super) async fn await_recovery(
     server: &Supervisor,
     registry: &ToolRegistry,
-    events: &mut broadcast::Receiver<Event>,
+    events: &mut mcp_resilient::state::EventReceiver,
     clock: &Clock,
     killed: Instant,
 ) -> DemoResult<()> {

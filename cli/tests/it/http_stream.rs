@@ -76,7 +76,7 @@ async fn a_proxy_that_cuts_an_idle_standalone_stream_costs_no_generation() {
         Some(generation),
         "same generation: {status:?}"
     );
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         assert!(
             !matches!(&event, Event::State { status, .. } if matches!(status.state, ConnectionState::Reconnecting { .. })),
             "no loss: {event:?}"

@@ -299,7 +299,7 @@ async fn an_authorization_server_outage_during_a_refresh_is_transient() {
         assert!(stats.refreshed >= 1, "{wire:?}: refreshed once it answered");
         let record = store.load().await.unwrap().expect("still stored");
         assert!(record.can_refresh(), "{wire:?}: the grant stands");
-        while let Ok(event) = events.try_recv() {
+        while let Ok(Some(event)) = events.try_recv() {
             if let Event::State {
                 status:
                     mcp_resilient::Status {

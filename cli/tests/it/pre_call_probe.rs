@@ -11,10 +11,9 @@ use mcp_resilient::{
     CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry,
     call::{CallOptions, CallPhase},
     config::Heartbeat,
-    state::{Cause, Event, Generation},
+    state::{Cause, Generation},
 };
 use serde_json::json;
-use tokio::sync::broadcast;
 
 async fn mock() -> MockServer {
     MockServer::start(MockOptions {
@@ -54,7 +53,7 @@ struct Hushed {
     server: Supervisor,
     registry: ToolRegistry,
     first: Generation,
-    events: broadcast::Receiver<Event>,
+    events: mcp_resilient::state::EventReceiver,
     handle: mcp_resilient::ToolHandle,
 }
 

@@ -162,7 +162,7 @@ async fn heals_after_a_black_hole(kind: &str) {
         unreachable!()
     };
     let mut abandoned = Vec::new();
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         if let Event::State {
             status:
                 mcp_resilient::Status {
@@ -454,7 +454,7 @@ async fn a_slow_server_that_answers_every_step_is_never_abandoned() {
         generation, 1,
         "the first attempt won; nothing was abandoned"
     );
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         assert!(
             !matches!(
                 event,

@@ -337,7 +337,7 @@ async fn stdio_sse_and_http_share_one_registry_and_a_reconnect_leaves_the_others
         );
     }
     assert_eq!(after.server("modern").unwrap().generation, generation);
-    while let Ok(change) = changes.try_recv() {
+    while let Ok(Some(change)) = changes.try_recv() {
         assert_eq!(
             &*change.server, "modern",
             "only the reconnected server's tools changed"

@@ -10,7 +10,6 @@ use mcp_resilient::{
     state::{Cause, Event, Reason},
 };
 use serde_json::json;
-use tokio::sync::broadcast;
 
 /// The limit of every wait: generous for a loaded 2-core machine; a hang still fails the test.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -71,7 +70,7 @@ async fn echo(registry: &ToolRegistry, server: &str) -> String {
 
 /// The next state event that satisfies `want`, at most [`LIMIT`].
 async fn next_state(
-    events: &mut broadcast::Receiver<Event>,
+    events: &mut mcp_resilient::state::EventReceiver,
     mut want: impl FnMut(&ConnectionState) -> bool,
 ) -> ConnectionState {
     let wait = async {
@@ -81,8 +80,8 @@ async fn next_state(
                     status: mcp_resilient::Status { state, .. },
                     ..
                 }) if want(&state) => return state,
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => panic!("event channel closed"),
+                Ok(_) | Err(mcp_resilient::state::RecvError::Lagged(_)) => {}
+                Err(mcp_resilient::state::RecvError::Closed) => panic!("event channel closed"),
             }
         }
     };

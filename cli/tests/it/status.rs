@@ -18,13 +18,13 @@ use std::{
 };
 
 use mcp_mock_server::{MockOptions, MockServer, MockTransport};
+use mcp_resilient::state::RecvError;
 use mcp_resilient::{
     CallError, ConnectionState, ServerConfig, Status, Supervisor, ToolRegistry,
     config::{Heartbeat, ProtocolChoice, Reconnect},
     state::{Event, Generation},
 };
 use serde_json::json;
-use tokio::sync::broadcast::error::RecvError;
 
 use crate::common::LIMIT;
 

@@ -163,7 +163,7 @@ async fn giving_up_is_announced_once() {
     wait_state(&mut state, |s| matches!(s, ConnectionState::Failed { .. })).await;
     server.shutdown().await;
     let mut failed = 0;
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         failed += usize::from(matches!(
             event,
             Event::State {

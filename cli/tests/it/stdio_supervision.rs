@@ -268,7 +268,7 @@ async fn a_death_report_after_shutdown_schedules_nothing() {
     }
     // Everything the supervisor said ends with `stopped`; nothing follows it.
     let mut last = None;
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         last = Some(event);
     }
     assert!(
@@ -482,7 +482,7 @@ async fn a_hundred_concurrent_death_reports_make_one_recovery() {
     call(&registry, "herd", "echo", json!({"text": "still here"})).await;
     assert_eq!(server.status().ready(), Some(second));
     let mut reconnects = 0;
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         reconnects += usize::from(matches!(
             event,
             Event::State {

@@ -311,7 +311,7 @@ async fn a_probe_answered_429_proves_life_and_probes_less_often() {
         Some(1),
         "an overloaded server is alive"
     );
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         assert!(
             !matches!(
                 event,
@@ -398,7 +398,7 @@ async fn a_wrong_path_is_rejected_after_every_transport_auto_tries() {
         death.detail.contains("streamable HTTP") && death.detail.contains("legacy SSE"),
         "both transports were tried: {death:?}"
     );
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         assert!(
             !matches!(
                 event,
@@ -505,7 +505,7 @@ async fn a_busy_server_is_not_killed_by_the_heartbeat() {
             Some(1),
             "busy is not dead"
         );
-        while let Ok(event) = events.try_recv() {
+        while let Ok(Some(event)) = events.try_recv() {
             assert!(
                 !matches!(
                     event,
