@@ -90,6 +90,7 @@ impl Depth {
     }
 
     /// The most seen so far.
+    #[cfg_attr(not(any(test, feature = "test-hooks")), allow(dead_code))]
     pub(crate) fn peak(&self) -> usize {
         self.0.load(Ordering::Relaxed)
     }

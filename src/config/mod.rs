@@ -60,6 +60,7 @@ pub use self::server::{
     DEFAULT_CALL_WAIT, ProtocolChoice, Replay, Sessions, TransportConfig, UnknownValue,
 };
 pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};
+#[cfg(any(test, feature = "config-files"))]
 pub(crate) use self::validate::validate_server_name;
 pub use crate::verdict::limit::ListBudget;
 

@@ -56,7 +56,8 @@ struct Inner {
     relay: Arc<Relay>,
     calls: Arc<CallPath>,
     registry: ToolRegistry,
-    /// The mailbox's peak depth, noted by the actor.
+    /// The mailbox's peak depth, noted by the actor; read only with feature `test-hooks`.
+    #[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
     depth: Arc<Depth>,
 }
 
@@ -100,6 +101,7 @@ impl Supervisor {
 
     /// The most messages that have waited for the supervisor task at once so far. Not part of
     /// the API: the tests of the mailbox's bound on a server's `list_changed` flood read it.
+    #[cfg(feature = "test-hooks")]
     #[doc(hidden)]
     pub fn mailbox_peak(&self) -> usize {
         self.inner.depth.peak()
