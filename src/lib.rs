@@ -48,7 +48,7 @@
 //! - [`call`]: [`call::CallOptions`] for one request (timeout, progress) and
 //!   [`call::CallPhase`];
 //! - [`registry`]: snapshots, tool changes, public names, and the tools as OpenAI or Anthropic
-//!   `tools` JSON ([`registry::definitions`], [`registry::Snapshot::openai_tools`]);
+//!   `tools` JSON ([`registry::Snapshot::openai_tools`], [`registry::RegisteredTool::openai_tool`]);
 //! - [`host`]: answers to what a server asks of the host (elicitation, sampling, roots);
 //! - [`auth`]: bearer tokens and OAuth (login, token stores);
 //! - `rig` (feature `rig`): `rig::ToolSync` keeps a rig agent's tool server in step with the

@@ -155,36 +155,6 @@ impl Limits {
         self
     }
 
-    /// The most bytes of JSON one list may have across all its pages (tool, prompt and resource lists). Default: 4 MiB.
-    pub fn get_max_list_bytes(&self) -> usize {
-        self.max_list_bytes
-    }
-
-    /// The most items one list may have across all its pages. Default: 10 000.
-    pub fn get_max_list_items(&self) -> usize {
-        self.max_list_items
-    }
-
-    /// The most pages one list may take. Default: 100.
-    pub fn get_max_list_pages(&self) -> u32 {
-        self.max_list_pages
-    }
-
-    /// The largest single message (a stdio line, a Streamable HTTP JSON body). Default: 16 MiB.
-    pub fn get_max_message_bytes(&self) -> usize {
-        self.max_message_bytes
-    }
-
-    /// The largest single SSE event. Default: 16 MiB.
-    pub fn get_max_sse_event_bytes(&self) -> usize {
-        self.max_sse_event_bytes
-    }
-
-    /// The longest single SSE line. Default: 16 MiB.
-    pub fn get_max_sse_line_bytes(&self) -> usize {
-        self.max_sse_line_bytes
-    }
-
     /// The most server-to-host notifications waiting for a host that reads slowly; past it they are dropped and counted. Default: 1024.
     pub fn get_max_buffered_notifications(&self) -> usize {
         self.max_buffered_notifications

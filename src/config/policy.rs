@@ -157,12 +157,6 @@ impl Reconnect {
         self
     }
 
-    /// Whether the supervisor reconnects at all (`false` for [`Reconnect::disabled`]).
-    /// Default: `true`.
-    pub fn is_enabled(&self) -> bool {
-        self.enabled
-    }
-
     /// The delay before the first retry of an outage. Default: 500 ms.
     pub fn get_initial_delay(&self) -> Duration {
         self.initial_delay
@@ -176,11 +170,6 @@ impl Reconnect {
     /// The relative random spread applied to each delay. Default: 0.3.
     pub fn get_jitter(&self) -> f64 {
         self.jitter
-    }
-
-    /// The consecutive failed attempts allowed per outage. Default: 10.
-    pub fn get_max_attempts(&self) -> u32 {
-        self.max_attempts
     }
 }
 
@@ -272,11 +261,6 @@ impl Heartbeat {
     pub fn failures(mut self, failures: u32) -> Self {
         self.failures = failures;
         self
-    }
-
-    /// Whether probes are sent at all (`false` for [`Heartbeat::disabled`]). Default: `true`.
-    pub fn is_enabled(&self) -> bool {
-        self.enabled
     }
 
     /// The silence after which a probe is sent. Default: 30 s.

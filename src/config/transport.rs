@@ -66,12 +66,12 @@ impl fmt::Debug for StdioConfig {
 
 impl StdioConfig {
     /// The host variables passed through by default.
-    pub const DEFAULT_ENV_ALLOWLIST: [&'static str; 10] = [
+    pub(crate) const DEFAULT_ENV_ALLOWLIST: [&'static str; 10] = [
         "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "RUST_LOG",
     ];
 
     /// Runs `command` with no arguments and every other field at its default.
-    pub fn new(command: impl Into<String>) -> Self {
+    pub(crate) fn new(command: impl Into<String>) -> Self {
         Self {
             command: command.into(),
             args: Vec::new(),
@@ -228,7 +228,7 @@ impl fmt::Debug for RemoteConfig {
 
 impl RemoteConfig {
     /// Connects to `url` with `kind` and every other field at its default.
-    pub fn new(url: url::Url, kind: RemoteKind) -> Self {
+    pub(crate) fn new(url: url::Url, kind: RemoteKind) -> Self {
         Self {
             url,
             kind,

@@ -19,7 +19,7 @@
 //! The lock inside is a `std::sync::RwLock` held only to clone or swap an `Arc`, never across an
 //! `.await`.
 
-pub mod definitions;
+mod definitions;
 pub(crate) mod handle;
 pub(crate) mod hub;
 mod names;
