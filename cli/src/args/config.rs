@@ -129,10 +129,14 @@ impl ServerArgs {
                 };
                 let mut oauth = OAuthConfig::default()
                     .grant(grant)
-                    .scopes(self.scopes.clone());
-                oauth.client_id = self.client_id.clone();
-                oauth.client_secret_env = self.client_secret_env.clone();
-                oauth.callback_port = self.callback_port.unwrap_or(0);
+                    .scopes(self.scopes.clone())
+                    .callback_port(self.callback_port.unwrap_or(0));
+                if let Some(id) = &self.client_id {
+                    oauth = oauth.client_id(id);
+                }
+                if let Some(env) = &self.client_secret_env {
+                    oauth = oauth.client_secret_env(env);
+                }
                 Ok(Some(Auth::OAuth(oauth)))
             }
             other => Err(format!("--auth {other}: expected none, oauth or bearer")),

@@ -827,18 +827,17 @@ fn machine_client() -> Vec<(String, Option<String>)> {
 
 /// Client credentials as that client, tokens kept in memory.
 fn machine() -> OAuthConfig {
-    let mut oauth = OAuthConfig::default()
+    OAuthConfig::default()
         .store(MemoryTokenStore::new())
         .client_id("machine")
-        .grant(mcp_resilient::auth::Grant::ClientCredentials);
-    oauth.client_secret = Some(mcp_resilient::auth::ClientSecret::new("m2m-secret"));
-    oauth
+        .grant(mcp_resilient::auth::Grant::ClientCredentials)
+        .client_secret(mcp_resilient::auth::ClientSecret::new("m2m-secret"))
 }
 
 /// The `Debug` of an OAuth configuration with a secret in it.
 fn server_config_debug() -> String {
-    let mut oauth = OAuthConfig::default();
-    oauth.client_secret = Some(mcp_resilient::auth::ClientSecret::new("m2m-secret"));
+    let oauth =
+        OAuthConfig::default().client_secret(mcp_resilient::auth::ClientSecret::new("m2m-secret"));
     format!(
         "{:?}",
         ServerConfig::http("x", "http://127.0.0.1:1/mcp").auth(Auth::OAuth(oauth))
