@@ -34,10 +34,7 @@ async fn main() -> Res<()> {
     let registry = ToolRegistry::new();
     let config = ServerConfig::remote("demo", mock.http_url());
     let server = Supervisor::spawn(config, &registry)?;
-    let generation = server
-        .wait_ready(STEP)
-        .await
-        .map_err(|status| format!("not ready: {status}"))?;
+    let generation = server.wait_ready(STEP).await?; // NotReady says the state and why
     println!("ready: generation {generation}");
 
     // Public names are `mcp__<server>__<tool>`; a handle is resolved at each call.
@@ -60,7 +57,7 @@ async fn main() -> Res<()> {
         ..MockOptions::default()
     }));
     let result = echo.call(json!({"text": "hello again"})).await?;
-    let generation = server.status().ready().ok_or("not ready after the call")?;
+    let generation = server.generation().ok_or("not ready after the call")?;
     println!(
         "echo, answered by generation {generation}: {:?}",
         text(&result)
@@ -77,9 +74,9 @@ async fn list(url: &str) -> Res<()> {
     let registry = ToolRegistry::new();
     let server = Supervisor::spawn(ServerConfig::remote("server", url), &registry)?;
     let ready = server.wait_ready(STEP).await;
-    if let Err(status) = ready {
+    if let Err(not_ready) = ready {
         server.shutdown().await;
-        return Err(format!("not ready within {STEP:?}: {status}").into());
+        return Err(not_ready.into()); // NotReady: the server and its state when the wait ended
     }
     // A server's text goes to the terminal quoted (`{:?}`): a description must not retitle,
     // clear or recolour it.

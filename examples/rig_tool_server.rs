@@ -44,7 +44,7 @@ async fn main() -> ExitCode {
     // One registry for every server; one supervisor per server publishes into it.
     let registry = ToolRegistry::new();
     let mut supervisors = Vec::new();
-    for config in loaded.servers {
+    for config in loaded.into_servers() {
         match Supervisor::spawn(config, &registry) {
             Ok(supervisor) => supervisors.push(supervisor),
             Err(error) => eprintln!("warning: not started: {error}"),

@@ -22,10 +22,7 @@
 
 use std::{process::ExitCode, time::Duration};
 
-use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, ServerConfig},
-};
+use mcp_resilient::{ConnectionState, ServerConfig, Supervisor, ToolRegistry, config::Heartbeat};
 use serde_json::json;
 
 fn flag<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
@@ -72,12 +69,12 @@ async fn run(mock: String, remote: Option<ServerConfig>, calls: u64, probes: u64
         remote.unwrap_or_else(|| ServerConfig::stdio("cost", mock).args(["--transport", "stdio"]));
     let config = config
         .protocol(mcp_resilient::config::ProtocolChoice::V2025_11_25)
-        .heartbeat(Heartbeat {
-            interval: Duration::from_millis(20),
-            timeout: Duration::from_millis(15),
-            failures: 1000,
-            ..Heartbeat::default()
-        });
+        .heartbeat(
+            Heartbeat::default()
+                .interval(Duration::from_millis(20))
+                .timeout(Duration::from_millis(15))
+                .failures(1000),
+        );
     let registry = ToolRegistry::new();
     let Ok(server) = Supervisor::spawn(config, &registry) else {
         return ExitCode::from(3);

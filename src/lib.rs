@@ -26,7 +26,7 @@
 //! let result = echo.call(serde_json::json!({"text": "hi"})).await?;
 //! assert_eq!(result.is_error, Some(false));
 //!
-//! println!("{}", server.status());                     // ready; `server.watch()` follows it
+//! println!("{}", server.status());   // "ready, generation 1, seq 2"; `server.watch()` follows it
 //! server.shutdown().await;                             // nothing of it is left running
 //! # mock.shutdown().await;
 //! # Ok(()) }
@@ -48,7 +48,7 @@
 //! - [`call`]: [`call::CallOptions`] for one request (timeout, progress) and
 //!   [`call::CallPhase`];
 //! - [`registry`]: snapshots, tool changes, public names, and the tools as OpenAI or Anthropic
-//!   `tools` JSON ([`registry::definitions`], [`registry::Snapshot::openai_tools`]);
+//!   `tools` JSON ([`registry::Snapshot::openai_tools`], [`registry::RegisteredTool::openai_tool`]);
 //! - [`host`]: answers to what a server asks of the host (elicitation, sampling, roots);
 //! - [`auth`]: bearer tokens and OAuth (login, token stores);
 //! - `rig` (feature `rig`): `rig::ToolSync` keeps a rig agent's tool server in step with the
@@ -83,18 +83,9 @@ mod verdict;
 pub use rmcp;
 
 // The root holds what the quick start above uses; everything else has one path, in its module.
-pub use config::ServerConfig;
+pub use config::server::ServerConfig;
 pub use error::{CallError, NotReady, StartError};
-pub use registry::{ToolHandle, ToolRegistry};
-pub use state::{ConnectionState, Status};
+pub use registry::{handle::ToolHandle, hub::ToolRegistry};
+pub use state::{connection::ConnectionState, status::Status};
 pub use supervisor::board::StatusWatch;
 pub use supervisor::{Supervisor, SupervisorBuilder};
-
-/// Not part of the API: what the `mcp-resilient` command line shares with the library (its
-/// redaction of URLs and its duration syntax). It may change in any release.
-#[doc(hidden)]
-pub mod __private {
-    pub use crate::auth::store::config_dir;
-    pub use crate::config::duration::{format_duration, human_duration, parse_duration};
-    pub use crate::text::{closest, redact, redact_url};
-}

@@ -11,7 +11,7 @@ use super::{
     exit::{self, fail},
     output, safe,
 };
-use mcp_resilient::__private::redact;
+use crate::text::redact;
 
 /// `login NAME`: runs the authorization and stores the tokens under NAME.
 pub(crate) async fn login(
@@ -72,7 +72,7 @@ pub(crate) async fn logout(name: &str) -> ExitCode {
 
 /// `auth status`: every token file under the config directory.
 pub(crate) async fn status(json: bool) -> ExitCode {
-    let Some(dir) = mcp_resilient::__private::config_dir().map(|d| d.join("tokens")) else {
+    let Some(dir) = FileTokenStore::default_dir() else {
         return fail(
             exit::USAGE,
             "no config directory: set HOME or MCP_RESILIENT_CONFIG_DIR",

@@ -69,7 +69,7 @@ pub(crate) async fn call(
     if !listed {
         let known = registry.snapshot();
         let names = known.tools().map(|t| &*t.raw_name);
-        let hint = mcp_resilient::__private::closest(tool, names)
+        let hint = crate::text::closest(tool, names)
             .map(|near| format!(" (did you mean '{near}'?)"))
             .unwrap_or_default();
         server.shutdown().await;
@@ -135,14 +135,14 @@ pub(crate) async fn watch(args: &ServerArgs, json: bool, signals: &Signals) -> E
         tokio::select! {
             event = events.recv() => match event {
                 Ok(event) => shown = print_new(&event, shown, json),
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => safe::eprint("mcp-resilient", format!("{n} events dropped")),
+                Err(mcp_resilient::state::RecvError::Lagged(n)) => safe::eprint("mcp-resilient", format!("{n} events dropped")),
                 Err(_) => break,
             },
             () = signals.stop.cancelled() => break,
         }
     }
     server.shutdown().await;
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         shown = print_new(&event, shown, json);
     }
     // A status is visible before its event is sent (`Status` invariant 3): `stopped` may be

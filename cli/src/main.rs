@@ -14,6 +14,7 @@ mod serve;
 mod signals;
 mod status_line;
 mod telemetry;
+mod text;
 
 use std::process::ExitCode;
 

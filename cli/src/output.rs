@@ -2,9 +2,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use mcp_resilient::{
-    __private::redact, ConnectionState, Status, registry::RegisteredTool, state::Event,
-};
+use crate::text::redact;
+use mcp_resilient::{ConnectionState, Status, registry::RegisteredTool, state::Event};
 use serde_json::{Value, json};
 
 /// An error and its causes on one line, `error: cause: cause`, the way our errors are meant to
@@ -189,7 +188,7 @@ fn of_generation(status: &Status) -> String {
 }
 
 /// A duration as people write it: `0 ms`, `93 ms`, `1.5 s`, `30 s`.
-pub(crate) use mcp_resilient::__private::human_duration as human;
+pub(crate) use crate::text::human_duration as human;
 
 /// Prints a status `watch` read rather than received (the one at start, the last one at the
 /// end) as the event that announced it.

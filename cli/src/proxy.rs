@@ -14,9 +14,13 @@ pub(crate) async fn run(args: &ProxyArgs, signals: &Signals) -> ExitCode {
         Err(e) => return usage(e),
     };
     if !args.server.named() && !args.server.uses_file() {
-        for config in &mut configs {
-            config.name = default_name(config);
-        }
+        configs = configs
+            .into_iter()
+            .map(|config| {
+                let name = default_name(&config);
+                config.with_name(name)
+            })
+            .collect();
     }
     let mut options = ProxyOptions::default();
     options.startup_wait = args.startup_wait;
@@ -49,8 +53,8 @@ fn usage(message: impl std::fmt::Display) -> ExitCode {
 /// A name for a server given only by `--url` or `--stdio`, for logs and tool errors: the URL's
 /// host, or the command's file name (the package name for `npx`/`uvx` style launchers).
 pub(crate) fn default_name(config: &ServerConfig) -> String {
-    let raw = match &config.transport {
-        TransportConfig::Remote(remote) => remote.url.host_str().unwrap_or("server").to_owned(),
+    let raw = match config.transport() {
+        TransportConfig::Remote(remote) => remote.url().host_str().unwrap_or("server").to_owned(),
         TransportConfig::Stdio(stdio) => {
             let launcher = ["npx", "uvx", "bunx", "pnpm", "dlx", "pipx", "docker"];
             let stem = |s: &str| {
@@ -59,10 +63,10 @@ pub(crate) fn default_name(config: &ServerConfig) -> String {
                     .map(|f| f.to_string_lossy().into_owned())
                     .unwrap_or_default()
             };
-            let command = stem(&stdio.command);
+            let command = stem(stdio.command());
             if launcher.contains(&command.as_str()) {
                 stdio
-                    .args
+                    .args()
                     .iter()
                     .find(|a| !a.starts_with('-') && *a != "run" && *a != "exec")
                     .map(|a| a.rsplit('/').next().unwrap_or(a).to_owned())

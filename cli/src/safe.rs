@@ -13,11 +13,11 @@
 
 use std::{borrow::Cow, io::Write};
 
+use crate::text::redact;
 use crate::{
     escape::{for_terminal, for_terminal_line, is_terminal_control},
     status_line,
 };
-use mcp_resilient::__private::redact;
 
 /// `message` as one of our stderr lines: `mcp-resilient: <message>`, redacted and escaped.
 pub(crate) fn eprint(prefix: &str, message: impl std::fmt::Display) {

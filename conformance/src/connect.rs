@@ -54,12 +54,12 @@ pub(crate) fn config(invocation: &Invocation) -> Result<ServerConfig, String> {
     Ok(config
         .protocol(protocol)
         .handlers(HostHandlers::new().accept_elicitation_defaults())
-        .reconnect(Reconnect {
-            initial_delay: Duration::from_millis(250),
-            max_delay: Duration::from_secs(2),
-            max_attempts: 4,
-            ..Reconnect::default()
-        })
+        .reconnect(
+            Reconnect::default()
+                .initial_delay(Duration::from_millis(250))
+                .max_delay(Duration::from_secs(2))
+                .max_attempts(4),
+        )
         .connect_timeout(Duration::from_secs(10))
         .call_timeout(Duration::from_secs(10)))
 }

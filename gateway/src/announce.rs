@@ -3,8 +3,8 @@
 
 use std::hash::{DefaultHasher, Hasher};
 
+use mcp_resilient::state::RecvError;
 use rmcp::model::{Tool, ToolListChangedNotification};
-use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::outbox::Outbox;

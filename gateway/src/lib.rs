@@ -142,7 +142,7 @@ impl Proxy {
         if configs.is_empty() {
             return Err(ProxyError::Upstreams("no upstream server to proxy".into()));
         }
-        let mut names: Vec<&str> = configs.iter().map(|c| c.name.as_str()).collect();
+        let mut names: Vec<&str> = configs.iter().map(|c| c.name()).collect();
         names.sort_unstable();
         if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
             return Err(ProxyError::Upstreams(format!(
@@ -156,7 +156,7 @@ impl Proxy {
                 .clone()
                 .resolve()
                 .map_err(|source| ProxyError::Config {
-                    server: config.name.clone(),
+                    server: config.name().to_owned(),
                     source,
                 })?;
         }

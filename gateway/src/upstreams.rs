@@ -44,7 +44,7 @@ impl Upstreams {
     ) -> Result<Self, String> {
         let callers: CallerMap = configs
             .iter()
-            .map(|config| (config.name.clone(), Arc::new(Callers::default())))
+            .map(|config| (config.name().to_owned(), Arc::new(Callers::default())))
             .collect();
         let callers = Arc::new(callers);
         let handlers = handlers(callers.clone());
@@ -52,10 +52,11 @@ impl Upstreams {
         // One per configured server: the operator's own list (a config file is read within
         // 1 MiB), nothing a host or server sends.
         let mut list: Vec<Arc<Upstream>> = Vec::with_capacity(configs.len());
-        for mut config in configs {
-            let call_wait = *config.call_wait.get_or_insert(options.call_wait);
-            let revive_after = config.reconnect.max_delay;
-            let name = config.name.clone();
+        for config in configs {
+            let call_wait = config.get_call_wait().unwrap_or(options.call_wait);
+            let config = config.call_wait(call_wait);
+            let revive_after = config.get_reconnect().get_max_delay();
+            let name = config.name().to_owned();
             let calls = callers.get(&name).cloned().unwrap_or_default();
             match Supervisor::spawn(config.handlers(handlers.clone()), &registry) {
                 Ok(supervisor) => list.push(Arc::new(Upstream::new(

@@ -184,22 +184,22 @@ impl Opts {
             None => Heartbeat::default(),
         };
         if let Some(timeout) = self.heartbeat_timeout {
-            heartbeat.timeout = timeout;
+            heartbeat = heartbeat.timeout(timeout);
         }
         if let Some(failures) = self.heartbeat_failures {
-            heartbeat.failures = failures;
+            heartbeat = heartbeat.failures(failures);
         }
         let mut reconnect = Reconnect::default();
         if let Some(initial) = self.reconnect_initial {
-            reconnect.initial_delay = initial;
-            reconnect.max_delay = reconnect.max_delay.max(initial);
+            let max = reconnect.get_max_delay().max(initial);
+            reconnect = reconnect.initial_delay(initial).max_delay(max);
         }
         if let Some(max) = self.reconnect_max {
-            reconnect.max_delay = max;
-            reconnect.initial_delay = reconnect.initial_delay.min(max);
+            let initial = reconnect.get_initial_delay().min(max);
+            reconnect = reconnect.max_delay(max).initial_delay(initial);
         }
         if let Some(attempts) = self.max_attempts {
-            reconnect.max_attempts = attempts;
+            reconnect = reconnect.max_attempts(attempts);
         }
         config = config
             .heartbeat(heartbeat)
@@ -325,16 +325,16 @@ async fn run(opts: Opts) -> ExitCode {
     // told to, after draining what is already queued.
     let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
     let watcher = tokio::spawn(async move {
-        use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+        use mcp_resilient::state::RecvError;
         let mut seen = Seen::default();
         let mut first_ready = true;
         let mut stopping = false;
         loop {
             let received = if stopping {
                 match events.try_recv() {
-                    Ok(event) => Ok(event),
-                    Err(TryRecvError::Lagged(n)) => Err(RecvError::Lagged(n)),
-                    Err(_) => break,
+                    Ok(Some(event)) => Ok(event),
+                    Ok(None) => break,
+                    Err(e) => Err(e),
                 }
             } else {
                 tokio::select! {

@@ -67,88 +67,131 @@ pub struct OAuthConfig {
     ///
     /// # Default
     /// none: a client metadata document URL if set, else dynamic registration
-    pub client_id: Option<String>,
+    pub(crate) client_id: Option<String>,
     /// The environment variable holding that client's secret (confidential clients).
     ///
     /// # Default
     /// none (a public client)
-    pub client_secret_env: Option<String>,
+    pub(crate) client_secret_env: Option<String>,
     /// That client's secret, handed over by a host that keeps it elsewhere (a keychain, a
     /// vault); wins over `client_secret_env`. Rust only: a configuration file names a variable.
     ///
     /// # Default
     /// none
-    pub client_secret: Option<ClientSecret>,
+    pub(crate) client_secret: Option<ClientSecret>,
     /// The scopes to ask for.
     ///
     /// # Default
     /// empty: the scopes the server's `WWW-Authenticate` challenge or metadata suggest
-    pub scopes: Vec<String>,
+    pub(crate) scopes: Vec<String>,
     /// The loopback port of the login redirect (`http://127.0.0.1:<port>/callback`). Pre-registered
     /// clients usually need a fixed one.
     ///
     /// # Default
     /// 0: any free port
-    pub callback_port: u16,
+    pub(crate) callback_port: u16,
     /// The grant that obtains tokens.
     ///
     /// # Default
     /// [`Grant::AuthorizationCode`]
-    pub grant: Grant,
+    pub(crate) grant: Grant,
     /// An HTTPS URL of this client's metadata document (CIMD), used as its client id where the
     /// authorization server supports it.
     ///
     /// # Default
     /// none
-    pub client_metadata_url: Option<String>,
+    pub(crate) client_metadata_url: Option<String>,
     /// Where tokens are kept.
     ///
     /// # Default
     /// none: [`FileTokenStore::for_server`](super::FileTokenStore::for_server) of the server's name
-    pub store: Option<Arc<dyn TokenStore>>,
+    pub(crate) store: Option<Arc<dyn TokenStore>>,
     /// Who takes a person through an authorization the supervisor finds it needs (no tokens
     /// stored, a rejected refresh token, a step-up to more scopes) while it runs.
     ///
     /// # Default
     /// none: the server becomes `failed` with cause `unauthorized`, and the message says to run
     /// `mcp-resilient login <name>`
-    pub prompt: Option<Arc<dyn Prompt>>,
+    pub(crate) prompt: Option<Arc<dyn Prompt>>,
 }
 
 impl OAuthConfig {
-    /// Sets [`OAuthConfig::store`].
+    /// Sets where tokens are kept.
+    ///
+    /// Default: none; a [`FileTokenStore::for_server`](super::FileTokenStore::for_server) of
+    /// the server's name.
     pub fn store(mut self, store: impl TokenStore + 'static) -> Self {
         self.store = Some(Arc::new(store));
         self
     }
 
-    /// Sets [`OAuthConfig::prompt`].
+    /// Sets who takes a person through an authorization the supervisor finds it needs while it
+    /// runs (no tokens stored, a rejected refresh token, a step-up to more scopes).
+    ///
+    /// Default: none; the server becomes `failed` with cause `unauthorized`, and the message
+    /// says to run `mcp-resilient login <name>`.
     pub fn prompt(mut self, prompt: impl Prompt + 'static) -> Self {
         self.prompt = Some(Arc::new(prompt));
         self
     }
 
-    /// Sets [`OAuthConfig::scopes`].
+    /// Sets the scopes to ask for.
+    ///
+    /// Default: none; the scopes the server's `WWW-Authenticate` challenge or metadata suggest.
     pub fn scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
         self.scopes = scopes.into_iter().map(Into::into).collect();
         self
     }
 
-    /// Sets [`OAuthConfig::client_id`].
+    /// Sets a client id registered with the authorization server beforehand.
+    ///
+    /// Default: none; a client metadata document URL if set, else dynamic registration.
     pub fn client_id(mut self, client_id: impl Into<String>) -> Self {
         self.client_id = Some(client_id.into());
         self
     }
 
-    /// Sets [`OAuthConfig::client_secret_env`].
+    /// Sets the environment variable holding that client's secret (confidential clients).
+    ///
+    /// Default: none (a public client).
     pub fn client_secret_env(mut self, env: impl Into<String>) -> Self {
         self.client_secret_env = Some(env.into());
         self
     }
 
-    /// Sets [`OAuthConfig::grant`].
+    /// Sets the grant that obtains tokens.
+    ///
+    /// Default: [`Grant::AuthorizationCode`].
     pub fn grant(mut self, grant: Grant) -> Self {
         self.grant = grant;
+        self
+    }
+
+    /// Sets that client's secret, handed over by a host that keeps it elsewhere (a keychain, a
+    /// vault); it wins over [`client_secret_env`](Self::client_secret_env). Rust only: a
+    /// configuration file names a variable.
+    ///
+    /// Default: none.
+    pub fn client_secret(mut self, secret: ClientSecret) -> Self {
+        self.client_secret = Some(secret);
+        self
+    }
+
+    /// Sets the loopback port of the login redirect (`http://127.0.0.1:<port>/callback`).
+    /// Pre-registered clients usually need a fixed one.
+    ///
+    /// Default: 0, any free port.
+    pub fn callback_port(mut self, port: u16) -> Self {
+        self.callback_port = port;
+        self
+    }
+
+    /// Sets an HTTPS URL of this client's metadata document (CIMD), used as its client id where
+    /// the authorization server supports it.
+    ///
+    /// Default: none.
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
         self
     }
 }

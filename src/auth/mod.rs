@@ -9,8 +9,8 @@
 //!
 //! - [`Auth`] / [`OAuthConfig`]: part of a server's configuration; secrets come from
 //!   environment variables, never from the configuration itself.
-//! - [`login`], [`logout`], [`status`]: the authorization code flow over a loopback redirect on
-//!   127.0.0.1 (the CLI's `mcp-resilient login NAME`), and the stored result.
+//! - [`login`]: the authorization code flow over a loopback redirect on 127.0.0.1 (the CLI's
+//!   `mcp-resilient login NAME`), ahead of the supervisor that will use the stored tokens.
 //! - [`TokenStore`]: where tokens live; [`FileTokenStore`] keeps one file per server under the
 //!   user's config directory, mode 0600, written atomically and locked across refreshes so that
 //!   several processes (a proxy, the CLI, a host) can share it.
@@ -35,14 +35,14 @@ pub(crate) mod store;
 use std::{sync::Arc, time::Duration};
 
 pub use config::{Auth, ClientSecret, Grant, OAuthConfig};
-pub use prompt::{Browser, Headless, PrintUrl, Prompt};
+pub use prompt::{Browser, Headless, PrintUrl, Prompt, PromptError};
 pub use rmcp::transport::auth::AuthError;
 pub(crate) use session::{Authorizer, Refusal};
 pub use store::{FileTokenStore, MemoryTokenStore, StoreError, StoreLock, StoredAuth, TokenStore};
 
 use crate::config::{ServerConfig, TransportConfig};
 
-/// Why [`login`], [`logout`] or [`status`] failed.
+/// Why [`login`] failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoginError {
@@ -104,36 +104,6 @@ pub async fn login(
         .record()
         .await?
         .ok_or(LoginError::Authorization(AuthError::AuthorizationRequired))
-}
-
-/// Forgets the stored tokens of `server`. Returns whether there were any.
-///
-/// # Cancel safety
-///
-/// Dropped before the record is removed, nothing changed; the file store removes its file in one
-/// step, so the record is either still there or gone. Calling it again finishes the job.
-pub async fn logout(server: &ServerConfig) -> Result<bool, LoginError> {
-    let (_, _, store) = parts(server)?;
-    let had = store.load().await?.is_some();
-    store.clear().await?;
-    Ok(had)
-}
-
-/// What is stored for `server`, and where.
-///
-/// # Cancel safety
-///
-/// Cancel-safe: it only reads.
-pub async fn status(server: &ServerConfig) -> Result<(Option<StoredAuth>, String), LoginError> {
-    let (url, _, store) = parts(server)?;
-    let location = store.location();
-    let record = store.load().await?;
-    if let Some(record) = &record
-        && record.server_url != url.as_str()
-    {
-        tracing::warn!(stored = %crate::text::redact(&record.server_url), configured = %crate::text::redact_url(&url), "stored tokens belong to another URL");
-    }
-    Ok((record, location))
 }
 
 #[cfg(test)]

@@ -12,7 +12,38 @@ use url::Url;
 #[async_trait]
 pub trait Prompt: Send + Sync {
     /// Hands `url` to a user agent. An error means the URL could not be delivered at all.
-    async fn open(&self, url: &str) -> Result<(), String>;
+    async fn open(&self, url: &str) -> Result<(), PromptError>;
+}
+
+/// Why a [`Prompt`] could not hand the authorization URL over: what it tried, and the error
+/// that stopped it, if any, as its [`source`](std::error::Error::source).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct PromptError {
+    message: String,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl PromptError {
+    /// An error that says `message` (lowercase, no final period), with no cause.
+    pub fn new(message: impl Into<String>) -> Self {
+        PromptError {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An error that says `message`, caused by `source`.
+    pub fn caused_by(
+        message: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        PromptError {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
 }
 
 /// Prints the URL on standard error, for a person to open.
@@ -21,7 +52,7 @@ pub struct PrintUrl;
 
 #[async_trait]
 impl Prompt for PrintUrl {
-    async fn open(&self, url: &str) -> Result<(), String> {
+    async fn open(&self, url: &str) -> Result<(), PromptError> {
         eprintln!("Open this URL in a browser to authorize:\n\n  {url}\n");
         Ok(())
     }
@@ -34,7 +65,7 @@ pub struct Browser;
 
 #[async_trait]
 impl Prompt for Browser {
-    async fn open(&self, url: &str) -> Result<(), String> {
+    async fn open(&self, url: &str) -> Result<(), PromptError> {
         PrintUrl.open(url).await?;
         let opener = if cfg!(target_os = "macos") {
             "open"
@@ -85,34 +116,35 @@ impl Headless {
 
 #[async_trait]
 impl Prompt for Headless {
-    async fn open(&self, url: &str) -> Result<(), String> {
-        let mut at = Url::parse(url).map_err(|e| format!("authorization URL: {e}"))?;
+    async fn open(&self, url: &str) -> Result<(), PromptError> {
+        let mut at =
+            Url::parse(url).map_err(|e| PromptError::caused_by("invalid authorization URL", e))?;
         for _ in 0..10 {
-            let response = self
-                .http
-                .get(at.clone())
-                .send()
-                .await
-                .map_err(|e| format!("GET {}: {e}", at.origin().ascii_serialization()))?;
+            let response = self.http.get(at.clone()).send().await.map_err(|e| {
+                PromptError::caused_by(
+                    format!("GET {} failed", at.origin().ascii_serialization()),
+                    e,
+                )
+            })?;
             if is_loopback(&at) && at.path().ends_with("/callback") {
                 return Ok(());
             }
             if !response.status().is_redirection() {
-                return Err(format!(
+                return Err(PromptError::new(format!(
                     "the authorization server answered HTTP {} instead of redirecting",
                     response.status()
-                ));
+                )));
             }
             let location = response
                 .headers()
                 .get(reqwest::header::LOCATION)
                 .and_then(|v| v.to_str().ok())
-                .ok_or("a redirect without a Location")?;
+                .ok_or_else(|| PromptError::new("a redirect without a Location"))?;
             at = at
                 .join(location)
-                .map_err(|e| format!("redirect Location: {e}"))?;
+                .map_err(|e| PromptError::caused_by("invalid redirect Location", e))?;
         }
-        Err("more than 10 redirects".to_owned())
+        Err(PromptError::new("more than 10 redirects"))
     }
 }
 

@@ -28,21 +28,28 @@ impl ServerConfig {
         }
     }
 
-    /// How the host answers what the server asks of it (elicitation, sampling, roots).
+    /// Sets how the host answers what the server asks of it (elicitation, sampling, roots), in
+    /// server requests and in `input_required` tool results alike.
+    ///
+    /// Default: none; the server is told the client can answer none of them.
     pub fn handlers(mut self, handlers: crate::host::HostHandlers) -> Self {
         self.handlers = handlers;
         self
     }
 
-    /// Behind the gateway: shared by every host, or one upstream session per host
-    /// ([`Sessions::Shared`](super::Sessions::Shared) by default).
+    /// Sets, behind the gateway, whether one upstream session serves every host or each host
+    /// session gets its own. Nothing else reads it.
+    ///
+    /// Default: [`Sessions::Shared`](super::Sessions::Shared).
     pub fn sessions(mut self, sessions: super::Sessions) -> Self {
         self.sessions = sessions;
         self
     }
 
-    /// Whether a call lost with its generation is sent again ([`Replay::Annotated`] by default:
-    /// only to tools annotated read-only or idempotent).
+    /// Sets whether a call lost with its generation (sent, no answer, may have run) is sent once
+    /// more to the next generation.
+    ///
+    /// Default: [`Replay::Annotated`]: only to tools annotated read-only or idempotent.
     ///
     /// [`Replay::Annotated`]: super::Replay::Annotated
     pub fn replay(mut self, replay: super::Replay) -> Self {
@@ -50,7 +57,9 @@ impl ServerConfig {
         self
     }
 
-    /// Which revision of MCP to speak ([`ProtocolChoice::Auto`] by default).
+    /// Sets which revision of MCP to speak.
+    ///
+    /// Default: [`ProtocolChoice::Auto`].
     pub fn protocol(mut self, protocol: ProtocolChoice) -> Self {
         self.protocol = protocol;
         self
@@ -63,20 +72,20 @@ impl ServerConfig {
 
     /// A legacy HTTP+SSE server whose SSE stream is at `url`.
     pub fn sse(name: impl Into<String>, url: impl AsRef<str>) -> Self {
-        Self::remote_kind(name, url.as_ref(), RemoteKind::Sse)
+        Self::remote_of(name, url.as_ref(), RemoteKind::Sse)
     }
 
     /// A Streamable HTTP server whose MCP endpoint is `url`.
     pub fn http(name: impl Into<String>, url: impl AsRef<str>) -> Self {
-        Self::remote_kind(name, url.as_ref(), RemoteKind::Http)
+        Self::remote_of(name, url.as_ref(), RemoteKind::Http)
     }
 
     /// A remote server whose protocol is detected ([`RemoteKind::Auto`]).
     pub fn remote(name: impl Into<String>, url: impl AsRef<str>) -> Self {
-        Self::remote_kind(name, url.as_ref(), RemoteKind::Auto)
+        Self::remote_of(name, url.as_ref(), RemoteKind::Auto)
     }
 
-    fn remote_kind(name: impl Into<String>, url: &str, kind: RemoteKind) -> Self {
+    fn remote_of(name: impl Into<String>, url: &str, kind: RemoteKind) -> Self {
         match url::Url::parse(url) {
             Ok(parsed) => Self::new(
                 name,
@@ -95,11 +104,15 @@ impl ServerConfig {
     }
 
     /// Appends one argument (stdio servers only).
+    ///
+    /// Default: no arguments.
     pub fn arg(self, arg: impl Into<String>) -> Self {
         self.args([arg])
     }
 
     /// Appends arguments (stdio servers only).
+    ///
+    /// Default: no arguments.
     pub fn args(mut self, args: impl IntoIterator<Item = impl Into<String>>) -> Self {
         match &mut self.transport {
             TransportConfig::Stdio(stdio) => stdio.args.extend(args.into_iter().map(Into::into)),
@@ -110,7 +123,10 @@ impl ServerConfig {
         self
     }
 
-    /// Sets one environment variable for the child (stdio servers only).
+    /// Sets one environment variable for the child (stdio servers only), on top of the
+    /// allowlisted host environment ([`env_allowlist`](Self::env_allowlist)).
+    ///
+    /// Default: none.
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         match &mut self.transport {
             TransportConfig::Stdio(stdio) => {
@@ -124,6 +140,8 @@ impl ServerConfig {
     }
 
     /// Sets the child's working directory (stdio servers only).
+    ///
+    /// Default: none; the child inherits ours.
     pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
         match &mut self.transport {
             TransportConfig::Stdio(stdio) => stdio.cwd = Some(cwd.into()),
@@ -134,7 +152,10 @@ impl ServerConfig {
         self
     }
 
-    /// Adds a request header, e.g. `Authorization` (remote servers only).
+    /// Adds a request header, e.g. `Authorization` (remote servers only). Headers are sent only
+    /// to the server's own origin.
+    ///
+    /// Default: none.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         match &mut self.transport {
             TransportConfig::Remote(remote) => remote.headers.push((name.into(), value.into())),
@@ -146,6 +167,8 @@ impl ServerConfig {
     }
 
     /// Sets how requests are authorized (remote servers only; see [`crate::auth`]).
+    ///
+    /// Default: [`Auth::None`](crate::auth::Auth::None).
     pub fn auth(mut self, auth: crate::auth::Auth) -> Self {
         match &mut self.transport {
             TransportConfig::Remote(remote) => remote.auth = auth,
@@ -157,53 +180,188 @@ impl ServerConfig {
     }
 
     /// Sets the reconnect policy.
+    ///
+    /// Default: [`Reconnect::default()`].
     pub fn reconnect(mut self, reconnect: Reconnect) -> Self {
         self.reconnect = reconnect;
         self
     }
 
     /// Sets the heartbeat policy.
+    ///
+    /// Default: [`Heartbeat::default()`].
     pub fn heartbeat(mut self, heartbeat: Heartbeat) -> Self {
         self.heartbeat = heartbeat;
         self
     }
 
-    /// Sets the timeout of one `tools/call`.
+    /// Sets the timeout of one `tools/call`. Must be greater than zero.
+    ///
+    /// Default: 60 s; at most 24 h.
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
         self
     }
 
-    /// Sets the timeout of one connection attempt.
+    /// Sets the timeout of one connection attempt: transport, `initialize` and the first
+    /// `tools/list`. Must be greater than zero.
+    ///
+    /// Default: 30 s; at most 24 h.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
     }
 
-    /// Sets the bound on confirming that a generation closed.
+    /// Sets the bound on confirming that a generation closed (stdio: the child was reaped)
+    /// before the next one may start. Must be greater than zero.
+    ///
+    /// Default: 10 s; at most 24 h.
     pub fn close_timeout(mut self, timeout: Duration) -> Self {
         self.close_timeout = timeout;
         self
     }
 
     /// Lets calls made during an outage wait up to `wait` for the server to be ready again
-    /// (default 10 s); `Duration::ZERO` makes them fail at once.
+    /// before failing with `Unavailable`; `Duration::ZERO` makes them fail at once.
+    ///
+    /// Default: unset, which is 10 s ([`DEFAULT_CALL_WAIT`](super::DEFAULT_CALL_WAIT)); at
+    /// most 24 h.
     pub fn call_wait(mut self, wait: Duration) -> Self {
         self.call_wait = Some(wait);
         self
     }
 
-    /// Sets the bounds on what the server may send.
+    /// Sets the bounds on what the server may send. A bound exceeded ends the generation with
+    /// cause `limit_exceeded`.
+    ///
+    /// Default: [`Limits::default()`].
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
     }
 
-    /// Sets the most `tools/list` pages fetched in one tool sync: the same as
-    /// [`Limits::max_list_pages`], kept from before there were [`Limits`].
-    pub fn max_tool_pages(mut self, pages: u32) -> Self {
-        self.limits.max_list_pages = pages;
+    /// Replaces the name the constructor gave (a server loaded from a file, run under another
+    /// name). `[A-Za-z0-9_-]{1,32}`, checked by [`resolve`](Self::resolve).
+    ///
+    /// Default: the constructor's `name`.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
         self
+    }
+
+    /// Sets the host environment variables passed through to the child (stdio servers only);
+    /// all others are cleared.
+    ///
+    /// Default: `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`, `LANG`, `LC_ALL`, `TMPDIR`,
+    /// `RUST_LOG`.
+    pub fn env_allowlist(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        match &mut self.transport {
+            TransportConfig::Stdio(stdio) => {
+                stdio.env_allowlist = names.into_iter().map(Into::into).collect();
+            }
+            TransportConfig::Remote(_) => {
+                return self.defer(
+                    "transport.env_allowlist",
+                    "an environment allowlist applies only to stdio servers",
+                );
+            }
+        }
+        self
+    }
+
+    /// Sets how long, after closing the child's stdin, to wait for it to exit before `SIGTERM`
+    /// (stdio servers only).
+    ///
+    /// Default: 3 s; at most 24 h.
+    pub fn stdin_close_grace(mut self, grace: Duration) -> Self {
+        match &mut self.transport {
+            TransportConfig::Stdio(stdio) => stdio.stdin_close_grace = grace,
+            TransportConfig::Remote(_) => {
+                return self.defer(
+                    "transport.stdin_close_grace",
+                    "stdin_close_grace applies only to stdio servers",
+                );
+            }
+        }
+        self
+    }
+
+    /// Sets how long, after `SIGTERM`, to wait before `SIGKILL` (stdio servers only).
+    ///
+    /// Default: 2 s; at most 24 h.
+    pub fn term_grace(mut self, grace: Duration) -> Self {
+        match &mut self.transport {
+            TransportConfig::Stdio(stdio) => stdio.term_grace = grace,
+            TransportConfig::Remote(_) => {
+                return self.defer(
+                    "transport.term_grace",
+                    "term_grace applies only to stdio servers",
+                );
+            }
+        }
+        self
+    }
+
+    /// Applies `set` to the remote transport, or records that `field` applies only to remote
+    /// servers.
+    fn remote_field(mut self, field: &str, set: impl FnOnce(&mut RemoteConfig)) -> Self {
+        match &mut self.transport {
+            TransportConfig::Remote(remote) => set(remote),
+            TransportConfig::Stdio(_) => {
+                return self.defer(
+                    &format!("transport.{field}"),
+                    format!("{field} applies only to remote servers"),
+                );
+            }
+        }
+        self
+    }
+
+    /// Sets which HTTP protocol a remote server speaks (remote servers only).
+    ///
+    /// Default: the constructor's: [`RemoteKind::Auto`] for [`remote`](Self::remote),
+    /// [`RemoteKind::Sse`] for [`sse`](Self::sse), [`RemoteKind::Http`] for [`http`](Self::http).
+    pub fn remote_kind(self, kind: RemoteKind) -> Self {
+        self.remote_field("kind", |remote| remote.kind = kind)
+    }
+
+    /// Legacy SSE: sets how long to wait for the `endpoint` event, and for each POST to the
+    /// endpoint to be accepted (remote servers only). Must be greater than zero.
+    ///
+    /// Default: 10 s; at most 24 h.
+    pub fn endpoint_timeout(self, timeout: Duration) -> Self {
+        self.remote_field("endpoint_timeout", |remote| {
+            remote.endpoint_timeout = timeout;
+        })
+    }
+
+    /// Sets whether an HTTP 400 answer on a live session means the session expired, as some
+    /// servers say it (remote servers only).
+    ///
+    /// Default: `true`.
+    pub fn treat_400_as_expired(self, expired: bool) -> Self {
+        self.remote_field("treat_400_as_expired", |remote| {
+            remote.treat_400_as_expired = expired;
+        })
+    }
+
+    /// Sets the floor and the ceiling applied to a server's SSE `retry:` hint (remote servers
+    /// only). The ceiling must be at least the floor.
+    ///
+    /// Default: 250 ms and 30 s; each at most 24 h.
+    pub fn sse_retry(self, min: Duration, max: Duration) -> Self {
+        self.remote_field("sse_retry", |remote| {
+            remote.sse_retry_min = min;
+            remote.sse_retry_max = max;
+        })
+    }
+
+    /// Streamable HTTP: sets how many times one SSE response stream may be resumed (remote
+    /// servers only).
+    ///
+    /// Default: 3.
+    pub fn sse_max_retries(self, retries: u32) -> Self {
+        self.remote_field("sse_max_retries", |remote| remote.sse_max_retries = retries)
     }
 
     /// Records the first builder mistake for `resolve` to report.

@@ -7,6 +7,58 @@ use std::time::Duration;
 /// [`ServerConfig::resolve`](super::ServerConfig::resolve) with the field's path.
 pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// A duration [`parse_duration`] could not read. Its `Display` says what is wrong and quotes
+/// the input: ``unknown unit `x` in `5x`; use ns, us, ms, s, m, h or d``.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.describe())]
+pub struct DurationError {
+    input: String,
+    problem: Problem,
+}
+
+/// What is wrong with a duration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Problem {
+    Empty,
+    Negative,
+    NoNumber,
+    MissingUnit(String),
+    UnknownUnit(String),
+    InvalidNumber(String),
+    TooLarge,
+}
+
+impl DurationError {
+    fn new(input: &str, problem: Problem) -> Self {
+        DurationError {
+            input: input.to_owned(),
+            problem,
+        }
+    }
+
+    /// The text that did not parse, without surrounding whitespace.
+    pub fn input(&self) -> &str {
+        &self.input
+    }
+
+    fn describe(&self) -> String {
+        let input = &self.input;
+        match &self.problem {
+            Problem::Empty => "empty duration; expected e.g. 500ms, 5s or 1m".to_owned(),
+            Problem::Negative => format!("negative duration `{input}`"),
+            Problem::NoNumber => format!("invalid duration `{input}`: expected a number"),
+            Problem::MissingUnit(number) => {
+                format!("missing unit in `{input}`; write e.g. {number}s or {number}ms")
+            }
+            Problem::UnknownUnit(unit) => {
+                format!("unknown unit `{unit}` in `{input}`; use ns, us, ms, s, m, h or d")
+            }
+            Problem::InvalidNumber(number) => format!("invalid number `{number}` in `{input}`"),
+            Problem::TooLarge => format!("duration `{input}` is too large"),
+        }
+    }
+}
+
 /// Nanoseconds per unit, longest suffix first so `ms` is not read as `m` + `s`.
 const UNITS: [(&str, u128); 8] = [
     ("ns", 1),
@@ -26,13 +78,13 @@ const UNITS: [(&str, u128); 8] = [
 /// Rejected: an empty string, a sign (durations are never negative), a number without a unit
 /// (`"5"` could mean seconds or milliseconds), unknown units, `inf`/`NaN`, values that overflow
 /// [`Duration`]. Surrounding whitespace is ignored.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
     let input = s.trim();
     if input.is_empty() {
-        return Err("empty duration; expected e.g. 500ms, 5s or 1m".to_owned());
+        return Err(DurationError::new(input, Problem::Empty));
     }
     if input.starts_with('-') {
-        return Err(format!("negative duration `{input}`"));
+        return Err(DurationError::new(input, Problem::Negative));
     }
     let mut rest = input;
     let mut total: u128 = 0;
@@ -42,31 +94,33 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             .unwrap_or(rest.len());
         let (number, after) = rest.split_at(number_len);
         if number.is_empty() {
-            return Err(format!("invalid duration `{input}`: expected a number"));
+            return Err(DurationError::new(input, Problem::NoNumber));
         }
         let unit_len = after
             .find(|c: char| c.is_ascii_digit() || c == '.')
             .unwrap_or(after.len());
         let (unit, after) = after.split_at(unit_len);
         if unit.is_empty() {
-            return Err(format!(
-                "missing unit in `{input}`; write e.g. {number}s or {number}ms"
+            return Err(DurationError::new(
+                input,
+                Problem::MissingUnit(number.to_owned()),
             ));
         }
         let Some(&(_, per_unit)) = UNITS.iter().find(|(name, _)| *name == unit) else {
-            return Err(format!(
-                "unknown unit `{unit}` in `{input}`; use ns, us, ms, s, m, h or d"
+            return Err(DurationError::new(
+                input,
+                Problem::UnknownUnit(unit.to_owned()),
             ));
         };
         let part = scaled(number, per_unit)
-            .ok_or_else(|| format!("invalid number `{number}` in `{input}`"))?;
+            .ok_or_else(|| DurationError::new(input, Problem::InvalidNumber(number.to_owned())))?;
         total = total
             .checked_add(part)
-            .ok_or_else(|| format!("duration `{input}` is too large"))?;
+            .ok_or_else(|| DurationError::new(input, Problem::TooLarge))?;
         rest = after;
     }
     let secs = u64::try_from(total / 1_000_000_000)
-        .map_err(|_| format!("duration `{input}` is too large"))?;
+        .map_err(|_| DurationError::new(input, Problem::TooLarge))?;
     // The remainder is below 1e9, so it always fits in a u32.
     let nanos = (total % 1_000_000_000) as u32;
     Ok(Duration::new(secs, nanos))
@@ -113,15 +167,4 @@ pub fn format_duration(d: Duration) -> String {
         .filter(|(value, _)| *value > 0)
         .map(|(value, unit)| format!("{value}{unit}"))
         .collect()
-}
-
-/// A duration as people write it in a sentence: `800 ms`, `2.5 s`, `30 s` (milliseconds below a
-/// second, else seconds with one decimal when there is a fraction). For messages; not parsable.
-pub fn human_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    match ms {
-        0..1000 => format!("{ms} ms"),
-        _ if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
-        _ => format!("{:.1} s", d.as_secs_f64()),
-    }
 }

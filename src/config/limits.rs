@@ -21,6 +21,7 @@ use super::ConfigError;
 /// [`ServerConfig::limits`](super::ServerConfig::limits), or the `limits` block of a JSON entry
 /// (`maxListBytes`, …; sizes as integers or strings such as `"32MiB"`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Most bytes of JSON one list may have across all its pages: the tool list of a
     /// generation, and each prompt or resource list the proxy reads for its host. Counted page
@@ -28,48 +29,48 @@ pub struct Limits {
     ///
     /// # Default
     /// 4 MiB
-    pub max_list_bytes: usize,
+    pub(crate) max_list_bytes: usize,
     /// Most items (tools, prompts, resources) one list may have across all its pages. At
     /// least 1.
     ///
     /// # Default
     /// 10 000
-    pub max_list_items: usize,
+    pub(crate) max_list_items: usize,
     /// Most pages one list may take (a cursor that never ends). At least 1.
     ///
     /// # Default
     /// 100
-    pub max_list_pages: u32,
+    pub(crate) max_list_pages: u32,
     /// Largest single message: a stdio line, a Streamable HTTP JSON body. At least 1024.
     ///
     /// # Default
     /// 16 MiB
-    pub max_message_bytes: usize,
+    pub(crate) max_message_bytes: usize,
     /// Largest single SSE event (legacy SSE, and Streamable HTTP response streams). At least
     /// 1024.
     ///
     /// # Default
     /// 16 MiB
-    pub max_sse_event_bytes: usize,
+    pub(crate) max_sse_event_bytes: usize,
     /// Longest single SSE line. One line usually carries a whole message (`data: {…}`), so it
     /// is bounded like an event; a line longer than `max_sse_event_bytes` is stopped by that
     /// bound anyway. At least 1024.
     ///
     /// # Default
     /// 16 MiB
-    pub max_sse_line_bytes: usize,
+    pub(crate) max_sse_line_bytes: usize,
     /// Most server-to-host notifications (log messages, progress) waiting for a host that
     /// reads slowly; past it they are dropped and counted. Responses and `list_changed` are
     /// never dropped. At least 1.
     ///
     /// # Default
     /// 1024
-    pub max_buffered_notifications: usize,
+    pub(crate) max_buffered_notifications: usize,
     /// Most bytes of those waiting notifications. At least 1024.
     ///
     /// # Default
     /// 8 MiB
-    pub max_buffered_notification_bytes: usize,
+    pub(crate) max_buffered_notification_bytes: usize,
 }
 
 const MIB: usize = 1024 * 1024;
@@ -86,6 +87,82 @@ impl Default for Limits {
             max_buffered_notifications: 1024,
             max_buffered_notification_bytes: 8 * MIB,
         }
+    }
+}
+
+impl Limits {
+    /// Sets the most bytes of JSON one list may have across all its pages (tool, prompt and resource lists). At least 1024.
+    ///
+    /// Default: 4 MiB.
+    pub fn max_list_bytes(mut self, value: usize) -> Self {
+        self.max_list_bytes = value;
+        self
+    }
+
+    /// Sets the most items one list may have across all its pages. At least 1.
+    ///
+    /// Default: 10 000.
+    pub fn max_list_items(mut self, value: usize) -> Self {
+        self.max_list_items = value;
+        self
+    }
+
+    /// Sets the most pages one list may take. At least 1.
+    ///
+    /// Default: 100.
+    pub fn max_list_pages(mut self, value: u32) -> Self {
+        self.max_list_pages = value;
+        self
+    }
+
+    /// Sets the largest single message (a stdio line, a Streamable HTTP JSON body). At least 1024.
+    ///
+    /// Default: 16 MiB.
+    pub fn max_message_bytes(mut self, value: usize) -> Self {
+        self.max_message_bytes = value;
+        self
+    }
+
+    /// Sets the largest single SSE event. At least 1024.
+    ///
+    /// Default: 16 MiB.
+    pub fn max_sse_event_bytes(mut self, value: usize) -> Self {
+        self.max_sse_event_bytes = value;
+        self
+    }
+
+    /// Sets the longest single SSE line. At least 1024.
+    ///
+    /// Default: 16 MiB.
+    pub fn max_sse_line_bytes(mut self, value: usize) -> Self {
+        self.max_sse_line_bytes = value;
+        self
+    }
+
+    /// Sets the most server-to-host notifications waiting for a host that reads slowly; past it they are dropped and counted. At least 1.
+    ///
+    /// Default: 1024.
+    pub fn max_buffered_notifications(mut self, value: usize) -> Self {
+        self.max_buffered_notifications = value;
+        self
+    }
+
+    /// Sets the most bytes of those waiting notifications. At least 1024.
+    ///
+    /// Default: 8 MiB.
+    pub fn max_buffered_notification_bytes(mut self, value: usize) -> Self {
+        self.max_buffered_notification_bytes = value;
+        self
+    }
+
+    /// The most server-to-host notifications waiting for a host that reads slowly; past it they are dropped and counted. Default: 1024.
+    pub fn get_max_buffered_notifications(&self) -> usize {
+        self.max_buffered_notifications
+    }
+
+    /// The most bytes of those waiting notifications. Default: 8 MiB.
+    pub fn get_max_buffered_notification_bytes(&self) -> usize {
+        self.max_buffered_notification_bytes
     }
 }
 

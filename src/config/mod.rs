@@ -36,7 +36,7 @@ pub(crate) mod duration;
 pub(crate) mod json;
 mod limits;
 mod policy;
-mod server;
+pub(crate) mod server;
 mod transport;
 mod validate;
 
@@ -44,8 +44,8 @@ mod validate;
 mod tests;
 
 pub use self::duration::MAX_DURATION;
-pub use self::duration::parse_duration;
-pub use self::duration::{format_duration, human_duration};
+pub use self::duration::format_duration;
+pub use self::duration::{DurationError, parse_duration};
 #[cfg(feature = "config-files")]
 pub use self::json::{
     LoadedServers, SkippedServer, load_servers, load_servers_file, load_servers_with,
@@ -55,11 +55,13 @@ pub use self::limits::Limits;
 #[cfg(feature = "config-files")]
 pub(crate) use self::limits::parse_bytes;
 pub use self::policy::{Heartbeat, Reconnect};
+pub(crate) use self::server::ServerConfig;
 pub use self::server::{
-    DEFAULT_CALL_WAIT, ProtocolChoice, Replay, ServerConfig, Sessions, TransportConfig,
+    DEFAULT_CALL_WAIT, ProtocolChoice, Replay, Sessions, TransportConfig, UnknownValue,
 };
 pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};
-pub use self::validate::validate_server_name;
+#[cfg(any(test, feature = "config-files"))]
+pub(crate) use self::validate::validate_server_name;
 pub use crate::verdict::limit::ListBudget;
 
 /// A configuration that was rejected: which field, and why.
@@ -72,19 +74,32 @@ pub use crate::verdict::limit::ListBudget;
 /// same input gives the same error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}{}{message}", if .path.is_empty() { "" } else { ": " })]
+#[non_exhaustive]
 pub struct ConfigError {
     /// Dotted path of the offending field; empty for the document root.
-    pub path: String,
+    pub(crate) path: String,
     /// What is wrong, in lowercase, e.g. `must be at least initial_delay (500ms), got 100ms`.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl ConfigError {
     /// An error at `path` (dotted) with `message`.
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             path: path.into(),
             message: message.into(),
         }
+    }
+
+    /// The dotted path of the offending field (`reconnect.max_delay`,
+    /// `mcpServers.weather.reconnect.maxDelay`); empty for the document as a whole.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// What is wrong, in lowercase, without the path: `must be at least initial_delay (500ms),
+    /// got 100ms`.
+    pub fn message(&self) -> &str {
+        &self.message
     }
 }

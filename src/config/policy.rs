@@ -15,43 +15,44 @@ use std::time::Duration;
 /// The bounds below are checked by [`ServerConfig::resolve`](super::ServerConfig::resolve) only
 /// when `enabled` is true.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Reconnect {
     /// Whether to reconnect at all; when false, the first death or failed attempt is final.
     ///
     /// # Default
     /// `true`
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// Delay before the first retry of an outage. Must be greater than zero.
     ///
     /// # Default
     /// 500 ms; at most 24 h
-    pub initial_delay: Duration,
+    pub(crate) initial_delay: Duration,
     /// Cap on the delay between attempts. Must be at least `initial_delay`.
     ///
     /// # Default
     /// 30 s; at most 24 h
-    pub max_delay: Duration,
+    pub(crate) max_delay: Duration,
     /// Factor applied to the delay after each failed attempt. Must be finite and at least 1.0.
     ///
     /// # Default
     /// 2.0
-    pub multiplier: f64,
+    pub(crate) multiplier: f64,
     /// Relative random spread applied to each delay (0.3 = ±30 %). Must be finite, in `[0, 1)`.
     ///
     /// # Default
     /// 0.3
-    pub jitter: f64,
+    pub(crate) jitter: f64,
     /// Consecutive failed attempts allowed per outage (the outage budget). Must be at least 1.
     ///
     /// # Default
     /// 10
-    pub max_attempts: u32,
+    pub(crate) max_attempts: u32,
     /// How long a generation must stay ready before the outage budget is refilled; `None` means
     /// `max_delay` (see [`Reconnect::effective_stability_window`]). If set, must be greater than zero.
     ///
     /// # Default
     /// `None` (= `max_delay`); at most 24 h
-    pub stability_window: Option<Duration>,
+    pub(crate) stability_window: Option<Duration>,
     /// Attempts per second (first attempts and reconnects) this process starts against one web
     /// origin (`host:port`), across every supervisor whose servers share it and that uses the
     /// same figure; attempts past it wait their turn. It keeps many sessions to one (re)started
@@ -61,7 +62,7 @@ pub struct Reconnect {
     ///
     /// # Default
     /// 2,000
-    pub origin_attempts_per_second: u32,
+    pub(crate) origin_attempts_per_second: u32,
 }
 
 impl Default for Reconnect {
@@ -90,8 +91,85 @@ impl Reconnect {
     }
 
     /// The stability window in force: `stability_window`, or `max_delay` when it is `None`.
-    pub fn effective_stability_window(&self) -> Duration {
+    pub(crate) fn effective_stability_window(&self) -> Duration {
         self.stability_window.unwrap_or(self.max_delay)
+    }
+
+    /// Sets the delay before the first retry of an outage. Must be greater than zero.
+    ///
+    /// Default: 500 ms; at most 24 h.
+    pub fn initial_delay(mut self, delay: Duration) -> Self {
+        self.initial_delay = delay;
+        self
+    }
+
+    /// Sets the cap on the delay between attempts. Must be at least the initial delay.
+    ///
+    /// Default: 30 s; at most 24 h.
+    pub fn max_delay(mut self, delay: Duration) -> Self {
+        self.max_delay = delay;
+        self
+    }
+
+    /// Sets the factor applied to the delay after each failed attempt. Must be finite and at
+    /// least 1.0.
+    ///
+    /// Default: 2.0.
+    pub fn multiplier(mut self, multiplier: f64) -> Self {
+        self.multiplier = multiplier;
+        self
+    }
+
+    /// Sets the relative random spread applied to each delay (0.3 = ±30 %). Must be finite, in
+    /// `[0, 1)`.
+    ///
+    /// Default: 0.3.
+    pub fn jitter(mut self, jitter: f64) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// Sets the consecutive failed attempts allowed per outage (the outage budget). Must be at
+    /// least 1.
+    ///
+    /// Default: 10.
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = attempts;
+        self
+    }
+
+    /// Sets how long a generation must stay ready before the outage budget is refilled. Must be
+    /// greater than zero.
+    ///
+    /// Default: the max delay (30 s unless set); at most 24 h.
+    pub fn stability_window(mut self, window: Duration) -> Self {
+        self.stability_window = Some(window);
+        self
+    }
+
+    /// Sets the attempts per second this process starts against one web origin (`host:port`),
+    /// across every supervisor whose servers share it (see the type's documentation). Must be
+    /// at least 1.
+    ///
+    /// Default: 2,000.
+    pub fn origin_attempts_per_second(mut self, rate: u32) -> Self {
+        self.origin_attempts_per_second = rate;
+        self
+    }
+
+    /// The delay before the first retry of an outage. Default: 500 ms.
+    pub fn get_initial_delay(&self) -> Duration {
+        self.initial_delay
+    }
+
+    /// The cap on the delay between attempts. Default: 30 s.
+    pub fn get_max_delay(&self) -> Duration {
+        self.max_delay
+    }
+
+    /// The relative random spread applied to each delay. Default: 0.3.
+    pub fn get_jitter(&self) -> f64 {
+        self.jitter
     }
 }
 
@@ -101,23 +179,24 @@ impl Reconnect {
 /// `failures` consecutive misses mean death. The bounds below are checked by
 /// [`ServerConfig::resolve`](super::ServerConfig::resolve) only when `enabled` is true.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Heartbeat {
     /// Whether to probe at all.
     ///
     /// # Default
     /// `true`
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// Silence after which a probe is sent. Must be greater than zero.
     ///
     /// # Default
     /// 30 s; at most 24 h
-    pub interval: Duration,
+    pub(crate) interval: Duration,
     /// How long one probe may wait for its answer. Must be greater than zero and less than
     /// `interval`.
     ///
     /// # Default
     /// 10 s; at most 24 h
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Consecutive missed probes that mean the server is dead. Must be at least 1. The probe a
     /// call sends after a silence longer than `interval` is the exception: unanswered for the
     /// whole `timeout`, it ends the generation by itself (a caller is waiting, and no call is
@@ -125,7 +204,7 @@ pub struct Heartbeat {
     ///
     /// # Default
     /// 2
-    pub failures: u32,
+    pub(crate) failures: u32,
 }
 
 impl Default for Heartbeat {
@@ -157,5 +236,45 @@ impl Heartbeat {
             enabled: false,
             ..Self::default()
         }
+    }
+
+    /// Sets the silence after which a probe is sent. Must be greater than zero.
+    ///
+    /// Default: 30 s; at most 24 h.
+    pub fn interval(mut self, interval: Duration) -> Self {
+        self.interval = interval;
+        self
+    }
+
+    /// Sets how long one probe may wait for its answer. Must be greater than zero and less than
+    /// the interval.
+    ///
+    /// Default: 10 s; at most 24 h.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets how many consecutive missed probes mean the server is dead. Must be at least 1.
+    ///
+    /// Default: 2.
+    pub fn failures(mut self, failures: u32) -> Self {
+        self.failures = failures;
+        self
+    }
+
+    /// The silence after which a probe is sent. Default: 30 s.
+    pub fn get_interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// How long one probe may wait for its answer. Default: 10 s.
+    pub fn get_timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// How many consecutive missed probes mean the server is dead. Default: 2.
+    pub fn get_failures(&self) -> u32 {
+        self.failures
     }
 }

@@ -5,6 +5,32 @@ use std::{fmt, str::FromStr, time::Duration};
 
 use super::{ConfigError, Heartbeat, Limits, Reconnect, RemoteConfig, StdioConfig};
 
+/// A word the settings' `FromStr` ([`ProtocolChoice`], [`RemoteKind`](super::RemoteKind),
+/// [`Sessions`], [`Replay`]) does not know. `Display`: ``unknown protocol `x`; expected auto,
+/// 2025-11-25 or 2026-07-28``.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} `{value}`; expected {expected}")]
+pub struct UnknownValue {
+    what: &'static str,
+    value: String,
+    expected: &'static str,
+}
+
+impl UnknownValue {
+    pub(crate) fn new(what: &'static str, value: &str, expected: &'static str) -> Self {
+        UnknownValue {
+            what,
+            value: value.to_owned(),
+            expected,
+        }
+    }
+
+    /// The word that was not understood.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
 /// One configured MCP server: its name, its transport and the policies its supervisor follows.
 ///
 /// Build it with [`ServerConfig::stdio`], [`ServerConfig::sse`], [`ServerConfig::http`] or
@@ -12,42 +38,43 @@ use super::{ConfigError, Heartbeat, Limits, Reconnect, RemoteConfig, StdioConfig
 /// `load_servers` (feature `config-files`); then call [`ServerConfig::resolve`] to validate it.
 /// Builders never panic: a mistake such as an unparsable URL is kept and reported by `resolve`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ServerConfig {
     /// Server name, `[A-Za-z0-9_-]{1,32}`, unique in a registry; part of every public tool name.
     ///
     /// Default: none (required).
-    pub name: String,
+    pub(crate) name: String,
     /// What to connect to.
     ///
     /// Default: none (required).
-    pub transport: TransportConfig,
+    pub(crate) transport: TransportConfig,
     /// Reconnect policy.
     ///
     /// # Default
     /// [`Reconnect::default()`]
-    pub reconnect: Reconnect,
+    pub(crate) reconnect: Reconnect,
     /// Heartbeat policy.
     ///
     /// # Default
     /// [`Heartbeat::default()`]
-    pub heartbeat: Heartbeat,
+    pub(crate) heartbeat: Heartbeat,
     /// Timeout of one `tools/call`. Must be greater than zero.
     ///
     /// # Default
     /// 60 s; at most 24 h
-    pub call_timeout: Duration,
+    pub(crate) call_timeout: Duration,
     /// Timeout of one connection attempt: transport, `initialize` and the first `tools/list`.
     /// Must be greater than zero.
     ///
     /// # Default
     /// 30 s; at most 24 h
-    pub connect_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
     /// Bound on confirming that a generation closed (stdio: the child was reaped) before the next
     /// one may start. Must be greater than zero.
     ///
     /// # Default
     /// 10 s; at most 24 h
-    pub close_timeout: Duration,
+    pub(crate) close_timeout: Duration,
     /// How long a call made while the server is connecting or reconnecting waits for it to be
     /// ready again before failing with `Unavailable`: a blip (a restart, a dropped session)
     /// costs the caller a short wait, not a failure. `Some(Duration::ZERO)`: fail at once.
@@ -55,37 +82,37 @@ pub struct ServerConfig {
     ///
     /// # Default
     /// `None`, which is 10 s ([`DEFAULT_CALL_WAIT`]); at most 24 h
-    pub call_wait: Option<Duration>,
+    pub(crate) call_wait: Option<Duration>,
     /// Bounds on what the server may send: list sizes, message and SSE event sizes, buffered
     /// notifications. A bound exceeded ends the generation with cause `limit_exceeded`.
     ///
     /// # Default
     /// [`Limits::default()`]
-    pub limits: Limits,
+    pub(crate) limits: Limits,
     /// Which revision of MCP to speak.
     ///
     /// # Default
     /// [`ProtocolChoice::Auto`]
-    pub protocol: ProtocolChoice,
+    pub(crate) protocol: ProtocolChoice,
     /// Whether a tool call lost with its generation (sent, no answer, may have run) is sent
     /// once more to the next generation.
     ///
     /// # Default
     /// [`Replay::Annotated`]: only for tools the server annotated `readOnlyHint` or
     /// `idempotentHint`, for which running twice is the same as running once
-    pub replay: Replay,
+    pub(crate) replay: Replay,
     /// How the host answers what the server asks of it (elicitation, sampling, roots), in
     /// server requests and in `input_required` tool results alike.
     ///
     /// # Default
     /// none: the server is told the client can answer none of them
-    pub handlers: crate::host::HostHandlers,
+    pub(crate) handlers: crate::host::HostHandlers,
     /// Behind the gateway (`mcp-resilient serve`): one upstream session for every host, or one
     /// per host session. Nothing else reads it.
     ///
     /// # Default
     /// [`Sessions::Shared`]
-    pub sessions: Sessions,
+    pub(crate) sessions: Sessions,
     /// The first builder mistake, reported by `resolve` (builders cannot return errors).
     pub(super) pending: Option<ConfigError>,
 }
@@ -118,7 +145,7 @@ pub enum ProtocolChoice {
 }
 
 impl FromStr for ProtocolChoice {
-    type Err = String;
+    type Err = UnknownValue;
 
     /// `auto`, `2025-11-25` or `2026-07-28`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -126,8 +153,10 @@ impl FromStr for ProtocolChoice {
             "auto" => Ok(Self::Auto),
             "2025-11-25" => Ok(Self::V2025_11_25),
             "2026-07-28" => Ok(Self::V2026_07_28),
-            other => Err(format!(
-                "unknown protocol `{other}`; expected auto, 2025-11-25 or 2026-07-28"
+            other => Err(UnknownValue::new(
+                "protocol",
+                other,
+                "auto, 2025-11-25 or 2026-07-28",
             )),
         }
     }
@@ -152,6 +181,53 @@ impl ServerConfig {
     pub(crate) fn effective_call_wait(&self) -> Duration {
         self.call_wait.unwrap_or(DEFAULT_CALL_WAIT)
     }
+
+    /// The server's name, `[A-Za-z0-9_-]{1,32}` once resolved: unique in a registry, part of
+    /// every public tool name. Set by the constructor ([`with_name`](Self::with_name) replaces it).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What it connects to. Set by the constructor, and by the transport's setters
+    /// ([`arg`](Self::arg), [`header`](Self::header), …).
+    pub fn transport(&self) -> &TransportConfig {
+        &self.transport
+    }
+
+    /// The timeout of one connection attempt ([`connect_timeout`](Self::connect_timeout)).
+    /// Default: 30 s.
+    pub fn get_connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// The reconnect policy ([`reconnect`](Self::reconnect)). Default: [`Reconnect::default()`].
+    pub fn get_reconnect(&self) -> &Reconnect {
+        &self.reconnect
+    }
+
+    /// The heartbeat policy ([`heartbeat`](Self::heartbeat)). Default: [`Heartbeat::default()`].
+    pub fn get_heartbeat(&self) -> &Heartbeat {
+        &self.heartbeat
+    }
+
+    /// The bounds on what the server may send ([`limits`](Self::limits)). Default:
+    /// [`Limits::default()`].
+    pub fn get_limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// How long a call made during an outage waits for the server ([`call_wait`](Self::call_wait));
+    /// `None`, the default, means [`DEFAULT_CALL_WAIT`] (10 s) to the library, and lets the
+    /// gateway give such servers its own wait.
+    pub fn get_call_wait(&self) -> Option<Duration> {
+        self.call_wait
+    }
+
+    /// Behind the gateway: one upstream session for every host, or one per host session
+    /// ([`sessions`](Self::sessions)). Default: [`Sessions::Shared`].
+    pub fn get_sessions(&self) -> Sessions {
+        self.sessions
+    }
 }
 
 /// How the gateway (`mcp-resilient serve`) connects one server for its hosts.
@@ -168,13 +244,14 @@ pub enum Sessions {
 }
 
 impl FromStr for Sessions {
-    type Err = String;
+    type Err = UnknownValue;
 
+    /// `shared` or `per_host` (also `perHost`, `per-host`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "shared" => Ok(Sessions::Shared),
             "per_host" | "perHost" | "per-host" => Ok(Sessions::PerHost),
-            other => Err(format!("expected shared or per_host, got `{other}`")),
+            other => Err(UnknownValue::new("sessions", other, "shared or per_host")),
         }
     }
 }
@@ -202,13 +279,14 @@ pub enum Replay {
 }
 
 impl FromStr for Replay {
-    type Err = String;
+    type Err = UnknownValue;
 
+    /// `annotated` or `never`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "annotated" => Ok(Replay::Annotated),
             "never" => Ok(Replay::Never),
-            other => Err(format!("must be `annotated` or `never`, got `{other}`")),
+            other => Err(UnknownValue::new("replay", other, "annotated or never")),
         }
     }
 }

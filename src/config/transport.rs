@@ -7,41 +7,42 @@ use std::{collections::BTreeMap, fmt, path::PathBuf, str::FromStr, time::Duratio
 ///
 /// Its `Debug` output shows the names of `env` only: values (an API key) are secrets.
 #[derive(Clone, PartialEq)]
+#[non_exhaustive]
 pub struct StdioConfig {
     /// Program to run, looked up in `PATH` when it has no slash. Must not be empty.
     ///
     /// Default: none (required).
-    pub command: String,
+    pub(crate) command: String,
     /// Arguments.
     ///
     /// # Default
     /// empty
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
     /// Variables set for the child, on top of the allowlisted host environment.
     ///
     /// # Default
     /// empty
-    pub env: BTreeMap<String, String>,
+    pub(crate) env: BTreeMap<String, String>,
     /// Working directory of the child; `None` inherits ours.
     ///
     /// # Default
     /// `None`
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     /// Host environment variables passed through to the child; all others are cleared.
     ///
     /// # Default
     /// `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`, `LANG`, `LC_ALL`, `TMPDIR`, `RUST_LOG`
-    pub env_allowlist: Vec<String>,
+    pub(crate) env_allowlist: Vec<String>,
     /// After closing the child's stdin, how long to wait for it to exit before `SIGTERM`.
     ///
     /// # Default
     /// 3 s; at most 24 h
-    pub stdin_close_grace: Duration,
+    pub(crate) stdin_close_grace: Duration,
     /// After `SIGTERM`, how long to wait before `SIGKILL`.
     ///
     /// # Default
     /// 2 s; at most 24 h
-    pub term_grace: Duration,
+    pub(crate) term_grace: Duration,
 }
 
 impl fmt::Debug for StdioConfig {
@@ -65,12 +66,12 @@ impl fmt::Debug for StdioConfig {
 
 impl StdioConfig {
     /// The host variables passed through by default.
-    pub const DEFAULT_ENV_ALLOWLIST: [&'static str; 10] = [
+    pub(crate) const DEFAULT_ENV_ALLOWLIST: [&'static str; 10] = [
         "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "RUST_LOG",
     ];
 
     /// Runs `command` with no arguments and every other field at its default.
-    pub fn new(command: impl Into<String>) -> Self {
+    pub(crate) fn new(command: impl Into<String>) -> Self {
         Self {
             command: command.into(),
             args: Vec::new(),
@@ -80,6 +81,30 @@ impl StdioConfig {
             stdin_close_grace: Duration::from_secs(3),
             term_grace: Duration::from_secs(2),
         }
+    }
+
+    /// The program to run, looked up in `PATH` when it has no slash.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// Its arguments ([`ServerConfig::arg`](super::ServerConfig::arg)). Default: none.
+    pub fn args(&self) -> &[String] {
+        &self.args
+    }
+
+    /// The names of the variables set for the child ([`ServerConfig::env`]), sorted; their
+    /// values are secrets and stay inside. Default: none.
+    ///
+    /// [`ServerConfig::env`]: super::ServerConfig::env
+    pub fn env_names(&self) -> impl Iterator<Item = &str> {
+        self.env.keys().map(String::as_str)
+    }
+
+    /// The child's working directory ([`ServerConfig::cwd`](super::ServerConfig::cwd));
+    /// `None`, the default, inherits ours.
+    pub fn cwd(&self) -> Option<&std::path::Path> {
+        self.cwd.as_deref()
     }
 }
 
@@ -96,7 +121,7 @@ pub enum RemoteKind {
 }
 
 impl FromStr for RemoteKind {
-    type Err = String;
+    type Err = super::UnknownValue;
 
     /// `auto`, `sse`, `http`; `streamable-http`, `streamable_http` and `streamableHttp` also mean
     /// [`RemoteKind::Http`]. Case-insensitive.
@@ -105,8 +130,10 @@ impl FromStr for RemoteKind {
             "auto" => Ok(Self::Auto),
             "sse" => Ok(Self::Sse),
             "http" | "streamable-http" | "streamable_http" | "streamablehttp" => Ok(Self::Http),
-            _ => Err(format!(
-                "unknown transport `{s}`; expected auto, sse, http or streamable-http"
+            _ => Err(super::UnknownValue::new(
+                "transport",
+                s,
+                "auto, sse, http or streamable-http",
             )),
         }
     }
@@ -125,57 +152,57 @@ impl fmt::Display for RemoteKind {
 /// A server reached over HTTP.
 ///
 /// Its `Debug` output shows header names only: values (an `Authorization`, an API key) are
-/// secrets. The URL is shown without its userinfo and query values
-/// ([`redact_url`](crate::text::redact_url)).
+/// secrets. The URL is shown without its userinfo, query values and fragment.
 #[derive(Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RemoteConfig {
     /// The SSE URL (legacy) or the MCP endpoint (Streamable HTTP). `http` or `https` only.
     ///
     /// Default: none (required).
-    pub url: url::Url,
+    pub(crate) url: url::Url,
     /// Which protocol to speak.
     ///
     /// # Default
     /// [`RemoteKind::Auto`]
-    pub kind: RemoteKind,
+    pub(crate) kind: RemoteKind,
     /// Extra request headers (e.g. `Authorization`), sent only to the server's own origin.
     ///
     /// # Default
     /// empty
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
     /// Legacy SSE: how long to wait for the `endpoint` event, and for each POST to the endpoint
     /// to be accepted (a server answers it with 202 at once; the reply comes on the stream).
     /// Must be greater than zero.
     ///
     /// # Default
     /// 10 s; at most 24 h
-    pub endpoint_timeout: Duration,
+    pub(crate) endpoint_timeout: Duration,
     /// Whether an HTTP 400 answer on a live session means the session expired (some servers say
     /// "no valid session" with 400 instead of 404).
     ///
     /// # Default
     /// `true`
-    pub treat_400_as_expired: bool,
+    pub(crate) treat_400_as_expired: bool,
     /// Floor applied to a server's SSE `retry:` hint.
     ///
     /// # Default
     /// 250 ms; at most 24 h
-    pub sse_retry_min: Duration,
+    pub(crate) sse_retry_min: Duration,
     /// Ceiling applied to a server's SSE `retry:` hint. Must be at least `sse_retry_min`.
     ///
     /// # Default
     /// 30 s; at most 24 h
-    pub sse_retry_max: Duration,
+    pub(crate) sse_retry_max: Duration,
     /// Streamable HTTP: how many times one SSE response stream may be resumed.
     ///
     /// # Default
     /// 3
-    pub sse_max_retries: u32,
+    pub(crate) sse_max_retries: u32,
     /// How requests are authorized (a bearer token from the environment, or OAuth).
     ///
     /// # Default
     /// [`Auth::None`](crate::auth::Auth::None)
-    pub auth: crate::auth::Auth,
+    pub(crate) auth: crate::auth::Auth,
 }
 
 impl fmt::Debug for RemoteConfig {
@@ -201,7 +228,7 @@ impl fmt::Debug for RemoteConfig {
 
 impl RemoteConfig {
     /// Connects to `url` with `kind` and every other field at its default.
-    pub fn new(url: url::Url, kind: RemoteKind) -> Self {
+    pub(crate) fn new(url: url::Url, kind: RemoteKind) -> Self {
         Self {
             url,
             kind,
@@ -213,5 +240,23 @@ impl RemoteConfig {
             sse_max_retries: 3,
             auth: crate::auth::Auth::None,
         }
+    }
+
+    /// The SSE URL (legacy) or the MCP endpoint (Streamable HTTP). It may hold credentials (a
+    /// query value, a userinfo): show it redacted, as this type's `Debug` does.
+    pub fn url(&self) -> &url::Url {
+        &self.url
+    }
+
+    /// Which protocol it speaks ([`ServerConfig::remote_kind`](super::ServerConfig::remote_kind)).
+    /// Default: [`RemoteKind::Auto`].
+    pub fn kind(&self) -> RemoteKind {
+        self.kind
+    }
+
+    /// How its requests are authorized ([`ServerConfig::auth`](super::ServerConfig::auth)).
+    /// Default: [`Auth::None`](crate::auth::Auth::None).
+    pub fn auth(&self) -> &crate::auth::Auth {
+        &self.auth
     }
 }

@@ -223,11 +223,11 @@ pub enum StartError {
     DuplicateServer(String),
     /// The default HTTP client could not be built (see
     /// [`SupervisorBuilder::http_client`](crate::supervisor::SupervisorBuilder::http_client)).
-    #[error("could not build the HTTP client: {0}")]
-    HttpClient(String),
+    #[error("could not build the HTTP client")]
+    HttpClient(#[source] std::sync::Arc<reqwest::Error>),
     /// The configured authorization cannot be set up (no directory for the token store).
-    #[error("authorization: {0}")]
-    Auth(String),
+    #[error("the authorization cannot be set up")]
+    Auth(#[source] crate::auth::StoreError),
     /// `spawn` was called outside a Tokio runtime: the supervisor is a task and needs one.
     #[error("no Tokio runtime: spawn a supervisor from within a runtime")]
     NoRuntime,

@@ -1,7 +1,9 @@
 //! The registry's tools as function-calling definitions for model APIs.
 //!
 //! A host that talks to a model API itself (no agent framework in between) needs the tool list in
-//! that API's own shape. These functions write it from a [`Snapshot`] in one call:
+//! that API's own shape. [`Snapshot::openai_tools`] and [`Snapshot::anthropic_tools`] write it
+//! for every tool in one call, [`RegisteredTool::openai_tool`] and
+//! [`RegisteredTool::anthropic_tool`] for one:
 //!
 //! | API | shape of one tool |
 //! |---|---|
@@ -22,27 +24,18 @@ use serde_json::{Map, Value, json};
 
 use super::{RegisteredTool, Snapshot};
 
-/// Every tool of `snapshot` as an OpenAI `tools` array:
-/// `[{"type": "function", "function": {"name", "description", "parameters"}}]`.
-pub fn openai_tools(snapshot: &Snapshot) -> Value {
-    Value::Array(snapshot.tools().map(openai_tool).collect())
-}
+impl RegisteredTool {
+    /// This tool in the OpenAI shape:
+    /// `{"type": "function", "function": {"name", "description", "parameters"}}`.
+    pub fn openai_tool(&self) -> Value {
+        let function = named(self, "parameters");
+        json!({ "type": "function", "function": function })
+    }
 
-/// Every tool of `snapshot` as an Anthropic `tools` array:
-/// `[{"name", "description", "input_schema"}]`.
-pub fn anthropic_tools(snapshot: &Snapshot) -> Value {
-    Value::Array(snapshot.tools().map(anthropic_tool).collect())
-}
-
-/// One tool in the OpenAI shape.
-pub fn openai_tool(tool: &RegisteredTool) -> Value {
-    let function = named(tool, "parameters");
-    json!({ "type": "function", "function": function })
-}
-
-/// One tool in the Anthropic shape.
-pub fn anthropic_tool(tool: &RegisteredTool) -> Value {
-    Value::Object(named(tool, "input_schema"))
+    /// This tool in the Anthropic shape: `{"name", "description", "input_schema"}`.
+    pub fn anthropic_tool(&self) -> Value {
+        Value::Object(named(self, "input_schema"))
+    }
 }
 
 /// `{"name", "description"?, <schema_key>}` for one tool.
@@ -58,14 +51,16 @@ fn named(tool: &RegisteredTool, schema_key: &str) -> Map<String, Value> {
 }
 
 impl Snapshot {
-    /// This snapshot's tools as an OpenAI `tools` array: see [`openai_tools`].
+    /// This snapshot's tools, in snapshot order, as an OpenAI `tools` array:
+    /// `[{"type": "function", "function": {"name", "description", "parameters"}}]`.
     pub fn openai_tools(&self) -> Value {
-        openai_tools(self)
+        Value::Array(self.tools().map(RegisteredTool::openai_tool).collect())
     }
 
-    /// This snapshot's tools as an Anthropic `tools` array: see [`anthropic_tools`].
+    /// This snapshot's tools, in snapshot order, as an Anthropic `tools` array:
+    /// `[{"name", "description", "input_schema"}]`.
     pub fn anthropic_tools(&self) -> Value {
-        anthropic_tools(self)
+        Value::Array(self.tools().map(RegisteredTool::anthropic_tool).collect())
     }
 }
 

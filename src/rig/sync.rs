@@ -7,10 +7,7 @@ use futures::{
     stream::{BoxStream, SelectAll},
 };
 use rig_core::tool::{ManagedToolSink, ManagedToolToken};
-use tokio::{
-    sync::{broadcast, oneshot},
-    task::JoinHandle,
-};
+use tokio::{sync::oneshot, task::JoinHandle};
 
 use super::tool::dynamic_tools;
 use crate::{ToolRegistry, registry::ToolsChanged, supervisor::board::StatusWatch};
@@ -97,7 +94,7 @@ impl ToolSync {
 
 /// What woke the task.
 enum Step {
-    Changed(Result<ToolsChanged, broadcast::error::RecvError>),
+    Changed(Result<ToolsChanged, crate::state::RecvError>),
     /// A server's readiness changed (`Some`), or its supervisor is gone (`None`).
     Readiness(Arc<str>, Option<bool>),
     Stop,
@@ -117,7 +114,7 @@ struct Syncer<S> {
 impl<S: ManagedToolSink> Syncer<S> {
     async fn run(
         mut self,
-        mut changes: broadcast::Receiver<ToolsChanged>,
+        mut changes: crate::state::ChangeReceiver,
         mut stopped: oneshot::Receiver<()>,
     ) {
         loop {
@@ -130,11 +127,11 @@ impl<S: ManagedToolSink> Syncer<S> {
             };
             match step {
                 Step::Changed(Ok(change)) => self.on_change(&change.server),
-                Step::Changed(Err(broadcast::error::RecvError::Lagged(missed))) => {
+                Step::Changed(Err(crate::state::RecvError::Lagged(missed))) => {
                     tracing::debug!(missed, "registry changes lagged; reconciling every server");
                     self.resync_all();
                 }
-                Step::Changed(Err(broadcast::error::RecvError::Closed)) | Step::Stop => return,
+                Step::Changed(Err(crate::state::RecvError::Closed)) | Step::Stop => return,
                 Step::Readiness(server, Some(true)) => self.reconcile(&server),
                 Step::Readiness(_, Some(false)) => {}
                 Step::Readiness(server, None) => {

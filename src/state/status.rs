@@ -54,8 +54,15 @@ impl Status {
     }
 }
 
+/// The state, the generation it is about (when there is one) and the sequence number:
+/// `ready, generation 3, seq 7`; `connecting, seq 12` while a restart closes the previous
+/// generation. The state's own `Display` is the word alone (`ready`).
 impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.state, f)
+        fmt::Display::fmt(&self.state, f)?;
+        if let Some(generation) = self.generation {
+            write!(f, ", generation {generation}")?;
+        }
+        write!(f, ", seq {}", self.seq)
     }
 }

@@ -93,6 +93,7 @@ impl Depth {
     }
 
     /// The most seen so far.
+    #[cfg_attr(not(any(test, feature = "test-hooks")), allow(dead_code))]
     pub(in crate::supervisor) fn peak(&self) -> usize {
         self.0.load(Ordering::Relaxed)
     }

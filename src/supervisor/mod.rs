@@ -33,7 +33,7 @@ pub(crate) mod session;
 use std::{sync::Arc, time::Duration};
 
 use rmcp::model::ServerPeerInfo;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::supervisor::board::StatusWatch;
 pub use builder::SupervisorBuilder;
@@ -41,7 +41,7 @@ pub use builder::SupervisorBuilder;
 use crate::{
     NotReady,
     registry::ToolRegistry,
-    state::{Cause, ConnectionState, Death, Event, Generation, Status},
+    state::{Cause, ConnectionState, Death, EventReceiver, Generation, Status},
     supervisor::board::Board,
     supervisor::dispatch::CallPath,
     supervisor::mailbox::{Depth, Msg},
@@ -68,7 +68,8 @@ struct Inner {
     relay: Arc<Relay>,
     calls: Arc<CallPath>,
     registry: ToolRegistry,
-    /// The mailbox's peak depth, noted by the actor.
+    /// The mailbox's peak depth, noted by the actor; read only with feature `test-hooks`.
+    #[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
     depth: Arc<Depth>,
 }
 
@@ -88,20 +89,31 @@ impl Supervisor {
         self.inner.board.status()
     }
 
+    /// The generation taking calls now, or `None` when the server is not ready (or its ready
+    /// generation's death was just noticed and a new status is on its way). Cheap: one read of
+    /// the board, no clone of the status and its strings; `status().ready()` says the same
+    /// with the whole status.
+    pub fn generation(&self) -> Option<Generation> {
+        self.inner.board.ready_generation()
+    }
+
     /// Follows the status: every change from now on (the latest wins if the reader lags).
     pub fn watch(&self) -> StatusWatch {
         StatusWatch::new(self.inner.board.subscribe())
     }
 
     /// Every status change, tool-set change, probe miss and stability mark from now on. A
-    /// receiver that falls more than 32 events behind gets `Lagged`; read
+    /// receiver that falls more than 32 events behind gets [`RecvError::Lagged`]; read
     /// [`status`](Self::status) and the registry's snapshot then.
-    pub fn events(&self) -> broadcast::Receiver<Event> {
-        self.inner.board.events()
+    ///
+    /// [`RecvError::Lagged`]: crate::state::RecvError::Lagged
+    pub fn events(&self) -> EventReceiver {
+        EventReceiver::new(self.inner.board.events())
     }
 
     /// The most messages that have waited for the supervisor task at once so far. Not part of
     /// the API: the tests of the mailbox's bound on a server's `list_changed` flood read it.
+    #[cfg(feature = "test-hooks")]
     #[doc(hidden)]
     pub fn mailbox_peak(&self) -> usize {
         self.inner.depth.peak()

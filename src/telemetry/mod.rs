@@ -28,7 +28,7 @@ mod instruments;
 #[cfg(feature = "otel")]
 mod labels;
 #[cfg(feature = "otel")]
-pub mod names;
+pub(crate) mod names;
 #[cfg(feature = "otel")]
 mod op;
 #[cfg(feature = "otel")]

@@ -7,119 +7,94 @@
 
 /// Histogram, seconds: every request the library sends (calls, lists, probes, the handshake,
 /// each round of a multi-round call), from send to answer. Convention.
-pub const OPERATION_DURATION: &str = "mcp.client.operation.duration";
+pub(crate) const OPERATION_DURATION: &str = "mcp.client.operation.duration";
 /// Histogram, seconds: how long a generation (one session) lasted, from ready to its end.
 /// Convention.
-pub const SESSION_DURATION: &str = "mcp.client.session.duration";
+pub(crate) const SESSION_DURATION: &str = "mcp.client.session.duration";
 
 /// Gauge: 1 for the state a server is in, 0 for the others it has been in (a state set).
-pub const STATE: &str = "mcp.client.resilience.state";
+pub(crate) const STATE: &str = "mcp.client.resilience.state";
 /// Counter: generations that became ready (a session established, its tools registered).
-pub const GENERATIONS: &str = "mcp.client.resilience.generations";
+pub(crate) const GENERATIONS: &str = "mcp.client.resilience.generations";
 /// Counter: ready generations that ended, by cause.
-pub const LOSSES: &str = "mcp.client.resilience.losses";
+pub(crate) const LOSSES: &str = "mcp.client.resilience.losses";
 /// Counter: connection attempts that failed before a session was ready, by cause.
-pub const CONNECT_FAILURES: &str = "mcp.client.resilience.connect.failures";
+pub(crate) const CONNECT_FAILURES: &str = "mcp.client.resilience.connect.failures";
 /// Counter: what the fault model judged each failed request and each probe to be.
-pub const VERDICTS: &str = "mcp.client.resilience.verdicts";
+pub(crate) const VERDICTS: &str = "mcp.client.resilience.verdicts";
 /// Counter: attempts scheduled after a failure or a loss.
-pub const RECONNECT_ATTEMPTS: &str = "mcp.client.resilience.reconnect.attempts";
+pub(crate) const RECONNECT_ATTEMPTS: &str = "mcp.client.resilience.reconnect.attempts";
 /// Histogram, seconds: the delay scheduled before each of those attempts.
-pub const RECONNECT_DELAY: &str = "mcp.client.resilience.reconnect.delay";
+pub(crate) const RECONNECT_DELAY: &str = "mcp.client.resilience.reconnect.delay";
 /// Histogram, seconds: outages, from the loss (or the first failed attempt) to ready again.
-pub const OUTAGE_DURATION: &str = "mcp.client.resilience.outage.duration";
+pub(crate) const OUTAGE_DURATION: &str = "mcp.client.resilience.outage.duration";
 /// Histogram, seconds: the round trip of every answered probe (`ping`, `server/discover`).
-pub const PROBE_DURATION: &str = "mcp.client.resilience.probe.duration";
+pub(crate) const PROBE_DURATION: &str = "mcp.client.resilience.probe.duration";
 /// Counter: probes that went unanswered (a miss; `failures` in a row is death).
-pub const PROBE_MISSES: &str = "mcp.client.resilience.probe.misses";
+pub(crate) const PROBE_MISSES: &str = "mcp.client.resilience.probe.misses";
 /// Histogram, seconds: how long a call waited (`callWait`) for a ready generation; with
 /// `error.type` = `unavailable` when none came.
-pub const CALL_WAIT: &str = "mcp.client.resilience.call.wait.duration";
+pub(crate) const CALL_WAIT: &str = "mcp.client.resilience.call.wait.duration";
 /// Counter: tool calls that ended with a `CallError`, by kind and whether they may have run.
-pub const CALL_FAILURES: &str = "mcp.client.resilience.call.failures";
+pub(crate) const CALL_FAILURES: &str = "mcp.client.resilience.call.failures";
 /// Counter: swaps of a server's registered tool set that changed something.
-pub const TOOL_SWAPS: &str = "mcp.client.resilience.tools.swaps";
+pub(crate) const TOOL_SWAPS: &str = "mcp.client.resilience.tools.swaps";
 /// Counter: tools added, removed or changed by those swaps.
-pub const TOOL_CHANGES: &str = "mcp.client.resilience.tools.changes";
+pub(crate) const TOOL_CHANGES: &str = "mcp.client.resilience.tools.changes";
 /// Gauge: tools registered for a server.
-pub const TOOLS: &str = "mcp.client.resilience.tools";
+pub(crate) const TOOLS: &str = "mcp.client.resilience.tools";
 /// Counter: OAuth renewals after a refusal (refresh, new authorization, scope step-up), with
 /// `error.type` when no token came of it.
-pub const AUTH_RENEWALS: &str = "mcp.client.resilience.auth.renewals";
+pub(crate) const AUTH_RENEWALS: &str = "mcp.client.resilience.auth.renewals";
 /// Counter: authorizations refused (no token can be had: the user must act).
-pub const AUTH_REFUSALS: &str = "mcp.client.resilience.auth.refusals";
+pub(crate) const AUTH_REFUSALS: &str = "mcp.client.resilience.auth.refusals";
 /// Counter: `Limits` bounds a server passed, by limit.
-pub const LIMITS_EXCEEDED: &str = "mcp.client.resilience.limits.exceeded";
+pub(crate) const LIMITS_EXCEEDED: &str = "mcp.client.resilience.limits.exceeded";
 /// Counter: responses to requests never sent (or answered already), dropped.
-pub const STRAY_RESPONSES: &str = "mcp.client.resilience.responses.stray";
-
-/// Every metric name above, for a check that all of them are present.
-pub const ALL_METRICS: [&str; 21] = [
-    OPERATION_DURATION,
-    SESSION_DURATION,
-    STATE,
-    GENERATIONS,
-    LOSSES,
-    CONNECT_FAILURES,
-    VERDICTS,
-    RECONNECT_ATTEMPTS,
-    RECONNECT_DELAY,
-    OUTAGE_DURATION,
-    PROBE_DURATION,
-    PROBE_MISSES,
-    CALL_WAIT,
-    CALL_FAILURES,
-    TOOL_SWAPS,
-    TOOL_CHANGES,
-    TOOLS,
-    AUTH_RENEWALS,
-    AUTH_REFUSALS,
-    LIMITS_EXCEEDED,
-    STRAY_RESPONSES,
-];
+pub(crate) const STRAY_RESPONSES: &str = "mcp.client.resilience.responses.stray";
 
 /// The configured server name (`[A-Za-z0-9_-]{1,32}`).
-pub const SERVER: &str = "mcp_resilient.server";
+pub(crate) const SERVER: &str = "mcp_resilient.server";
 /// `stdio`, `sse` (legacy HTTP+SSE) or `http` (Streamable HTTP).
-pub const TRANSPORT: &str = "mcp_resilient.transport";
+pub(crate) const TRANSPORT: &str = "mcp_resilient.transport";
 /// `connecting`, `ready`, `reconnecting`, `failed`, `stopped`.
-pub const STATE_NAME: &str = "mcp_resilient.state";
+pub(crate) const STATE_NAME: &str = "mcp_resilient.state";
 /// A cause: `process_exited`, `stream_closed`, `session_expired`, `heartbeat_timeout`,
 /// `transport_error`, `connect_failed`, `unauthorized`, `rejected`, `limit_exceeded`.
-pub const CAUSE: &str = "mcp_resilient.cause";
+pub(crate) const CAUSE: &str = "mcp_resilient.cause";
 /// `connection_failed` or `connection_lost`.
-pub const REASON: &str = "mcp_resilient.reason";
+pub(crate) const REASON: &str = "mcp_resilient.reason";
 /// `death`, `busy`, `overload`, `suspect`, `alive`, `unauthorized`, `auth_unavailable`,
 /// `rejected`.
-pub const VERDICT: &str = "mcp_resilient.verdict";
+pub(crate) const VERDICT: &str = "mcp_resilient.verdict";
 /// Whether a failed call may have run on the server (a boolean).
-pub const MAY_HAVE_RUN: &str = "mcp_resilient.may_have_run";
+pub(crate) const MAY_HAVE_RUN: &str = "mcp_resilient.may_have_run";
 /// `added`, `removed` or `changed`.
-pub const CHANGE: &str = "mcp_resilient.change";
+pub(crate) const CHANGE: &str = "mcp_resilient.change";
 /// A `Limits` field: `max_list_bytes`, `max_list_items`, `max_list_pages`, `max_message_bytes`,
 /// `max_sse_event_bytes`, `max_sse_line_bytes`, or `other`.
-pub const LIMIT: &str = "mcp_resilient.limit";
+pub(crate) const LIMIT: &str = "mcp_resilient.limit";
 /// The generation number (spans only: it grows without bound).
-pub const GENERATION: &str = "mcp_resilient.generation";
+pub(crate) const GENERATION: &str = "mcp_resilient.generation";
 
 /// Convention: the session id a 2025-era Streamable HTTP server gave (spans only: one value
 /// per session).
-pub const SESSION_ID: &str = "mcp.session.id";
+pub(crate) const SESSION_ID: &str = "mcp.session.id";
 /// Convention: the JSON-RPC method.
-pub const METHOD: &str = "mcp.method.name";
+pub(crate) const METHOD: &str = "mcp.method.name";
 /// Convention: the protocol version the generation negotiated (the era).
-pub const PROTOCOL_VERSION: &str = "mcp.protocol.version";
+pub(crate) const PROTOCOL_VERSION: &str = "mcp.protocol.version";
 /// Convention: `pipe` (stdio) or `tcp` (HTTP).
-pub const NETWORK_TRANSPORT: &str = "network.transport";
+pub(crate) const NETWORK_TRANSPORT: &str = "network.transport";
 /// Convention: `http` for the remote transports.
-pub const NETWORK_PROTOCOL: &str = "network.protocol.name";
+pub(crate) const NETWORK_PROTOCOL: &str = "network.protocol.name";
 /// Convention: the class of error an operation ended with.
-pub const ERROR_TYPE: &str = "error.type";
+pub(crate) const ERROR_TYPE: &str = "error.type";
 /// Convention: the JSON-RPC error code of an error answer.
-pub const RPC_STATUS: &str = "rpc.response.status_code";
+pub(crate) const RPC_STATUS: &str = "rpc.response.status_code";
 /// Convention: the tool of a `tools/call` (only with [`Telemetry::tool_names`](super::Telemetry::tool_names)).
-pub const TOOL_NAME: &str = "gen_ai.tool.name";
+pub(crate) const TOOL_NAME: &str = "gen_ai.tool.name";
 /// Convention: `execute_tool` on a `tools/call`.
-pub const OPERATION_NAME: &str = "gen_ai.operation.name";
+pub(crate) const OPERATION_NAME: &str = "gen_ai.operation.name";
 /// Convention: the JSON-RPC id of a request (spans only).
-pub const REQUEST_ID: &str = "jsonrpc.request.id";
+pub(crate) const REQUEST_ID: &str = "jsonrpc.request.id";

@@ -19,5 +19,5 @@ mod redact;
 mod suggest;
 
 pub(crate) use cause::innermost;
-pub use redact::{redact, redact_url};
-pub use suggest::closest;
+pub(crate) use redact::{redact, redact_url};
+pub(crate) use suggest::closest;

@@ -19,7 +19,6 @@ use mcp_resilient::{
     state::Event,
 };
 use serde_json::json;
-use tokio::sync::broadcast;
 
 use crate::{
     Mode,
@@ -35,19 +34,19 @@ const RECOVER: &str = "3. recovery (restart -> first successful call on a new ge
 const INITIAL: Duration = Duration::from_millis(200);
 const STABILITY: Duration = Duration::from_millis(100);
 /// Heartbeat of the scenarios that rely on it.
-pub const FAST_HB: Heartbeat = Heartbeat {
-    enabled: true,
-    interval: Duration::from_millis(200),
-    timeout: Duration::from_millis(50),
-    failures: 2,
-};
+pub fn fast_hb() -> Heartbeat {
+    Heartbeat::default()
+        .interval(Duration::from_millis(200))
+        .timeout(Duration::from_millis(50))
+        .failures(2)
+}
 /// Heartbeat of the scenarios that must be detected by something else.
-pub const SLOW_HB: Heartbeat = Heartbeat {
-    enabled: true,
-    interval: Duration::from_secs(30),
-    timeout: Duration::from_secs(10),
-    failures: 2,
-};
+pub fn slow_hb() -> Heartbeat {
+    Heartbeat::default()
+        .interval(Duration::from_secs(30))
+        .timeout(Duration::from_secs(10))
+        .failures(2)
+}
 
 /// Which protocol era a run of scenarios speaks, and the sections its rows go to.
 pub struct Era {
@@ -130,7 +129,10 @@ struct Rep {
 
 /// The bound of a hang's detection: interval + failures x timeout + 20 ms, and its words.
 pub fn hang_target() -> (&'static str, f64) {
-    let bound = ms(FAST_HB.interval + FAST_HB.timeout * FAST_HB.failures) + 20.0;
+    let bound = ms({
+        let hb = fast_hb();
+        hb.get_interval() + hb.get_timeout() * hb.get_failures()
+    }) + 20.0;
     ("< interval + failures x timeout + 20 ms (320 ms)", bound)
 }
 
@@ -141,63 +143,63 @@ fn scenarios() -> Vec<Scenario> {
             name: "child killed (exit/EOF)",
             transport: "stdio",
             fault: Fault::Kill,
-            heartbeat: SLOW_HB,
+            heartbeat: slow_hb(),
             target: Some(("< 10 ms", 10.0)),
         },
         Scenario {
             name: "process killed (stream end)",
             transport: "sse",
             fault: Fault::Kill,
-            heartbeat: SLOW_HB,
+            heartbeat: slow_hb(),
             target: Some(("< 10 ms", 10.0)),
         },
         Scenario {
             name: "process killed, next call",
             transport: "http",
             fault: Fault::KillNextCall,
-            heartbeat: SLOW_HB,
+            heartbeat: slow_hb(),
             target: Some(("< 10 ms from the call", 10.0)),
         },
         Scenario {
             name: "process killed, idle heartbeat 200 ms",
             transport: "http",
             fault: Fault::Kill,
-            heartbeat: FAST_HB,
+            heartbeat: fast_hb(),
             target: Some(("<= interval + 20 ms (220 ms)", 220.0)),
         },
         Scenario {
             name: "hung (heartbeat 200/50 ms x2)",
             transport: "stdio",
             fault: Fault::Hang,
-            heartbeat: FAST_HB,
+            heartbeat: fast_hb(),
             target: Some((hang_words, hang_bound)),
         },
         Scenario {
             name: "hung (heartbeat 200/50 ms x2)",
             transport: "sse",
             fault: Fault::Hang,
-            heartbeat: FAST_HB,
+            heartbeat: fast_hb(),
             target: Some((hang_words, hang_bound)),
         },
         Scenario {
             name: "hung (heartbeat 200/50 ms x2)",
             transport: "http",
             fault: Fault::Hang,
-            heartbeat: FAST_HB,
+            heartbeat: fast_hb(),
             target: Some((hang_words, hang_bound)),
         },
         Scenario {
             name: "session expired (404), next call",
             transport: "sse",
             fault: Fault::Expire,
-            heartbeat: SLOW_HB,
+            heartbeat: slow_hb(),
             target: None,
         },
         Scenario {
             name: "session expired (404), next call",
             transport: "http",
             fault: Fault::Expire,
-            heartbeat: SLOW_HB,
+            heartbeat: slow_hb(),
             target: None,
         },
     ]
@@ -229,10 +231,7 @@ async fn scenario(era: &Era, sc: &Scenario, reps: usize) -> Figures {
             }
         }
     }
-    let reconnect = mcp_resilient::config::Reconnect {
-        stability_window: Some(STABILITY),
-        ..mock::backoff(INITIAL, 0.0)
-    };
+    let reconnect = mock::backoff(INITIAL, 0.0).stability_window(STABILITY);
     let config = match &mock {
         None => mock::stdio("fault", reconnect, sc.heartbeat.clone()),
         Some(m) => mock::remote("fault", m, reconnect, sc.heartbeat.clone()),
@@ -307,7 +306,10 @@ fn record(f: &mut Figures, r: Rep) {
 }
 
 /// Timestamps every event of one outage until the new generation is stable.
-async fn collect(mut events: broadcast::Receiver<Event>, old: u64) -> Vec<(Instant, Event)> {
+async fn collect(
+    mut events: mcp_resilient::state::EventReceiver,
+    old: u64,
+) -> Vec<(Instant, Event)> {
     let mut seen = Vec::new();
     let deadline = tokio::time::Instant::now() + LIMIT * 2;
     while let Ok(Ok(event)) = tokio::time::timeout_at(deadline, events.recv()).await {

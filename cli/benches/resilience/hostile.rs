@@ -201,7 +201,7 @@ async fn measure(case: &Case, server: &Supervisor, registry: &ToolRegistry) -> R
                         },
                     ..
                 }) => return Ok(death),
-                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Ok(_) | Err(mcp_resilient::state::RecvError::Lagged(_)) => {}
                 Err(_) => return Err("event channel closed".to_owned()),
             }
         }

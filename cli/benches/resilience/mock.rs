@@ -63,22 +63,21 @@ pub fn stdio(name: &str, reconnect: Reconnect, heartbeat: Heartbeat) -> ServerCo
         .heartbeat(heartbeat)
         .call_timeout(Duration::from_secs(10))
         .connect_timeout(Duration::from_secs(20));
-    if let TransportConfig::Stdio(stdio) = &mut config.transport {
-        stdio.stdin_close_grace = Duration::from_millis(200);
-        stdio.term_grace = Duration::from_millis(200);
+    if matches!(config.transport(), TransportConfig::Stdio(_)) {
+        config = config
+            .stdin_close_grace(Duration::from_millis(200))
+            .term_grace(Duration::from_millis(200));
     }
     config
 }
 
 /// A known backoff: `initial` first, doubling, jitter `jitter`, a large budget.
 pub fn backoff(initial: Duration, jitter: f64) -> Reconnect {
-    Reconnect {
-        initial_delay: initial,
-        max_delay: initial * 8,
-        jitter,
-        max_attempts: 10,
-        ..Reconnect::default()
-    }
+    Reconnect::default()
+        .initial_delay(initial)
+        .max_delay(initial * 8)
+        .jitter(jitter)
+        .max_attempts(10)
 }
 
 /// Calls `echo` through the registry and checks the answer really is the echo.

@@ -416,12 +416,10 @@ async fn child_floor(
 /// 300 ms until the mock has answered AMOUNT probes since all were ready. Prints the mock's
 /// probe count at ready first.
 async fn child_cost_probe(kind: Kind, mock: MockProcess, n: usize, amount: u64) -> Res<Value> {
-    let heartbeat = Heartbeat {
-        interval: Duration::from_millis(300),
-        timeout: Duration::from_millis(290),
-        failures: 5,
-        ..Heartbeat::default()
-    };
+    let heartbeat = Heartbeat::default()
+        .interval(Duration::from_millis(300))
+        .timeout(Duration::from_millis(290))
+        .failures(5);
     let (_servers, _, _) = start_all(&kind, &mock, n, heartbeat).await?;
     let baseline = probe_count(&kind, &mock).await?;
     println!("{}", json!({ "baseline": baseline }));

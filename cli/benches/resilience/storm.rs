@@ -81,10 +81,7 @@ async fn storm(clients: usize, jitter: f64) -> Res<Outcome> {
     let mut mock = MockProcess::try_start("sse").await?;
     let registry = ToolRegistry::new();
     let mut servers = Vec::with_capacity(clients);
-    let reconnect = mcp_resilient::config::Reconnect {
-        jitter,
-        ..Default::default()
-    };
+    let reconnect = mcp_resilient::config::Reconnect::default().jitter(jitter);
     for i in 0..clients {
         let config = mock::remote(
             &format!("s{i}"),
@@ -150,7 +147,10 @@ pub async fn run(_mode: Mode, rows: &mut Vec<Row>) -> Res<()> {
     let clients = 1000;
     let mut peaks = Vec::new();
     // Off, then the default policy's jitter.
-    for jitter in [0.0, mcp_resilient::config::Reconnect::default().jitter] {
+    for jitter in [
+        0.0,
+        mcp_resilient::config::Reconnect::default().get_jitter(),
+    ] {
         let tag = format!("{clients} clients, jitter {jitter}");
         match storm(clients, jitter).await {
             Ok(o) => {

@@ -13,8 +13,8 @@ use mcp_mock_server::{
     proxy::{GatewayFault, HttpFaultProxy, ProxyMode, TcpProxy},
 };
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect},
 };
 use serde_json::json;
 use tokio::time::Instant;
@@ -153,18 +153,18 @@ fn check_version(supervisor: &Supervisor, kind: &str) -> Res<()> {
 fn fast_remote(config: ServerConfig) -> ServerConfig {
     config
         .protocol(PINNED)
-        .heartbeat(Heartbeat {
-            interval: Duration::from_millis(300),
-            timeout: Duration::from_millis(150),
-            failures: 2,
-            ..Heartbeat::default()
-        })
-        .reconnect(Reconnect {
-            initial_delay: Duration::from_millis(50),
-            max_delay: MAX_DELAY,
-            max_attempts: 1000,
-            ..Reconnect::default()
-        })
+        .heartbeat(
+            Heartbeat::default()
+                .interval(Duration::from_millis(300))
+                .timeout(Duration::from_millis(150))
+                .failures(2),
+        )
+        .reconnect(
+            Reconnect::default()
+                .initial_delay(Duration::from_millis(50))
+                .max_delay(MAX_DELAY)
+                .max_attempts(1000),
+        )
         .connect_timeout(Duration::from_secs(60))
 }
 
@@ -303,12 +303,12 @@ async fn blocked() -> Res<bool> {
     let registry = ToolRegistry::new();
     let config = ServerConfig::http("busy", server.http_url())
         .protocol(PINNED)
-        .heartbeat(Heartbeat {
-            interval: Duration::from_millis(200),
-            timeout: Duration::from_millis(100),
-            failures: 2,
-            ..Heartbeat::default()
-        });
+        .heartbeat(
+            Heartbeat::default()
+                .interval(Duration::from_millis(200))
+                .timeout(Duration::from_millis(100))
+                .failures(2),
+        );
     let supervisor = Supervisor::spawn(config, &registry).map_err(|e| e.to_string())?;
     let first = supervisor
         .wait_ready(LIMIT)

@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use mcp_resilient::{
+    ServerConfig,
     auth::{Auth, Grant, OAuthConfig},
-    config::{ServerConfig, TransportConfig, load_servers_file},
+    config::{Heartbeat, Reconnect, TransportConfig, load_servers_file},
 };
 
 use super::server::ServerArgs;
@@ -31,13 +32,17 @@ impl ServerArgs {
     pub(crate) fn to_waiting_config(&self, wait: Option<Duration>) -> Result<ServerConfig, String> {
         let mut config = self.to_config()?;
         if wait.is_some() {
-            let rc = &mut config.reconnect;
+            let mut rc = config.get_reconnect().clone();
             if self.max_attempts.is_none() {
-                rc.max_attempts = u32::MAX;
+                rc = rc.max_attempts(u32::MAX);
             }
             if self.reconnect_max.is_none() {
-                rc.max_delay = rc.max_delay.min(WAIT_MAX_DELAY.max(rc.initial_delay));
+                let max = rc
+                    .get_max_delay()
+                    .min(WAIT_MAX_DELAY.max(rc.get_initial_delay()));
+                rc = rc.max_delay(max);
             }
+            config = config.reconnect(rc);
         }
         Ok(config)
     }
@@ -65,33 +70,33 @@ impl ServerArgs {
         if let Some(name) = &self.name
             && (self.config.is_none() || self.servers.len() == 1)
         {
-            config.name = name.clone();
+            config = config.with_name(name.clone());
         }
-        if let TransportConfig::Remote(remote) = &mut config.transport
-            && self.url.is_some()
-        {
-            remote.kind = self.transport;
+        let remote = matches!(config.transport(), TransportConfig::Remote(_));
+        if remote && self.url.is_some() {
+            config = config.remote_kind(self.transport);
         }
-        let hb = &mut config.heartbeat;
+        let mut hb = config.get_heartbeat().clone();
         if let Some(interval) = self.heartbeat_interval {
-            hb.interval = interval;
-            if self.heartbeat_timeout.is_none() && hb.timeout >= interval {
-                hb.timeout = interval / 3;
+            hb = hb.interval(interval);
+            if self.heartbeat_timeout.is_none() && hb.get_timeout() >= interval {
+                hb = hb.timeout(interval / 3);
             }
         }
-        set(&mut hb.timeout, self.heartbeat_timeout);
-        set(&mut hb.failures, self.heartbeat_failures);
-        let rc = &mut config.reconnect;
-        set(&mut rc.initial_delay, self.reconnect_initial);
-        set(&mut rc.max_delay, self.reconnect_max);
-        set(&mut rc.max_attempts, self.max_attempts);
-        set(&mut config.call_timeout, self.call_timeout);
-        set(&mut config.connect_timeout, self.connect_timeout);
-        set(&mut config.protocol, self.protocol);
+        hb = set(hb, self.heartbeat_timeout, Heartbeat::timeout);
+        hb = set(hb, self.heartbeat_failures, Heartbeat::failures);
+        let mut rc = config.get_reconnect().clone();
+        rc = set(rc, self.reconnect_initial, Reconnect::initial_delay);
+        rc = set(rc, self.reconnect_max, Reconnect::max_delay);
+        rc = set(rc, self.max_attempts, Reconnect::max_attempts);
+        config = config.heartbeat(hb).reconnect(rc);
+        config = set(config, self.call_timeout, ServerConfig::call_timeout);
+        config = set(config, self.connect_timeout, ServerConfig::connect_timeout);
+        config = set(config, self.protocol, ServerConfig::protocol);
         if let Some(auth) = self.auth()?
-            && let TransportConfig::Remote(remote) = &mut config.transport
+            && remote
         {
-            remote.auth = auth;
+            config = config.auth(auth);
         }
         Ok(config)
     }
@@ -124,10 +129,14 @@ impl ServerArgs {
                 };
                 let mut oauth = OAuthConfig::default()
                     .grant(grant)
-                    .scopes(self.scopes.clone());
-                oauth.client_id = self.client_id.clone();
-                oauth.client_secret_env = self.client_secret_env.clone();
-                oauth.callback_port = self.callback_port.unwrap_or(0);
+                    .scopes(self.scopes.clone())
+                    .callback_port(self.callback_port.unwrap_or(0));
+                if let Some(id) = &self.client_id {
+                    oauth = oauth.client_id(id);
+                }
+                if let Some(env) = &self.client_secret_env {
+                    oauth = oauth.client_secret_env(env);
+                }
                 Ok(Some(Auth::OAuth(oauth)))
             }
             other => Err(format!("--auth {other}: expected none, oauth or bearer")),
@@ -165,18 +174,22 @@ impl ServerArgs {
             // Other entries' problems do not stop this command, but the user should hear of
             // them; a wanted entry's own problem is its error below.
             let others = loaded
-                .skipped
+                .skipped()
                 .iter()
-                .map(|s| !self.servers.contains(&s.name));
+                .map(|s| !self.servers.iter().any(|n| n == s.name()));
             for (warning, other) in loaded.warnings().zip(others) {
                 if other {
                     crate::safe::eprint("mcp-resilient: warning", warning);
                 }
             }
             if self.servers.is_empty() {
-                return Ok(std::mem::take(&mut loaded.servers));
+                return Ok(loaded.into_servers());
             }
-            let names: Vec<String> = loaded.servers.iter().map(|s| s.name.clone()).collect();
+            let names: Vec<String> = loaded
+                .servers()
+                .iter()
+                .map(|s| s.name().to_owned())
+                .collect();
             return self
                 .servers
                 .iter()
@@ -184,14 +197,14 @@ impl ServerArgs {
                     if let Some(config) = loaded.take(wanted) {
                         return Ok(config);
                     }
-                    if let Some(skipped) = loaded.skipped.iter().find(|s| &s.name == wanted) {
+                    if let Some(skipped) = loaded.skipped().iter().find(|s| s.name() == wanted) {
                         return Err(format!(
                             "server '{wanted}' in {}: {}",
                             path.display(),
-                            skipped.error
+                            skipped.error()
                         ));
                     }
-                    if loaded.disabled.iter().any(|name| name == wanted) {
+                    if loaded.disabled().iter().any(|name| name == wanted) {
                         return Err(format!(
                             "server '{wanted}' is disabled in {}",
                             path.display()
@@ -225,8 +238,9 @@ impl ServerArgs {
     }
 }
 
-fn set<T>(slot: &mut T, value: Option<T>) {
-    if let Some(value) = value {
-        *slot = value;
+fn set<C, T>(config: C, value: Option<T>, setter: fn(C, T) -> C) -> C {
+    match value {
+        Some(value) => setter(config, value),
+        None => config,
     }
 }

@@ -6,8 +6,8 @@ use std::{path::PathBuf, time::Duration};
 
 use clap::Args;
 
-use mcp_resilient::__private::{format_duration, parse_duration};
 use mcp_resilient::config::{MAX_DURATION, ProtocolChoice, RemoteKind};
+use mcp_resilient::config::{format_duration, parse_duration};
 
 /// Which server, and the supervision policy.
 #[derive(Debug, Args)]
@@ -95,7 +95,7 @@ pub(crate) struct ServerArgs {
 /// A duration flag: [`parse_duration`], at most [`MAX_DURATION`] (24 h) like every duration of
 /// a configuration. Refused here, clap names the flag and exits 2.
 pub(crate) fn flag_duration(s: &str) -> Result<Duration, String> {
-    let d = parse_duration(s)?;
+    let d = parse_duration(s).map_err(|e| e.to_string())?;
     if d > MAX_DURATION {
         return Err(format!(
             "must be at most {}, got {}",

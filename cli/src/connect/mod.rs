@@ -47,7 +47,7 @@ pub(crate) async fn connect(
     let config = args
         .to_waiting_config(wait)
         .map_err(|e| fail(exit::USAGE, e))?;
-    let budget = wait.unwrap_or(config.connect_timeout);
+    let budget = wait.unwrap_or(config.get_connect_timeout());
     let target = Target::of(&config);
     let registry = ToolRegistry::new();
     let server = Supervisor::spawn(config, &registry).map_err(|e| match e {

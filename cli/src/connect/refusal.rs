@@ -20,8 +20,8 @@
 //! - Rust programs do not call `setlocale`, so `strerror` speaks the C locale: the text does not
 //!   change with the user's language.
 
+use crate::text::redact_url;
 use mcp_resilient::{
-    __private::redact_url,
     ServerConfig,
     config::TransportConfig,
     state::{Cause, Death},
@@ -38,18 +38,18 @@ pub(crate) struct Target {
 
 impl Target {
     pub(crate) fn of(config: &ServerConfig) -> Target {
-        match &config.transport {
+        match config.transport() {
             TransportConfig::Remote(remote) => Target {
-                shown: redact_url(&remote.url).to_string(),
-                address: remote.url.host_str().map(|host| {
-                    match remote.url.port_or_known_default() {
+                shown: redact_url(remote.url()).to_string(),
+                address: remote.url().host_str().map(|host| {
+                    match remote.url().port_or_known_default() {
                         Some(port) => format!("{host}:{port}"),
                         None => host.to_owned(),
                     }
                 }),
             },
             TransportConfig::Stdio(stdio) => Target {
-                shown: stdio.command.clone(),
+                shown: stdio.command().to_owned(),
                 address: None,
             },
         }

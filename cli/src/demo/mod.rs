@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use mcp_resilient::config::{ServerConfig, TransportConfig};
+use mcp_resilient::{ServerConfig, config::TransportConfig};
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -45,9 +45,10 @@ async fn stdio() -> DemoResult<()> {
     let clock = Clock(Instant::now());
     let mut config =
         policy(ServerConfig::stdio("demo", me()?).args(["mock-server", "--transport", "stdio"]));
-    if let TransportConfig::Stdio(stdio) = &mut config.transport {
-        stdio.stdin_close_grace = Duration::from_millis(500);
-        stdio.term_grace = Duration::from_millis(500);
+    if matches!(config.transport(), TransportConfig::Stdio(_)) {
+        config = config
+            .stdin_close_grace(Duration::from_millis(500))
+            .term_grace(Duration::from_millis(500));
     }
     clock.say("starting the mock server as a child process");
     let (server, registry, mut events) = start_ready(config, &clock, "").await?;

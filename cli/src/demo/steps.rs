@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect},
     state::Event,
 };
 use serde_json::json;
-use tokio::{process::Child, sync::broadcast, time::Instant};
+use tokio::{process::Child, time::Instant};
 
 use crate::output::human;
 
@@ -26,24 +26,24 @@ impl Clock {
         println!(
             "[{:>6.0} ms] {}",
             self.0.elapsed().as_secs_f64() * 1000.0,
-            crate::safe::line(&mcp_resilient::__private::redact(message.as_ref()))
+            crate::safe::line(&crate::text::redact(message.as_ref()))
         );
     }
 }
 
 pub(super) fn policy(config: ServerConfig) -> ServerConfig {
     config
-        .heartbeat(Heartbeat {
-            interval: Duration::from_millis(500),
-            timeout: Duration::from_millis(150),
-            failures: 2,
-            ..Heartbeat::default()
-        })
-        .reconnect(Reconnect {
-            initial_delay: Duration::from_millis(100),
-            max_delay: Duration::from_secs(2),
-            ..Reconnect::default()
-        })
+        .heartbeat(
+            Heartbeat::default()
+                .interval(Duration::from_millis(500))
+                .timeout(Duration::from_millis(150))
+                .failures(2),
+        )
+        .reconnect(
+            Reconnect::default()
+                .initial_delay(Duration::from_millis(100))
+                .max_delay(Duration::from_secs(2)),
+        )
 }
 
 pub(super) fn me() -> DemoResult<String> {
@@ -58,7 +58,11 @@ pub(super) async fn start_ready(
     config: ServerConfig,
     clock: &Clock,
     place: &str,
-) -> DemoResult<(Supervisor, ToolRegistry, broadcast::Receiver<Event>)> {
+) -> DemoResult<(
+    Supervisor,
+    ToolRegistry,
+    mcp_resilient::state::EventReceiver,
+)> {
     let registry = ToolRegistry::new();
     let server = Supervisor::spawn(config, &registry).map_err(|e| e.to_string())?;
     let generation = server
@@ -88,7 +92,7 @@ async fn whoami(registry: &ToolRegistry, server: &str) -> DemoResult<String> {
 
 /// Waits for the next state matching `want`, printing intermediate events.
 async fn wait_state(
-    events: &mut broadcast::Receiver<Event>,
+    events: &mut mcp_resilient::state::EventReceiver,
     clock: &Clock,
     want: impl Fn(&ConnectionState) -> bool,
 ) -> DemoResult<ConnectionState> {
@@ -124,7 +128,7 @@ async fn wait_state(
 
 /// Waits until the supervisor reports the death, and says how it was detected.
 pub(super) async fn detect_loss(
-    events: &mut broadcast::Receiver<Event>,
+    events: &mut mcp_resilient::state::EventReceiver,
     clock: &Clock,
     killed: Instant,
 ) -> DemoResult<()> {
@@ -145,7 +149,7 @@ pub(super) async fn detect_loss(
 pub(super) async fn await_recovery(
     server: &Supervisor,
     registry: &ToolRegistry,
-    events: &mut broadcast::Receiver<Event>,
+    events: &mut mcp_resilient::state::EventReceiver,
     clock: &Clock,
     killed: Instant,
 ) -> DemoResult<()> {

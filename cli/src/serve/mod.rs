@@ -20,9 +20,13 @@ pub(crate) async fn run(args: &ServeArgs, signals: &Signals) -> ExitCode {
         Err(e) => return usage(e),
     };
     if !args.server.named() && !args.server.uses_file() {
-        for config in &mut configs {
-            config.name = super::proxy::default_name(config);
-        }
+        configs = configs
+            .into_iter()
+            .map(|config| {
+                let name = super::proxy::default_name(&config);
+                config.with_name(name)
+            })
+            .collect();
     }
     let options = match options(args) {
         Ok(options) => options,

@@ -112,11 +112,11 @@ async fn a_lost_call_to_a_read_only_tool(kind: &'static str, replay: Replay) {
     init_tracing();
     let mut mock = MockProcess::start(kind).await;
     let registry = ToolRegistry::new();
-    let config = remote("replay", &mock).replay(replay).reconnect(Reconnect {
-        initial_delay: Duration::from_millis(20),
-        max_delay: Duration::from_millis(200),
-        ..Reconnect::default()
-    });
+    let config = remote("replay", &mock).replay(replay).reconnect(
+        Reconnect::default()
+            .initial_delay(Duration::from_millis(20))
+            .max_delay(Duration::from_millis(200)),
+    );
     let server = Supervisor::spawn(config, &registry).expect("spawn");
     server.wait_ready(LIMIT).await.expect("ready");
     let (before, _) = whoami(&registry, "replay").await;

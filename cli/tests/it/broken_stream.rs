@@ -16,9 +16,9 @@ use mcp_mock_server::{
     proxy::{HttpFaultProxy, StreamCut},
 };
 use mcp_resilient::{
-    CallError, Supervisor, ToolRegistry,
+    CallError, ServerConfig, Supervisor, ToolRegistry,
     call::CallOptions,
-    config::{Heartbeat, ProtocolChoice, ServerConfig},
+    config::{Heartbeat, ProtocolChoice},
 };
 use serde_json::{Value, json};
 
@@ -45,12 +45,12 @@ impl Cut {
         // No heartbeat within the test: a generation that ends here was ended by the cut.
         let config = fast(ServerConfig::http(name, proxy.url("/mcp")))
             .protocol(protocol)
-            .heartbeat(Heartbeat {
-                interval: Duration::from_secs(600),
-                timeout: Duration::from_secs(5),
-                failures: 1,
-                ..Heartbeat::default()
-            });
+            .heartbeat(
+                Heartbeat::default()
+                    .interval(Duration::from_secs(600))
+                    .timeout(Duration::from_secs(5))
+                    .failures(1),
+            );
         let registry = ToolRegistry::new();
         let server = Supervisor::spawn(config, &registry).expect("valid config");
         let generation = server.wait_ready(LIMIT).await.expect("ready").get();

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, RecordedRequest};
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, ProtocolChoice, ServerConfig},
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, ProtocolChoice},
     state::Cause,
 };
 use serde_json::Value;
@@ -31,12 +31,12 @@ fn probed(server: &MockServer, protocol: Option<ProtocolChoice>) -> ServerConfig
         Some(protocol) => ServerConfig::http("probed", server.http_url()).protocol(protocol),
         None => ServerConfig::sse("probed", server.sse_url()),
     };
-    config.heartbeat(Heartbeat {
-        interval: Duration::from_millis(100),
-        timeout: Duration::from_millis(90),
-        failures: 5,
-        ..Heartbeat::default()
-    })
+    config.heartbeat(
+        Heartbeat::default()
+            .interval(Duration::from_millis(100))
+            .timeout(Duration::from_millis(90))
+            .failures(5),
+    )
 }
 
 /// The probes the server received (the heartbeat's: nothing else is sent meanwhile).
@@ -168,12 +168,12 @@ async fn a_hung_server_is_found_by_direct_probes(protocol: Option<ProtocolChoice
     })
     .await;
     let registry = ToolRegistry::new();
-    let config = probed(&server, protocol).heartbeat(Heartbeat {
-        interval: Duration::from_millis(200),
-        timeout: Duration::from_millis(150),
-        failures: 2,
-        ..Heartbeat::default()
-    });
+    let config = probed(&server, protocol).heartbeat(
+        Heartbeat::default()
+            .interval(Duration::from_millis(200))
+            .timeout(Duration::from_millis(150))
+            .failures(2),
+    );
     let supervisor = Supervisor::spawn(config, &registry).unwrap();
     supervisor.wait_ready(LIMIT).await.expect("ready");
     let mut status = supervisor.watch();

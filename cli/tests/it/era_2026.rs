@@ -7,8 +7,8 @@ use std::time::Duration;
 use crate::common::{process::MockProcess, *};
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, Whoami};
 use mcp_resilient::{
-    CallError, ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, ProtocolChoice, ServerConfig},
+    CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, ProtocolChoice},
     host::{Ask, HostHandlers},
     state::{Cause, Event},
 };
@@ -26,12 +26,12 @@ async fn mock(transport: MockTransport) -> MockServer {
 }
 
 fn probing(config: ServerConfig) -> ServerConfig {
-    fast(config).heartbeat(Heartbeat {
-        interval: Duration::from_millis(200),
-        timeout: Duration::from_millis(100),
-        failures: 2,
-        ..Heartbeat::default()
-    })
+    fast(config).heartbeat(
+        Heartbeat::default()
+            .interval(Duration::from_millis(200))
+            .timeout(Duration::from_millis(100))
+            .failures(2),
+    )
 }
 
 async fn ready(config: ServerConfig) -> (Supervisor, ToolRegistry, String) {
@@ -74,7 +74,7 @@ async fn auto_negotiates_the_era_every_mock_mode_speaks() {
         ),
     ];
     for (config, expected) in cases {
-        let name = config.name.clone();
+        let name = config.name().to_owned();
         let (server, registry, protocol) = ready(fast(config)).await;
         assert_eq!(protocol, expected, "{name}");
         let echoed = call(&registry, &name, "echo", json!({"text": "hi"})).await;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{LIMIT, call, fast, mock_binary, ready_generation, stdio_mock};
 use mcp_mock_server::{DiscoverRefusal, MockOptions, MockServer, MockTransport, Whoami};
-use mcp_resilient::{Supervisor, ToolRegistry, config::ServerConfig};
+use mcp_resilient::{ServerConfig, Supervisor, ToolRegistry};
 use serde_json::{Value, json};
 use tokio::process::Command;
 

@@ -225,11 +225,12 @@ async fn a_resync_over_the_limits_ends_the_generation_as_a_refusal() {
     })
     .await
     .expect("mock");
-    let mut config = common::era_2025(common::fast(mcp_resilient::config::ServerConfig::http(
+    let mut config = common::era_2025(common::fast(mcp_resilient::ServerConfig::http(
         "s",
         mock.http_url(),
     )));
-    config.limits.max_list_items = mcp_mock_server::BUILTINS.len() + 1;
+    let limits = config.get_limits().clone();
+    config = config.limits(limits.max_list_items(mcp_mock_server::BUILTINS.len() + 1));
     let registry = ToolRegistry::new();
     let supervisor = Supervisor::spawn(config, &registry).expect("start");
     let mut states = supervisor.watch();

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{LIMIT, fast, mock_binary, wait_state};
 use mcp_mock_server::{HostileReplies, ReplyKind, ReplyOptions};
-use mcp_resilient::{CallError, ConnectionState, Supervisor, ToolRegistry, config::ServerConfig};
+use mcp_resilient::{CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry};
 use serde_json::json;
 
 fn stdio(kind: &str) -> ServerConfig {

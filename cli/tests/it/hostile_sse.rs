@@ -10,9 +10,8 @@ use std::time::{Duration, Instant};
 
 use mcp_mock_server::hostile::sse::{HostileSseOptions, HostileSseServer, SseHostility, Trigger};
 use mcp_resilient::{
-    Supervisor, ToolRegistry,
+    ServerConfig, Supervisor, ToolRegistry,
     config::Heartbeat,
-    config::ServerConfig,
     state::{Cause, Reason},
 };
 use serde_json::Value;

@@ -5,9 +5,7 @@
 use std::time::Duration;
 
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, ServerConfig},
-    state::Event,
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry, config::Heartbeat, state::Event,
 };
 use serde_json::json;
 
@@ -15,12 +13,12 @@ use crate::common::{LIMIT, era_2025, fast, lost, process::MockProcess, whoami};
 
 /// A heartbeat far longer than every wait here: a loss seen within [`LIMIT`] was not seen by it.
 fn idle(config: ServerConfig) -> ServerConfig {
-    fast(config).heartbeat(Heartbeat {
-        interval: Duration::from_secs(600),
-        timeout: Duration::from_secs(5),
-        failures: 1,
-        ..Heartbeat::default()
-    })
+    fast(config).heartbeat(
+        Heartbeat::default()
+            .interval(Duration::from_secs(600))
+            .timeout(Duration::from_secs(5))
+            .failures(1),
+    )
 }
 
 /// How many standalone `GET`s the server has received.
@@ -78,7 +76,7 @@ async fn a_proxy_that_cuts_an_idle_standalone_stream_costs_no_generation() {
         Some(generation),
         "same generation: {status:?}"
     );
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         assert!(
             !matches!(&event, Event::State { status, .. } if matches!(status.state, ConnectionState::Reconnecting { .. })),
             "no loss: {event:?}"

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::common::{LIMIT, fast, mock_binary, wait_state};
 use mcp_mock_server::{HostileReplies, ReplyKind, ReplyOptions};
-use mcp_resilient::{ConnectionState, Supervisor, ToolRegistry, config::ServerConfig};
+use mcp_resilient::{ConnectionState, ServerConfig, Supervisor, ToolRegistry};
 
 /// The notifications in one flood.
 const FLOOD: u64 = 10_000;

@@ -299,7 +299,7 @@ async fn an_authorization_server_outage_during_a_refresh_is_transient() {
         assert!(stats.refreshed >= 1, "{wire:?}: refreshed once it answered");
         let record = store.load().await.unwrap().expect("still stored");
         assert!(record.can_refresh(), "{wire:?}: the grant stands");
-        while let Ok(event) = events.try_recv() {
+        while let Ok(Some(event)) = events.try_recv() {
             if let Event::State {
                 status:
                     mcp_resilient::Status {
@@ -363,8 +363,8 @@ async fn a_failed_early_refresh_keeps_using_the_token_until_it_expires() {
 /// The `max_delay` of [`fast`] policies.
 fn server_max_delay() -> Duration {
     fast(ServerConfig::http("x", "http://127.0.0.1:1/mcp"))
-        .reconnect
-        .max_delay
+        .get_reconnect()
+        .get_max_delay()
 }
 
 /// A tool that needs a scope the token lacks: 403 `insufficient_scope`, a step-up through the
@@ -547,12 +547,12 @@ async fn probed_twice(
     oauth: OAuthConfig,
 ) -> (ToolRegistry, Supervisor, Generation) {
     let registry = ToolRegistry::new();
-    let config = config(mock, wire, oauth).heartbeat(Heartbeat {
-        interval: Duration::from_millis(600),
-        timeout: Duration::from_millis(500),
-        failures: 2,
-        ..Heartbeat::default()
-    });
+    let config = config(mock, wire, oauth).heartbeat(
+        Heartbeat::default()
+            .interval(Duration::from_millis(600))
+            .timeout(Duration::from_millis(500))
+            .failures(2),
+    );
     let server = Supervisor::spawn(config, &registry).unwrap();
     let first = ready(&server).await;
     until(&format!("{wire:?}: two probes"), || probes(mock) >= 2).await;
@@ -637,7 +637,7 @@ impl Drop for Abandoned {
 
 #[async_trait::async_trait]
 impl auth::Prompt for SlowPerson {
-    async fn open(&self, url: &str) -> Result<(), String> {
+    async fn open(&self, url: &str) -> Result<(), auth::PromptError> {
         self.asked.fetch_add(1, Ordering::SeqCst);
         let mut abandoned = Abandoned(Some(self.given_up.clone()));
         tokio::time::sleep(self.delay).await;
@@ -827,18 +827,17 @@ fn machine_client() -> Vec<(String, Option<String>)> {
 
 /// Client credentials as that client, tokens kept in memory.
 fn machine() -> OAuthConfig {
-    let mut oauth = OAuthConfig::default()
+    OAuthConfig::default()
         .store(MemoryTokenStore::new())
         .client_id("machine")
-        .grant(mcp_resilient::auth::Grant::ClientCredentials);
-    oauth.client_secret = Some(mcp_resilient::auth::ClientSecret::new("m2m-secret"));
-    oauth
+        .grant(mcp_resilient::auth::Grant::ClientCredentials)
+        .client_secret(mcp_resilient::auth::ClientSecret::new("m2m-secret"))
 }
 
 /// The `Debug` of an OAuth configuration with a secret in it.
 fn server_config_debug() -> String {
-    let mut oauth = OAuthConfig::default();
-    oauth.client_secret = Some(mcp_resilient::auth::ClientSecret::new("m2m-secret"));
+    let oauth =
+        OAuthConfig::default().client_secret(mcp_resilient::auth::ClientSecret::new("m2m-secret"));
     format!(
         "{:?}",
         ServerConfig::http("x", "http://127.0.0.1:1/mcp").auth(Auth::OAuth(oauth))

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use crate::common::{process::MockProcess, *};
 use mcp_resilient::{
-    Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect},
     state::Generation,
 };
 
@@ -24,14 +24,14 @@ fn config(name: &str, mock: &MockProcess) -> ServerConfig {
         _ => era_2025(ServerConfig::http(name, mock.url())),
     };
     // No jitter: without a budget every session would come back in the same instant.
-    fast(config).reconnect(Reconnect {
-        initial_delay: Duration::from_millis(300),
-        max_delay: Duration::from_secs(1),
-        jitter: 0.0,
-        max_attempts: 100,
-        origin_attempts_per_second: RATE,
-        ..Reconnect::default()
-    })
+    fast(config).reconnect(
+        Reconnect::default()
+            .initial_delay(Duration::from_millis(300))
+            .max_delay(Duration::from_secs(1))
+            .jitter(0.0)
+            .max_attempts(100)
+            .origin_attempts_per_second(RATE),
+    )
 }
 
 /// `N` supervisors of `mock`, each ready (its first generation returned).
@@ -113,11 +113,11 @@ async fn sessions_started_together_stay_within_the_origin_budget() {
     let servers: Vec<Supervisor> = (0..N)
         .map(|i| {
             let config = config(&format!("s{i}"), &mock);
-            let reconnect = Reconnect {
-                initial_delay: LIMIT,
-                max_delay: LIMIT,
-                ..config.reconnect.clone()
-            };
+            let reconnect = config
+                .get_reconnect()
+                .clone()
+                .initial_delay(LIMIT)
+                .max_delay(LIMIT);
             let config = config.heartbeat(Heartbeat::disabled()).reconnect(reconnect);
             Supervisor::spawn(config, &registry).unwrap()
         })

@@ -8,13 +8,12 @@ use std::time::Duration;
 use crate::common::*;
 use mcp_mock_server::{MockOptions, MockServer, MockTransport};
 use mcp_resilient::{
-    CallError, ConnectionState, Supervisor, ToolRegistry,
+    CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry,
     call::{CallOptions, CallPhase},
-    config::{Heartbeat, ServerConfig},
-    state::{Cause, Event, Generation},
+    config::Heartbeat,
+    state::{Cause, Generation},
 };
 use serde_json::json;
-use tokio::sync::broadcast;
 
 async fn mock() -> MockServer {
     MockServer::start(MockOptions {
@@ -54,7 +53,7 @@ struct Hushed {
     server: Supervisor,
     registry: ToolRegistry,
     first: Generation,
-    events: broadcast::Receiver<Event>,
+    events: mcp_resilient::state::EventReceiver,
     handle: mcp_resilient::ToolHandle,
 }
 
@@ -83,12 +82,12 @@ async fn hushed(mock: &MockServer, config: ServerConfig) -> Hushed {
 async fn a_call_whose_probe_goes_unanswered_runs_on_the_next_generation() {
     for modern in [false, true] {
         let mock = mock().await;
-        let mut config = fast(ServerConfig::http("hushed", mock.http_url())).heartbeat(Heartbeat {
-            interval: Duration::from_millis(400),
-            timeout: Duration::from_millis(300),
-            failures: 50,
-            ..Heartbeat::default()
-        });
+        let mut config = fast(ServerConfig::http("hushed", mock.http_url())).heartbeat(
+            Heartbeat::default()
+                .interval(Duration::from_millis(400))
+                .timeout(Duration::from_millis(300))
+                .failures(50),
+        );
         if !modern {
             config = era_2025(config);
         }
@@ -137,12 +136,12 @@ async fn a_call_whose_probe_goes_unanswered_runs_on_the_next_generation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_probe_cut_short_by_its_calls_deadline_is_no_miss() {
     let mock = mock().await;
-    let config = fast(ServerConfig::http("hushed", mock.http_url())).heartbeat(Heartbeat {
-        interval: Duration::from_millis(1000),
-        timeout: Duration::from_millis(900),
-        failures: 1,
-        ..Heartbeat::default()
-    });
+    let config = fast(ServerConfig::http("hushed", mock.http_url())).heartbeat(
+        Heartbeat::default()
+            .interval(Duration::from_millis(1000))
+            .timeout(Duration::from_millis(900))
+            .failures(1),
+    );
     let Hushed {
         server,
         registry,

@@ -12,11 +12,7 @@ use std::sync::{
 };
 
 use mcp_mock_server::{MockOptions, MockServer, MockTransport};
-use mcp_resilient::{
-    Supervisor, ToolRegistry,
-    call::CallOptions,
-    config::{Heartbeat, ServerConfig},
-};
+use mcp_resilient::{ServerConfig, Supervisor, ToolRegistry, call::CallOptions, config::Heartbeat};
 use serde_json::json;
 
 use crate::common::{self, LIMIT};
@@ -41,7 +37,7 @@ async fn mock(transport: MockTransport) -> MockServer {
 /// its notifications had reached the callback when the call returned.
 async fn calls_with_progress(config: ServerConfig) -> Vec<u32> {
     let config = common::fast(config).heartbeat(Heartbeat::disabled());
-    let name = config.name.clone();
+    let name = config.name().to_owned();
     let registry = ToolRegistry::new();
     let supervisor = Supervisor::spawn(config, &registry).expect("supervisor starts");
     supervisor.wait_ready(LIMIT).await.expect("ready");

@@ -10,8 +10,8 @@ use mcp_mock_server::{
     proxy::{GatewayFault, HttpFaultProxy, ProxyMode, TcpProxy},
 };
 use mcp_resilient::{
-    CallError, ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect},
     state::{Cause, Event},
 };
 use serde_json::json;
@@ -50,12 +50,12 @@ async fn behind_a_flaky_gateway(fault: GatewayFault) -> (usize, u64, Option<u64>
         .await
         .expect("gateway starts");
     let registry = ToolRegistry::new();
-    let config = fast(ServerConfig::http("gw", gateway.url("/mcp"))).heartbeat(Heartbeat {
-        interval: Duration::from_secs(2),
-        timeout: Duration::from_millis(500),
-        failures: 2,
-        ..Heartbeat::default()
-    });
+    let config = fast(ServerConfig::http("gw", gateway.url("/mcp"))).heartbeat(
+        Heartbeat::default()
+            .interval(Duration::from_secs(2))
+            .timeout(Duration::from_millis(500))
+            .failures(2),
+    );
     let server = Supervisor::spawn(config, &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     gateway.set_fault(Some(fault));
@@ -113,18 +113,18 @@ async fn heals_after_a_black_hole(kind: &str) {
             _ => ServerConfig::http("hole", proxy.url("/mcp")),
         };
         let config = fast(base)
-            .heartbeat(Heartbeat {
-                interval: Duration::from_millis(300),
-                timeout: Duration::from_millis(150),
-                failures: 2,
-                ..Heartbeat::default()
-            })
-            .reconnect(Reconnect {
-                initial_delay: Duration::from_millis(50),
-                max_delay,
-                max_attempts: 1000,
-                ..Reconnect::default()
-            })
+            .heartbeat(
+                Heartbeat::default()
+                    .interval(Duration::from_millis(300))
+                    .timeout(Duration::from_millis(150))
+                    .failures(2),
+            )
+            .reconnect(
+                Reconnect::default()
+                    .initial_delay(Duration::from_millis(50))
+                    .max_delay(max_delay)
+                    .max_attempts(1000),
+            )
             .connect_timeout(Duration::from_secs(60));
         (config, max_delay)
     };
@@ -162,7 +162,7 @@ async fn heals_after_a_black_hole(kind: &str) {
         unreachable!()
     };
     let mut abandoned = Vec::new();
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         if let Event::State {
             status:
                 mcp_resilient::Status {
@@ -204,19 +204,19 @@ async fn a_server_that_expires_every_session_at_once_meets_the_backoff() {
     let mock = mock(http_mock()).await;
     let registry = ToolRegistry::new();
     let config = era_2025(fast(ServerConfig::http("forgetful", mock.http_url())))
-        .heartbeat(Heartbeat {
-            interval: Duration::from_millis(100),
-            timeout: Duration::from_millis(80),
-            failures: 2,
-            ..Heartbeat::default()
-        })
-        .reconnect(Reconnect {
-            initial_delay: Duration::from_millis(50),
-            max_delay: Duration::from_secs(1),
-            jitter: 0.0,
-            max_attempts: 10,
-            ..Reconnect::default()
-        });
+        .heartbeat(
+            Heartbeat::default()
+                .interval(Duration::from_millis(100))
+                .timeout(Duration::from_millis(80))
+                .failures(2),
+        )
+        .reconnect(
+            Reconnect::default()
+                .initial_delay(Duration::from_millis(50))
+                .max_delay(Duration::from_secs(1))
+                .jitter(0.0)
+                .max_attempts(10),
+        );
     let server = Supervisor::spawn(config, &registry).unwrap();
     server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
@@ -373,12 +373,12 @@ async fn a_hedged_attempt_that_wins_late_leaves_nothing_scheduled() {
     // The gateway refuses `initialize`: the 2025 handshake.
     let config = era_2025(fast(ServerConfig::http("late", gateway.url("/mcp"))))
         .heartbeat(Heartbeat::disabled())
-        .reconnect(Reconnect {
-            initial_delay: Duration::from_millis(50),
-            max_delay: Duration::from_millis(300),
-            max_attempts: 100,
-            ..Reconnect::default()
-        });
+        .reconnect(
+            Reconnect::default()
+                .initial_delay(Duration::from_millis(50))
+                .max_delay(Duration::from_millis(300))
+                .max_attempts(100),
+        );
     let server = Supervisor::spawn(config, &registry).unwrap();
     let first_forwarded = async {
         while gateway.forwarded() == 0 {
@@ -437,12 +437,12 @@ async fn a_slow_server_that_answers_every_step_is_never_abandoned() {
     let registry = ToolRegistry::new();
     let config = fast(ServerConfig::http("slow", mock.http_url()))
         .heartbeat(Heartbeat::disabled())
-        .reconnect(Reconnect {
-            initial_delay: Duration::from_millis(50),
-            max_delay: Duration::from_millis(200),
-            max_attempts: 3,
-            ..Reconnect::default()
-        })
+        .reconnect(
+            Reconnect::default()
+                .initial_delay(Duration::from_millis(50))
+                .max_delay(Duration::from_millis(200))
+                .max_attempts(3),
+        )
         .connect_timeout(Duration::from_secs(15));
     let server = Supervisor::spawn(config, &registry).unwrap();
     let mut events = server.events();
@@ -454,7 +454,7 @@ async fn a_slow_server_that_answers_every_step_is_never_abandoned() {
         generation, 1,
         "the first attempt won; nothing was abandoned"
     );
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         assert!(
             !matches!(
                 event,
@@ -486,12 +486,12 @@ async fn giving_up_abandons_a_hedged_attempt_that_could_still_win() {
     let registry = ToolRegistry::new();
     let config = era_2025(fast(ServerConfig::http("spent", gateway.url("/mcp"))))
         .heartbeat(Heartbeat::disabled())
-        .reconnect(Reconnect {
-            initial_delay: Duration::from_millis(20),
-            max_delay: Duration::from_millis(100),
-            max_attempts: 3,
-            ..Reconnect::default()
-        });
+        .reconnect(
+            Reconnect::default()
+                .initial_delay(Duration::from_millis(20))
+                .max_delay(Duration::from_millis(100))
+                .max_attempts(3),
+        );
     let server = Supervisor::spawn(config, &registry).unwrap();
     let forwarded = async {
         while gateway.forwarded() == 0 {
@@ -546,12 +546,10 @@ async fn chatty(
         MockTransport::Sse => ServerConfig::sse("chatty", mock.sse_url()),
         _ => era_2025(ServerConfig::http("chatty", mock.http_url())),
     };
-    let heartbeat = Heartbeat {
-        interval,
-        timeout,
-        failures,
-        ..Heartbeat::default()
-    };
+    let heartbeat = Heartbeat::default()
+        .interval(interval)
+        .timeout(timeout)
+        .failures(failures);
     let server =
         Supervisor::spawn(fast(config).heartbeat(heartbeat), &ToolRegistry::new()).expect("start");
     server.wait_ready(LIMIT).await.expect("ready");

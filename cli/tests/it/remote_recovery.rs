@@ -5,32 +5,33 @@ use std::time::Duration;
 
 use crate::common::{process::MockProcess, *};
 use mcp_resilient::{
-    CallError, ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect},
     state::{Cause, Event, Reason},
 };
 use serde_json::json;
 use tokio::time::Instant;
 
-const HEARTBEAT: Heartbeat = Heartbeat {
-    enabled: true,
-    interval: Duration::from_millis(400),
-    // Generous against a loaded CI machine: a spurious miss would start an unexpected recovery.
-    timeout: Duration::from_millis(200),
-    failures: 2,
-};
+fn heartbeat() -> Heartbeat {
+    Heartbeat::default()
+        .interval(Duration::from_millis(400))
+        // Generous against a loaded CI machine: a spurious miss would start an unexpected
+        // recovery.
+        .timeout(Duration::from_millis(200))
+        .failures(2)
+}
 
 fn remote(name: &str, mock: &MockProcess) -> ServerConfig {
     let config = match mock.kind {
         "sse" => ServerConfig::sse(name, mock.url()),
         _ => ServerConfig::http(name, mock.url()),
     };
-    fast(config).heartbeat(HEARTBEAT).reconnect(Reconnect {
-        initial_delay: Duration::from_millis(20),
-        max_delay: Duration::from_millis(200),
-        max_attempts: 100,
-        ..Reconnect::default()
-    })
+    fast(config).heartbeat(heartbeat()).reconnect(
+        Reconnect::default()
+            .initial_delay(Duration::from_millis(20))
+            .max_delay(Duration::from_millis(200))
+            .max_attempts(100),
+    )
 }
 
 async fn killed_server_recovers(kind: &'static str) {
@@ -131,13 +132,16 @@ async fn hang_is_detected_by_the_heartbeat(kind: &'static str) {
     let detected = hung_at.elapsed();
     assert_eq!(death.cause, Cause::HeartbeatTimeout, "{death:?}");
     assert_eq!(
-        misses, HEARTBEAT.failures,
+        misses,
+        heartbeat().get_failures(),
         "death after exactly `failures` consecutive misses"
     );
     // The protocol bound, with generous slack for a loaded 2-core machine; the benchmark
     // measures the real figure.
-    let bound =
-        HEARTBEAT.interval + HEARTBEAT.timeout * HEARTBEAT.failures + Duration::from_secs(2);
+    let bound = {
+        let hb = heartbeat();
+        hb.get_interval() + hb.get_timeout() * hb.get_failures() + Duration::from_secs(2)
+    };
     assert!(
         detected <= bound,
         "detected after {detected:?}, bound {bound:?}"
@@ -166,11 +170,11 @@ async fn expired_session_is_rebuilt_without_backoff(stale_400: bool) {
     let registry = ToolRegistry::new();
     // A 30 s backoff: only an immediate rebuild can pass within the test's limit. Sessions are
     // a 2025-era thing.
-    let config = era_2025(remote("expiring", &mock)).reconnect(Reconnect {
-        initial_delay: Duration::from_secs(30),
-        max_delay: Duration::from_secs(60),
-        ..Reconnect::default()
-    });
+    let config = era_2025(remote("expiring", &mock)).reconnect(
+        Reconnect::default()
+            .initial_delay(Duration::from_secs(30))
+            .max_delay(Duration::from_secs(60)),
+    );
     let server = Supervisor::spawn(config, &registry).unwrap();
     let first = server.wait_ready(LIMIT).await.expect("ready");
     let (boot1, _) = whoami(&registry, "expiring").await;
@@ -333,7 +337,7 @@ async fn stdio_sse_and_http_share_one_registry_and_a_reconnect_leaves_the_others
         );
     }
     assert_eq!(after.server("modern").unwrap().generation, generation);
-    while let Ok(change) = changes.try_recv() {
+    while let Ok(Some(change)) = changes.try_recv() {
         assert_eq!(
             &*change.server, "modern",
             "only the reconnected server's tools changed"

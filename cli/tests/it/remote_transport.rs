@@ -5,12 +5,11 @@ use std::time::Duration;
 
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, RecordedRequest};
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect},
     state::{Cause, Event, Reason},
 };
 use serde_json::json;
-use tokio::sync::broadcast;
 
 /// The limit of every wait: generous for a loaded 2-core machine; a hang still fails the test.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -29,12 +28,12 @@ async fn mock(transport: MockTransport) -> MockServer {
 /// Quick backoff, no heartbeat (so every detection below comes from the transport itself).
 fn fast(config: ServerConfig) -> ServerConfig {
     config
-        .reconnect(Reconnect {
-            initial_delay: Duration::from_millis(20),
-            max_delay: Duration::from_millis(200),
-            max_attempts: 5,
-            ..Reconnect::default()
-        })
+        .reconnect(
+            Reconnect::default()
+                .initial_delay(Duration::from_millis(20))
+                .max_delay(Duration::from_millis(200))
+                .max_attempts(5),
+        )
         .heartbeat(Heartbeat::disabled())
         .call_timeout(Duration::from_secs(10))
         .connect_timeout(Duration::from_secs(10))
@@ -71,7 +70,7 @@ async fn echo(registry: &ToolRegistry, server: &str) -> String {
 
 /// The next state event that satisfies `want`, at most [`LIMIT`].
 async fn next_state(
-    events: &mut broadcast::Receiver<Event>,
+    events: &mut mcp_resilient::state::EventReceiver,
     mut want: impl FnMut(&ConnectionState) -> bool,
 ) -> ConnectionState {
     let wait = async {
@@ -81,8 +80,8 @@ async fn next_state(
                     status: mcp_resilient::Status { state, .. },
                     ..
                 }) if want(&state) => return state,
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => panic!("event channel closed"),
+                Ok(_) | Err(mcp_resilient::state::RecvError::Lagged(_)) => {}
+                Err(mcp_resilient::state::RecvError::Closed) => panic!("event channel closed"),
             }
         }
     };
@@ -95,9 +94,9 @@ fn lost_with(cause: Cause) -> impl FnMut(&ConnectionState) -> bool {
     move |state| matches!(state, ConnectionState::Reconnecting { reason: Reason::ConnectionLost, death, .. } if death.cause == cause)
 }
 
-fn set_max_event_bytes(mut config: ServerConfig, bytes: usize) -> ServerConfig {
-    config.limits.max_sse_event_bytes = bytes;
-    config
+fn set_max_event_bytes(config: ServerConfig, bytes: usize) -> ServerConfig {
+    let limits = config.get_limits().clone().max_sse_event_bytes(bytes);
+    config.limits(limits)
 }
 
 fn has_headers(request: &RecordedRequest) -> bool {
@@ -174,7 +173,7 @@ async fn configured_headers_reach_every_request_of_both_transports() {
         ServerConfig::sse("legacy", server.sse_url()),
         ServerConfig::http("modern", server.http_url()),
     ] {
-        let name = config.name.clone();
+        let name = config.name().to_owned();
         let config = fast(config)
             .header("Authorization", "Bearer s3cret")
             .header("X-Trace", "t-1");
@@ -207,10 +206,7 @@ async fn an_endpoint_on_another_origin_is_refused_and_never_contacted() {
     server.faults().set_cross_origin(Some(foreign));
     let config = fast(ServerConfig::sse("legacy", server.sse_url()))
         .header("Authorization", "Bearer s3cret")
-        .reconnect(Reconnect {
-            max_attempts: 1,
-            ..Reconnect::default()
-        });
+        .reconnect(Reconnect::default().max_attempts(1));
     let (supervisor, _registry) = start(config).await;
     let Err(mcp_resilient::NotReady {
         status:
@@ -281,12 +277,11 @@ async fn a_dropped_sse_stream_ends_the_generation_and_a_new_one_follows() {
 /// With a 30 s backoff, only the immediate rebuild on session expiry can be ready in time.
 async fn expired_session_is_rebuilt_at_once(stale_400: bool) {
     let server = mock(MockTransport::Http).await;
-    let config =
-        era_2025(fast(ServerConfig::http("modern", server.http_url()))).reconnect(Reconnect {
-            initial_delay: Duration::from_secs(30),
-            max_delay: Duration::from_secs(60),
-            ..Reconnect::default()
-        });
+    let config = era_2025(fast(ServerConfig::http("modern", server.http_url()))).reconnect(
+        Reconnect::default()
+            .initial_delay(Duration::from_secs(30))
+            .max_delay(Duration::from_secs(60)),
+    );
     let (supervisor, registry) = start(config).await;
     let first = ready(&supervisor).await;
     let mut events = supervisor.events();

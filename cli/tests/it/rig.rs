@@ -6,8 +6,8 @@ use std::{sync::Arc, time::Duration};
 
 use crate::common::{process::MockProcess, *};
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    config::{Reconnect, ServerConfig},
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::Reconnect,
     rig::{ToolSync, dynamic_tool},
 };
 use rig_agent::tool::{ToolSet, server::ToolServer};
@@ -120,12 +120,12 @@ async fn after_kill_9_and_restart_the_same_rig_tool_answers_from_the_new_generat
     init_tracing();
     let mut mock = MockProcess::start("http").await;
     let registry = ToolRegistry::new();
-    let config = fast(ServerConfig::http("remote", mock.url())).reconnect(Reconnect {
-        initial_delay: Duration::from_millis(20),
-        max_delay: Duration::from_millis(200),
-        max_attempts: 1000,
-        ..Reconnect::default()
-    });
+    let config = fast(ServerConfig::http("remote", mock.url())).reconnect(
+        Reconnect::default()
+            .initial_delay(Duration::from_millis(20))
+            .max_delay(Duration::from_millis(200))
+            .max_attempts(1000),
+    );
     let server = Supervisor::spawn(config, &registry).unwrap();
     let mut state = server.watch();
     server.wait_ready(LIMIT).await.expect("ready");

@@ -18,13 +18,13 @@ use std::{
 };
 
 use mcp_mock_server::{MockOptions, MockServer, MockTransport};
+use mcp_resilient::state::RecvError;
 use mcp_resilient::{
-    CallError, ConnectionState, Status, Supervisor, ToolRegistry,
-    config::{Heartbeat, ProtocolChoice, Reconnect, ServerConfig},
+    CallError, ConnectionState, ServerConfig, Status, Supervisor, ToolRegistry,
+    config::{Heartbeat, ProtocolChoice, Reconnect},
     state::{Event, Generation},
 };
 use serde_json::json;
-use tokio::sync::broadcast::error::RecvError;
 
 use crate::common::LIMIT;
 
@@ -42,12 +42,12 @@ fn config(url: String, round: usize) -> ServerConfig {
     };
     ServerConfig::http("status", url)
         .protocol(protocol)
-        .reconnect(Reconnect {
-            initial_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(20),
-            max_attempts: 1000,
-            ..Reconnect::default()
-        })
+        .reconnect(
+            Reconnect::default()
+                .initial_delay(Duration::from_millis(1))
+                .max_delay(Duration::from_millis(20))
+                .max_attempts(1000),
+        )
         .heartbeat(Heartbeat::disabled())
         // Calls fail at once during an outage: the property below is about those failures.
         .call_wait(Duration::ZERO)

@@ -12,12 +12,12 @@ use mcp_resilient::{
 };
 use serde_json::json;
 
-const HEARTBEAT: Heartbeat = Heartbeat {
-    enabled: true,
-    interval: Duration::from_millis(400),
-    timeout: Duration::from_millis(200),
-    failures: 2,
-};
+fn heartbeat() -> Heartbeat {
+    Heartbeat::default()
+        .interval(Duration::from_millis(400))
+        .timeout(Duration::from_millis(200))
+        .failures(2)
+}
 
 /// A child that stops reading stdin while two callers push 300 KB each at it: the pipe fills,
 /// rmcp's writer blocks (holding its lock), and neither a probe nor rmcp's own close can get
@@ -30,7 +30,7 @@ async fn a_wedged_child_is_replaced(extra: &[&str]) {
     let mut args = vec!["--lock-file", lock_arg.as_str()];
     args.extend_from_slice(extra);
     let registry = ToolRegistry::new();
-    let config = stdio_mock("wedged", &args).heartbeat(HEARTBEAT);
+    let config = stdio_mock("wedged", &args).heartbeat(heartbeat());
     let server = Supervisor::spawn(config, &registry).unwrap();
     let first = server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
@@ -120,13 +120,12 @@ async fn a_child_that_dies_right_after_its_first_listing_is_never_left_ready() {
         .map(|i| {
             tokio::spawn(async move {
                 let registry = ToolRegistry::new();
-                let config =
-                    stdio_mock(&format!("brief{i}"), &["--exit-after-list"]).reconnect(Reconnect {
-                        initial_delay: Duration::from_millis(5),
-                        max_delay: Duration::from_millis(50),
-                        max_attempts: 3,
-                        ..Reconnect::default()
-                    });
+                let config = stdio_mock(&format!("brief{i}"), &["--exit-after-list"]).reconnect(
+                    Reconnect::default()
+                        .initial_delay(Duration::from_millis(5))
+                        .max_delay(Duration::from_millis(50))
+                        .max_attempts(3),
+                );
                 let server = Supervisor::spawn(config, &registry).unwrap();
                 let mut state = server.watch();
                 let end =
@@ -152,19 +151,19 @@ async fn a_child_that_dies_right_after_its_first_listing_is_never_left_ready() {
 async fn giving_up_is_announced_once() {
     init_tracing();
     let registry = ToolRegistry::new();
-    let config = shell("quitter", "exit 7").reconnect(Reconnect {
-        initial_delay: Duration::from_millis(5),
-        max_delay: Duration::from_millis(20),
-        max_attempts: 3,
-        ..Reconnect::default()
-    });
+    let config = shell("quitter", "exit 7").reconnect(
+        Reconnect::default()
+            .initial_delay(Duration::from_millis(5))
+            .max_delay(Duration::from_millis(20))
+            .max_attempts(3),
+    );
     let server = Supervisor::spawn(config, &registry).unwrap();
     let mut events = server.events();
     let mut state = server.watch();
     wait_state(&mut state, |s| matches!(s, ConnectionState::Failed { .. })).await;
     server.shutdown().await;
     let mut failed = 0;
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         failed += usize::from(matches!(
             event,
             Event::State {

@@ -91,13 +91,13 @@ async fn the_failure_cap_unregisters_tools_and_reports_final_failure() {
         mock_binary()
     );
     let registry = ToolRegistry::new();
-    let config = shell("capped", &script).reconnect(Reconnect {
-        initial_delay: Duration::from_millis(10),
-        max_delay: Duration::from_millis(50),
-        max_attempts: 3,
-        stability_window: Some(Duration::from_secs(60)),
-        ..Reconnect::default()
-    });
+    let config = shell("capped", &script).reconnect(
+        Reconnect::default()
+            .initial_delay(Duration::from_millis(10))
+            .max_delay(Duration::from_millis(50))
+            .max_attempts(3)
+            .stability_window(Duration::from_secs(60)),
+    );
     let server = Supervisor::spawn(config, &registry).unwrap();
     let mut state = server.watch();
     server.wait_ready(LIMIT).await.expect("ready");
@@ -148,13 +148,11 @@ async fn the_failure_cap_unregisters_tools_and_reports_final_failure() {
 }
 
 fn crash_loop_policy(window: Duration) -> Reconnect {
-    Reconnect {
-        initial_delay: Duration::from_millis(10),
-        max_delay: Duration::from_millis(40),
-        max_attempts: 2,
-        stability_window: Some(window),
-        ..Reconnect::default()
-    }
+    Reconnect::default()
+        .initial_delay(Duration::from_millis(10))
+        .max_delay(Duration::from_millis(40))
+        .max_attempts(2)
+        .stability_window(window)
 }
 
 #[tokio::test]
@@ -222,12 +220,12 @@ async fn shutdown_during_backoff_cancels_the_reconnect() {
         mock_binary()
     );
     let registry = ToolRegistry::new();
-    let config = shell("patient", &script).reconnect(Reconnect {
-        initial_delay: Duration::from_secs(30),
-        max_delay: Duration::from_secs(60),
-        jitter: 0.0,
-        ..Reconnect::default()
-    });
+    let config = shell("patient", &script).reconnect(
+        Reconnect::default()
+            .initial_delay(Duration::from_secs(30))
+            .max_delay(Duration::from_secs(60))
+            .jitter(0.0),
+    );
     let server = Supervisor::spawn(config, &registry).unwrap();
     let mut state = server.watch();
     server.wait_ready(LIMIT).await.expect("ready");
@@ -270,7 +268,7 @@ async fn a_death_report_after_shutdown_schedules_nothing() {
     }
     // Everything the supervisor said ends with `stopped`; nothing follows it.
     let mut last = None;
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         last = Some(event);
     }
     assert!(
@@ -484,7 +482,7 @@ async fn a_hundred_concurrent_death_reports_make_one_recovery() {
     call(&registry, "herd", "echo", json!({"text": "still here"})).await;
     assert_eq!(server.status().ready(), Some(second));
     let mut reconnects = 0;
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         reconnects += usize::from(matches!(
             event,
             Event::State {
@@ -507,12 +505,12 @@ async fn a_hung_child_is_detected_by_the_heartbeat_and_replaced() {
     let lock = dir.path().join("lock");
     let lock_arg = lock.to_string_lossy().into_owned();
     let registry = ToolRegistry::new();
-    let config = stdio_mock("hung", &["--lock-file", &lock_arg]).heartbeat(Heartbeat {
-        interval: Duration::from_millis(200),
-        timeout: Duration::from_millis(100),
-        failures: 2,
-        ..Heartbeat::default()
-    });
+    let config = stdio_mock("hung", &["--lock-file", &lock_arg]).heartbeat(
+        Heartbeat::default()
+            .interval(Duration::from_millis(200))
+            .timeout(Duration::from_millis(100))
+            .failures(2),
+    );
     let server = Supervisor::spawn(config, &registry).unwrap();
     let first = server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
@@ -554,13 +552,13 @@ async fn no_two_children_of_one_server_are_ever_alive_at_once() {
     let lock = dir.path().join("lock");
     let lock_arg = lock.to_string_lossy().into_owned();
     let registry = ToolRegistry::new();
-    let config = stdio_mock("single", &["--lock-file", &lock_arg]).reconnect(Reconnect {
-        initial_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(5),
-        jitter: 0.0,
-        max_attempts: 3,
-        ..Reconnect::default()
-    });
+    let config = stdio_mock("single", &["--lock-file", &lock_arg]).reconnect(
+        Reconnect::default()
+            .initial_delay(Duration::from_millis(1))
+            .max_delay(Duration::from_millis(5))
+            .jitter(0.0)
+            .max_attempts(3),
+    );
     let server = Supervisor::spawn(config, &registry).unwrap();
     let mut generation = server.wait_ready(LIMIT).await.expect("ready");
     let mut events = server.events();
@@ -624,17 +622,17 @@ fn after_shutdown_no_child_and_no_task_is_left() {
 #[tokio::test]
 async fn a_call_during_an_outage_fails_fast_or_waits_for_call_wait() {
     init_tracing();
-    let slow = Reconnect {
-        initial_delay: Duration::from_millis(300),
-        max_delay: Duration::from_millis(600),
-        jitter: 0.0,
-        ..Reconnect::default()
-    };
+    let slow = Reconnect::default()
+        .initial_delay(Duration::from_millis(300))
+        .max_delay(Duration::from_millis(600))
+        .jitter(0.0);
     // Zero: fail at once; `None`: the default (10 s); or a wait of one's own.
     for wait in [Some(Duration::ZERO), None, Some(LIMIT)] {
         let registry = ToolRegistry::new();
         let mut config = stdio_mock("waiting", &[]).reconnect(slow.clone());
-        config.call_wait = wait;
+        if let Some(wait) = wait {
+            config = config.call_wait(wait);
+        }
         let server = Supervisor::spawn(config, &registry).unwrap();
         let mut state = server.watch();
         let first = server.wait_ready(LIMIT).await.expect("ready");

@@ -7,9 +7,9 @@ use std::time::Duration;
 use crate::common::*;
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, StatusFault};
 use mcp_resilient::{
-    CallError, ConnectionState, Supervisor, ToolRegistry,
+    CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry,
     call::CallOptions,
-    config::{Heartbeat, Reconnect, ServerConfig},
+    config::{Heartbeat, Reconnect},
     state::{Cause, Event, Reason},
 };
 use serde_json::json;
@@ -193,13 +193,13 @@ async fn a_5xx_without_retry_after_is_one_miss_and_failures_in_a_row_confirmed_b
  {
     init_tracing();
     let mock = mock(MockTransport::Http).await;
-    let config = fast(ServerConfig::http("flaky", mock.http_url())).heartbeat(Heartbeat {
-        // Long enough that no probe runs during the test: only the calls are judged.
-        interval: Duration::from_secs(60),
-        timeout: Duration::from_secs(5),
-        failures: 2,
-        ..Heartbeat::default()
-    });
+    let config = fast(ServerConfig::http("flaky", mock.http_url())).heartbeat(
+        Heartbeat::default()
+            // Long enough that no probe runs during the test: only the calls are judged.
+            .interval(Duration::from_secs(60))
+            .timeout(Duration::from_secs(5))
+            .failures(2),
+    );
     let (server, registry) = ready(config).await;
     let mut events = server.events();
     let faults = mock.faults();
@@ -285,12 +285,12 @@ async fn a_json_rpc_error_proves_the_server_alive() {
 async fn a_probe_answered_429_proves_life_and_probes_less_often() {
     init_tracing();
     let mock = mock(MockTransport::Http).await;
-    let config = fast(ServerConfig::http("limited", mock.http_url())).heartbeat(Heartbeat {
-        interval: Duration::from_millis(200),
-        timeout: Duration::from_millis(100),
-        failures: 1,
-        ..Heartbeat::default()
-    });
+    let config = fast(ServerConfig::http("limited", mock.http_url())).heartbeat(
+        Heartbeat::default()
+            .interval(Duration::from_millis(200))
+            .timeout(Duration::from_millis(100))
+            .failures(1),
+    );
     let (server, _registry) = ready(config).await;
     let mut events = server.events();
     let faults = mock.faults();
@@ -311,7 +311,7 @@ async fn a_probe_answered_429_proves_life_and_probes_less_often() {
         Some(1),
         "an overloaded server is alive"
     );
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         assert!(
             !matches!(
                 event,
@@ -335,12 +335,12 @@ async fn unauthorized_at_connect_fails_at_once_and_retries_only_at_max_delay() {
     bearer.www_authenticate = Some("Bearer realm=\"mock\"".to_owned());
     mock.faults().set_status_fault(Some(bearer)).unwrap();
     let registry = ToolRegistry::new();
-    let config = fast(ServerConfig::http("locked", mock.http_url())).reconnect(Reconnect {
-        initial_delay: Duration::from_millis(20),
-        max_delay: Duration::from_millis(300),
-        max_attempts: 3,
-        ..Reconnect::default()
-    });
+    let config = fast(ServerConfig::http("locked", mock.http_url())).reconnect(
+        Reconnect::default()
+            .initial_delay(Duration::from_millis(20))
+            .max_delay(Duration::from_millis(300))
+            .max_attempts(3),
+    );
     let server = Supervisor::spawn(config, &registry).unwrap();
     let mut events = server.events();
     let (reason, death, retry_in) = failed_state(&server).await;
@@ -398,7 +398,7 @@ async fn a_wrong_path_is_rejected_after_every_transport_auto_tries() {
         death.detail.contains("streamable HTTP") && death.detail.contains("legacy SSE"),
         "both transports were tried: {death:?}"
     );
-    while let Ok(event) = events.try_recv() {
+    while let Ok(Some(event)) = events.try_recv() {
         assert!(
             !matches!(
                 event,
@@ -486,12 +486,10 @@ async fn a_busy_server_is_not_killed_by_the_heartbeat() {
             mock(MockTransport::Http).await.http_url(),
         )),
     ] {
-        let heartbeat = Heartbeat {
-            interval: Duration::from_millis(200),
-            timeout: Duration::from_millis(100),
-            failures: 2,
-            ..Heartbeat::default()
-        };
+        let heartbeat = Heartbeat::default()
+            .interval(Duration::from_millis(200))
+            .timeout(Duration::from_millis(100))
+            .failures(2);
         let (server, registry) = ready(config.heartbeat(heartbeat)).await;
         let mut events = server.events();
         // The server's loop is blocked for 1.5 s: every probe in that time goes unanswered,
@@ -507,7 +505,7 @@ async fn a_busy_server_is_not_killed_by_the_heartbeat() {
             Some(1),
             "busy is not dead"
         );
-        while let Ok(event) = events.try_recv() {
+        while let Ok(Some(event)) = events.try_recv() {
             assert!(
                 !matches!(
                     event,

@@ -13,7 +13,7 @@ use mcp_resilient::{
     ConnectionState, ToolRegistry,
     state::{Event, Generation},
 };
-use tokio::{sync::broadcast, time::Instant};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Every violation seen, with when and where.
@@ -74,7 +74,7 @@ impl Health {
 /// only after the previous one was lost, and a loss happens only under a fault that may kill.
 pub async fn watch_generations(
     name: String,
-    mut events: broadcast::Receiver<Event>,
+    mut events: mcp_resilient::state::EventReceiver,
     health: Arc<Health>,
     violations: Arc<Violations>,
     stop: CancellationToken,
@@ -88,11 +88,11 @@ pub async fn watch_generations(
         };
         let event = match event {
             Ok(event) => event,
-            Err(broadcast::error::RecvError::Lagged(n)) => {
+            Err(mcp_resilient::state::RecvError::Lagged(n)) => {
                 violations.add(format!("{name}: lost {n} events (the check cannot follow)"));
                 continue;
             }
-            Err(broadcast::error::RecvError::Closed) => return,
+            Err(mcp_resilient::state::RecvError::Closed) => return,
         };
         let Event::State {
             status: mcp_resilient::Status {

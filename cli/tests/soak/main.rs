@@ -28,8 +28,8 @@ use std::{sync::Arc, time::Duration};
 use common::{fast, init_tracing, stdio_mock};
 use mcp_mock_server::MockTransport;
 use mcp_resilient::{
-    Supervisor, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig, TransportConfig},
+    ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, Reconnect, TransportConfig},
 };
 use tokio_util::sync::CancellationToken;
 
@@ -41,27 +41,26 @@ const CALL_WAIT: Duration = Duration::from_secs(3);
 
 fn policy(config: ServerConfig) -> ServerConfig {
     let mut config = fast(config)
-        .heartbeat(Heartbeat {
-            interval: Duration::from_millis(600),
-            timeout: Duration::from_millis(400),
-            failures: 2,
-            ..Heartbeat::default()
-        })
-        .reconnect(Reconnect {
-            initial_delay: Duration::from_millis(50),
-            max_delay: Duration::from_millis(500),
-            max_attempts: 1000,
-            ..Reconnect::default()
-        })
+        .heartbeat(
+            Heartbeat::default()
+                .interval(Duration::from_millis(600))
+                .timeout(Duration::from_millis(400))
+                .failures(2),
+        )
+        .reconnect(
+            Reconnect::default()
+                .initial_delay(Duration::from_millis(50))
+                .max_delay(Duration::from_millis(500))
+                .max_attempts(1000),
+        )
         .call_timeout(CALL_TIMEOUT)
         .call_wait(CALL_WAIT)
         .connect_timeout(Duration::from_secs(5));
-    config = match &mut config.transport {
-        TransportConfig::Stdio(stdio) => {
-            stdio.stdin_close_grace = Duration::from_millis(200);
-            stdio.term_grace = Duration::from_millis(200);
-            config.close_timeout(Duration::from_secs(3))
-        }
+    config = match config.transport() {
+        TransportConfig::Stdio(_) => config
+            .stdin_close_grace(Duration::from_millis(200))
+            .term_grace(Duration::from_millis(200))
+            .close_timeout(Duration::from_secs(3)),
         TransportConfig::Remote(_) => config.close_timeout(Duration::from_secs(8)),
     };
     config
@@ -128,7 +127,7 @@ async fn soak(length: Duration, seed: u64) -> Report {
         .zip([Target::Stdio, Target::Remote(sse), Target::Remote(http)])
         .enumerate()
     {
-        let name = config.name.clone();
+        let name = config.name().to_owned();
         let server = Arc::new(Supervisor::spawn(config, &registry).expect("start"));
         server
             .wait_ready(common::LIMIT)

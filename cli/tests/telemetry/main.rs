@@ -9,18 +9,15 @@
 
 #[path = "../it/common/mod.rs"]
 mod common;
+mod names;
 mod serve;
 
 use std::{collections::BTreeMap, sync::OnceLock};
 
 use crate::common::{LIMIT, era_2025, fast, process::MockProcess, wait_state};
 use mcp_resilient::{
-    ConnectionState, Supervisor, ToolRegistry,
-    auth::Auth,
-    call::CallOptions,
-    config::{Limits, ServerConfig},
-    state::Reason,
-    telemetry::{Telemetry, names},
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry, auth::Auth, call::CallOptions,
+    config::Limits, state::Reason, telemetry::Telemetry,
 };
 use opentelemetry::{
     Context, KeyValue,
@@ -305,10 +302,8 @@ async fn an_outage_and_failing_calls_leave_every_series_with_bounded_attributes(
         .expect("the held call ran on the new generation");
 
     // A second server that exceeds a limit at connect.
-    let limited = ServerConfig::http("tel-limit", mock.url()).limits(Limits {
-        max_list_items: 1,
-        ..Limits::default()
-    });
+    let limited =
+        ServerConfig::http("tel-limit", mock.url()).limits(Limits::default().max_list_items(1));
     let limited = Supervisor::spawn(era_2025(fast(limited)), &registry).expect("start");
     let mut limited_state = limited.watch();
     wait_state(&mut limited_state, |s| {

@@ -2,7 +2,7 @@
 //! `SERVER` span that continues the context the host sent in `_meta`, and is counted in
 //! `mcp.server.operation.duration` with `network.transport` `tcp`.
 
-use mcp_resilient::telemetry::names;
+use crate::names;
 use mcp_resilient_gateway::{http::Gateway, telemetry::names as server_names};
 use opentelemetry::{
     Context,

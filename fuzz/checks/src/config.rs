@@ -31,41 +31,44 @@ pub fn config_text(json: &str, dir: &Path) {
         Ok(loaded) => loaded,
         Err(err) => {
             assert!(
-                !err.message.is_empty(),
+                !err.message().is_empty(),
                 "a document error without a message"
             );
             let _ = err.to_string();
             return;
         }
     };
-    for skipped in &loaded.skipped {
-        let path = &skipped.error.path;
+    for skipped in loaded.skipped() {
+        let path = skipped.error().path();
         let under = |section: &str| {
             path.strip_prefix(section)
                 .and_then(|p| p.strip_prefix('.'))
-                .and_then(|p| p.strip_prefix(skipped.name.as_str()))
+                .and_then(|p| p.strip_prefix(skipped.name()))
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
         };
         assert!(
             under("mcpServers") || under("servers"),
             "an entry's error is not under its path: {skipped}"
         );
-        assert!(!skipped.error.message.is_empty(), "no message: {skipped}");
+        assert!(
+            !skipped.error().message().is_empty(),
+            "no message: {skipped}"
+        );
     }
     let mut names = std::collections::BTreeSet::new();
-    for server in &loaded.servers {
+    for server in loaded.servers() {
         assert!(
-            names.insert(server.name.clone()),
+            names.insert(server.name().to_owned()),
             "{} loaded twice",
-            server.name
+            server.name()
         );
         assert!(
-            !loaded.disabled.contains(&server.name),
+            !loaded.disabled().iter().any(|d| d == server.name()),
             "{} both loaded and disabled",
-            server.name
+            server.name()
         );
         if let Err(err) = server.clone().resolve() {
-            panic!("loaded server {} does not resolve: {err}", server.name);
+            panic!("loaded server {} does not resolve: {err}", server.name());
         }
     }
     let _ = loaded.warnings().count();

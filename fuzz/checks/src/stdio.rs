@@ -15,11 +15,11 @@ use mcp_resilient::rmcp::{
 };
 
 use mcp_resilient::{
+    ToolRegistry,
     fuzzing::{
         Activity, EraMemory, Handshake, Observed, PublishError, StdioTransport, Verdict,
         generation, hand_typed_requests, is_modern, judge,
     },
-    registry::{ToolRegistry, definitions},
     state::{Cause, Generation},
 };
 
@@ -76,15 +76,11 @@ fn publish(registry: &ToolRegistry, generation: Generation, tools: Vec<Tool>) {
             // Within one server, distinct raw names never share a public name.
             assert_eq!(snapshot.len(), count, "two tools got one public name");
             assert_eq!(
-                definitions::openai_tools(&snapshot)
-                    .as_array()
-                    .map(Vec::len),
+                snapshot.openai_tools().as_array().map(Vec::len),
                 Some(count)
             );
             assert_eq!(
-                definitions::anthropic_tools(&snapshot)
-                    .as_array()
-                    .map(Vec::len),
+                snapshot.anthropic_tools().as_array().map(Vec::len),
                 Some(count)
             );
         }

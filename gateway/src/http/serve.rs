@@ -166,15 +166,15 @@ fn split(
 ) -> Result<(Vec<ServerConfig>, Vec<ServerConfig>), ServeError> {
     if let Some(unknown) = per_host
         .iter()
-        .find(|name| !configs.iter().any(|c| &c.name == *name))
+        .find(|name| !configs.iter().any(|c| c.name() == name.as_str()))
     {
         return Err(ServeError::Config(format!(
             "per-host server '{unknown}' is not one of the servers served"
         )));
     }
-    Ok(configs
-        .into_iter()
-        .partition(|c| c.sessions == UpstreamSessions::PerHost || per_host.contains(&c.name)))
+    Ok(configs.into_iter().partition(|c| {
+        c.get_sessions() == UpstreamSessions::PerHost || per_host.iter().any(|n| n == c.name())
+    }))
 }
 
 /// rmcp's service settings: the gateway's bounds, and `Host`/`Origin` as the options say.

@@ -14,18 +14,18 @@ impl NotificationBuffer {
     /// The strictest of the upstreams' [`Limits`](mcp_resilient::config::Limits): the host's queue is
     /// shared by all of them, and none may buffer more for the host than its own limits allow.
     pub(crate) fn of(configs: &[mcp_resilient::ServerConfig]) -> Self {
-        let limits = configs.iter().map(|config| &config.limits);
+        let limits = configs.iter().map(|config| config.get_limits());
         let defaults = mcp_resilient::config::Limits::default();
         Self {
             max_buffered_notifications: limits
                 .clone()
-                .map(|l| l.max_buffered_notifications)
+                .map(|l| l.get_max_buffered_notifications())
                 .min()
-                .unwrap_or(defaults.max_buffered_notifications),
+                .unwrap_or(defaults.get_max_buffered_notifications()),
             max_buffered_notification_bytes: limits
-                .map(|l| l.max_buffered_notification_bytes)
+                .map(|l| l.get_max_buffered_notification_bytes())
                 .min()
-                .unwrap_or(defaults.max_buffered_notification_bytes),
+                .unwrap_or(defaults.get_max_buffered_notification_bytes()),
         }
     }
 }

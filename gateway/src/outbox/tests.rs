@@ -206,19 +206,17 @@ fn after_the_close_nothing_is_queued_and_droppable_messages_are_counted() {
 fn the_bound_is_the_strictest_of_the_upstreams_limits() {
     use mcp_resilient::{ServerConfig, config::Limits};
     let with = |count: usize, bytes: usize| {
-        let limits = Limits {
-            max_buffered_notifications: count,
-            max_buffered_notification_bytes: bytes,
-            ..Limits::default()
-        };
+        let limits = Limits::default()
+            .max_buffered_notifications(count)
+            .max_buffered_notification_bytes(bytes);
         ServerConfig::stdio("a", "true").limits(limits)
     };
     let defaults = Limits::default();
     assert_eq!(
         NotificationBuffer::default(),
         limits(
-            defaults.max_buffered_notifications,
-            defaults.max_buffered_notification_bytes
+            defaults.get_max_buffered_notifications(),
+            defaults.get_max_buffered_notification_bytes()
         )
     );
     let configs = [with(10, 1 << 30), with(1 << 20, 4096)];

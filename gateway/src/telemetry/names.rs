@@ -1,4 +1,4 @@
-//! The names the gateway records under, beside the library's (`mcp_resilient::telemetry::names`):
+//! The names the gateway records under, beside the library's (PROMETHEUS.md lists both):
 //! OpenTelemetry's MCP semantic conventions for the server side, ours (`mcp.*.resilience.*`)
 //! where they have no word. A Prometheus scrape shows each with dots as underscores, the unit as
 //! a suffix (`_seconds`) and `_total` on counters.

@@ -164,7 +164,7 @@ async fn authorization_code(
             prompt.open(session.get_authorization_url()),
             callback(&listener, port)
         );
-        opened.map_err(AuthError::AuthorizationFailed)?;
+        opened.map_err(|e| AuthError::AuthorizationFailed(crate::text::innermost(&e)))?;
         called
     };
     let called = tokio::time::timeout(wait, callback).await.map_err(|_| {

@@ -111,14 +111,18 @@ impl fmt::Debug for Authorizer {
 impl Authorizer {
     /// The authorizer `auth` asks for, or `None` for [`Auth::None`]. Fails only when the default
     /// file store has no directory to live in.
-    pub(crate) fn new(name: &str, url: &Url, auth: &Auth) -> Result<Option<Arc<Self>>, String> {
+    pub(crate) fn new(
+        name: &str,
+        url: &Url,
+        auth: &Auth,
+    ) -> Result<Option<Arc<Self>>, crate::auth::StoreError> {
         let method = match auth {
             Auth::None => return Ok(None),
             Auth::Bearer { env } => Method::Bearer { env: env.clone() },
             Auth::OAuth(config) => {
                 let store = match &config.store {
                     Some(store) => store.clone(),
-                    None => Arc::new(FileTokenStore::for_server(name).map_err(|e| e.to_string())?),
+                    None => Arc::new(FileTokenStore::for_server(name)?),
                 };
                 Method::OAuth(Box::new(OAuth {
                     config: config.clone(),

@@ -63,13 +63,21 @@ impl FileTokenStore {
     /// `$MCP_RESILIENT_CONFIG_DIR`, else `$XDG_CONFIG_HOME/mcp-resilient`, else
     /// `$HOME/.config/mcp-resilient`.
     pub fn for_server(name: &str) -> Result<Self, StoreError> {
-        let dir = config_dir().ok_or_else(|| {
+        let dir = Self::default_dir().ok_or_else(|| {
             StoreError::new(
                 "directory",
                 "no config directory: set HOME or MCP_RESILIENT_CONFIG_DIR",
             )
         })?;
-        Ok(Self::in_dir(dir.join("tokens"), name))
+        Ok(Self::in_dir(dir, name))
+    }
+
+    /// The directory [`for_server`](Self::for_server) keeps its token files in (one
+    /// `<server name>.json` each): `tokens/` under `$MCP_RESILIENT_CONFIG_DIR`, else under
+    /// `$XDG_CONFIG_HOME/mcp-resilient`, else under `$HOME/.config/mcp-resilient`. `None` when
+    /// none of these variables is set. For a host that lists or cleans up the stored logins.
+    pub fn default_dir() -> Option<PathBuf> {
+        config_dir().map(|dir| dir.join("tokens"))
     }
 
     /// The store of server `name` in `dir`.

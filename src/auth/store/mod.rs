@@ -103,7 +103,7 @@ impl fmt::Debug for StoredAuth {
 }
 
 /// Why a store could not be read or written. Always about the store, never about the server.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("token store {what}: {detail}")]
 pub struct StoreError {
     what: String,
@@ -177,7 +177,7 @@ pub(crate) fn now_secs() -> u64 {
 
 /// The directory mcp-resilient keeps its files in: `$MCP_RESILIENT_CONFIG_DIR`, else
 /// `$XDG_CONFIG_HOME/mcp-resilient`, else `$HOME/.config/mcp-resilient`.
-pub fn config_dir() -> Option<PathBuf> {
+pub(crate) fn config_dir() -> Option<PathBuf> {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     if let Some(dir) = var("MCP_RESILIENT_CONFIG_DIR") {
         return Some(PathBuf::from(dir));

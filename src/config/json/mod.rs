@@ -69,14 +69,14 @@ use super::{ConfigError, ServerConfig, validate_server_name};
 #[non_exhaustive]
 pub struct LoadedServers {
     /// The entries that loaded, resolved ([`ServerConfig::resolve`]), sorted by name.
-    pub servers: Vec<ServerConfig>,
+    pub(crate) servers: Vec<ServerConfig>,
     /// The entries that could not be loaded, in file order, each with why.
-    pub skipped: Vec<SkippedServer>,
+    pub(crate) skipped: Vec<SkippedServer>,
     /// The names of the entries with `"disabled": true`, in file order. Their other keys are not
     /// checked.
-    pub disabled: Vec<String>,
+    pub(crate) disabled: Vec<String>,
     /// The file the servers came from ([`load_servers_file`]); `None` for JSON from elsewhere.
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
 }
 
 impl LoadedServers {
@@ -93,6 +93,32 @@ impl LoadedServers {
         })
     }
 
+    /// The entries that loaded, resolved ([`ServerConfig::resolve`]), sorted by name.
+    pub fn servers(&self) -> &[ServerConfig] {
+        &self.servers
+    }
+
+    /// The loaded servers, taken out.
+    pub fn into_servers(self) -> Vec<ServerConfig> {
+        self.servers
+    }
+
+    /// The entries that could not be loaded, in file order, each with why.
+    pub fn skipped(&self) -> &[SkippedServer] {
+        &self.skipped
+    }
+
+    /// The names of the entries with `"disabled": true`, in file order. Their other keys are not
+    /// checked.
+    pub fn disabled(&self) -> &[String] {
+        &self.disabled
+    }
+
+    /// The file the servers came from ([`load_servers_file`]); `None` for JSON from elsewhere.
+    pub fn file(&self) -> Option<&std::path::Path> {
+        self.file.as_deref()
+    }
+
     /// Takes the loaded server `name` out of the list, if it loaded.
     pub fn take(&mut self, name: &str) -> Option<ServerConfig> {
         let index = self.servers.iter().position(|s| s.name == name)?;
@@ -105,9 +131,21 @@ impl LoadedServers {
 #[non_exhaustive]
 pub struct SkippedServer {
     /// The entry's key in the file (which may not be a valid server name).
-    pub name: String,
+    pub(crate) name: String,
     /// Why, with the path of the offending key: `mcpServers.weather.envFile: cannot read …`.
-    pub error: ConfigError,
+    pub(crate) error: ConfigError,
+}
+
+impl SkippedServer {
+    /// The entry's key in the file (which may not be a valid server name).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Why, with the path of the offending key: `mcpServers.weather.envFile: cannot read …`.
+    pub fn error(&self) -> &ConfigError {
+        &self.error
+    }
 }
 
 impl fmt::Display for SkippedServer {

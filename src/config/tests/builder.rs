@@ -175,7 +175,7 @@ fn zero_timeouts_and_pages_are_rejected() {
         "zero",
     );
     assert_error(
-        &rejected(ok().max_tool_pages(0)),
+        &rejected(ok().limits(crate::config::Limits::default().max_list_pages(0))),
         "limits.max_list_pages",
         "at least 1",
     );

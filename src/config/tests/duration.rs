@@ -43,7 +43,7 @@ fn rejects_empty_negative_bare_unknown_and_non_finite() {
     ];
     for (input, needle) in cases {
         let err = parse_duration(input).expect_err(input);
-        assert!(err.contains(needle), "{input}: {err}");
+        assert!(err.to_string().contains(needle), "{input}: {err}");
     }
 }
 

@@ -15,9 +15,8 @@ impl ServerConfig {
     /// Validates the config and returns it unchanged, or the first problem found with the dotted
     /// path of its field (`name`, `transport.url`, `reconnect.max_delay`, `heartbeat.timeout`, …).
     ///
-    /// Reconnect and heartbeat bounds are checked only when the policy is enabled.
-    /// `reconnect.stability_window` stays `None` when unset; read it through
-    /// [`Reconnect::effective_stability_window`].
+    /// Reconnect and heartbeat bounds are checked only when the policy is enabled. An unset
+    /// stability window stays unset (it means the max delay).
     pub fn resolve(self) -> Result<ServerConfig, ConfigError> {
         if let Some(err) = &self.pending {
             return Err(err.clone());
@@ -58,7 +57,7 @@ impl ServerConfig {
 ///
 /// The name becomes part of every public tool name (`mcp__<server>__<tool>`), so it is kept to
 /// characters every model provider accepts in a tool name.
-pub fn validate_server_name(name: &str) -> Result<(), String> {
+pub(crate) fn validate_server_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("server name must not be empty".to_owned());
     }

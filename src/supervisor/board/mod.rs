@@ -83,6 +83,15 @@ impl Board {
         self.watch.borrow().clone()
     }
 
+    /// The generation taking calls now (ready, its death not reported), read in place: no
+    /// clone of the status.
+    pub(crate) fn ready_generation(&self) -> Option<Generation> {
+        self.watch
+            .borrow()
+            .taking_calls()
+            .map(|live| live.generation)
+    }
+
     /// The status as it is now.
     pub(in crate::supervisor) fn status(&self) -> Status {
         self.watch.borrow().status.clone()

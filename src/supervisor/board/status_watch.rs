@@ -22,7 +22,7 @@ impl StatusWatch {
 
     /// True when both watch the same supervisor.
     #[cfg_attr(not(feature = "rig"), allow(dead_code))]
-    pub(in crate::supervisor) fn same_channel(&self, other: &StatusWatch) -> bool {
+    pub(crate) fn same_channel(&self, other: &StatusWatch) -> bool {
         self.rx.same_channel(&other.rx)
     }
 

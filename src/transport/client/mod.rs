@@ -13,8 +13,9 @@ pub(in crate::transport) const POOL_IDLE: Duration = Duration::from_secs(4);
 /// overall timeout, idle connections closed after [`POOL_IDLE`], and redirects followed only
 /// within the same origin. If it cannot be built (no TLS backend), spawning says so rather than
 /// fall back to a client without those rules.
-pub(crate) fn default_http_client() -> Result<&'static reqwest::Client, String> {
-    static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> =
+pub(crate) fn default_http_client()
+-> Result<&'static reqwest::Client, std::sync::Arc<reqwest::Error>> {
+    static CLIENT: std::sync::OnceLock<Result<reqwest::Client, std::sync::Arc<reqwest::Error>>> =
         std::sync::OnceLock::new();
     CLIENT
         .get_or_init(|| {
@@ -23,7 +24,7 @@ pub(crate) fn default_http_client() -> Result<&'static reqwest::Client, String> 
                 .pool_idle_timeout(POOL_IDLE)
                 .redirect(same_origin_redirects())
                 .build()
-                .map_err(|e| e.to_string())
+                .map_err(std::sync::Arc::new)
         })
         .as_ref()
         .map_err(Clone::clone)

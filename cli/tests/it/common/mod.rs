@@ -17,12 +17,11 @@ pub use support::{
 use std::{path::Path, time::Duration};
 
 use mcp_resilient::{
-    ConnectionState, ToolRegistry,
-    config::{Heartbeat, Reconnect, ServerConfig, TransportConfig},
+    ConnectionState, ServerConfig, ToolRegistry,
+    config::{Heartbeat, Reconnect, TransportConfig},
     state::{Event, Generation},
 };
 use serde_json::json;
-use tokio::sync::broadcast;
 
 pub fn init_tracing() {
     let _ = tracing_subscriber::fmt()
@@ -56,24 +55,25 @@ pub fn shell(name: &str, script: &str) -> ServerConfig {
 /// a test about hung servers or probe timing sets its own heartbeat.
 pub fn fast(config: ServerConfig) -> ServerConfig {
     let mut config = config
-        .reconnect(Reconnect {
-            initial_delay: Duration::from_millis(20),
-            max_delay: Duration::from_millis(200),
-            max_attempts: 5,
-            ..Reconnect::default()
-        })
-        .heartbeat(Heartbeat {
-            interval: Duration::from_secs(2),
-            timeout: Duration::from_millis(1500),
-            failures: 2,
-            ..Heartbeat::default()
-        })
+        .reconnect(
+            Reconnect::default()
+                .initial_delay(Duration::from_millis(20))
+                .max_delay(Duration::from_millis(200))
+                .max_attempts(5),
+        )
+        .heartbeat(
+            Heartbeat::default()
+                .interval(Duration::from_secs(2))
+                .timeout(Duration::from_millis(1500))
+                .failures(2),
+        )
         .call_timeout(Duration::from_secs(10))
         .connect_timeout(Duration::from_secs(10))
         .close_timeout(Duration::from_secs(10));
-    if let TransportConfig::Stdio(stdio) = &mut config.transport {
-        stdio.stdin_close_grace = Duration::from_millis(300);
-        stdio.term_grace = Duration::from_millis(300);
+    if matches!(config.transport(), TransportConfig::Stdio(_)) {
+        config = config
+            .stdin_close_grace(Duration::from_millis(300))
+            .term_grace(Duration::from_millis(300));
     }
     config
 }
@@ -87,7 +87,7 @@ pub fn era_2025(config: ServerConfig) -> ServerConfig {
 
 /// Waits for the next event that satisfies `want`, at most [`LIMIT`].
 pub async fn wait_event(
-    rx: &mut broadcast::Receiver<Event>,
+    rx: &mut mcp_resilient::state::EventReceiver,
     mut want: impl FnMut(&Event) -> bool,
 ) -> Event {
     let found = tokio::time::timeout(LIMIT, async {
@@ -95,8 +95,8 @@ pub async fn wait_event(
             match rx.recv().await {
                 Ok(event) if want(&event) => return event,
                 Ok(_) => {}
-                Err(broadcast::error::RecvError::Lagged(n)) => panic!("lagged {n} events"),
-                Err(broadcast::error::RecvError::Closed) => panic!("event channel closed"),
+                Err(mcp_resilient::state::RecvError::Lagged(n)) => panic!("lagged {n} events"),
+                Err(mcp_resilient::state::RecvError::Closed) => panic!("event channel closed"),
             }
         }
     })
@@ -119,8 +119,8 @@ pub async fn until(what: &str, mut done: impl FnMut() -> bool) {
 
 /// Asserts that no probe miss is among the events `rx` has queued; `why` says what a miss
 /// would have meant.
-pub fn no_probe_missed(rx: &mut broadcast::Receiver<Event>, why: &str) {
-    while let Ok(event) = rx.try_recv() {
+pub fn no_probe_missed(rx: &mut mcp_resilient::state::EventReceiver, why: &str) {
+    while let Ok(Some(event)) = rx.try_recv() {
         assert!(
             !matches!(event, Event::ProbeMissed { .. }),
             "{why}: {event:?}"
@@ -131,7 +131,7 @@ pub fn no_probe_missed(rx: &mut broadcast::Receiver<Event>, why: &str) {
 /// The next `reconnecting` state: why the connection was lost (or failed), what ended it, and the
 /// scheduled delay.
 pub async fn lost(
-    events: &mut broadcast::Receiver<Event>,
+    events: &mut mcp_resilient::state::EventReceiver,
 ) -> (
     mcp_resilient::state::Reason,
     mcp_resilient::state::Death,
@@ -157,7 +157,7 @@ pub async fn lost(
 }
 
 /// The next `ready` state's generation.
-pub async fn ready_generation(rx: &mut broadcast::Receiver<Event>) -> Generation {
+pub async fn ready_generation(rx: &mut mcp_resilient::state::EventReceiver) -> Generation {
     match wait_event(
         rx,
         |e| matches!(e, Event::State { status, .. } if status.is_ready()),

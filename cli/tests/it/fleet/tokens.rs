@@ -9,7 +9,7 @@ use mcp_mock_server::{MockOptions, MockServer, OAuthOptions};
 use mcp_resilient::{
     ConnectionState, ServerConfig, Supervisor, ToolRegistry,
     auth::{self, Auth, Headless, OAuthConfig},
-    config::{Heartbeat, ProtocolChoice},
+    config::ProtocolChoice,
 };
 
 use mcp_resilient_gateway::state::RedisTokenStore;
@@ -29,11 +29,11 @@ fn config(mock: &MockServer, redis: &Redis) -> ServerConfig {
     // A probe waits for the refresh like any request: its timeout is well past the mock's
     // refresh delay, so that a loaded machine cannot turn the slow refresh into a lost session.
     let config = fast(config);
-    let heartbeat = Heartbeat {
-        interval: Duration::from_secs(5),
-        timeout: Duration::from_secs(3),
-        ..config.heartbeat.clone()
-    };
+    let heartbeat = config
+        .get_heartbeat()
+        .clone()
+        .interval(Duration::from_secs(5))
+        .timeout(Duration::from_secs(3));
     config
         .heartbeat(heartbeat)
         .auth(Auth::OAuth(OAuthConfig::default().store(store)))

@@ -223,19 +223,19 @@ impl Entry {
         let limits = self.limits.take().unwrap_or_default();
         config.limits = limits.into_limits(self.max_tool_pages, self.max_event_bytes, renames)?;
         if let Some(protocol) = self.protocol.take() {
-            config.protocol = protocol
-                .parse()
-                .map_err(|message| ConfigError::new("protocol", message))?;
+            config.protocol = protocol.parse().map_err(|e: crate::config::UnknownValue| {
+                ConfigError::new("protocol", e.to_string())
+            })?;
         }
         if let Some(sessions) = self.sessions.take() {
-            config.sessions = sessions
-                .parse()
-                .map_err(|message| ConfigError::new("sessions", message))?;
+            config.sessions = sessions.parse().map_err(|e: crate::config::UnknownValue| {
+                ConfigError::new("sessions", e.to_string())
+            })?;
         }
         if let Some(replay) = self.replay.take() {
-            config.replay = replay
-                .parse()
-                .map_err(|message| ConfigError::new("replay", message))?;
+            config.replay = replay.parse().map_err(|e: crate::config::UnknownValue| {
+                ConfigError::new("replay", e.to_string())
+            })?;
         }
         Ok(config)
     }

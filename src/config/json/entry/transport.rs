@@ -112,7 +112,7 @@ impl Entry {
                 other => Some(
                     other
                         .parse::<RemoteKind>()
-                        .map_err(|message| ConfigError::new(key, message))?,
+                        .map_err(|e| ConfigError::new(key, e.to_string()))?,
                 ),
             };
             match declared {
