@@ -4,7 +4,9 @@
 //!
 //! They live in the CLI's package because they run the CLI's binary (`CARGO_BIN_EXE_…` names
 //! only a binary of the package under test): as the mock server (`mcp-resilient mock-server`),
-//! as the proxy, and as the command line itself.
+//! as the proxy and the gateway, and as the command line itself. The library's tests that need
+//! no child process are its own (`tests/it/` at the repository's root, default features); the
+//! helpers both use are `tests/support/`.
 
 // Modules share helpers through `common`; what they export to each other is `pub`.
 #![allow(unreachable_pub)]
@@ -19,7 +21,6 @@ mod cli_auth;
 mod cli_harden;
 mod cli_signals;
 mod cli_wait;
-mod direct_probe;
 mod era_2026;
 mod era_fallback;
 mod era_late;
@@ -31,21 +32,17 @@ mod hostile_sse;
 mod http_stream;
 mod layers;
 mod list_flood;
-mod oauth;
 mod origin_budget;
-mod pre_call_probe;
 mod progress;
 mod proxy;
 mod proxy_hostile;
 mod remote_faults;
 mod remote_recovery;
-mod remote_transport;
 mod revisions;
 #[cfg(feature = "rig")]
 mod rig;
 mod serve;
 mod shape;
-mod status;
 mod stdio_faults;
 mod stdio_supervision;
 mod verdicts;

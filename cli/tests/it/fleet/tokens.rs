@@ -15,10 +15,7 @@ use mcp_resilient::{
 use mcp_resilient_gateway::state::RedisTokenStore;
 
 use super::redis::Redis;
-use crate::{
-    common::{LIMIT, fast, wait_state},
-    oauth::echo,
-};
+use crate::common::{LIMIT, echo, fast, wait_state};
 
 /// Replicas refreshing at once.
 const REPLICAS: usize = 4;

@@ -10,7 +10,7 @@ use std::{
     time::Duration,
 };
 
-use crate::common::{LIMIT, fast, no_probe_missed, until, wait_state};
+use crate::common::{LIMIT, echo, fast, no_probe_missed, until, wait_state};
 use mcp_mock_server::{MockOptions, MockServer, OAuthOptions};
 use mcp_resilient::{
     ConnectionState, ServerConfig, Supervisor, ToolRegistry,
@@ -66,18 +66,6 @@ async fn ready(server: &Supervisor) -> Generation {
         ConnectionState::Ready { generation, .. } => generation,
         other => panic!("not ready: {other:?}"),
     }
-}
-
-/// Calls `mcp__authd__echo` through the registry; the error as text.
-pub(crate) async fn echo(registry: &ToolRegistry, text: &str) -> Result<(), String> {
-    let handle = registry
-        .handle("mcp__authd__echo")
-        .map_err(|e| e.to_string())?;
-    handle
-        .call(json!({ "text": text }))
-        .await
-        .map(|_| ())
-        .map_err(|e| e.to_string())
 }
 
 fn generation_of(server: &Supervisor) -> Option<Generation> {
