@@ -85,7 +85,7 @@ pub use rmcp;
 // The root holds what the quick start above uses; everything else has one path, in its module.
 pub use config::server::ServerConfig;
 pub use error::{CallError, NotReady, StartError};
-pub use registry::{handle::ToolHandle, hub::ToolRegistry};
+pub use registry::hub::{ToolHandle, ToolRegistry};
 pub use state::{connection::ConnectionState, status::Status};
 pub use supervisor::board::StatusWatch;
 pub use supervisor::{Supervisor, SupervisorBuilder};

@@ -1,4 +1,5 @@
-//! [`Limits`]: the bounds on everything a server controls, in one place.
+//! [`Limits`]: the bounds on everything a server controls, in one place. Over 300 lines: each
+//! bound, its default, its setter and its getter.
 //!
 //! A resilience layer must never become the failure: a server that answers too much must not
 //! take the host's memory with it. Each bound below is checked before (or while) the bytes are

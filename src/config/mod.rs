@@ -38,6 +38,7 @@ mod limits;
 mod policy;
 pub(crate) mod server;
 mod transport;
+mod unknown;
 mod validate;
 
 #[cfg(test)]
@@ -56,10 +57,9 @@ pub use self::limits::Limits;
 pub(crate) use self::limits::parse_bytes;
 pub use self::policy::{Heartbeat, Reconnect};
 pub(crate) use self::server::ServerConfig;
-pub use self::server::{
-    DEFAULT_CALL_WAIT, ProtocolChoice, Replay, Sessions, TransportConfig, UnknownValue,
-};
+pub use self::server::{DEFAULT_CALL_WAIT, ProtocolChoice, Replay, Sessions, TransportConfig};
 pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};
+pub use self::unknown::UnknownValue;
 #[cfg(any(test, feature = "config-files"))]
 pub(crate) use self::validate::validate_server_name;
 pub use crate::verdict::limit::ListBudget;

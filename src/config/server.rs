@@ -3,33 +3,7 @@
 
 use std::{fmt, str::FromStr, time::Duration};
 
-use super::{ConfigError, Heartbeat, Limits, Reconnect, RemoteConfig, StdioConfig};
-
-/// A word the settings' `FromStr` ([`ProtocolChoice`], [`RemoteKind`](super::RemoteKind),
-/// [`Sessions`], [`Replay`]) does not know. `Display`: ``unknown protocol `x`; expected auto,
-/// 2025-11-25 or 2026-07-28``.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {what} `{value}`; expected {expected}")]
-pub struct UnknownValue {
-    what: &'static str,
-    value: String,
-    expected: &'static str,
-}
-
-impl UnknownValue {
-    pub(crate) fn new(what: &'static str, value: &str, expected: &'static str) -> Self {
-        UnknownValue {
-            what,
-            value: value.to_owned(),
-            expected,
-        }
-    }
-
-    /// The word that was not understood.
-    pub fn value(&self) -> &str {
-        &self.value
-    }
-}
+use super::{ConfigError, Heartbeat, Limits, Reconnect, RemoteConfig, StdioConfig, UnknownValue};
 
 /// One configured MCP server: its name, its transport and the policies its supervisor follows.
 ///

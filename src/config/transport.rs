@@ -121,7 +121,7 @@ pub enum RemoteKind {
 }
 
 impl FromStr for RemoteKind {
-    type Err = super::UnknownValue;
+    type Err = super::unknown::UnknownValue;
 
     /// `auto`, `sse`, `http`; `streamable-http`, `streamable_http` and `streamableHttp` also mean
     /// [`RemoteKind::Http`]. Case-insensitive.
@@ -130,7 +130,7 @@ impl FromStr for RemoteKind {
             "auto" => Ok(Self::Auto),
             "sse" => Ok(Self::Sse),
             "http" | "streamable-http" | "streamable_http" | "streamablehttp" => Ok(Self::Http),
-            _ => Err(super::UnknownValue::new(
+            _ => Err(super::unknown::UnknownValue::new(
                 "transport",
                 s,
                 "auto, sse, http or streamable-http",

@@ -1,7 +1,7 @@
 //! The shared, generation-fenced tool registry.
 //!
 //! Every supervisor — stdio, legacy SSE and Streamable HTTP alike — publishes its server's tool
-//! set here. Hosts read [`Snapshot`]s, resolve [`ToolHandle`]s and listen to
+//! set here. Hosts read [`Snapshot`]s, resolve [`ToolHandle`](crate::ToolHandle)s and listen to
 //! [`ToolRegistry::changes`].
 //!
 //! # Invariants
@@ -13,23 +13,20 @@
 //!    registered for that server is refused.
 //! 3. A list with a duplicate raw name, or whose public names would clash with another
 //!    identity's, is refused and the previous set stays.
-//! 4. A [`ToolHandle`] holds only names. It resolves the server's current route at call time, so
+//! 4. A [`ToolHandle`](crate::ToolHandle) holds only names. It resolves the server's current route at call time, so
 //!    it keeps working across reconnects.
 //!
 //! The lock inside is a `std::sync::RwLock` held only to clone or swap an `Arc`, never across an
 //! `.await`.
 
 mod definitions;
-pub(crate) mod handle;
 pub(crate) mod hub;
 mod names;
 pub(crate) mod publish;
 mod shared;
 mod snapshot;
 
-pub(crate) use handle::ToolHandle;
 pub(crate) use hub::ToolRegistry;
-use hub::write;
 pub use names::{MAX_PUBLIC_NAME, public_name};
 pub(crate) use publish::Publish;
 #[cfg(test)]
@@ -49,7 +46,7 @@ pub struct UnknownTool {
     pub closest: Option<String>,
 }
 
-/// How a [`ToolHandle`] reaches its server: the supervisor's call path, registered by `attach`.
+/// How a [`ToolHandle`](crate::ToolHandle) reaches its server: the supervisor's call path, registered by `attach`.
 /// A trait so that the registry does not depend on the supervisor that implements it.
 pub(crate) trait Route: Send + Sync + std::fmt::Debug {
     /// Calls `tool` (its raw name) on the server's current generation.

@@ -7,9 +7,10 @@ use std::{collections::HashMap, sync::Arc};
 use rmcp::model::Tool;
 
 use super::{
-    ToolRegistry, ToolsChanged, public_name,
+    ToolRegistry, ToolsChanged,
+    hub::write,
+    public_name,
     snapshot::{RegisteredTool, ServerTools},
-    write,
 };
 use crate::state::Generation;
 

@@ -1,4 +1,5 @@
-//! Loading the config files MCP hosts already have, as they are.
+//! Loading the config files MCP hosts already have, as they are. Over 300 lines: the loader
+//! and what it returns (the servers, the ones it skipped and why) are one concept.
 //!
 //! One loader reads every host's file; a file does not say which host wrote it, and the hosts'
 //! keys do not conflict:
