@@ -66,3 +66,30 @@ impl fmt::Display for Status {
         write!(f, ", seq {}", self.seq)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_shows_its_state_generation_and_sequence_and_a_generation_its_number() {
+        let three = Generation::new(3).expect("generation 3");
+        let ready = Status {
+            seq: 7,
+            state: ConnectionState::Ready {
+                generation: three,
+                protocol: "2025-11-25".into(),
+            },
+            generation: Some(three),
+        };
+        assert_eq!(ready.to_string(), "ready, generation 3, seq 7");
+        let restarting = Status {
+            seq: 12,
+            state: ConnectionState::Connecting { attempt: 1 },
+            generation: None,
+        };
+        assert_eq!(restarting.to_string(), "connecting, seq 12");
+        assert_eq!(format!("{three:?}"), "3");
+        assert_eq!(format!("{:?}", Some(three)), "Some(3)");
+    }
+}
