@@ -7,7 +7,10 @@ use rig_core::{
 };
 
 use super::result::{call_error, tool_output};
-use crate::registry::{RegisteredTool, Snapshot, ToolHandle, ToolRegistry};
+use crate::{
+    ToolHandle,
+    registry::{RegisteredTool, Snapshot, ToolRegistry},
+};
 
 /// `tool` as a rig [`DynamicTool`]:
 ///
