@@ -78,7 +78,7 @@ pub struct OAuthConfig {
     ///
     /// # Default
     /// none
-    pub(crate) client_secret: Option<ClientSecret>,
+    pub(in crate::auth) client_secret: Option<ClientSecret>,
     /// The scopes to ask for.
     ///
     /// # Default
@@ -105,14 +105,14 @@ pub struct OAuthConfig {
     ///
     /// # Default
     /// none: [`FileTokenStore::for_server`](super::FileTokenStore::for_server) of the server's name
-    pub(crate) store: Option<Arc<dyn TokenStore>>,
+    pub(in crate::auth) store: Option<Arc<dyn TokenStore>>,
     /// Who takes a person through an authorization the supervisor finds it needs (no tokens
     /// stored, a rejected refresh token, a step-up to more scopes) while it runs.
     ///
     /// # Default
     /// none: the server becomes `failed` with cause `unauthorized`, and the message says to run
     /// `mcp-resilient login <name>`
-    pub(crate) prompt: Option<Arc<dyn Prompt>>,
+    pub(in crate::auth) prompt: Option<Arc<dyn Prompt>>,
 }
 
 impl OAuthConfig {

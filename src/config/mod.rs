@@ -61,7 +61,7 @@ pub use self::server::{DEFAULT_CALL_WAIT, ProtocolChoice, Replay, Sessions, Tran
 pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};
 pub use self::unknown::UnknownValue;
 #[cfg(any(test, feature = "config-files"))]
-pub(crate) use self::validate::validate_server_name;
+pub(in crate::config) use self::validate::validate_server_name;
 pub use crate::verdict::limit::ListBudget;
 
 /// A configuration that was rejected: which field, and why.
@@ -77,9 +77,9 @@ pub use crate::verdict::limit::ListBudget;
 #[non_exhaustive]
 pub struct ConfigError {
     /// Dotted path of the offending field; empty for the document root.
-    pub(crate) path: String,
+    pub(in crate::config) path: String,
     /// What is wrong, in lowercase, e.g. `must be at least initial_delay (500ms), got 100ms`.
-    pub(crate) message: String,
+    pub(in crate::config) message: String,
 }
 
 impl ConfigError {

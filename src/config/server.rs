@@ -56,7 +56,7 @@ pub struct ServerConfig {
     ///
     /// # Default
     /// `None`, which is 10 s ([`DEFAULT_CALL_WAIT`]); at most 24 h
-    pub(crate) call_wait: Option<Duration>,
+    pub(in crate::config) call_wait: Option<Duration>,
     /// Bounds on what the server may send: list sizes, message and SSE event sizes, buffered
     /// notifications. A bound exceeded ends the generation with cause `limit_exceeded`.
     ///
@@ -86,7 +86,7 @@ pub struct ServerConfig {
     ///
     /// # Default
     /// [`Sessions::Shared`]
-    pub(crate) sessions: Sessions,
+    pub(in crate::config) sessions: Sessions,
     /// The first builder mistake, reported by `resolve` (builders cannot return errors).
     pub(super) pending: Option<ConfigError>,
 }

@@ -66,7 +66,7 @@ impl fmt::Debug for StdioConfig {
 
 impl StdioConfig {
     /// The host variables passed through by default.
-    pub(crate) const DEFAULT_ENV_ALLOWLIST: [&'static str; 10] = [
+    pub(in crate::config) const DEFAULT_ENV_ALLOWLIST: [&'static str; 10] = [
         "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "RUST_LOG",
     ];
 

@@ -111,7 +111,7 @@ impl ToolRegistry {
         self.route(server).map(|route| route.watch())
     }
 
-    pub(crate) fn route(&self, server: &str) -> Option<Arc<dyn Route>> {
+    pub(in crate::registry) fn route(&self, server: &str) -> Option<Arc<dyn Route>> {
         read(&self.inner.routes).get(server).cloned()
     }
 
@@ -225,7 +225,9 @@ impl ToolHandle {
     }
 }
 
-pub(crate) fn to_object(arguments: serde_json::Value) -> Result<Option<JsonObject>, CallError> {
+pub(in crate::registry) fn to_object(
+    arguments: serde_json::Value,
+) -> Result<Option<JsonObject>, CallError> {
     match arguments {
         serde_json::Value::Null => Ok(None),
         serde_json::Value::Object(map) => Ok(Some(map)),

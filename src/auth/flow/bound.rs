@@ -17,9 +17,9 @@ use crate::{
 /// Our store seen as rmcp's `CredentialStore`, bound to one server URL: a record saved for
 /// another URL reads as nothing (its tokens must not be sent here). Clones share `local`.
 #[derive(Clone)]
-pub(crate) struct Bound {
-    pub(crate) store: Arc<dyn TokenStore>,
-    pub(crate) url: String,
+pub(in crate::auth) struct Bound {
+    pub(in crate::auth) store: Arc<dyn TokenStore>,
+    pub(in crate::auth) url: String,
     /// In-process half of the refresh lock (the store's lock is the cross-process half): taken
     /// first, so tasks of one process queue here instead of each holding a file lock.
     local: Arc<tokio::sync::Mutex<()>>,
@@ -46,7 +46,7 @@ impl Bound {
         }
     }
 
-    pub(crate) async fn record(&self) -> Result<Option<StoredAuth>, AuthError> {
+    pub(in crate::auth) async fn record(&self) -> Result<Option<StoredAuth>, AuthError> {
         let record = self.store.load().await.map_err(store_error)?;
         Ok(record.filter(|r| {
             let same = r.server_url == self.url;
@@ -58,14 +58,14 @@ impl Bound {
     }
 
     /// The refresh lock of this server: every task of this process, then every process.
-    pub(crate) async fn exclusive(&self) -> Result<impl Send + Sync + 'static, AuthError> {
+    pub(in crate::auth) async fn exclusive(&self) -> Result<impl Send + Sync + 'static, AuthError> {
         let local = self.local.clone().lock_owned().await;
         let shared = self.store.lock().await.map_err(store_error)?;
         Ok((local, shared))
     }
 
     /// Runs `work` (which may refresh through rmcp) while this task holds [`Self::exclusive`].
-    pub(crate) async fn holding<F: std::future::Future>(work: F) -> F::Output {
+    pub(in crate::auth) async fn holding<F: std::future::Future>(work: F) -> F::Output {
         HOLDING.scope((), work).await
     }
 }

@@ -17,20 +17,23 @@ use url::Url;
 mod bound;
 mod callback;
 
-pub(crate) use bound::Bound;
+pub(in crate::auth) use bound::Bound;
 
 use super::{Grant, OAuthConfig, Prompt};
 use callback::callback;
 
 /// A manager for `url` whose credentials live in `bound`. No request is made yet.
-pub(crate) async fn manager(url: &Url, bound: &Bound) -> Result<AuthorizationManager, AuthError> {
+pub(in crate::auth) async fn manager(
+    url: &Url,
+    bound: &Bound,
+) -> Result<AuthorizationManager, AuthError> {
     let mut manager = AuthorizationManager::new(url.as_str()).await?;
     manager.set_credential_store(bound.clone());
     Ok(manager)
 }
 
 /// The client secret: the one the host handed over, else the one `client_secret_env` names.
-pub(crate) fn client_secret(config: &OAuthConfig) -> Result<Option<String>, AuthError> {
+pub(in crate::auth) fn client_secret(config: &OAuthConfig) -> Result<Option<String>, AuthError> {
     if let Some(secret) = &config.client_secret {
         return Ok(Some(secret.expose().to_owned()));
     }
@@ -46,18 +49,18 @@ pub(crate) fn client_secret(config: &OAuthConfig) -> Result<Option<String>, Auth
 }
 
 /// What an authorization is asked for.
-pub(crate) struct Ask<'a> {
-    pub(crate) url: &'a Url,
-    pub(crate) config: &'a OAuthConfig,
-    pub(crate) bound: &'a Bound,
+pub(in crate::auth) struct Ask<'a> {
+    pub(in crate::auth) url: &'a Url,
+    pub(in crate::auth) config: &'a OAuthConfig,
+    pub(in crate::auth) bound: &'a Bound,
     /// The `WWW-Authenticate` of the answer that asked for it (scope and metadata hints).
-    pub(crate) challenge: Option<&'a str>,
+    pub(in crate::auth) challenge: Option<&'a str>,
     /// Scopes needed beyond the configured ones (a step-up).
     pub(crate) scopes: Vec<String>,
 }
 
 /// Runs the configured grant and saves the tokens; returns the manager that holds them.
-pub(crate) async fn obtain(
+pub(in crate::auth) async fn obtain(
     ask: Ask<'_>,
     prompt: Option<&dyn Prompt>,
     wait: Duration,
@@ -178,7 +181,7 @@ async fn authorization_code(
 
 /// Restores a manager from stored credentials (discovery runs once, here). `Ok(None)`: nothing
 /// usable is stored.
-pub(crate) async fn restore(
+pub(in crate::auth) async fn restore(
     url: &Url,
     config: &OAuthConfig,
     bound: &Bound,

@@ -52,7 +52,7 @@ pub(crate) use refusal::{Denied, Refusal};
 use super::{Auth, FileTokenStore, Grant, OAuthConfig, flow::Bound};
 
 /// Most step-ups in a row without a request getting through (invariant 3).
-pub(crate) const STEP_UPS: u32 = 2;
+pub(in crate::auth) const STEP_UPS: u32 = 2;
 
 /// The most a refresh (or a client credentials exchange) may take, lock wait included.
 const EXCHANGE_LIMIT: Duration = Duration::from_secs(30);

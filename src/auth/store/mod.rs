@@ -168,7 +168,7 @@ pub trait TokenStore: Send + Sync {
 }
 
 /// Seconds since the Unix epoch.
-pub(crate) fn now_secs() -> u64 {
+pub(in crate::auth) fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -177,7 +177,7 @@ pub(crate) fn now_secs() -> u64 {
 
 /// The directory mcp-resilient keeps its files in: `$MCP_RESILIENT_CONFIG_DIR`, else
 /// `$XDG_CONFIG_HOME/mcp-resilient`, else `$HOME/.config/mcp-resilient`.
-pub(crate) fn config_dir() -> Option<PathBuf> {
+pub(in crate::auth) fn config_dir() -> Option<PathBuf> {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     if let Some(dir) = var("MCP_RESILIENT_CONFIG_DIR") {
         return Some(PathBuf::from(dir));

@@ -70,14 +70,14 @@ use super::{ConfigError, ServerConfig, validate_server_name};
 #[non_exhaustive]
 pub struct LoadedServers {
     /// The entries that loaded, resolved ([`ServerConfig::resolve`]), sorted by name.
-    pub(crate) servers: Vec<ServerConfig>,
+    pub(in crate::config) servers: Vec<ServerConfig>,
     /// The entries that could not be loaded, in file order, each with why.
-    pub(crate) skipped: Vec<SkippedServer>,
+    pub(in crate::config) skipped: Vec<SkippedServer>,
     /// The names of the entries with `"disabled": true`, in file order. Their other keys are not
     /// checked.
-    pub(crate) disabled: Vec<String>,
+    pub(in crate::config) disabled: Vec<String>,
     /// The file the servers came from ([`load_servers_file`]); `None` for JSON from elsewhere.
-    pub(crate) file: Option<PathBuf>,
+    pub(in crate::config) file: Option<PathBuf>,
 }
 
 impl LoadedServers {
@@ -134,7 +134,7 @@ pub struct SkippedServer {
     /// The entry's key in the file (which may not be a valid server name).
     pub(crate) name: String,
     /// Why, with the path of the offending key: `mcpServers.weather.envFile: cannot read …`.
-    pub(crate) error: ConfigError,
+    pub(in crate::config) error: ConfigError,
 }
 
 impl SkippedServer {

@@ -57,7 +57,7 @@ impl ServerConfig {
 ///
 /// The name becomes part of every public tool name (`mcp__<server>__<tool>`), so it is kept to
 /// characters every model provider accepts in a tool name.
-pub(crate) fn validate_server_name(name: &str) -> Result<(), String> {
+pub(in crate::config) fn validate_server_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("server name must not be empty".to_owned());
     }

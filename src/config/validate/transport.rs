@@ -50,7 +50,7 @@ pub(super) fn check_stdio(stdio: &StdioConfig) -> Check {
 
 /// How long rmcp may take to close a Streamable HTTP session by itself: a 2 s drain of in-flight
 /// responses, then a `DELETE` bounded at 5 s.
-pub(crate) const REMOTE_CLOSE_MIN: Duration = Duration::from_secs(7);
+pub(in crate::config) const REMOTE_CLOSE_MIN: Duration = Duration::from_secs(7);
 
 /// Room for SIGKILL, the exit and the reap after the graces.
 const KILL_SLACK: Duration = Duration::from_secs(1);
