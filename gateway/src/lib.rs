@@ -107,12 +107,15 @@ pub enum ProxyError {
         #[source]
         source: ConfigError,
     },
-    /// No upstream to serve, or two with the same name.
-    #[error("{0}")]
-    Upstreams(String),
+    /// No upstream server to serve.
+    #[error("no upstream server to proxy")]
+    NoUpstream,
+    /// Two upstream servers have this name.
+    #[error("two upstream servers are named '{0}'")]
+    DuplicateName(String),
     /// The host never completed the `initialize` handshake.
-    #[error("the host did not initialize: {0}")]
-    Handshake(String),
+    #[error("the host did not initialize")]
+    Handshake(#[source] Box<rmcp::service::ServerInitializeError>),
     /// The threads that read stdin and write stdout could not be started.
     #[error("cannot start the stdio threads")]
     Stdio(#[source] std::io::Error),
@@ -140,15 +143,12 @@ impl Proxy {
 
     fn new(mode: Mode, configs: Vec<ServerConfig>) -> Result<Self, ProxyError> {
         if configs.is_empty() {
-            return Err(ProxyError::Upstreams("no upstream server to proxy".into()));
+            return Err(ProxyError::NoUpstream);
         }
         let mut names: Vec<&str> = configs.iter().map(|c| c.name()).collect();
         names.sort_unstable();
         if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
-            return Err(ProxyError::Upstreams(format!(
-                "two upstream servers are named '{}'",
-                pair[0]
-            )));
+            return Err(ProxyError::DuplicateName(pair[0].to_owned()));
         }
         // Refuse a bad configuration now, before the host is answered at all.
         for config in &configs {
@@ -267,7 +267,7 @@ impl Proxy {
             }
             // A stop before the host initialized is an ordinary end.
             Err(_) if stop.is_cancelled() => Ok(()),
-            Err(error) => Err(ProxyError::Handshake(error.to_string())),
+            Err(error) => Err(ProxyError::Handshake(Box::new(error))),
         };
         Box::pin(shared.shutdown()).await;
         outbox.report_rest();

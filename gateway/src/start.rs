@@ -67,7 +67,7 @@ impl Shared {
                 host::handlers(target, callers, mode)
             })
             .await
-            .map_err(|message| ErrorData::internal_error(message, None))?;
+            .map_err(|failed| ErrorData::internal_error(failed.to_string(), None))?;
             let own = self.own.get_or_init(|| own);
             let common = self.common.iter().flat_map(|c| c.list.iter().cloned());
             let _ = self

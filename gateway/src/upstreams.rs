@@ -41,7 +41,7 @@ impl Upstreams {
         configs: Vec<ServerConfig>,
         options: &ProxyOptions,
         handlers: impl FnOnce(Arc<CallerMap>) -> HostHandlers,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, StartFailed> {
         let callers: CallerMap = configs
             .iter()
             .map(|config| (config.name().to_owned(), Arc::new(Callers::default())))
@@ -67,7 +67,10 @@ impl Upstreams {
                 ))),
                 Err(error) => {
                     futures::future::join_all(list.iter().map(|u| u.supervisor.shutdown())).await;
-                    return Err(format!("could not start upstream '{name}': {error}"));
+                    return Err(StartFailed {
+                        server: name,
+                        source: error,
+                    });
                 }
             }
         }
@@ -107,5 +110,23 @@ impl Upstreams {
             let _ = keeper.await;
         }
         futures::future::join_all(self.list.iter().map(|u| u.supervisor.shutdown())).await;
+    }
+}
+
+/// An upstream whose supervisor could not be started: the stdio host hears it as an internal
+/// error, the gateway returns it as `ServeError::Start`.
+#[derive(Debug)]
+pub(crate) struct StartFailed {
+    pub(crate) server: String,
+    pub(crate) source: mcp_resilient::StartError,
+}
+
+impl std::fmt::Display for StartFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "could not start upstream '{}': {}",
+            self.server, self.source
+        )
     }
 }

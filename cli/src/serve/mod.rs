@@ -77,11 +77,15 @@ fn workers(count: usize) -> String {
 fn options(args: &ServeArgs) -> Result<ServeOptions, String> {
     let mut tokens = Tokens::none();
     if let Some(var) = &args.auth_token_env {
-        tokens = tokens.and(Tokens::from_env(var).map_err(|e| format!("--auth-token-env: {e}"))?);
+        tokens = tokens.and(
+            Tokens::from_env(var).map_err(|e| format!("--auth-token-env: {}", with_causes(&e)))?,
+        );
     }
     if let Some(path) = &args.auth_token_file {
-        tokens =
-            tokens.and(Tokens::from_file(path).map_err(|e| format!("--auth-token-file: {e}"))?);
+        tokens = tokens.and(
+            Tokens::from_file(path)
+                .map_err(|e| format!("--auth-token-file: {}", with_causes(&e)))?,
+        );
     }
     let mut proxy = ProxyOptions::default();
     proxy.startup_wait = args.startup_wait;

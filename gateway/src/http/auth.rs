@@ -20,6 +20,38 @@ const MAX_TOKEN_FILE: u64 = 1024 * 1024;
 /// The most bytes of an `Authorization` header that are looked at.
 const MAX_HEADER: usize = 8 * 1024;
 
+/// Why [`Tokens::from_env`] or [`Tokens::from_file`] found no tokens.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokensError {
+    /// The environment variable is not set, or not UTF-8.
+    #[error("{0} is not set (or not UTF-8)")]
+    NotSet(String),
+    /// The environment variable holds no token.
+    #[error("{0} is empty")]
+    Empty(String),
+    /// The file could not be read.
+    #[error("{}: cannot read it", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is over the bound on a token file.
+    #[error("{}: over {max} bytes", path.display())]
+    TooLarge {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The bound.
+        max: u64,
+    },
+    /// The file holds no token (only blank lines and comments).
+    #[error("{}: no token in it", .0.display())]
+    NoToken(std::path::PathBuf),
+}
+
 /// The tokens hosts may present. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct Tokens {
@@ -62,34 +94,39 @@ impl Tokens {
     }
 
     /// The token in environment variable `var`.
-    pub fn from_env(var: &str) -> Result<Self, String> {
-        let value = std::env::var(var).map_err(|_| format!("{var} is not set (or not UTF-8)"))?;
+    pub fn from_env(var: &str) -> Result<Self, TokensError> {
+        let value = std::env::var(var).map_err(|_| TokensError::NotSet(var.to_owned()))?;
         let tokens = Self::new([value]);
         match tokens.is_empty() {
-            true => Err(format!("{var} is empty")),
+            true => Err(TokensError::Empty(var.to_owned())),
             false => Ok(tokens),
         }
     }
 
     /// The tokens in a file, one per line (blank lines and lines starting with `#` ignored).
-    pub fn from_file(path: &Path) -> Result<Self, String> {
+    pub fn from_file(path: &Path) -> Result<Self, TokensError> {
         use std::io::Read;
-        let shown = path.display();
         // Read through the bound, not a size looked up first: a FIFO or a growing file has no
         // size to trust.
         let mut text = String::new();
         std::fs::File::open(path)
             .and_then(|file| file.take(MAX_TOKEN_FILE + 1).read_to_string(&mut text))
-            .map_err(|e| format!("{shown}: {e}"))?;
+            .map_err(|source| TokensError::Read {
+                path: path.to_owned(),
+                source,
+            })?;
         if text.len() as u64 > MAX_TOKEN_FILE {
-            return Err(format!("{shown}: over {MAX_TOKEN_FILE} bytes"));
+            return Err(TokensError::TooLarge {
+                path: path.to_owned(),
+                max: MAX_TOKEN_FILE,
+            });
         }
         let tokens = Self::new(
             text.lines()
                 .filter(|line| !line.trim_start().starts_with('#')),
         );
         match tokens.is_empty() {
-            true => Err(format!("{shown}: no token in it")),
+            true => Err(TokensError::NoToken(path.to_owned())),
             false => Ok(tokens),
         }
     }
@@ -168,7 +205,10 @@ mod tests {
         let tokens = Tokens::from_file(&path).expect("tokens");
         assert_eq!(tokens.check(Some(b"Bearer two")), Ok(TokenKey(Some(1))));
         std::fs::write(&path, "# nothing\n").expect("write");
-        assert!(Tokens::from_file(&path).is_err());
+        assert!(matches!(
+            Tokens::from_file(&path),
+            Err(TokensError::NoToken(p)) if p == path
+        ));
     }
 
     #[test]
@@ -183,6 +223,19 @@ mod tests {
         );
         std::fs::write(&path, at_bound + "t").expect("write");
         let refused = Tokens::from_file(&path).expect_err("refused");
-        assert!(refused.contains("over 1048576 bytes"), "{refused}");
+        assert!(
+            matches!(
+                refused,
+                TokensError::TooLarge {
+                    max: MAX_TOKEN_FILE,
+                    ..
+                }
+            ),
+            "{refused:?}"
+        );
+        assert!(
+            refused.to_string().ends_with(": over 1048576 bytes"),
+            "{refused}"
+        );
     }
 }

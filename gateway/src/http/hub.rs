@@ -83,7 +83,7 @@ impl Hub {
         configs: Vec<ServerConfig>,
         mode: Mode,
         options: &ProxyOptions,
-    ) -> Result<Hub, String> {
+    ) -> Result<Hub, crate::upstreams::StartFailed> {
         let hosts = Arc::new(Hosts::new(mode));
         let target = Target::Shared(hosts.clone());
         let common =

@@ -54,7 +54,7 @@ mod restore;
 mod serve;
 mod sessions;
 
-pub use auth::Tokens;
+pub use auth::{Tokens, TokensError};
 pub use options::{FrontLimits, ServeOptions};
 
 use crate::Mode;
@@ -64,18 +64,29 @@ use mcp_resilient::ServerConfig;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServeError {
-    /// The servers or the options do not make a gateway.
-    #[error("{0}")]
-    Config(String),
+    /// The servers do not make a gateway: none, two of one name, or one whose configuration is
+    /// invalid (the stdio proxy's checks, [`ProxyError`](crate::ProxyError)).
+    #[error(transparent)]
+    Config(Box<crate::ProxyError>),
+    /// A server named to get one upstream session per host session
+    /// ([`ServeOptions`]'s `per_host`) is not one of the servers served.
+    #[error("per-host server '{0}' is not one of the servers served")]
+    UnknownPerHost(String),
     /// The listener is not on loopback and no token is required.
     #[error(
         "{0} is not a loopback address and no token is required: anyone who can reach it could \
          use your servers; require tokens, or allow it unauthenticated explicitly"
     )]
     Unauthenticated(std::net::SocketAddr),
-    /// The shared upstreams could not be started.
-    #[error("{0}")]
-    Start(String),
+    /// A shared upstream's supervisor could not be started.
+    #[error("could not start upstream '{server}'")]
+    Start {
+        /// The server's name.
+        server: String,
+        /// Why.
+        #[source]
+        source: mcp_resilient::StartError,
+    },
     /// The listener failed.
     #[error("the listener failed")]
     Listen(#[source] std::io::Error),
@@ -106,7 +117,7 @@ impl Gateway {
             Mode::Transparent => crate::Proxy::transparent(configs[0].clone()),
             Mode::Aggregated => crate::Proxy::aggregated(configs.clone()),
         }
-        .map_err(|error| ServeError::Config(with_causes(&error)))?;
+        .map_err(|error| ServeError::Config(Box::new(error)))?;
         Ok(Self {
             mode,
             configs,
@@ -136,16 +147,4 @@ impl Gateway {
         }
         Err(ServeError::Unauthenticated(address))
     }
-}
-
-/// `error` and its sources, one sentence each.
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

@@ -66,7 +66,10 @@ impl Gateway {
         let hub = Arc::new(
             Hub::start(common, self.mode, &options.proxy)
                 .await
-                .map_err(ServeError::Start)?,
+                .map_err(|failed| ServeError::Start {
+                    server: failed.server,
+                    source: failed.source,
+                })?,
         );
         let admission = Admission::new(options.limits);
         let front = Arc::new(HttpFront {
@@ -168,9 +171,7 @@ fn split(
         .iter()
         .find(|name| !configs.iter().any(|c| c.name() == name.as_str()))
     {
-        return Err(ServeError::Config(format!(
-            "per-host server '{unknown}' is not one of the servers served"
-        )));
+        return Err(ServeError::UnknownPerHost(unknown.clone()));
     }
     Ok(configs.into_iter().partition(|c| {
         c.get_sessions() == UpstreamSessions::PerHost || per_host.iter().any(|n| n == c.name())
