@@ -73,7 +73,7 @@ pub mod rig;
 pub mod state;
 mod supervisor;
 pub mod telemetry;
-mod text;
+pub mod text;
 mod transport;
 mod verdict;
 

@@ -11,7 +11,7 @@ pub(crate) const REDACTED: &str = "REDACTED";
 /// fragment by `REDACTED`. Scheme, host, port, path and query keys stay.
 /// For example `https://me:pw@mcp.example.com/mcp?api_key=s3cret&v=2#tok` becomes
 /// `https://REDACTED@mcp.example.com/mcp?api_key=REDACTED&v=REDACTED#REDACTED`.
-pub(crate) fn redact_url(url: &Url) -> Url {
+pub fn redact_url(url: &Url) -> Url {
     let mut out = url.clone();
     if !url.username().is_empty() || url.password().is_some() {
         // Both fail only for URLs that cannot have userinfo, which then have none to hide.
@@ -34,7 +34,7 @@ pub(crate) fn redact_url(url: &Url) -> Url {
 ///
 /// For example `error sending request for url (http://127.0.0.1:9/mcp?api_key=s3cret&x=1)`
 /// becomes `error sending request for url (http://127.0.0.1:9/mcp?api_key=REDACTED&x=REDACTED)`.
-pub(crate) fn redact(text: &str) -> Cow<'_, str> {
+pub fn redact(text: &str) -> Cow<'_, str> {
     if !text.contains("://") {
         return Cow::Borrowed(text);
     }

@@ -4,10 +4,7 @@
 /// it is close enough to be a typo: at most 3 edits, and fewer than a third of the longer
 /// word's characters. So `arg` finds `args` and `timout` finds `timeout`, but `cmd` does not
 /// find `cwd`: one edit in three characters is a different word.
-pub(crate) fn closest<'k>(
-    wanted: &str,
-    known: impl IntoIterator<Item = &'k str>,
-) -> Option<&'k str> {
+pub fn closest<'k>(wanted: &str, known: impl IntoIterator<Item = &'k str>) -> Option<&'k str> {
     let wanted = wanted.to_lowercase();
     known
         .into_iter()

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use mcp_resilient::{CallError, ConnectionState, call::CallPhase, state::Generation};
+use mcp_resilient::{
+    CallError, ConnectionState, call::CallPhase, state::Generation, text::human_duration as seconds,
+};
 
 /// Where the upstream stands, as far as the sentence needs it.
 pub(super) struct Standing {
@@ -173,14 +175,3 @@ fn next_words(error: &CallError, standing: &Standing) -> String {
 
 #[cfg(test)]
 mod tests;
-
-/// A duration as people write it in a sentence: `800 ms`, `2.5 s`, `30 s` (milliseconds below a
-/// second, else seconds with one decimal when there is a fraction). For the messages above.
-pub(crate) fn seconds(d: Duration) -> String {
-    let ms = d.as_millis();
-    match ms {
-        0..1000 => format!("{ms} ms"),
-        _ if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
-        _ => format!("{:.1} s", d.as_secs_f64()),
-    }
-}
