@@ -6,12 +6,16 @@ in flight on a blocked server, and `leave_s` is how long the proxy took to go (t
 stdin, waits 2 s, then terminates it).
 
 Usage: proxy_host.py BIN SERVER_PY PORT [proxy flags…]
+BIN is the binary, or a command line that runs it as a host's configuration would write it
+(`"npx -y mcp-resilient"`, `"uvx --from mcp-resilient-cli mcp-resilient"`: scripts/dist/test.sh);
+PROXY_ENV (JSON) adds variables to the environment the SDK gives it; PROXY_CWD is its folder.
 Prints one JSON object with what the host saw; exit 0 when every step behaved.
 """
 
 import asyncio
 import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -44,9 +48,12 @@ async def main() -> int:
     extra = sys.argv[4:]
     out: dict = {}
     server = start_server(server_py, port)
+    launch = shlex.split(bin_)
     params = StdioServerParameters(
-        command=bin_,
-        args=["proxy", "--name", "py", *extra, "--url", f"http://127.0.0.1:{port}/mcp"],
+        command=launch[0],
+        args=[*launch[1:], "proxy", "--name", "py", *extra, "--url", f"http://127.0.0.1:{port}/mcp"],
+        env=json.loads(os.environ["PROXY_ENV"]) if "PROXY_ENV" in os.environ else None,
+        cwd=os.environ.get("PROXY_CWD"),
     )
     # The proxy's log (stderr) goes to PROXY_LOG if set, else it is dropped.
     errlog = open(os.environ.get("PROXY_LOG", os.devnull), "w")

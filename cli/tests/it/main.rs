@@ -46,3 +46,4 @@ mod shape;
 mod stdio_faults;
 mod stdio_supervision;
 mod verdicts;
+mod versions;
