@@ -68,7 +68,10 @@ fn the_npm_packages_are_the_workspace_version() {
     let launcher: serde_json::Value =
         serde_json::from_str(&read("npm/mcp-resilient/package.json")).unwrap();
     assert_eq!(launcher["name"], "mcp-resilient");
-    assert_eq!(launcher["version"], VERSION, "npm/mcp-resilient/package.json");
+    assert_eq!(
+        launcher["version"], VERSION,
+        "npm/mcp-resilient/package.json"
+    );
     let platforms = launcher["optionalDependencies"].as_object().unwrap();
     let names: Vec<_> = platforms.keys().map(String::as_str).collect();
     for expected in [
@@ -78,7 +81,10 @@ fn the_npm_packages_are_the_workspace_version() {
         "@mcp-resilient/darwin-arm64",
         "@mcp-resilient/win32-x64",
     ] {
-        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
     }
     for (name, required) in platforms {
         assert_eq!(required, VERSION, "the launcher asks for {name} {required}");
@@ -86,15 +92,24 @@ fn the_npm_packages_are_the_workspace_version() {
     // The launcher knows the same platforms the package names.
     let script = read("npm/mcp-resilient/bin/mcp-resilient.js");
     for name in names {
-        assert!(script.contains(&format!("\"{name}\"")), "{name} not in the launcher");
+        assert!(
+            script.contains(&format!("\"{name}\"")),
+            "{name} not in the launcher"
+        );
     }
 }
 
 #[test]
 fn the_wheel_is_the_workspace_version() {
     let project = read("python/pyproject.toml");
-    assert_eq!(toml_string(&project, "project", "name").as_deref(), Some("mcp-resilient-cli"));
-    assert_eq!(toml_string(&project, "project", "version").as_deref(), Some(VERSION));
+    assert_eq!(
+        toml_string(&project, "project", "name").as_deref(),
+        Some("mcp-resilient-cli")
+    );
+    assert_eq!(
+        toml_string(&project, "project", "version").as_deref(),
+        Some(VERSION)
+    );
 }
 
 #[test]

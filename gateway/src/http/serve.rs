@@ -61,6 +61,15 @@ impl Gateway {
         {
             return Err(ServeError::Unauthenticated(address));
         }
+        if address.ip().is_unspecified() && options.allowed_hosts.is_empty() {
+            // Every name is as good as another on 0.0.0.0, so none is known: the DNS-rebinding
+            // check would refuse every host, and the operator would learn it from their 403s.
+            tracing::warn!(
+                "serving on {address}, and no allowed host is named: requests are refused (403) \
+                 unless their Host is {}; name the hosts' names for this gateway (--allowed-host)",
+                address.ip()
+            );
+        }
         let (own, common) = split(self.configs, &options.per_host)?;
         let buffer = NotificationBuffer::of(&[own.clone(), common.clone()].concat());
         let hub = Arc::new(
