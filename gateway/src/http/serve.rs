@@ -20,12 +20,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Gateway, ServeError,
+    access::rate::Buckets,
     admit::Admission,
     front::HttpFront,
     guard::{Gate, guard},
     health::{Readiness, healthz, readyz},
     hub::Hub,
+    identify::Doors,
+    jwt::Verifier,
     opening::Openings,
+    prm::{Metadata, WELL_KNOWN},
     restore::Restore,
     sessions::Sessions,
 };
@@ -57,10 +61,24 @@ impl Gateway {
         let options = self.options;
         if !address.ip().is_loopback()
             && options.tokens.is_empty()
+            && options.jwt.is_none()
             && !options.allow_unauthenticated
         {
             return Err(ServeError::Unauthenticated(address));
         }
+        let resource = (options.resource.clone()).unwrap_or_else(|| format!("http://{address}/mcp"));
+        let doors = Doors {
+            tokens: options.tokens.clone(),
+            jwt: match &options.jwt {
+                Some(jwt) => Some(Verifier::new(jwt, resource.clone()).map_err(ServeError::Jwt)?),
+                None => None,
+            },
+            access: options.access.clone(),
+        };
+        let metadata = Arc::new(Metadata::new(
+            &resource,
+            options.jwt.as_ref().map(|jwt| jwt.issuer.as_str()),
+        ));
         let (own, common) = split(self.configs, &options.per_host)?;
         let buffer = NotificationBuffer::of(&[own.clone(), common.clone()].concat());
         let hub = Arc::new(
@@ -74,6 +92,7 @@ impl Gateway {
         let admission = Admission::new(options.limits);
         let front = Arc::new(HttpFront {
             hosts: hub.hosts.clone(),
+            policed: options.access.is_some(),
         });
         let sessions = Arc::new(Sessions::new(
             hub.hosts.clone(),
@@ -103,7 +122,9 @@ impl Gateway {
         let config = rmcp_config(&options, address, ended.clone(), openings.clone());
         let service = StreamableHttpService::new(factory, sessions, config);
         let gate = Arc::new(Gate {
-            tokens: options.tokens.clone(),
+            doors,
+            metadata: metadata.clone(),
+            rates: Buckets::default(),
             admission,
             hosts: hub.hosts.clone(),
             openings,
@@ -114,13 +135,20 @@ impl Gateway {
         });
         let readiness = Arc::new(Readiness {
             hub: hub.clone(),
-            tokens: options.tokens.clone(),
+            gate: gate.clone(),
         });
+        let described = metadata.clone();
+        let document = move || {
+            let metadata = described.clone();
+            async move { metadata.answer() }
+        };
         let app = Router::new()
             .route_service("/mcp", service)
             .layer(middleware::from_fn_with_state(gate.clone(), guard))
             .route("/healthz", get(healthz))
-            .route("/readyz", get(readyz).with_state(readiness));
+            .route("/readyz", get(readyz).with_state(readiness))
+            .route(WELL_KNOWN, get(document.clone()))
+            .route(&format!("{WELL_KNOWN}/mcp"), get(document));
         let server = tokio::spawn(run_server(listener, app, ended.clone()));
         tracing::info!(%address, "serving MCP at http://{address}/mcp");
         stop.cancelled().await;
