@@ -56,7 +56,9 @@ pub enum TokensError {
     NoToken(std::path::PathBuf),
     /// A line `name:token` whose name is not one (`[A-Za-z0-9._@-]{1,64}`) or whose token is
     /// empty; `line` counts from 1 (0 for an environment variable).
-    #[error("{where_}: line {line}: expected `name:token` with a name of letters, digits, `.`, `_`, `@` or `-` (a bearer token has no `:`)")]
+    #[error(
+        "{where_}: line {line}: expected `name:token` with a name of letters, digits, `.`, `_`, `@` or `-` (a bearer token has no `:`)"
+    )]
     BadName {
         /// The file or the variable.
         where_: String,
@@ -255,13 +257,20 @@ mod tests {
         let tokens = Tokens::from_file(&path).expect("tokens");
         assert_eq!(tokens.find(b"a-secret"), Some(0));
         assert_eq!(tokens.name(0).map(|n| &**n), Some("alice"));
-        assert_eq!(tokens.find(b"alice:a-secret"), None, "the name is not the token");
+        assert_eq!(
+            tokens.find(b"alice:a-secret"),
+            None,
+            "the name is not the token"
+        );
         assert_eq!(tokens.name(1), None);
         assert_eq!(tokens.name(2).map(|n| &**n), Some("ci.bot@x"));
         for bad in ["bad name:token\n", "alice:\n", ":token\n"] {
             std::fs::write(&path, bad).expect("write");
             let refused = Tokens::from_file(&path).expect_err(bad);
-            assert!(matches!(refused, TokensError::BadName { line: 1, .. }), "{refused:?}");
+            assert!(
+                matches!(refused, TokensError::BadName { line: 1, .. }),
+                "{refused:?}"
+            );
         }
     }
 

@@ -76,7 +76,9 @@ impl Doors {
         let token = bearer(header).ok_or(Refused::Missing)?;
         if let Some(index) = self.tokens.find(token) {
             let name = self.tokens.name(index).cloned();
-            let label = name.clone().unwrap_or_else(|| format!("token #{}", index + 1).into());
+            let label = name
+                .clone()
+                .unwrap_or_else(|| format!("token #{}", index + 1).into());
             let names: Vec<Arc<str>> = name.into_iter().collect();
             return Ok(self.caller(TokenKey::Static(index), label, &names));
         }
@@ -91,7 +93,10 @@ impl Doors {
     }
 
     fn caller(&self, key: TokenKey, label: Arc<str>, names: &[Arc<str>]) -> Caller {
-        let grant = self.access.as_ref().map(|access| Arc::new(access.grant(names)));
+        let grant = self
+            .access
+            .as_ref()
+            .map(|access| Arc::new(access.grant(names)));
         Caller { key, label, grant }
     }
 }

@@ -81,10 +81,7 @@ mod tests {
 
     #[test]
     fn the_metadata_names_the_resource_and_its_issuer_and_the_challenge_points_at_it() {
-        let metadata = Metadata::new(
-            "https://gw.example.com/mcp",
-            Some("https://id.example.com"),
-        );
+        let metadata = Metadata::new("https://gw.example.com/mcp", Some("https://id.example.com"));
         assert_eq!(metadata.document["resource"], "https://gw.example.com/mcp");
         assert_eq!(
             metadata.document["authorization_servers"],

@@ -66,7 +66,8 @@ impl Gateway {
         {
             return Err(ServeError::Unauthenticated(address));
         }
-        let resource = (options.resource.clone()).unwrap_or_else(|| format!("http://{address}/mcp"));
+        let resource =
+            (options.resource.clone()).unwrap_or_else(|| format!("http://{address}/mcp"));
         let doors = Doors {
             tokens: options.tokens.clone(),
             jwt: match &options.jwt {

@@ -142,8 +142,7 @@ impl Access {
                 max: MAX_FILE,
             });
         }
-        Self::from_json(&text)
-            .map_err(|e| AccessError::Invalid(format!("{}: {e}", path.display())))
+        Self::from_json(&text).map_err(|e| AccessError::Invalid(format!("{}: {e}", path.display())))
     }
 
     /// The policy in a JSON text (see the [module documentation](self)).
@@ -156,9 +155,11 @@ impl Access {
             identities.insert(name, rule);
         }
         let default = match &file.default {
-            Some(entry) => Some(Arc::new(
-                rule(entry).map_err(|e| AccessError::Invalid(format!("default: {e}")))?,
-            )),
+            Some(entry) => {
+                Some(Arc::new(rule(entry).map_err(|e| {
+                    AccessError::Invalid(format!("default: {e}"))
+                })?))
+            }
             None => None,
         };
         Ok(Self {
@@ -178,7 +179,10 @@ impl Access {
             (true, Some(default)) => vec![&**default],
             (true, None) => Vec::new(),
         };
-        let tools = matched.iter().flat_map(|r| r.tools.iter().cloned()).collect();
+        let tools = matched
+            .iter()
+            .flat_map(|r| r.tools.iter().cloned())
+            .collect();
         // The most generous rate; unlimited if any entry is.
         let rate = match matched.iter().any(|r| r.rate.is_none()) || matched.is_empty() {
             true => None,
@@ -203,7 +207,9 @@ fn rule(entry: &Entry) -> Result<Rule, String> {
         (Some(per_second), burst) => {
             let burst = burst.unwrap_or(per_second.ceil().max(1.0));
             if !(per_second > 0.0 && per_second <= MAX_RATE) {
-                return Err(format!("requestsPerSecond must be above 0 and at most {MAX_RATE}"));
+                return Err(format!(
+                    "requestsPerSecond must be above 0 and at most {MAX_RATE}"
+                ));
             }
             if !(burst >= 1.0 && burst <= MAX_RATE) {
                 return Err(format!("burst must be at least 1 and at most {MAX_RATE}"));

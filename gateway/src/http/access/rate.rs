@@ -99,7 +99,9 @@ impl<K: Hash + Eq + Clone> Buckets<K> {
             });
         }
         if table.buckets.len() >= self.max {
-            let overflow = table.overflow.get_or_insert_with(|| Bucket::full(rate, now));
+            let overflow = table
+                .overflow
+                .get_or_insert_with(|| Bucket::full(rate, now));
             return overflow.take(rate, now);
         }
         let mut bucket = Bucket::full(rate, now);
@@ -135,7 +137,9 @@ mod tests {
         let (alice, bob): (Arc<str>, Arc<str>) = ("alice".into(), "bob".into());
         assert_eq!(buckets.take(&alice, TWO_A_SECOND), Ok(()));
         assert_eq!(buckets.take(&alice, TWO_A_SECOND), Ok(()));
-        let wait = buckets.take(&alice, TWO_A_SECOND).expect_err("past the burst");
+        let wait = buckets
+            .take(&alice, TWO_A_SECOND)
+            .expect_err("past the burst");
         assert_eq!(wait, Duration::from_millis(500));
         assert_eq!(buckets.take(&bob, TWO_A_SECOND), Ok(()), "bob has his own");
         tokio::time::advance(Duration::from_millis(500)).await;
@@ -149,8 +153,12 @@ mod tests {
         buckets.take(&names[0], TWO_A_SECOND).expect("first");
         buckets.take(&names[1], TWO_A_SECOND).expect("second");
         // Neither is full: the third and fourth share the overflow bucket.
-        buckets.take(&names[2], TWO_A_SECOND).expect("overflow, first token");
-        buckets.take(&names[3], TWO_A_SECOND).expect("overflow, second token");
+        buckets
+            .take(&names[2], TWO_A_SECOND)
+            .expect("overflow, first token");
+        buckets
+            .take(&names[3], TWO_A_SECOND)
+            .expect("overflow, second token");
         assert!(buckets.take(&names[3], TWO_A_SECOND).is_err(), "shared");
         assert_eq!(buckets.tracked(), 2);
         // Once the first two are full again, they make room.

@@ -39,9 +39,18 @@ fn without_a_default_an_unlisted_caller_sees_nothing() {
 fn a_malformed_policy_is_refused_with_what_is_wrong() {
     for (text, wanted) in [
         (r#"{"identities": {}, "extra": 1}"#, "unknown field"),
-        (r#"{"identities": {"a": {"tools": ["fi*les/x"]}}}"#, "a: tool pattern"),
-        (r#"{"identities": {"a": {"tools": ["/x"]}}}"#, "no part is empty"),
-        (r#"{"identities": {"a": {"requestsPerSecond": 0}}}"#, "above 0"),
+        (
+            r#"{"identities": {"a": {"tools": ["fi*les/x"]}}}"#,
+            "a: tool pattern",
+        ),
+        (
+            r#"{"identities": {"a": {"tools": ["/x"]}}}"#,
+            "no part is empty",
+        ),
+        (
+            r#"{"identities": {"a": {"requestsPerSecond": 0}}}"#,
+            "above 0",
+        ),
         (r#"{"default": {"burst": 3}}"#, "default: burst needs"),
     ] {
         let error = Access::from_json(text).expect_err(text).to_string();

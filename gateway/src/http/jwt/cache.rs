@@ -106,16 +106,17 @@ impl Jwks {
             },
         };
         let fetched = Instant::now();
-        let document = fetch::get_json::<serde_json::Value>(&self.http, &jwks, MAX_JWKS, self.timeout)
-            .await
-            .and_then(|document| {
-                KeySet::from_document(document, fetched).map_err(|source| {
-                    fetch::FetchError::Json {
-                        url: jwks.to_string(),
-                        source,
-                    }
-                })
-            });
+        let document =
+            fetch::get_json::<serde_json::Value>(&self.http, &jwks, MAX_JWKS, self.timeout)
+                .await
+                .and_then(|document| {
+                    KeySet::from_document(document, fetched).map_err(|source| {
+                        fetch::FetchError::Json {
+                            url: jwks.to_string(),
+                            source,
+                        }
+                    })
+                });
         match document {
             Ok(set) => {
                 tracing::info!(keys = set.len(), "the issuer's keys were fetched");

@@ -106,9 +106,12 @@ pub(super) async fn get_json<T: serde::de::DeserializeOwned>(
             source,
         })
     };
-    tokio::time::timeout(limit, read)
-        .await
-        .unwrap_or_else(|_| Err(FetchError::Timeout { url: text.clone(), limit }))
+    tokio::time::timeout(limit, read).await.unwrap_or_else(|_| {
+        Err(FetchError::Timeout {
+            url: text.clone(),
+            limit,
+        })
+    })
 }
 
 /// What the metadata says of the keys.

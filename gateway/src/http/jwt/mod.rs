@@ -149,4 +149,3 @@ pub enum JwtConfigError {
     #[error("the identity claim must be named")]
     IdentityClaim,
 }
-

@@ -106,7 +106,9 @@ impl Verifier {
     /// does not match is not read as one.
     pub(in crate::http) fn looks_like_jwt(token: &[u8]) -> bool {
         token.iter().filter(|b| **b == b'.').count() == 2
-            && token.iter().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b))
+            && token
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b))
     }
 
     /// The caller a token names, or why it is refused.
@@ -135,8 +137,8 @@ impl Verifier {
             return Err(Rejected::Algorithm);
         }
         // Only the JWKS's keys: `jku`, `x5u`, `x5c` and `jwk` are never looked at.
-        let key = (self.jwks.key(header.kid.as_deref(), header.alg).await)
-            .ok_or(Rejected::UnknownKey)?;
+        let key =
+            (self.jwks.key(header.kid.as_deref(), header.alg).await).ok_or(Rejected::UnknownKey)?;
         let claims = jsonwebtoken::decode::<Map<String, Value>>(
             token,
             &key.decoding,
