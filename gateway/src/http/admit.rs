@@ -190,22 +190,28 @@ mod tests {
     fn a_token_past_its_sessions_is_refused_and_a_closed_session_frees_its_slot() {
         let admission = Admission::new(limits(10, 2, 1));
         let (a, b) = (TokenKey::Static(0), TokenKey::Static(1));
-        admission.reserve(a).expect("first").bind("s1".into());
-        let second = admission.reserve(a).expect("second");
-        assert_eq!(admission.reserve(a).unwrap_err(), Full::TokenSessions(2));
+        admission
+            .reserve(a.clone())
+            .expect("first")
+            .bind("s1".into());
+        let second = admission.reserve(a.clone()).expect("second");
+        assert_eq!(
+            admission.reserve(a.clone()).unwrap_err(),
+            Full::TokenSessions(2)
+        );
         admission
             .reserve(b)
             .expect("another token is not affected")
             .bind("s3".into());
         drop(second);
         admission
-            .reserve(a)
+            .reserve(a.clone())
             .expect("a failed initialize gave its slot back")
             .bind("s2".into());
         admission.closed("s1");
         admission.closed("s1");
         admission
-            .reserve(a)
+            .reserve(a.clone())
             .expect("closed once, freed once")
             .bind("s4".into());
         assert_eq!(admission.sessions(), 3);

@@ -102,20 +102,12 @@ pub(in crate::http) async fn guard(
             "the gateway is shutting down",
         );
     }
-    let authorization = request.headers().get(header::AUTHORIZATION);
-    let caller = match gate
-        .doors
-        .identify(authorization.map(HeaderValue::as_bytes))
-        .await
-    {
+    let authorization = request.headers().get(header::AUTHORIZATION).cloned();
+    let post = request.method() == Method::POST;
+    let caller = match let_in(&gate, authorization, post).await {
         Ok(caller) => caller,
-        Err(refused) => return unauthorized(&gate.metadata, refused),
+        Err(refused) => return refused,
     };
-    if request.method() == Method::POST
-        && let Err(wait) = within_rate(&gate, &caller)
-    {
-        return too_fast(wait);
-    }
     let token = caller.key.clone();
     request.extensions_mut().insert(caller);
     let session = header_text(&request, SESSION_HEADER);
@@ -191,6 +183,23 @@ pub(in crate::http) async fn guard(
         chunk
     });
     Response::from_parts(parts, Body::from_stream(body))
+}
+
+/// The request's caller, if its token is one of ours and it is within its rate; else the
+/// refusal (401, 429).
+async fn let_in(
+    gate: &Gate,
+    authorization: Option<HeaderValue>,
+    post: bool,
+) -> Result<Caller, Response> {
+    let caller = (gate.doors)
+        .identify(authorization.as_ref().map(HeaderValue::as_bytes))
+        .await
+        .map_err(|refused| unauthorized(&gate.metadata, refused))?;
+    if post {
+        within_rate(gate, &caller).map_err(too_fast)?;
+    }
+    Ok(caller)
 }
 
 fn header_text(request: &Request, name: &str) -> Option<String> {

@@ -66,20 +66,7 @@ impl Gateway {
         {
             return Err(ServeError::Unauthenticated(address));
         }
-        let resource =
-            (options.resource.clone()).unwrap_or_else(|| format!("http://{address}/mcp"));
-        let doors = Doors {
-            tokens: options.tokens.clone(),
-            jwt: match &options.jwt {
-                Some(jwt) => Some(Verifier::new(jwt, resource.clone()).map_err(ServeError::Jwt)?),
-                None => None,
-            },
-            access: options.access.clone(),
-        };
-        let metadata = Arc::new(Metadata::new(
-            &resource,
-            options.jwt.as_ref().map(|jwt| jwt.issuer.as_str()),
-        ));
+        let (doors, metadata) = doors(&options, address)?;
         let (own, common) = split(self.configs, &options.per_host)?;
         let buffer = NotificationBuffer::of(&[own.clone(), common.clone()].concat());
         let hub = Arc::new(
@@ -138,18 +125,7 @@ impl Gateway {
             hub: hub.clone(),
             gate: gate.clone(),
         });
-        let described = metadata.clone();
-        let document = move || {
-            let metadata = described.clone();
-            async move { metadata.answer() }
-        };
-        let app = Router::new()
-            .route_service("/mcp", service)
-            .layer(middleware::from_fn_with_state(gate.clone(), guard))
-            .route("/healthz", get(healthz))
-            .route("/readyz", get(readyz).with_state(readiness))
-            .route(WELL_KNOWN, get(document.clone()))
-            .route(&format!("{WELL_KNOWN}/mcp"), get(document));
+        let app = routes(service, gate.clone(), readiness, metadata);
         let server = tokio::spawn(run_server(listener, app, ended.clone()));
         tracing::info!(%address, "serving MCP at http://{address}/mcp");
         stop.cancelled().await;
@@ -170,6 +146,47 @@ impl Gateway {
         tracing::debug!("the gateway stopped");
         Ok(())
     }
+}
+
+/// Who may come in ([`Doors`]) and the metadata a 401 points at, for a listener on `address`:
+/// the resource is the configured one, or `http://<address>/mcp`.
+fn doors(
+    options: &super::ServeOptions,
+    address: SocketAddr,
+) -> Result<(Doors, Arc<Metadata>), ServeError> {
+    let resource = (options.resource.clone()).unwrap_or_else(|| format!("http://{address}/mcp"));
+    let jwt = match &options.jwt {
+        Some(jwt) => Some(Verifier::new(jwt, resource.clone()).map_err(ServeError::Jwt)?),
+        None => None,
+    };
+    let doors = Doors {
+        tokens: options.tokens.clone(),
+        jwt,
+        access: options.access.clone(),
+    };
+    let issuer = options.jwt.as_ref().map(|jwt| jwt.issuer.as_str());
+    Ok((doors, Arc::new(Metadata::new(&resource, issuer))))
+}
+
+/// The routes: `/mcp` behind the guard, the probes, and the protected resource metadata (at
+/// the root form and the `/mcp` suffixed one, RFC 9728 §3.1).
+fn routes(
+    service: StreamableHttpService<ProxyHandler, Sessions>,
+    gate: Arc<Gate>,
+    readiness: Arc<Readiness>,
+    metadata: Arc<Metadata>,
+) -> Router {
+    let document = move || {
+        let metadata = metadata.clone();
+        async move { metadata.answer() }
+    };
+    Router::new()
+        .route_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(gate, guard))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz).with_state(readiness))
+        .route(WELL_KNOWN, get(document.clone()))
+        .route(&format!("{WELL_KNOWN}/mcp"), get(document))
 }
 
 /// The HTTP server: `app` on `listener`'s connections until `closed`, then the connections

@@ -87,7 +87,11 @@ async fn each_caller_lists_and_calls_only_the_tools_its_policy_grants() {
         !seen.contains("\"add\""),
         "a refused call went upstream: {seen}"
     );
-    assert_eq!(seen.matches(r#""rpc_methods":["tools/call"]"#).count(), 1, "{seen}");
+    assert_eq!(
+        seen.matches(r#""rpc_methods":["tools/call"]"#).count(),
+        1,
+        "{seen}"
+    );
     for host in [alice, bob, reader, stranger_host] {
         host.close().await;
     }

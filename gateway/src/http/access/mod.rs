@@ -211,7 +211,7 @@ fn rule(entry: &Entry) -> Result<Rule, String> {
                     "requestsPerSecond must be above 0 and at most {MAX_RATE}"
                 ));
             }
-            if !(burst >= 1.0 && burst <= MAX_RATE) {
+            if !(1.0..=MAX_RATE).contains(&burst) {
                 return Err(format!("burst must be at least 1 and at most {MAX_RATE}"));
             }
             Some(Rate { per_second, burst })
