@@ -1,27 +1,6 @@
 //! Who may see and call which tools, and how fast: the access policy of `serve`, per caller.
 //!
-//! A caller is named by its static token's name (`name:token` in a token file) or by a claim
-//! of its JWT ([`JwtOptions::identity_claim`](super::JwtOptions::identity_claim)). The policy
-//! gives each name the tools it sees (`tools/list` shows only those; a `tools/call` of any
-//! other is refused with a JSON-RPC error and never reaches an upstream) and the requests per
-//! second it may send (past them, HTTP 429 with `Retry-After`). A caller with several names
-//! (scopes) gets every tool any of them grants and the most generous rate; a caller none of
-//! whose names is listed gets the `default` entry, and without one sees no tool.
-//!
-//! ```json
-//! {
-//!   "identities": {
-//!     "alice":    { "tools": ["*"], "requestsPerSecond": 20, "burst": 40 },
-//!     "ci-bot":   { "tools": ["files/read_*", "search/query"], "requestsPerSecond": 5 },
-//!     "mcp:read": { "tools": ["files/read_*"] }
-//!   },
-//!   "default": { "tools": [], "requestsPerSecond": 1 }
-//! }
-//! ```
-//!
-//! A tool pattern is `server/tool`, where either side may be `*` or end with `*` (a prefix);
-//! a pattern without `/` is a tool of any server. In transparent mode the server is the one
-//! upstream's name. Without a policy every caller sees every tool, unlimited (as before).
+//! What a policy says is documented on [`Access`].
 //!
 //! # Invariants
 //!
@@ -42,6 +21,29 @@ const MAX_FILE: u64 = 1024 * 1024;
 const MAX_RATE: f64 = 1_000_000.0;
 
 /// The access policy: per caller name, its tools and its rate. Cheap to clone.
+///
+/// A caller is named by its static token's name (`name:token` in a token file) or by a claim
+/// of its JWT ([`JwtOptions::identity_claim`](super::JwtOptions::identity_claim)). The policy
+/// gives each name the tools it sees (`tools/list` shows only those; a `tools/call` of any
+/// other is refused with a JSON-RPC error and never reaches an upstream) and the requests per
+/// second it may send (past them, HTTP 429 with `Retry-After`). A caller with several names
+/// (scopes) gets every tool any of them grants and the most generous rate; a caller none of
+/// whose names is listed gets the `default` entry, and without one sees no tool.
+///
+/// ```json
+/// {
+///   "identities": {
+///     "alice":    { "tools": ["*"], "requestsPerSecond": 20, "burst": 40 },
+///     "ci-bot":   { "tools": ["files/read_*", "search/query"], "requestsPerSecond": 5 },
+///     "mcp:read": { "tools": ["files/read_*"] }
+///   },
+///   "default": { "tools": [], "requestsPerSecond": 1 }
+/// }
+/// ```
+///
+/// A tool pattern is `server/tool`, where either side may be `*` or end with `*` (a prefix);
+/// a pattern without `/` is a tool of any server. In transparent mode the server is the one
+/// upstream's name. Without a policy every caller sees every tool, unlimited (as before).
 #[derive(Debug, Clone, Default)]
 pub struct Access {
     identities: Arc<HashMap<String, Rule>>,
@@ -126,7 +128,7 @@ struct Entry {
 }
 
 impl Access {
-    /// The policy in a JSON file (see the [module documentation](self)).
+    /// The policy in a JSON file (see [`Access`]).
     pub fn from_file(path: &Path) -> Result<Self, AccessError> {
         use std::io::Read;
         let mut text = String::new();
@@ -145,7 +147,7 @@ impl Access {
         Self::from_json(&text).map_err(|e| AccessError::Invalid(format!("{}: {e}", path.display())))
     }
 
-    /// The policy in a JSON text (see the [module documentation](self)).
+    /// The policy in a JSON text (see [`Access`]).
     pub fn from_json(text: &str) -> Result<Self, AccessError> {
         let file: File =
             serde_json::from_str(text).map_err(|e| AccessError::Invalid(e.to_string()))?;

@@ -57,11 +57,11 @@ pub enum TokensError {
     /// A line `name:token` whose name is not one (`[A-Za-z0-9._@-]{1,64}`) or whose token is
     /// empty; `line` counts from 1 (0 for an environment variable).
     #[error(
-        "{where_}: line {line}: expected `name:token` with a name of letters, digits, `.`, `_`, `@` or `-` (a bearer token has no `:`)"
+        "{from}: line {line}: expected `name:token` with a name of letters, digits, `.`, `_`, `@` or `-` (a bearer token has no `:`)"
     )]
     BadName {
         /// The file or the variable.
-        where_: String,
+        from: String,
         /// The line.
         line: usize,
     },
@@ -113,7 +113,7 @@ impl Tokens {
     }
 
     /// `line` read: `token`, or `name:token`.
-    fn push_line(&mut self, line: &str, where_: &str, number: usize) -> Result<(), TokensError> {
+    fn push_line(&mut self, line: &str, from: &str, number: usize) -> Result<(), TokensError> {
         let line = line.trim();
         let Some((name, token)) = line.split_once(':') else {
             self.push(None, line);
@@ -126,7 +126,7 @@ impl Tokens {
                 .all(|b| b.is_ascii_alphanumeric() || b"._@-".contains(&b));
         if !good_name || token.trim().is_empty() {
             return Err(TokensError::BadName {
-                where_: where_.to_owned(),
+                from: from.to_owned(),
                 line: number,
             });
         }
@@ -165,10 +165,10 @@ impl Tokens {
             });
         }
         let mut tokens = Self::default();
-        let where_ = path.display().to_string();
+        let from = path.display().to_string();
         for (index, line) in text.lines().enumerate() {
             if !line.trim_start().starts_with('#') {
-                tokens.push_line(line, &where_, index + 1)?;
+                tokens.push_line(line, &from, index + 1)?;
             }
         }
         match tokens.is_empty() {
