@@ -136,6 +136,10 @@ async fn only_tokens_of_the_issuer_for_this_gateway_in_time_and_signed_by_its_ke
         (json!({}), json!({"typ": null})),
         (json!({"exp": now() - 20}), signed.clone()),
         (
+            json!({"aud": ["https://other.example", doors.gateway.url()]}),
+            signed.clone(),
+        ),
+        (
             json!({"nbf": now() + 20, "iat": now() + 20}),
             signed.clone(),
         ),

@@ -105,3 +105,80 @@ fn key(jwk: &Jwk) -> Option<Key> {
         decoding,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn rsa(kid: &str, extra: serde_json::Value) -> serde_json::Value {
+        let mut key = json!({"kty": "RSA", "kid": kid, "n": "sXchDaQebHnPiGvyDOAT4saGEUetSyo9MKLOoWFsueri23bOdgWp4Dy1WlUzewbgBHod5pcM9H95GQRV3JDXboIRROSBigeC5yjU1hGzHHyXss8UDprecbAYxknTcQkhslANGRUZmdTOQ5qTRsLAt6BTYuyvVRdhS8exSZEy_c4gs_7svlJJQ4H9_NxsiIoLwAEk7-Q3UXERGYw_75IDrGA84-lA_-Ct4eTlXHBIY2EaV7t7LjJaynVJCpkv4LKjTTAumiGUIuQhrNhZLuF_RJLqHpM2kgWFLU7-VTdL1VbC2tejvcI2BlMkEpk1BzBZI0KQB0GaDWFLN-aEAw3vRw", "e": "AQAB"});
+        if let (Some(key), Some(extra)) = (key.as_object_mut(), extra.as_object()) {
+            key.extend(extra.clone());
+        }
+        key
+    }
+
+    fn ec(kid: &str, crv: &str) -> serde_json::Value {
+        json!({"kty": "EC", "kid": kid, "crv": crv,
+            "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+            "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"})
+    }
+
+    fn set(keys: Vec<serde_json::Value>) -> KeySet {
+        KeySet::from_document(json!({ "keys": keys }), Instant::now()).expect("a JWKS")
+    }
+
+    #[test]
+    fn a_key_verifies_only_the_allowed_algorithms_of_its_own_family() {
+        let keys = set(vec![
+            rsa("r", json!({})),
+            rsa("r256", json!({"alg": "RS256"})),
+            ec("e", "P-256"),
+        ]);
+        assert!(keys.find(Some("r"), Algorithm::RS256).is_some());
+        assert!(keys.find(Some("r"), Algorithm::PS256).is_some());
+        assert!(
+            keys.find(Some("r"), Algorithm::ES256).is_none(),
+            "another family"
+        );
+        assert!(
+            keys.find(Some("r"), Algorithm::HS256).is_none(),
+            "never HMAC"
+        );
+        assert!(
+            keys.find(Some("r256"), Algorithm::PS256).is_none(),
+            "its alg narrows it"
+        );
+        assert!(keys.find(Some("e"), Algorithm::ES256).is_some());
+        assert!(keys.find(Some("e"), Algorithm::RS256).is_none());
+        assert!(keys.find(Some("nope"), Algorithm::RS256).is_none());
+    }
+
+    #[test]
+    fn keys_that_cannot_sign_an_allowed_algorithm_are_left_out_and_the_set_is_bounded() {
+        let mut keys = vec![
+            rsa("enc", json!({"use": "enc"})),
+            rsa("hs", json!({"alg": "HS256"})),
+            ec("p384", "P-384"),
+            json!({"kty": "oct", "kid": "secret", "k": "c2VjcmV0"}),
+            json!({"kty": "whatever"}),
+        ];
+        keys.extend((0..40).map(|i| rsa(&format!("k{i}"), json!({}))));
+        let set = set(keys);
+        assert_eq!(set.len(), MAX_KEYS);
+        for kid in ["enc", "hs", "p384", "secret"] {
+            assert!(set.find(Some(kid), Algorithm::RS256).is_none(), "{kid}");
+            assert!(set.find(Some(kid), Algorithm::ES256).is_none(), "{kid}");
+        }
+    }
+
+    #[test]
+    fn without_a_kid_only_a_sole_key_of_the_algorithm_is_used() {
+        let one = set(vec![rsa("a", json!({})), ec("e", "P-256")]);
+        assert!(one.find(None, Algorithm::RS256).is_some());
+        let two = set(vec![rsa("a", json!({})), rsa("b", json!({}))]);
+        assert!(two.find(None, Algorithm::RS256).is_none(), "which one?");
+    }
+}
