@@ -5,8 +5,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::{
-    doors::Doors,
     gateway::{FAST, Gateway, HttpHost},
+    issuer::Doors,
     raw::{Raw, answer, initialize},
 };
 use crate::common::process::MockProcess;
