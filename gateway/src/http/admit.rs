@@ -110,6 +110,11 @@ impl Admission {
         })
     }
 
+    /// The caller that opened session `id`, while it is counted.
+    pub(in crate::http) fn owner(&self, id: &str) -> Option<TokenKey> {
+        self.lock().owner.get(id).cloned()
+    }
+
     /// Session `id` closed: its slot is given back (once; later calls do nothing).
     pub(in crate::http) fn closed(&self, id: &str) {
         let mut counts = self.lock();

@@ -2,7 +2,8 @@
 //! host presents a token we know (a static one or a JWT of the issuer: `identify`), its caller
 //! is within its rate (`access`), and it is within its bounds (sessions per token and in all,
 //! requests in flight per session). A refusal is an HTTP status with a JSON-RPC error body that
-//! says which bound, and touches no other host. A `DELETE` that ended a session is answered
+//! says which bound, and touches no other host. A session is the caller's that opened it:
+//! another caller's requests in it get 403. A `DELETE` that ended a session is answered
 //! `204 No Content` (rmcp answers `202`, which hosts read as a failed termination).
 //!
 //! `Host` and `Origin` (DNS rebinding) and the body size are checked by rmcp's service behind
@@ -102,15 +103,15 @@ pub(in crate::http) async fn guard(
             "the gateway is shutting down",
         );
     }
+    let session = header_text(&request, SESSION_HEADER);
     let authorization = request.headers().get(header::AUTHORIZATION).cloned();
     let post = request.method() == Method::POST;
-    let caller = match let_in(&gate, authorization, post).await {
+    let caller = match let_in(&gate, authorization, post, session.as_deref()).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
     let token = caller.key.clone();
     request.extensions_mut().insert(caller);
-    let session = header_text(&request, SESSION_HEADER);
     let stateless = header_text(&request, VERSION_HEADER)
         .is_some_and(|version| version.as_str() >= STATELESS_FROM);
     let (mut reservation, mut slot) = (None, None);
@@ -185,17 +186,28 @@ pub(in crate::http) async fn guard(
     Response::from_parts(parts, Body::from_stream(body))
 }
 
-/// The request's caller, if its token is one of ours and it is within its rate; else the
-/// refusal (401, 429).
+/// The request's caller, if its token is one of ours, the session it names (if any) is its
+/// own, and it is within its rate; else the refusal (401, 403, 429).
 async fn let_in(
     gate: &Gate,
     authorization: Option<HeaderValue>,
     post: bool,
+    session: Option<&str>,
 ) -> Result<Caller, Response> {
     let caller = (gate.doors)
         .identify(authorization.as_ref().map(HeaderValue::as_bytes))
         .await
         .map_err(|refused| unauthorized(&gate.metadata, refused))?;
+    if let Some(id) = session
+        && gate
+            .admission
+            .owner(id)
+            .is_some_and(|owner| owner != caller.key)
+    {
+        // A session is its opener's: another caller's token does not reach it.
+        let message = "this session was opened by another caller";
+        return Err(refuse(StatusCode::FORBIDDEN, message));
+    }
     if post {
         within_rate(gate, &caller).map_err(too_fast)?;
     }

@@ -9,7 +9,7 @@ use super::{
     issuer::Doors,
     raw::{Raw, answer, initialize},
 };
-use crate::common::process::MockProcess;
+use crate::common::{LIMIT, process::MockProcess};
 
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789";
@@ -163,4 +163,34 @@ async fn a_malformed_access_policy_is_refused_before_listening() {
         stderr.contains("--access") && stderr.contains("tool pattern"),
         "{stderr}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_answers_only_the_caller_that_opened_it() {
+    let (doors, _dir) = policed().await;
+    let raw = &doors.raw;
+    let (alice, bob) = (format!("Bearer {ALICE}"), format!("Bearer {BOB}"));
+    let id = raw.session_with(&[("authorization", &alice)]).await;
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let mut as_bob = raw.in_session(&id);
+    as_bob.push(("authorization", &bob));
+    assert_eq!(
+        raw.post(&list, &as_bob).await.status(),
+        StatusCode::FORBIDDEN
+    );
+    // Nor may another caller end it.
+    let delete = (raw.http.delete(&raw.url))
+        .header("mcp-session-id", &id)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("authorization", &bob);
+    let ended = tokio::time::timeout(LIMIT, delete.send())
+        .await
+        .expect("DELETE answered in time")
+        .expect("DELETE answered");
+    assert_eq!(ended.status(), StatusCode::FORBIDDEN);
+    let mut as_alice = raw.in_session(&id);
+    as_alice.push(("authorization", &alice));
+    let listed = answer(raw.post(&list, &as_alice).await, 3).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    doors.gateway.stop().await;
 }
