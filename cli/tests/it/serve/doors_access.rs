@@ -194,3 +194,35 @@ async fn a_session_answers_only_the_caller_that_opened_it() {
     assert!(listed["result"]["tools"].is_array(), "{listed}");
     doors.gateway.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_scope_as_the_identity_claim_each_scope_grants_its_tools() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let policy = dir.path().join("access.json");
+    let text =
+        r#"{"identities": {"mcp:read": {"tools": ["echo"]}, "mcp:math": {"tools": ["add"]}}}"#;
+    std::fs::write(&policy, text).expect("policy");
+    let policy = policy.display().to_string();
+    let flags = ["--jwt-identity-claim", "scope", "--access", &policy];
+    let doors = Doors::start(&flags).await;
+    let url = doors.gateway.url();
+    let both = doors
+        .mint(json!({"scope": "mcp:read mcp:math"}), json!({}))
+        .await;
+    let both = HttpHost::connect(&url, Some(&both)).await;
+    assert_eq!(sorted(both.tool_names().await), vec!["add", "echo"]);
+    let read = doors
+        .mint(json!({"scope": "openid mcp:read"}), json!({}))
+        .await;
+    let read = HttpHost::connect(&url, Some(&read)).await;
+    assert_eq!(read.tool_names().await, vec!["echo".to_owned()]);
+    // A token without the identity claim names no caller: refused at the door.
+    let unnamed = doors.mint(json!({"scope": null}), json!({})).await;
+    let (status, challenge) = doors.knock(&unnamed).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(challenge.contains("lacks a required claim"), "{challenge}");
+    for host in [both, read] {
+        host.close().await;
+    }
+    doors.gateway.stop().await;
+}
