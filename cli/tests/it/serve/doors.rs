@@ -178,7 +178,9 @@ async fn tokens_with_unknown_key_ids_fetch_the_keys_at_most_once_per_refetch_int
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rotated_key_is_fetched_and_old_tokens_work_while_the_issuer_still_publishes_theirs() {
-    let doors = Doors::start(&["--jwks-refetch", "200ms"]).await;
+    // The JWKS named outright, not found through the metadata.
+    let flags = ["--jwks-refetch", "200ms", "--jwt-jwks-url", "{issuer}/jwks"];
+    let doors = Doors::start(&flags).await;
     let first = doors.mint(json!({}), json!({})).await;
     assert_eq!(doors.knock(&first).await.0, StatusCode::OK);
     // The issuer rotates and keeps the old key published: the new key is learnt, the old
@@ -285,4 +287,23 @@ async fn jwt_settings_out_of_bounds_are_refused_before_listening() {
     assert_eq!(output.status.code(), Some(2), "a usage error");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("https"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_jwks_url_is_the_only_place_keys_come_from() {
+    let doors = Doors::start(&["--jwt-jwks-url", "{issuer}/no-such-jwks"]).await;
+    let token = doors.mint(json!({}), json!({})).await;
+    let (status, challenge) = doors.knock(&token).await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "no keys where it was told to look"
+    );
+    assert!(challenge.contains("not one of the issuer's"), "{challenge}");
+    assert_eq!(
+        doors.fetches().await,
+        0,
+        "the metadata's jwks_uri was not asked"
+    );
+    doors.gateway.stop().await;
 }

@@ -26,7 +26,8 @@ pub struct Doors {
 }
 
 impl Doors {
-    /// The three, with `extra` flags for `serve`.
+    /// The three, with `extra` flags for `serve` (`{issuer}` in one stands for the issuer's
+    /// address).
     pub async fn start(extra: &[&str]) -> Doors {
         Self::start_with_tokens("", extra).await
     }
@@ -42,7 +43,11 @@ impl Doors {
         let tokens = tokens.display().to_string();
         let mut args: Vec<&str> = FAST.to_vec();
         args.extend(["--jwt-issuer", &issuer_base, "--auth-token-file", &tokens]);
-        args.extend(extra);
+        // `{issuer}` in a flag stands for the issuer's address.
+        let extra: Vec<String> = (extra.iter())
+            .map(|flag| flag.replace("{issuer}", &issuer_base))
+            .collect();
+        args.extend(extra.iter().map(String::as_str));
         args.extend(["--name", "mock", "--protocol", "2025-11-25", "--url", &url]);
         let gateway = Gateway::start(&args).await;
         let raw = Raw::new(&gateway.url());
