@@ -33,6 +33,13 @@ impl ProxyHandler {
         }
         self.start_inline().await?;
         let (upstream, raw) = self.shared.route_tool(&request.name)?;
+        if let Some(front) = &self.front
+            && !front.sees(&context, upstream.name(), &raw)
+        {
+            // Never forwarded: the host's list did not show it either.
+            let message = format!("tool '{}' is not one this caller may use", request.name);
+            return Err(ErrorData::invalid_params(message, None));
+        }
         let metas = [request.meta.as_ref(), Some(&context.meta)];
         let served = Served::start(
             "tools/call",

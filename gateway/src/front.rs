@@ -29,6 +29,13 @@ pub(crate) trait Front: Send + Sync + fmt::Debug + 'static {
         None
     }
 
+    /// Whether the host of this request may see and call `tool` of upstream `server` (the
+    /// HTTP front's access policy); everything, without one.
+    fn sees(&self, context: &RequestContext<RoleServer>, server: &str, tool: &str) -> bool {
+        let _ = (context, server, tool);
+        true
+    }
+
     /// The core answered the host's `initialize`: the session's peer is known.
     fn initialized(
         &self,

@@ -162,7 +162,15 @@ impl ServerHandler for ProxyHandler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = async { Ok(ListToolsResult::with_all_items(self.shared.host_tools())) };
+        let mut listed = self.shared.host_tools();
+        if let Some(front) = &self.front {
+            // Only the tools this host may call (the HTTP front's access policy).
+            listed.retain(|tool| {
+                (self.shared.route_tool(&tool.name))
+                    .is_ok_and(|(upstream, raw)| front.sees(&context, upstream.name(), &raw))
+            });
+        }
+        let tools = async { Ok(ListToolsResult::with_all_items(listed)) };
         self.traced("tools/list", &context, tools).await
     }
 

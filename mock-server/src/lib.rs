@@ -87,6 +87,14 @@
 //!   `refresh_token` (rotating: each use spends the old one; a spent or revoked one gets
 //!   `invalid_grant`) and `client_credentials` (confidential clients only); client
 //!   authentication by `client_secret_basic`, `client_secret_post` or none;
+//! - JWT access tokens (RFC 9068), for tests of a resource server: `GET /jwks` publishes an
+//!   RSA key (RS256, PS256) and a P-256 key (ES256), named by the metadata's `jwks_uri`;
+//!   `POST /_mock/oauth/jwt` (`{"claims": {…}, "alg": "RS256", "key": "current", "kid": …,
+//!   "typ": …, "header": {…}}`) signs any claims, hostile tokens included (`alg` `none`, `HS256`
+//!   keyed with the RSA public key, `key` `previous` or `stranger`, a `kid` naming another key);
+//!   `POST /_mock/oauth/rotate` (`{"keep_previous": true}`) makes new keys current and keeps the
+//!   last ones published or drops them; `GET /_mock/oauth/jwks-fetches` counts `/jwks` answers.
+//!   The MCP routes still take only the mock's own opaque tokens;
 //! - without a valid token an MCP request gets 401 with `WWW-Authenticate: Bearer
 //!   [error="invalid_token", ]scope="<default scopes>", resource_metadata="<metadata URL>"`
 //!   (the `/mcp` document, or the `/sse` one for the legacy routes); a `tools/call` of the

@@ -27,9 +27,42 @@ pub(crate) struct ServeArgs {
     /// Require `Authorization: Bearer <token>` with the token in this environment variable.
     #[arg(long, value_name = "VAR")]
     pub(crate) auth_token_env: Option<String>,
-    /// Require one of the tokens in this file (one per line; `#` starts a comment line).
+    /// Require one of the tokens in this file (one per line, `token` or `name:token`; `#`
+    /// starts a comment line).
     #[arg(long, value_name = "PATH")]
     pub(crate) auth_token_file: Option<PathBuf>,
+    /// Accept JWT access tokens of this issuer (`iss`), checked against its published keys
+    /// (JWKS, found through its metadata) and naming this gateway's resource URL in `aud`.
+    #[arg(long, value_name = "URL")]
+    pub(crate) jwt_issuer: Option<String>,
+    /// With --jwt-issuer: the issuer's JWKS URL, instead of its metadata's `jwks_uri`.
+    #[arg(long, value_name = "URL", requires = "jwt_issuer")]
+    pub(crate) jwt_jwks_url: Option<String>,
+    /// With --jwt-issuer: how far `exp`, `nbf` and `iat` may be off (at most 5m).
+    #[arg(long, value_parser = flag_duration, default_value = "60s", requires = "jwt_issuer")]
+    pub(crate) jwt_leeway: Duration,
+    /// With --jwt-issuer: the claim that names the caller for --access (`sub`, `client_id`,
+    /// `azp`, `scope`, …).
+    #[arg(
+        long,
+        value_name = "CLAIM",
+        default_value = "sub",
+        requires = "jwt_issuer"
+    )]
+    pub(crate) jwt_identity_claim: String,
+    /// With --jwt-issuer: the least time between two fetches of the issuer's keys (a token
+    /// with an unknown key id fetches them again, no sooner).
+    #[arg(long, value_parser = flag_duration, default_value = "30s", requires = "jwt_issuer")]
+    pub(crate) jwks_refetch: Duration,
+    /// This gateway's MCP endpoint as hosts reach it (e.g. `https://gw.example.com/mcp`): the
+    /// `resource` of its protected resource metadata and the audience its JWTs must name
+    /// (default: `http://<listen address>/mcp`).
+    #[arg(long, value_name = "URL")]
+    pub(crate) resource_url: Option<String>,
+    /// A JSON file saying which tools each caller (a token's name, a JWT's identity claim)
+    /// sees and calls, and how many requests per second it may send (see the guide).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) access: Option<PathBuf>,
     /// Serve a non-loopback address without tokens (anyone who can reach it may use your
     /// servers).
     #[arg(long)]

@@ -9,7 +9,7 @@ use args::ServeArgs;
 use super::{exit, output::with_causes, signals::Signals};
 use mcp_resilient_gateway::{
     ProxyOptions,
-    http::{FrontLimits, Gateway, ServeOptions, Tokens},
+    http::{Access, FrontLimits, Gateway, JwtOptions, ServeOptions, Tokens},
     state::{RedisHostStore, RedisStoreOptions},
 };
 
@@ -100,6 +100,22 @@ fn options(args: &ServeArgs) -> Result<ServeOptions, String> {
     options.proxy = proxy;
     options.per_host = args.per_host.clone();
     options.tokens = tokens;
+    if let Some(issuer) = &args.jwt_issuer {
+        let mut jwt = JwtOptions::new(issuer.clone());
+        jwt.jwks_url = args.jwt_jwks_url.clone();
+        jwt.leeway = args.jwt_leeway;
+        jwt.identity_claim = args.jwt_identity_claim.clone();
+        jwt.refetch_after = args.jwks_refetch;
+        jwt.check()
+            .map_err(|e| format!("--jwt-issuer: {}", with_causes(&e)))?;
+        options.jwt = Some(jwt);
+    }
+    options.resource = args.resource_url.clone();
+    if let Some(path) = &args.access {
+        let access =
+            Access::from_file(path).map_err(|e| format!("--access: {}", with_causes(&e)))?;
+        options.access = Some(access);
+    }
     options.allow_unauthenticated = args.allow_unauthenticated;
     options.allowed_hosts = args.allowed_hosts.clone();
     options.allowed_origins = args.allowed_origins.clone();

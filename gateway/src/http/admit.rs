@@ -14,7 +14,7 @@ use std::{
     sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
-use super::{auth::TokenKey, options::FrontLimits};
+use super::{identify::TokenKey, options::FrontLimits};
 
 /// Why a host was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ impl Admission {
         if counts.sessions >= self.limits.max_sessions {
             return Err(Full::Sessions(self.limits.max_sessions));
         }
-        let held = counts.per_token.entry(token).or_default();
+        let held = counts.per_token.entry(token.clone()).or_default();
         if *held >= self.limits.max_sessions_per_token {
             return Err(Full::TokenSessions(self.limits.max_sessions_per_token));
         }
@@ -108,6 +108,11 @@ impl Admission {
             admission: self.clone(),
             flow,
         })
+    }
+
+    /// The caller that opened session `id`, while it is counted.
+    pub(in crate::http) fn owner(&self, id: &str) -> Option<TokenKey> {
+        self.lock().owner.get(id).cloned()
     }
 
     /// Session `id` closed: its slot is given back (once; later calls do nothing).
@@ -189,23 +194,29 @@ mod tests {
     #[test]
     fn a_token_past_its_sessions_is_refused_and_a_closed_session_frees_its_slot() {
         let admission = Admission::new(limits(10, 2, 1));
-        let (a, b) = (TokenKey(Some(0)), TokenKey(Some(1)));
-        admission.reserve(a).expect("first").bind("s1".into());
-        let second = admission.reserve(a).expect("second");
-        assert_eq!(admission.reserve(a).unwrap_err(), Full::TokenSessions(2));
+        let (a, b) = (TokenKey::Static(0), TokenKey::Static(1));
+        admission
+            .reserve(a.clone())
+            .expect("first")
+            .bind("s1".into());
+        let second = admission.reserve(a.clone()).expect("second");
+        assert_eq!(
+            admission.reserve(a.clone()).unwrap_err(),
+            Full::TokenSessions(2)
+        );
         admission
             .reserve(b)
             .expect("another token is not affected")
             .bind("s3".into());
         drop(second);
         admission
-            .reserve(a)
+            .reserve(a.clone())
             .expect("a failed initialize gave its slot back")
             .bind("s2".into());
         admission.closed("s1");
         admission.closed("s1");
         admission
-            .reserve(a)
+            .reserve(a.clone())
             .expect("closed once, freed once")
             .bind("s4".into());
         assert_eq!(admission.sessions(), 3);
@@ -215,11 +226,11 @@ mod tests {
     fn the_gateway_past_its_sessions_refuses_every_token() {
         let admission = Admission::new(limits(1, 5, 1));
         admission
-            .reserve(TokenKey(None))
+            .reserve(TokenKey::Anyone)
             .expect("one")
             .bind("s".into());
         assert_eq!(
-            admission.reserve(TokenKey(Some(3))).unwrap_err(),
+            admission.reserve(TokenKey::Static(3)).unwrap_err(),
             Full::Sessions(1)
         );
     }

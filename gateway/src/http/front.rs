@@ -11,7 +11,7 @@ use rmcp::{
     service::{RequestContext, SubscriptionContext},
 };
 
-use super::{hub::Hosts, opening::Opening, sessions::SessionKey};
+use super::{hub::Hosts, identify::Caller, opening::Opening, sessions::SessionKey};
 use crate::{
     front::{CallOutcome, Front},
     outbox::sink,
@@ -25,9 +25,24 @@ const FLUSH_LIMIT: Duration = Duration::from_secs(2);
 #[derive(Debug)]
 pub(in crate::http) struct HttpFront {
     pub(in crate::http) hosts: Arc<Hosts>,
+    /// Whether an access policy is in force: then a request that carries no caller's grant
+    /// sees nothing (fail closed).
+    pub(in crate::http) policed: bool,
 }
 
 impl Front for HttpFront {
+    fn sees(&self, context: &RequestContext<RoleServer>, server: &str, tool: &str) -> bool {
+        if !self.policed {
+            return true;
+        }
+        let caller = (context.extensions.get::<axum::http::request::Parts>())
+            .and_then(|parts| parts.extensions.get::<Caller>());
+        match caller.and_then(|caller| caller.grant.as_ref()) {
+            Some(grant) => grant.sees(server, tool),
+            None => false,
+        }
+    }
+
     fn session_id(&self, context: &RequestContext<RoleServer>) -> Option<String> {
         let SessionKey(id) = context.extensions.get::<SessionKey>()?;
         Some(id.clone())

@@ -1,7 +1,10 @@
 //! What every request to `/mcp` passes before rmcp sees it: the gateway is not stopping, the
-//! host presents a token we know, and it is within its bounds (sessions per token and in all,
+//! host presents a token we know (a static one or a JWT of the issuer: `identify`), its caller
+//! is within its rate (`access`), and it is within its bounds (sessions per token and in all,
 //! requests in flight per session). A refusal is an HTTP status with a JSON-RPC error body that
-//! says which bound, and touches no other host.
+//! says which bound, and touches no other host. A session is the caller's that opened it:
+//! another caller's requests in it get 403. A `DELETE` that ended a session is answered
+//! `204 No Content` (rmcp answers `202`, which hosts read as a failed termination).
 //!
 //! `Host` and `Origin` (DNS rebinding) and the body size are checked by rmcp's service behind
 //! this, with the gateway's settings.
@@ -23,10 +26,12 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::{
+    access::rate::Buckets,
     admit::{Admission, Flow, Full},
-    auth::{Refused, Tokens},
     hub::Hosts,
+    identify::{Caller, Doors, Refused, TokenKey},
     opening::{self, Known, Openings, Settle},
+    prm::Metadata,
     refusal::refuse,
 };
 
@@ -38,7 +43,11 @@ const STATELESS_FROM: &str = "2026-07-28";
 /// The guard's state.
 #[derive(Debug)]
 pub(in crate::http) struct Gate {
-    pub(in crate::http) tokens: Tokens,
+    pub(in crate::http) doors: Doors,
+    /// The protected resource metadata a 401 points at.
+    pub(in crate::http) metadata: Arc<Metadata>,
+    /// Each limited caller's requests per second.
+    pub(in crate::http) rates: Buckets<TokenKey>,
     pub(in crate::http) admission: Admission,
     pub(in crate::http) hosts: Arc<Hosts>,
     /// The openings of requests waiting on a session's take-over (`gateway/src/http/opening/mod.rs`).
@@ -94,13 +103,15 @@ pub(in crate::http) async fn guard(
             "the gateway is shutting down",
         );
     }
-    let authorization = request.headers().get(header::AUTHORIZATION);
-    let token = match gate.tokens.check(authorization.map(HeaderValue::as_bytes)) {
-        Ok(token) => token,
-        Err(refused) => return unauthorized(refused),
-    };
-    request.extensions_mut().insert(token);
     let session = header_text(&request, SESSION_HEADER);
+    let authorization = request.headers().get(header::AUTHORIZATION).cloned();
+    let post = request.method() == Method::POST;
+    let caller = match let_in(&gate, authorization, post, session.as_deref()).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    let token = caller.key.clone();
+    request.extensions_mut().insert(caller);
     let stateless = header_text(&request, VERSION_HEADER)
         .is_some_and(|version| version.as_str() >= STATELESS_FROM);
     let (mut reservation, mut slot) = (None, None);
@@ -108,7 +119,7 @@ pub(in crate::http) async fn guard(
     // it is counted like a new one, and given back if it was not.
     let restoring = session.clone().filter(|id| !gate.hosts.has(id));
     if restoring.is_some() && request.method() != Method::DELETE {
-        match gate.admission.reserve(token) {
+        match gate.admission.reserve(token.clone()) {
             Ok(taken) => reservation = Some(taken),
             Err(full) => return over(full),
         }
@@ -121,9 +132,12 @@ pub(in crate::http) async fn guard(
                 .map(|s| slot = Some(s)),
             (None, true) => gate
                 .admission
-                .enter(Flow::Token(token))
+                .enter(Flow::Token(token.clone()))
                 .map(|s| slot = Some(s)),
-            (None, false) => gate.admission.reserve(token).map(|r| reservation = Some(r)),
+            (None, false) => gate
+                .admission
+                .reserve(token.clone())
+                .map(|r| reservation = Some(r)),
         };
         if let Err(full) = taken {
             return over(full);
@@ -156,7 +170,13 @@ pub(in crate::http) async fn guard(
         session,
         stateless,
     };
-    let response = opening::respond(request, next, known, settle).await;
+    let delete = request.method() == Method::DELETE;
+    let mut response = opening::respond(request, next, known, settle).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        // The session is ended: nothing follows (the official Python SDK logs a 202 as a
+        // failed termination).
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
     // The slot and the count last as long as the response's body: an SSE stream included.
     let (parts, body) = response.into_parts();
     let body = body.into_data_stream().map(move |chunk| {
@@ -166,27 +186,82 @@ pub(in crate::http) async fn guard(
     Response::from_parts(parts, Body::from_stream(body))
 }
 
+/// The request's caller, if its token is one of ours, the session it names (if any) is its
+/// own, and it is within its rate; else the refusal (401, 403, 429).
+async fn let_in(
+    gate: &Gate,
+    authorization: Option<HeaderValue>,
+    post: bool,
+    session: Option<&str>,
+) -> Result<Caller, Response> {
+    let caller = (gate.doors)
+        .identify(authorization.as_ref().map(HeaderValue::as_bytes))
+        .await
+        .map_err(|refused| unauthorized(&gate.metadata, refused))?;
+    if let Some(id) = session
+        && gate
+            .admission
+            .owner(id)
+            .is_some_and(|owner| owner != caller.key)
+    {
+        // A session is its opener's: another caller's token does not reach it.
+        let message = "this session was opened by another caller";
+        return Err(refuse(StatusCode::FORBIDDEN, message));
+    }
+    if post {
+        within_rate(gate, &caller).map_err(too_fast)?;
+    }
+    Ok(caller)
+}
+
 fn header_text(request: &Request, name: &str) -> Option<String> {
     let value = request.headers().get(name)?.to_str().ok()?;
     Some(value.to_owned())
 }
 
-fn unauthorized(refused: Refused) -> Response {
-    let (challenge, message) = match refused {
+fn unauthorized(metadata: &Metadata, refused: Refused) -> Response {
+    let (error, message) = match refused {
         Refused::Missing => (
-            r#"Bearer realm="mcp-resilient""#,
+            None,
             "this gateway needs a bearer token (Authorization: Bearer …)",
         ),
         Refused::Invalid => (
-            r#"Bearer realm="mcp-resilient", error="invalid_token""#,
+            Some("the token is not one this gateway accepts"),
             "the bearer token is not one this gateway accepts",
         ),
+        Refused::Jwt(rejected) => (Some(rejected.description()), rejected.description()),
     };
+    if let Refused::Jwt(rejected) = refused {
+        tracing::debug!(?rejected, "a JWT was refused");
+    }
     let mut response = refuse(StatusCode::UNAUTHORIZED, message);
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static(challenge),
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, metadata.challenge(error));
+    response
+}
+
+/// Takes one of the caller's requests from its rate, if the policy gives it one.
+fn within_rate(gate: &Gate, caller: &Caller) -> Result<(), std::time::Duration> {
+    match caller.grant.as_ref().and_then(|grant| grant.rate) {
+        Some(rate) => gate.rates.take(&caller.key, rate).inspect_err(|_| {
+            tracing::debug!(caller = %caller.label, "a caller over its rate was answered 429");
+        }),
+        None => Ok(()),
+    }
+}
+
+/// 429 with the seconds until the caller's next request is let through (at least 1).
+fn too_fast(wait: std::time::Duration) -> Response {
+    let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    let seconds = seconds.max(1);
+    let mut response = refuse(
+        StatusCode::TOO_MANY_REQUESTS,
+        &format!("this caller is over its requests per second; try again in {seconds} s"),
     );
+    if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
     response
 }
 

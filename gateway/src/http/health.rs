@@ -2,7 +2,7 @@
 //!
 //! Neither needs a token, so that a load balancer or an orchestrator can probe them; `/readyz`
 //! names the servers and their states only to a request that would pass `/mcp`'s
-//! authentication (every request, when the gateway has no tokens).
+//! authentication (every request, when the gateway has no tokens and no issuer).
 
 use std::sync::Arc;
 
@@ -12,13 +12,14 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use super::{auth::Tokens, hub::Hub};
+use super::{guard::Gate, hub::Hub};
 
 /// What `/readyz` reads.
 #[derive(Debug)]
 pub(in crate::http) struct Readiness {
     pub(in crate::http) hub: Arc<Hub>,
-    pub(in crate::http) tokens: Tokens,
+    /// The guard's state, whose doors decide who may read the details.
+    pub(in crate::http) gate: Arc<Gate>,
 }
 
 /// `/healthz`: the process is up and serving HTTP.
@@ -42,7 +43,7 @@ pub(in crate::http) async fn readyz(
         .get(header::AUTHORIZATION)
         .map(HeaderValue::as_bytes);
     let mut body = serde_json::json!({"ready": ready});
-    if readiness.tokens.check(authorization).is_ok() {
+    if readiness.gate.doors.identify(authorization).await.is_ok() {
         let servers: serde_json::Map<String, serde_json::Value> = upstreams
             .iter()
             .map(|u| {

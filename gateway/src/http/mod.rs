@@ -18,8 +18,11 @@
 //!   `per_host` server's to its host; a shared server's to the one host calling it (when none
 //!   or several are, it gets an error that says why).
 //! - **Safe by default.** Loopback unless told otherwise; `Host` and `Origin` checked (DNS
-//!   rebinding); bearer tokens from the environment or a file, compared in constant time (401
-//!   with `WWW-Authenticate`); a listener off loopback without tokens refuses to start unless
+//!   rebinding); bearer tokens from the environment or a file, compared in constant time, and
+//!   JWT access tokens of an issuer checked against its JWKS ([`JwtOptions`]; 401 with
+//!   `WWW-Authenticate` naming the protected resource metadata, served at
+//!   `/.well-known/oauth-protected-resource/mcp`); per caller, the tools it sees and calls and
+//!   its requests per second ([`Access`]); a listener off loopback without tokens refuses to start unless
 //!   [`ServeOptions::allow_unauthenticated`]; a host's credentials never go upstream; every
 //!   host bounded ([`FrontLimits`]: body size, requests in flight per session, sessions per
 //!   token and in all, idle time), each bound passed answered with its status and affecting
@@ -40,21 +43,27 @@
 //! # Ok(()) }
 //! ```
 
+mod access;
 mod admit;
 mod auth;
 mod front;
 mod guard;
 mod health;
 mod hub;
+mod identify;
+mod jwt;
 mod lost;
 mod opening;
 mod options;
+mod prm;
 mod refusal;
 mod restore;
 mod serve;
 mod sessions;
 
+pub use access::{Access, AccessError};
 pub use auth::{Tokens, TokensError};
+pub use jwt::{JwtConfigError, JwtOptions, MAX_LEEWAY};
 pub use options::{FrontLimits, ServeOptions};
 
 use crate::Mode;
@@ -78,6 +87,9 @@ pub enum ServeError {
          use your servers; require tokens, or allow it unauthenticated explicitly"
     )]
     Unauthenticated(std::net::SocketAddr),
+    /// The JWT settings cannot be used.
+    #[error("the JWT settings cannot be used")]
+    Jwt(#[source] JwtConfigError),
     /// A shared upstream's supervisor could not be started.
     #[error("could not start upstream '{server}'")]
     Start {
@@ -136,12 +148,19 @@ impl Gateway {
         self.mode
     }
 
-    /// Whether the gateway may serve on `address`: off loopback only with tokens, or when
-    /// unauthenticated access is allowed explicitly. [`serve`](Self::serve) checks it too;
+    /// Whether the gateway may serve on `address`: off loopback only with tokens (static or
+    /// JWT), or when unauthenticated access is allowed explicitly; and whether the JWT settings
+    /// can be used. [`serve`](Self::serve) checks it too;
     /// check before binding to refuse without ever listening.
     pub fn check_address(&self, address: std::net::SocketAddr) -> Result<(), ServeError> {
         let options = &self.options;
-        if address.ip().is_loopback() || !options.tokens.is_empty() || options.allow_unauthenticated
+        if let Some(jwt) = &options.jwt {
+            jwt.check().map_err(ServeError::Jwt)?;
+        }
+        if address.ip().is_loopback()
+            || !options.tokens.is_empty()
+            || options.jwt.is_some()
+            || options.allow_unauthenticated
         {
             return Ok(());
         }

@@ -8,7 +8,7 @@ use crate::{
     state::{HostStore, MemoryHostStore},
 };
 
-use super::auth::Tokens;
+use super::{Access, JwtOptions, auth::Tokens};
 
 /// How many sessions one token (or every host without one) may hold at once.
 const DEFAULT_SESSIONS_PER_TOKEN: usize = 1024;
@@ -46,6 +46,24 @@ pub struct ServeOptions {
     /// None: no authentication (the gateway then refuses a non-loopback listener unless
     /// [`allow_unauthenticated`](Self::allow_unauthenticated)).
     pub tokens: Tokens,
+    /// JWT access tokens of an issuer, accepted beside [`tokens`](Self::tokens), their
+    /// audience this gateway's [`resource`](Self::resource).
+    ///
+    /// # Default
+    /// None: only static tokens.
+    pub jwt: Option<JwtOptions>,
+    /// This gateway's MCP endpoint as hosts reach it (`https://gw.example.com/mcp`): the
+    /// `resource` of its protected resource metadata and the audience its JWTs must name. Set
+    /// it when hosts reach the gateway through a proxy or by a name.
+    ///
+    /// # Default
+    /// None: `http://<listener address>/mcp`.
+    pub resource: Option<String>,
+    /// Which tools each caller sees and calls, and how many requests per second it may send.
+    ///
+    /// # Default
+    /// None: every caller sees every tool, unlimited.
+    pub access: Option<Access>,
     /// Serve a listener that is not on loopback without [`tokens`](Self::tokens).
     ///
     /// # Default
@@ -89,6 +107,9 @@ impl Default for ServeOptions {
             proxy: ProxyOptions::default(),
             per_host: Vec::new(),
             tokens: Tokens::none(),
+            jwt: None,
+            resource: None,
+            access: None,
             allow_unauthenticated: false,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),

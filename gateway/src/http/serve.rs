@@ -20,12 +20,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Gateway, ServeError,
+    access::rate::Buckets,
     admit::Admission,
     front::HttpFront,
     guard::{Gate, guard},
     health::{Readiness, healthz, readyz},
     hub::Hub,
+    identify::Doors,
+    jwt::Verifier,
     opening::Openings,
+    prm::{Metadata, WELL_KNOWN},
     restore::Restore,
     sessions::Sessions,
 };
@@ -57,6 +61,7 @@ impl Gateway {
         let options = self.options;
         if !address.ip().is_loopback()
             && options.tokens.is_empty()
+            && options.jwt.is_none()
             && !options.allow_unauthenticated
         {
             return Err(ServeError::Unauthenticated(address));
@@ -70,6 +75,7 @@ impl Gateway {
                 address.ip()
             );
         }
+        let (doors, metadata) = doors(&options, address)?;
         let (own, common) = split(self.configs, &options.per_host)?;
         let buffer = NotificationBuffer::of(&[own.clone(), common.clone()].concat());
         let hub = Arc::new(
@@ -83,6 +89,7 @@ impl Gateway {
         let admission = Admission::new(options.limits);
         let front = Arc::new(HttpFront {
             hosts: hub.hosts.clone(),
+            policed: options.access.is_some(),
         });
         let sessions = Arc::new(Sessions::new(
             hub.hosts.clone(),
@@ -112,7 +119,9 @@ impl Gateway {
         let config = rmcp_config(&options, address, ended.clone(), openings.clone());
         let service = StreamableHttpService::new(factory, sessions, config);
         let gate = Arc::new(Gate {
-            tokens: options.tokens.clone(),
+            doors,
+            metadata: metadata.clone(),
+            rates: Buckets::default(),
             admission,
             hosts: hub.hosts.clone(),
             openings,
@@ -123,13 +132,9 @@ impl Gateway {
         });
         let readiness = Arc::new(Readiness {
             hub: hub.clone(),
-            tokens: options.tokens.clone(),
+            gate: gate.clone(),
         });
-        let app = Router::new()
-            .route_service("/mcp", service)
-            .layer(middleware::from_fn_with_state(gate.clone(), guard))
-            .route("/healthz", get(healthz))
-            .route("/readyz", get(readyz).with_state(readiness));
+        let app = routes(service, gate.clone(), readiness, metadata);
         let server = tokio::spawn(run_server(listener, app, ended.clone()));
         tracing::info!(%address, "serving MCP at http://{address}/mcp");
         stop.cancelled().await;
@@ -150,6 +155,47 @@ impl Gateway {
         tracing::debug!("the gateway stopped");
         Ok(())
     }
+}
+
+/// Who may come in ([`Doors`]) and the metadata a 401 points at, for a listener on `address`:
+/// the resource is the configured one, or `http://<address>/mcp`.
+fn doors(
+    options: &super::ServeOptions,
+    address: SocketAddr,
+) -> Result<(Doors, Arc<Metadata>), ServeError> {
+    let resource = (options.resource.clone()).unwrap_or_else(|| format!("http://{address}/mcp"));
+    let jwt = match &options.jwt {
+        Some(jwt) => Some(Verifier::new(jwt, resource.clone()).map_err(ServeError::Jwt)?),
+        None => None,
+    };
+    let doors = Doors {
+        tokens: options.tokens.clone(),
+        jwt,
+        access: options.access.clone(),
+    };
+    let issuer = options.jwt.as_ref().map(|jwt| jwt.issuer.as_str());
+    Ok((doors, Arc::new(Metadata::new(&resource, issuer))))
+}
+
+/// The routes: `/mcp` behind the guard, the probes, and the protected resource metadata (at
+/// the root form and the `/mcp` suffixed one, RFC 9728 §3.1).
+fn routes(
+    service: StreamableHttpService<ProxyHandler, Sessions>,
+    gate: Arc<Gate>,
+    readiness: Arc<Readiness>,
+    metadata: Arc<Metadata>,
+) -> Router {
+    let document = move || {
+        let metadata = metadata.clone();
+        async move { metadata.answer() }
+    };
+    Router::new()
+        .route_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(gate, guard))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz).with_state(readiness))
+        .route(WELL_KNOWN, get(document.clone()))
+        .route(&format!("{WELL_KNOWN}/mcp"), get(document))
 }
 
 /// The HTTP server: `app` on `listener`'s connections until `closed`, then the connections

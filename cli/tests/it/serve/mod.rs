@@ -2,9 +2,12 @@
 //! process on 127.0.0.1, mock servers in processes of their own as its upstreams, hosts that
 //! are rmcp clients (session era) or plain HTTP requests (statuses, 2026-07-28).
 
+mod doors;
+mod doors_access;
 mod flood;
 pub mod gateway;
 mod guards;
+mod issuer;
 mod operate;
 mod per_host;
 pub mod raw;

@@ -138,7 +138,11 @@ async fn a_session_has_its_stream_ends_with_delete_and_is_then_not_found() {
     let reply = answer(raw.post(&call, &raw.in_session(&id)).await, 2).await;
     assert_eq!(reply["result"]["content"][0]["text"], "in session");
     let deleted = raw.delete(&id).await;
-    assert!(deleted.status().is_success(), "{}", deleted.status());
+    assert_eq!(
+        deleted.status(),
+        StatusCode::NO_CONTENT,
+        "a DELETE ends the session"
+    );
     let after = raw.post(&call, &raw.in_session(&id)).await;
     assert_eq!(
         after.status(),

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use super::ledger::Ledger;
 use super::options::{OAuthOptions, OAuthStats};
+use super::signer::Signer;
 
 /// Which protected resource a request is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,12 +33,16 @@ pub(crate) struct Authority {
     /// Changed by `/register`, `/authorize`, `/token`, the guard (its counters) and the
     /// admin controls.
     ledger: Mutex<Ledger>,
+    /// The JWT signing keys, made on first use (an RSA key takes a while to make). Changed by
+    /// `/jwks` (its count), the mint and the rotation.
+    signer: Mutex<Option<Signer>>,
 }
 
 impl Authority {
     pub(crate) fn new(opts: OAuthOptions, base: String, mcp_path: &str, sse_path: &str) -> Self {
         Self {
             ledger: Mutex::new(Ledger::new(&opts)),
+            signer: Mutex::new(None),
             opts,
             base,
             mcp_path: mcp_path.to_owned(),
@@ -47,6 +52,21 @@ impl Authority {
 
     pub(super) fn ledger(&self) -> MutexGuard<'_, Ledger> {
         self.ledger.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `work` on the signing keys, made first if they are not yet.
+    pub(super) fn signer<T>(
+        &self,
+        work: impl FnOnce(&mut Signer) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let mut signer = self.signer.lock().unwrap_or_else(PoisonError::into_inner);
+        if signer.is_none() {
+            *signer = Some(Signer::new()?);
+        }
+        match signer.as_mut() {
+            Some(signer) => work(signer),
+            None => Err("no signing keys".to_owned()),
+        }
     }
 
     /// Which resource a request to `path` is for.

@@ -24,6 +24,7 @@ pub(super) fn authorization_server(authority: &Authority) -> Value {
         "authorization_endpoint": format!("{base}/authorize"),
         "token_endpoint": format!("{base}/token"),
         "registration_endpoint": format!("{base}/register"),
+        "jwks_uri": format!("{base}/jwks"),
         "response_types_supported": ["code"],
         "grant_types_supported": GRANT_TYPES,
         "code_challenge_methods_supported": ["S256"],

@@ -4,6 +4,7 @@
 //! - [`options`]: [`OAuthOptions`] and [`OAuthStats`];
 //! - [`guard`]: the bearer check the gate runs before the MCP handler (401 / 403);
 //! - [`metadata`], [`authorize`], [`token`], [`routes`]: the discovery documents and endpoints;
+//! - [`signer`]: the JWT signing keys, the JWKS and its rotation;
 //! - [`ledger`]: clients, codes and tokens (plain logic, time passed in), kept by
 //!   [`authority`] behind one lock; [`clients`]: registration and client credentials;
 //!   [`secret`]: random tokens and PKCE.
@@ -30,6 +31,7 @@ mod metadata;
 mod options;
 mod routes;
 mod secret;
+mod signer;
 mod token;
 
 #[cfg(test)]

@@ -11,12 +11,14 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
+use serde_json::{Value, json};
 
 use super::authority::{Authority, Resource};
 use super::authorize::{AuthorizeParams, authorize};
 use super::clients::{RegistrationError, RegistrationRequest};
 use super::grant::TokenError;
 use super::metadata;
+use super::signer::{Mint, Signer};
 use super::token::{TokenForm, token};
 
 type Auth = State<Arc<Authority>>;
@@ -34,6 +36,15 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>(authority: Arc<Authority>
                 get(|State(a): Auth| async move {
                     Json(metadata::protected_resource(&a, Resource::Mcp))
                 }),
+            )
+            .route("/jwks", get(jwks_route))
+            .route("/_mock/oauth/jwt", post(mint_route))
+            .route("/_mock/oauth/rotate", post(rotate_route))
+            .route(
+                "/_mock/oauth/jwks-fetches",
+                get(
+                    |State(a): Auth| async move { keys(&a, |s| Ok(json!({"fetches": s.fetches}))) },
+                ),
             )
             .route("/register", post(register))
             .route("/authorize", get(authorize_route))
@@ -123,4 +134,46 @@ async fn register(
             (StatusCode::BAD_REQUEST, Json(error)).into_response()
         }
     }
+}
+
+/// Runs `work` on the signing keys: 200 with its answer, or 400 with why not.
+fn keys(
+    authority: &Authority,
+    work: impl FnOnce(&mut Signer) -> Result<Value, String>,
+) -> Response {
+    match authority.signer(work) {
+        Ok(body) => Json(body).into_response(),
+        Err(error) => (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"ok": false, "error": error})),
+        )
+            .into_response(),
+    }
+}
+
+/// `GET /jwks`: the published keys (counted).
+async fn jwks_route(State(authority): Auth) -> Response {
+    keys(&authority, |signer| {
+        signer.fetches += 1;
+        Ok(signer.jwks())
+    })
+}
+
+/// `POST /_mock/oauth/jwt`: `{"token": "…"}` signed as the body asks (see `signer::Mint`).
+async fn mint_route(State(authority): Auth, body: Result<Json<Mint>, JsonRejection>) -> Response {
+    match body {
+        Ok(Json(mint)) => keys(&authority, |s| {
+            s.mint(mint).map(|token| json!({"token": token}))
+        }),
+        Err(rejection) => (StatusCode::BAD_REQUEST, rejection.body_text()).into_response(),
+    }
+}
+
+/// `POST /_mock/oauth/rotate` `{"keep_previous": bool}`: the next keys become current.
+async fn rotate_route(State(authority): Auth, body: Json<Value>) -> Response {
+    let keep = body
+        .get("keep_previous")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    keys(&authority, |signer| signer.rotate(keep))
 }

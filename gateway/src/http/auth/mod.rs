@@ -1,7 +1,11 @@
 //! Front authentication: the bearer tokens a host must present.
 //!
 //! Tokens come from an environment variable or a file (one per line), never from the command
-//! line (other users of the machine can read it). They are kept as SHA-256 digests; a presented
+//! line (other users of the machine can read it). A line `name:token` gives its token a name,
+//! the caller's name in the [`Access`](super::Access) policy and in logs; a bearer token
+//! (RFC 6750) never holds a `:`, so no token of an older file is read differently, and a line
+//! whose part before the `:` is not a name (`[A-Za-z0-9._@-]`, at most 64) is refused rather
+//! than guessed at. They are kept as SHA-256 digests; a presented
 //! token is hashed and compared with every digest in constant time, so the time an answer takes
 //! says nothing about how much of a token was right. A host's `Authorization` header is never
 //! sent upstream: the upstreams' own authorization is their configuration's.
@@ -50,27 +54,28 @@ pub enum TokensError {
     /// The file holds no token (only blank lines and comments).
     #[error("{}: no token in it", .0.display())]
     NoToken(std::path::PathBuf),
+    /// A line `name:token` whose name is not one (`[A-Za-z0-9._@-]{1,64}`) or whose token is
+    /// empty; `line` counts from 1 (0 for an environment variable).
+    #[error(
+        "{from}: line {line}: expected `name:token` with a name of letters, digits, `.`, `_`, `@` or `-` (a bearer token has no `:`)"
+    )]
+    BadName {
+        /// The file or the variable.
+        from: String,
+        /// The line.
+        line: usize,
+    },
 }
 
-/// The tokens hosts may present. Cheap to clone.
+/// The tokens hosts may present, each with its name if it has one. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct Tokens {
     digests: Vec<[u8; 32]>,
+    names: Vec<Option<std::sync::Arc<str>>>,
 }
 
-/// Which token a host presented: a token's place in [`Tokens`], or none (no authentication).
-/// Sessions are counted per key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(in crate::http) struct TokenKey(pub(in crate::http) Option<u32>);
-
-/// Why a request was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::http) enum Refused {
-    /// No `Authorization: Bearer` header.
-    Missing,
-    /// A token that is not one of ours.
-    Invalid,
-}
+/// The longest token name.
+const MAX_NAME: usize = 64;
 
 impl Tokens {
     /// No authentication.
@@ -78,32 +83,70 @@ impl Tokens {
         Self::default()
     }
 
-    /// These tokens (empty ones are ignored).
+    /// These tokens, without names (empty ones are ignored).
     pub fn new<I, S>(tokens: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let digests = tokens
-            .into_iter()
-            .map(|t| t.as_ref().trim().to_owned())
-            .filter(|t| !t.is_empty())
-            .map(|t| Sha256::digest(t.as_bytes()).into())
-            .collect();
-        Self { digests }
+        let mut all = Self::default();
+        for token in tokens {
+            all.push(None, token.as_ref());
+        }
+        all
     }
 
-    /// The token in environment variable `var`.
+    /// One token, named `name` (the caller's name in the [`Access`](super::Access) policy).
+    pub fn named(name: &str, token: &str) -> Self {
+        let mut one = Self::default();
+        one.push(Some(name), token);
+        one
+    }
+
+    fn push(&mut self, name: Option<&str>, token: &str) {
+        let token = token.trim();
+        if token.is_empty() {
+            return;
+        }
+        self.digests.push(Sha256::digest(token.as_bytes()).into());
+        self.names.push(name.map(std::sync::Arc::from));
+    }
+
+    /// `line` read: `token`, or `name:token`.
+    fn push_line(&mut self, line: &str, from: &str, number: usize) -> Result<(), TokensError> {
+        let line = line.trim();
+        let Some((name, token)) = line.split_once(':') else {
+            self.push(None, line);
+            return Ok(());
+        };
+        let good_name = !name.is_empty()
+            && name.len() <= MAX_NAME
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._@-".contains(&b));
+        if !good_name || token.trim().is_empty() {
+            return Err(TokensError::BadName {
+                from: from.to_owned(),
+                line: number,
+            });
+        }
+        self.push(Some(name), token);
+        Ok(())
+    }
+
+    /// The token in environment variable `var` (`token` or `name:token`).
     pub fn from_env(var: &str) -> Result<Self, TokensError> {
         let value = std::env::var(var).map_err(|_| TokensError::NotSet(var.to_owned()))?;
-        let tokens = Self::new([value]);
+        let mut tokens = Self::default();
+        tokens.push_line(&value, var, 0)?;
         match tokens.is_empty() {
             true => Err(TokensError::Empty(var.to_owned())),
             false => Ok(tokens),
         }
     }
 
-    /// The tokens in a file, one per line (blank lines and lines starting with `#` ignored).
+    /// The tokens in a file, one per line, `token` or `name:token` (blank lines and lines
+    /// starting with `#` ignored).
     pub fn from_file(path: &Path) -> Result<Self, TokensError> {
         use std::io::Read;
         // Read through the bound, not a size looked up first: a FIFO or a growing file has no
@@ -121,10 +164,13 @@ impl Tokens {
                 max: MAX_TOKEN_FILE,
             });
         }
-        let tokens = Self::new(
-            text.lines()
-                .filter(|line| !line.trim_start().starts_with('#')),
-        );
+        let mut tokens = Self::default();
+        let from = path.display().to_string();
+        for (index, line) in text.lines().enumerate() {
+            if !line.trim_start().starts_with('#') {
+                tokens.push_line(line, &from, index + 1)?;
+            }
+        }
         match tokens.is_empty() {
             true => Err(TokensError::NoToken(path.to_owned())),
             false => Ok(tokens),
@@ -134,6 +180,7 @@ impl Tokens {
     /// Adds `other`'s tokens.
     pub fn and(mut self, other: Tokens) -> Self {
         self.digests.extend(other.digests);
+        self.names.extend(other.names);
         self
     }
 
@@ -142,17 +189,8 @@ impl Tokens {
         self.digests.is_empty()
     }
 
-    /// Checks an `Authorization` header value.
-    pub(in crate::http) fn check(&self, header: Option<&[u8]>) -> Result<TokenKey, Refused> {
-        if self.is_empty() {
-            return Ok(TokenKey(None));
-        }
-        let header = header.ok_or(Refused::Missing)?;
-        let header = &header[..header.len().min(MAX_HEADER)];
-        let token = match header.get(..7) {
-            Some(scheme) if scheme.eq_ignore_ascii_case(b"bearer ") => header[7..].trim_ascii(),
-            _ => return Err(Refused::Missing),
-        };
+    /// The place of `token` among ours, if it is one (invariant 1).
+    pub(in crate::http) fn find(&self, token: &[u8]) -> Option<u32> {
         let presented: [u8; 32] = Sha256::digest(token).into();
         let mut found = None;
         for (index, digest) in self.digests.iter().enumerate() {
@@ -163,8 +201,22 @@ impl Tokens {
             }
         }
         found
-            .map(|index| TokenKey(Some(index)))
-            .ok_or(Refused::Invalid)
+    }
+
+    /// The name of the token at `index`, if it has one.
+    pub(in crate::http) fn name(&self, index: u32) -> Option<&std::sync::Arc<str>> {
+        self.names.get(index as usize)?.as_ref()
+    }
+}
+
+/// The token of an `Authorization: Bearer` header value (at most [`MAX_HEADER`] bytes of it
+/// looked at), or none.
+pub(in crate::http) fn bearer(header: Option<&[u8]>) -> Option<&[u8]> {
+    let header = header?;
+    let header = &header[..header.len().min(MAX_HEADER)];
+    match header.get(..7) {
+        Some(scheme) if scheme.eq_ignore_ascii_case(b"bearer ") => Some(header[7..].trim_ascii()),
+        _ => None,
     }
 }
 
@@ -181,61 +233,4 @@ impl fmt::Debug for Tokens {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_a_configured_bearer_token_passes_and_none_is_needed_without_tokens() {
-        let tokens = Tokens::new(["alpha", "  beta  ", ""]);
-        assert_eq!(tokens.check(Some(b"Bearer alpha")), Ok(TokenKey(Some(0))));
-        assert_eq!(tokens.check(Some(b"bearer beta")), Ok(TokenKey(Some(1))));
-        assert_eq!(tokens.check(Some(b"Bearer gamma")), Err(Refused::Invalid));
-        assert_eq!(tokens.check(Some(b"Bearer alph")), Err(Refused::Invalid));
-        assert_eq!(tokens.check(Some(b"Basic alpha")), Err(Refused::Missing));
-        assert_eq!(tokens.check(None), Err(Refused::Missing));
-        assert_eq!(Tokens::none().check(None), Ok(TokenKey(None)));
-        assert!(!format!("{tokens:?}").contains("alpha"));
-    }
-
-    #[test]
-    fn a_token_file_takes_one_token_per_line_and_skips_comments() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("tokens");
-        std::fs::write(&path, "# hosts\none\n\ntwo\n").expect("write");
-        let tokens = Tokens::from_file(&path).expect("tokens");
-        assert_eq!(tokens.check(Some(b"Bearer two")), Ok(TokenKey(Some(1))));
-        std::fs::write(&path, "# nothing\n").expect("write");
-        assert!(matches!(
-            Tokens::from_file(&path),
-            Err(TokensError::NoToken(p)) if p == path
-        ));
-    }
-
-    #[test]
-    fn a_token_file_over_the_bound_is_refused_after_reading_at_most_the_bound() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("tokens");
-        let at_bound = "t".repeat(MAX_TOKEN_FILE as usize);
-        std::fs::write(&path, &at_bound).expect("write");
-        assert!(
-            Tokens::from_file(&path).is_ok(),
-            "exactly the bound is read"
-        );
-        std::fs::write(&path, at_bound + "t").expect("write");
-        let refused = Tokens::from_file(&path).expect_err("refused");
-        assert!(
-            matches!(
-                refused,
-                TokensError::TooLarge {
-                    max: MAX_TOKEN_FILE,
-                    ..
-                }
-            ),
-            "{refused:?}"
-        );
-        assert!(
-            refused.to_string().ends_with(": over 1048576 bytes"),
-            "{refused}"
-        );
-    }
-}
+mod tests;
