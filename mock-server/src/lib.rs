@@ -167,6 +167,7 @@ pub use remote::oauth::{IssuedTokens, OAuthOptions, OAuthStats};
 pub use remote::options::{MockOptions, MockTransport};
 pub use remote::report::{MockState, RecordedRequest};
 pub use remote::status::{InvalidFault, StatusFault};
+pub use remote::wire::WireCounts;
 pub use set_tools::SetTools;
 pub use tools::BUILTINS;
 pub use whoami::Whoami;
