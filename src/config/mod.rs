@@ -58,7 +58,7 @@ pub(crate) use self::limits::parse_bytes;
 pub use self::policy::{Heartbeat, Reconnect};
 pub(crate) use self::server::ServerConfig;
 pub use self::server::{DEFAULT_CALL_WAIT, ProtocolChoice, Replay, Sessions, TransportConfig};
-pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};
+pub use self::transport::{Http2, RemoteConfig, RemoteKind, StdioConfig};
 pub use self::unknown::UnknownValue;
 #[cfg(any(test, feature = "config-files"))]
 pub(in crate::config) use self::validate::validate_server_name;

@@ -8,6 +8,7 @@ use rmcp::{
 use crate::{
     state::{Cause, Death},
     text::redact_url,
+    transport::http2::Http2Error,
     verdict::{Phase, Verdict},
 };
 
@@ -126,7 +127,7 @@ pub(super) fn expire_on_400_get<T>(result: Result<T, HttpError>) -> Result<T, Ht
 /// nothing on it).
 pub fn never_ran(error: &HttpError) -> bool {
     match error {
-        StreamableHttpError::Client(e) => e.is_connect(),
+        StreamableHttpError::Client(_) | StreamableHttpError::Io(_) => never_left(error),
         StreamableHttpError::SessionExpired => true,
         // No token could be had: the request was not sent.
         StreamableHttpError::Auth(_) => true,
@@ -140,8 +141,26 @@ pub fn never_ran(error: &HttpError) -> bool {
 pub(in crate::transport) fn session_gone(error: &HttpError) -> bool {
     match error {
         StreamableHttpError::Client(e) => e.is_connect() || status_of(error) == Some(404),
+        StreamableHttpError::Io(_) => matches!(http2_error(error), Some(Http2Error::Connect(_))),
         StreamableHttpError::SessionExpired => true,
         _ => false,
+    }
+}
+
+/// True when the request never reached the server: no connection could be opened for it, or
+/// the server refused it on HTTP/2 before processing it, as often as it was sent.
+pub(in crate::transport) fn never_left(error: &HttpError) -> bool {
+    match error {
+        StreamableHttpError::Client(e) => e.is_connect(),
+        _ => http2_error(error).is_some_and(Http2Error::never_ran),
+    }
+}
+
+/// The error of the origin's HTTP/2 connections that `error` carries, if it carries one.
+fn http2_error(error: &HttpError) -> Option<&Http2Error> {
+    match error {
+        StreamableHttpError::Io(e) => e.get_ref()?.downcast_ref::<Http2Error>(),
+        _ => None,
     }
 }
 
