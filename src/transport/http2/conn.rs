@@ -135,6 +135,14 @@ impl Drop for Slot {
 
 /// Opens a connection to `target` (see the module docs). The caller bounds the time it takes.
 pub(super) async fn open(target: &Target) -> io::Result<Opened> {
+    open_over(target, tls_connector).await
+}
+
+/// [`open`], with the TLS of `https` connections from `tls`.
+pub(super) async fn open_over(
+    target: &Target,
+    tls: fn() -> io::Result<tokio_rustls::TlsConnector>,
+) -> io::Result<Opened> {
     let tcp = TcpStream::connect((target.host.as_str(), target.port)).await?;
     // Small JSON-RPC frames must not wait for Nagle's algorithm.
     tcp.set_nodelay(true)?;
@@ -145,7 +153,7 @@ pub(super) async fn open(target: &Target) -> io::Result<Opened> {
     }
     let name = rustls::pki_types::ServerName::try_from(target.host.clone())
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    let tls = tls_connector()?.connect(name, tcp).await?;
+    let tls = tls()?.connect(name, tcp).await?;
     match tls.get_ref().1.alpn_protocol() {
         Some(b"h2") => handshake(tls, false).await,
         _ => Ok(Opened::Http1),
@@ -208,12 +216,17 @@ fn tls_connector() -> io::Result<tokio_rustls::TlsConnector> {
     let built = TLS.get_or_init(|| {
         use rustls_platform_verifier::BuilderVerifierExt;
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        let config = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()?
             .with_platform_verifier()?
             .with_no_client_auth();
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        Ok(tokio_rustls::TlsConnector::from(Arc::new(config)))
+        Ok(offering_h2(config))
     });
     built.clone().map_err(io::Error::other)
+}
+
+/// `config` offering `h2`, then `http/1.1`, by ALPN.
+pub(super) fn offering_h2(mut config: rustls::ClientConfig) -> tokio_rustls::TlsConnector {
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    tokio_rustls::TlsConnector::from(Arc::new(config))
 }
