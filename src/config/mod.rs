@@ -32,6 +32,7 @@
 
 mod builder;
 pub(crate) mod duration;
+mod http2;
 #[cfg(feature = "config-files")]
 pub(crate) mod json;
 mod limits;
@@ -47,6 +48,7 @@ mod tests;
 pub use self::duration::MAX_DURATION;
 pub use self::duration::format_duration;
 pub use self::duration::{DurationError, parse_duration};
+pub use self::http2::Http2;
 #[cfg(feature = "config-files")]
 pub use self::json::{
     LoadedServers, SkippedServer, load_servers, load_servers_file, load_servers_with,
@@ -58,7 +60,7 @@ pub(crate) use self::limits::parse_bytes;
 pub use self::policy::{Heartbeat, Reconnect};
 pub(crate) use self::server::ServerConfig;
 pub use self::server::{DEFAULT_CALL_WAIT, ProtocolChoice, Replay, Sessions, TransportConfig};
-pub use self::transport::{Http2, RemoteConfig, RemoteKind, StdioConfig};
+pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};
 pub use self::unknown::UnknownValue;
 #[cfg(any(test, feature = "config-files"))]
 pub(in crate::config) use self::validate::validate_server_name;
