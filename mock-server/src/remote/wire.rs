@@ -10,8 +10,8 @@
 //!   `RST_STREAM REFUSED_STREAM` before any route sees them;
 //! - HTTP/1.1 only ([`MockOptions::http1_only`]): the h2c preface is not understood.
 //!
-//! What it counts ([`Faults::wire`]) is what a test asserts on: connections accepted, requests
-//! by version, streams refused.
+//! What it counts ([`Faults::wire`]) is what a test asserts on: connections that carried
+//! requests and the requests, by version, and streams refused.
 //!
 //! There is no TLS mode: h2 over TLS (ALPN) is not served.
 //!
@@ -31,7 +31,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use hyper::body::Incoming;
 use hyper::rt::{Read, Write};
@@ -47,8 +47,14 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WireCounts {
-    /// TCP connections accepted (a refused one, under `refuse`, is not counted).
+    /// TCP connections accepted (a refused one, under `refuse`, is not counted). On a shared
+    /// machine this counts strangers too (a port scan, another test's reconnecting client);
+    /// count clients by the connections that carried a request.
     pub accepted: u64,
+    /// Connections that carried at least one HTTP/1.x request.
+    pub http1_connections: u64,
+    /// Connections that carried at least one HTTP/2 request.
+    pub http2_connections: u64,
     /// Requests that arrived over HTTP/1.x.
     pub http1_requests: u64,
     /// Requests that arrived over HTTP/2, the refused ones included.
@@ -66,6 +72,8 @@ pub(crate) struct Wire {
     /// Changed by `accepted` only.
     accepted: AtomicU64,
     /// Changed by `Counted::call` only.
+    http1_connections: AtomicU64,
+    http2_connections: AtomicU64,
     http1_requests: AtomicU64,
     http2_requests: AtomicU64,
     refused: AtomicU64,
@@ -81,6 +89,8 @@ impl Wire {
             http1_only,
             max_streams,
             accepted: AtomicU64::new(0),
+            http1_connections: AtomicU64::new(0),
+            http2_connections: AtomicU64::new(0),
             http1_requests: AtomicU64::new(0),
             http2_requests: AtomicU64::new(0),
             refused: AtomicU64::new(0),
@@ -92,6 +102,8 @@ impl Wire {
     pub(crate) fn counts(&self) -> WireCounts {
         WireCounts {
             accepted: self.accepted.load(Ordering::SeqCst),
+            http1_connections: self.http1_connections.load(Ordering::SeqCst),
+            http2_connections: self.http2_connections.load(Ordering::SeqCst),
             http1_requests: self.http1_requests.load(Ordering::SeqCst),
             http2_requests: self.http2_requests.load(Ordering::SeqCst),
             refused_streams: self.refused.load(Ordering::SeqCst),
@@ -141,6 +153,7 @@ where
     let service = Counted {
         inner: service,
         wire: wire.clone(),
+        counted: AtomicBool::new(false),
     };
     let connection = builder.serve_connection(io, service);
     tokio::pin!(connection);
@@ -161,10 +174,12 @@ where
     }
 }
 
-/// The routes behind the wire's counting and refusals.
+/// The routes behind the wire's counting and refusals; one per connection.
 struct Counted<S> {
     inner: S,
     wire: Arc<Wire>,
+    /// Set by the connection's first request, which counts the connection.
+    counted: AtomicBool,
 }
 
 type Answer<R> = Pin<Box<dyn Future<Output = Result<R, BoxError>> + Send>>;
@@ -179,7 +194,11 @@ where
     type Future = Answer<S::Response>;
 
     fn call(&self, request: Request<Incoming>) -> Self::Future {
+        let first = !self.counted.swap(true, Ordering::SeqCst);
         if request.version() == Version::HTTP_2 {
+            if first {
+                self.wire.http2_connections.fetch_add(1, Ordering::SeqCst);
+            }
             self.wire.http2_requests.fetch_add(1, Ordering::SeqCst);
             if self.wire.take_refusal() {
                 self.wire.refused.fetch_add(1, Ordering::SeqCst);
@@ -188,6 +207,9 @@ where
                 return Box::pin(async move { Err(refused) });
             }
         } else {
+            if first {
+                self.wire.http1_connections.fetch_add(1, Ordering::SeqCst);
+            }
             self.wire.http1_requests.fetch_add(1, Ordering::SeqCst);
         }
         let answer = self.inner.call(request);
