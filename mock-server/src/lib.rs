@@ -54,6 +54,15 @@
 //! `/_mock/*` routes): an injected HTTP status ([`StatusFault`]), a redirect, or a 2026-07-28-only
 //! server's `-32022` answer to `initialize`.
 //!
+//! # HTTP/2
+//!
+//! Every remote connection is served HTTP/1.1 or HTTP/2 by prior knowledge (h2c), as its first
+//! bytes say; there is no TLS. Its faults: [`MockOptions::h2_max_streams`]
+//! (`--h2-max-streams N`, the `SETTINGS_MAX_CONCURRENT_STREAMS`), [`Faults::goaway`] (a
+//! graceful `GOAWAY` on the connections open now), [`Faults::refuse_streams`] (`RST_STREAM
+//! REFUSED_STREAM` before the routes) and [`MockOptions::http1_only`] (`--http1-only`).
+//! [`Faults::wire`] ([`WireCounts`]) counts connections accepted and requests by version.
+//!
 //! # Conformance mode
 //!
 //! `--conformance` (binary only, `--transport stdio|http`) serves nothing of the above: only the
@@ -175,6 +184,7 @@ pub use remote::oauth::{IssuedTokens, OAuthOptions, OAuthStats};
 pub use remote::options::{MockOptions, MockTransport};
 pub use remote::report::{MockState, RecordedRequest};
 pub use remote::status::{InvalidFault, StatusFault};
+pub use remote::wire::WireCounts;
 pub use set_tools::SetTools;
 pub use tools::BUILTINS;
 pub use whoami::Whoami;

@@ -4,7 +4,7 @@
 use std::{path::PathBuf, time::Duration};
 
 use super::{
-    ConfigError, Heartbeat, Limits, ProtocolChoice, Reconnect, RemoteConfig, RemoteKind,
+    ConfigError, Heartbeat, Http2, Limits, ProtocolChoice, Reconnect, RemoteConfig, RemoteKind,
     ServerConfig, StdioConfig, TransportConfig,
 };
 
@@ -344,6 +344,14 @@ impl ServerConfig {
         self.remote_field("treat_400_as_expired", |remote| {
             remote.treat_400_as_expired = expired;
         })
+    }
+
+    /// Streamable HTTP: sets whether requests go over HTTP/2 on the connections every session
+    /// to the server's origin shares (remote servers only; see [`Http2`]).
+    ///
+    /// Default: [`Http2::Off`].
+    pub fn http2(self, mode: Http2) -> Self {
+        self.remote_field("http2", |remote| remote.http2 = mode)
     }
 
     /// Sets the floor and the ceiling applied to a server's SSE `retry:` hint (remote servers

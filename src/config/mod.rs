@@ -32,6 +32,7 @@
 
 mod builder;
 pub(crate) mod duration;
+mod http2;
 #[cfg(feature = "config-files")]
 pub(crate) mod json;
 mod limits;
@@ -47,6 +48,7 @@ mod tests;
 pub use self::duration::MAX_DURATION;
 pub use self::duration::format_duration;
 pub use self::duration::{DurationError, parse_duration};
+pub use self::http2::Http2;
 #[cfg(feature = "config-files")]
 pub use self::json::{
     LoadedServers, SkippedServer, load_servers, load_servers_file, load_servers_with,

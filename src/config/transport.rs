@@ -203,6 +203,11 @@ pub struct RemoteConfig {
     /// # Default
     /// [`Auth::None`](crate::auth::Auth::None)
     pub(crate) auth: crate::auth::Auth,
+    /// Streamable HTTP: whether requests go over the origin's shared HTTP/2 connections.
+    ///
+    /// # Default
+    /// [`Http2::Off`](super::Http2::Off)
+    pub(crate) http2: super::Http2,
 }
 
 impl fmt::Debug for RemoteConfig {
@@ -222,6 +227,7 @@ impl fmt::Debug for RemoteConfig {
             .field("sse_retry_max", &self.sse_retry_max)
             .field("sse_max_retries", &self.sse_max_retries)
             .field("auth", &self.auth)
+            .field("http2", &self.http2)
             .finish()
     }
 }
@@ -239,6 +245,7 @@ impl RemoteConfig {
             sse_retry_max: Duration::from_secs(30),
             sse_max_retries: 3,
             auth: crate::auth::Auth::None,
+            http2: super::Http2::Off,
         }
     }
 

@@ -10,6 +10,7 @@ pub(crate) mod decode;
 pub(crate) mod detect;
 pub(crate) mod direct;
 pub(crate) mod http;
+pub(crate) mod http2;
 pub(crate) mod judge;
 pub(crate) mod ledger;
 pub(crate) mod observed;

@@ -10,6 +10,7 @@
 mod common;
 
 mod direct_probe;
+mod http2;
 mod oauth;
 mod pre_call_probe;
 mod remote_transport;

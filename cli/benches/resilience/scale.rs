@@ -27,7 +27,7 @@
 //!
 //! `MCP_SCALE_N` sets N of the idle rows, `MCP_SCALE_KINDS` (e.g. `HTTP-2025,legacy-SSE`) picks
 //! kinds, `MCP_SCALE_HEARTBEAT=off` turns the idle rows' probes off (what idleness costs
-//! without them), `MCP_SCALE_CALLGRIND_KEEP=DIR` keeps every callgrind profile in DIR. The
+//! without them), `MCP_SCALE_HTTP2=prior-knowledge` puts Streamable HTTP on HTTP/2 (h2c), `MCP_SCALE_CALLGRIND_KEEP=DIR` keeps every callgrind profile in DIR. The
 //! parent raises its own `RLIMIT_NOFILE` (children inherit it): 10,000 idle connections hold a
 //! stream each, and their requests share a pool of kept-alive connections; the bench asks for
 //! 16,000 descriptors in the client and as many in the mock (12,500 fit under 20,000).
@@ -42,7 +42,7 @@ use std::{
 
 use mcp_resilient::{
     Supervisor, ToolRegistry,
-    config::{Heartbeat, ProtocolChoice, Reconnect},
+    config::{Heartbeat, Http2, ProtocolChoice, Reconnect},
 };
 use serde_json::{Value, json};
 
@@ -133,7 +133,13 @@ fn config(
     mock: &MockProcess,
     heartbeat: Heartbeat,
 ) -> mcp_resilient::ServerConfig {
-    mock::remote(name, mock, Reconnect::default(), heartbeat).protocol(kind.protocol)
+    let config = mock::remote(name, mock, Reconnect::default(), heartbeat).protocol(kind.protocol);
+    // MCP_SCALE_HTTP2=prior-knowledge: Streamable HTTP on the origin's shared HTTP/2
+    // connections (h2c to the mock) instead of HTTP/1.1.
+    match std::env::var("MCP_SCALE_HTTP2").map(|mode| mode.parse::<Http2>()) {
+        Ok(Ok(mode)) => config.http2(mode),
+        _ => config,
+    }
 }
 
 /// Starts `n` supervisors of `mock`; returns them once all are ready, and how long that took.

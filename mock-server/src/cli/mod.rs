@@ -157,6 +157,8 @@ async fn run_remote(args: &Args, transport: MockTransport, boot_id: String) -> E
         sse_retry: args.remote.sse_retry(),
         stateless: args.remote.stateless,
         oauth: args.oauth.options(),
+        http1_only: args.remote.http1_only,
+        h2_max_streams: args.remote.h2_max_streams,
         ..MockOptions::default()
     };
     let server = match MockServer::start_with(opts, true).await {

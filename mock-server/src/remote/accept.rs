@@ -1,5 +1,6 @@
 //! The accept loop: owns the listener and every connection task (axum's `serve` would leave
 //! connection tasks running after a kill, which a restart-on-the-same-port test cannot allow).
+//! Each connection is served by [`wire::serve`]: HTTP/1.1 or h2c.
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -7,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
@@ -15,6 +15,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use super::state::ServerState;
+use super::wire;
 use crate::crash::CrashTap;
 
 /// How long a bind waits for a just-killed server (same process) to release its port.
@@ -54,11 +55,7 @@ pub(super) async fn serve(listener: TcpListener, router: Router, server: Arc<Ser
                     let _ = stream.set_nodelay(true);
                     let io = TokioIo::new(CrashTap::new(stream, server.shared.crash.clone()));
                     let service = TowerToHyperService::new(router.clone());
-                    connections.spawn(async move {
-                        if let Err(error) = http1::Builder::new().serve_connection(io, service).await {
-                            tracing::debug!(%error, "connection ended with an error");
-                        }
-                    });
+                    connections.spawn(wire::serve(server.wire.clone(), io, service));
                 }
                 Err(error) => tracing::warn!(%error, "accept failed"),
             },

@@ -1,5 +1,6 @@
 //! The binary's flags for the remote modes (`--transport sse|http`): the SSE retry hint,
-//! sessions or none, a redirect and an injected status ([`StatusFault`]) with its companions.
+//! sessions or none, a redirect and an injected status ([`StatusFault`]) with its companions,
+//! HTTP/1.1 alone or an HTTP/2 stream limit.
 //! That they are given only with a remote transport is checked by the binary's arguments
 //! (`cli/args.rs`), which know the transport.
 
@@ -47,6 +48,16 @@ pub(crate) struct RemoteArgs {
     /// With --fail-status: a `WWW-Authenticate` header.
     #[arg(long = "www-authenticate", value_name = "V", requires = "fail_status")]
     pub(crate) www_authenticate: Option<String>,
+    /// Serve HTTP/1.1 alone [default: HTTP/1.1 or HTTP/2 by prior knowledge (h2c)].
+    #[arg(long = "http1-only")]
+    pub(crate) http1_only: bool,
+    /// The HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS` of each connection [default: 200].
+    #[arg(
+        long = "h2-max-streams",
+        value_name = "N",
+        conflicts_with = "http1_only"
+    )]
+    pub(crate) h2_max_streams: Option<u32>,
 }
 
 impl RemoteArgs {

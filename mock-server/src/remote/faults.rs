@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::report::{MockState, RecordedRequest};
 use super::state::ServerState;
 use super::status::{InvalidFault, StatusFault};
+use super::wire::WireCounts;
 use crate::hostile::discover::DiscoverRefusal;
 use crate::set_tools::SetTools;
 
@@ -23,6 +24,24 @@ impl Faults {
     /// From now on no MCP request is answered and nothing is sent on open streams.
     pub fn hang(&self) {
         self.state.shared.set_hang(true);
+    }
+
+    /// Sends `GOAWAY` on every HTTP/2 connection open now (hyper's graceful shutdown: the
+    /// streams in flight finish, then the connection closes); an HTTP/1.1 connection closes
+    /// after its request in flight. Later connections are not affected.
+    pub fn goaway(&self) {
+        self.state.wire.goaway();
+    }
+
+    /// The next `count` HTTP/2 requests are reset with `RST_STREAM REFUSED_STREAM` before any
+    /// route sees them (replacing what was left to refuse; 0 turns it off).
+    pub fn refuse_streams(&self, count: u32) {
+        self.state.wire.refuse_streams(count);
+    }
+
+    /// What the wire has seen: connections accepted, requests by HTTP version, streams refused.
+    pub fn wire(&self) -> WireCounts {
+        self.state.wire.counts()
     }
 
     /// Ends a hang: held requests and stream events go out.

@@ -3,8 +3,8 @@
 //! The files, from the bottom up: what the server reports ([`report`]), its whole state
 //! ([`state`], which holds the legacy [`legacy::sessions`], the gate's [`inject`]ions and
 //! [`status`] faults, and the [`oauth`] authority), the handle on it ([`faults`]), the gate in
-//! front of the MCP routes ([`gate`]), the routes ([`legacy`], [`admin`], [`router`]) and the
-//! accept loop ([`accept`]). Nothing below imports what is above it.
+//! front of the MCP routes ([`gate`]), the routes ([`legacy`], [`admin`], [`router`]), the
+//! accept loop ([`accept`]) and each connection's protocol, HTTP/1.1 or h2c ([`wire`]). Nothing below imports what is above it.
 //!
 //! # Invariants
 //!
@@ -26,6 +26,7 @@ pub(crate) mod report;
 mod router;
 pub(crate) mod state;
 pub(crate) mod status;
+pub(crate) mod wire;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -96,6 +97,7 @@ impl MockServer {
             opts.stateless,
             oauth,
             opts.sse_keep_alive.unwrap_or(LEGACY_KEEP_ALIVE),
+            wire::Wire::new(opts.http1_only, opts.h2_max_streams),
         );
         let state = Arc::new(state);
         let router = router::router(&opts, &state);

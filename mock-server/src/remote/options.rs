@@ -79,6 +79,17 @@ pub struct MockOptions {
     /// # Default
     /// `None`: every 15 s on legacy SSE streams, never on Streamable HTTP's.
     pub sse_keep_alive: Option<Duration>,
+    /// Serve HTTP/1.1 alone: a client's HTTP/2 preface (h2c) is not understood.
+    ///
+    /// # Default
+    /// `false`: every connection is served HTTP/1.1 or HTTP/2 by prior knowledge (h2c), as its
+    /// first bytes say.
+    pub http1_only: bool,
+    /// The HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS` the server announces on each connection.
+    ///
+    /// # Default
+    /// `None`: hyper's, 200.
+    pub h2_max_streams: Option<u32>,
 }
 
 impl Default for MockOptions {
@@ -94,6 +105,8 @@ impl Default for MockOptions {
             stateless: false,
             oauth: None,
             sse_keep_alive: None,
+            http1_only: false,
+            h2_max_streams: None,
         }
     }
 }

@@ -23,6 +23,7 @@ use super::inject::Injections;
 use super::legacy::sessions::LegacySessions;
 use super::oauth::Authority;
 use super::report::RecordedRequest;
+use super::wire::Wire;
 use crate::shared::Shared;
 
 /// Counts one open GET stream while it lives.
@@ -70,6 +71,8 @@ pub(crate) struct ServerState {
     pub(crate) oauth: Option<Arc<Authority>>,
     /// How often open legacy SSE streams carry a keep-alive comment.
     pub(crate) legacy_keep_alive: Duration,
+    /// The connections' protocol, counters and faults; see [`super::wire`].
+    pub(crate) wire: Arc<Wire>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -88,9 +91,11 @@ impl ServerState {
         stateless: bool,
         oauth: Option<Arc<Authority>>,
         legacy_keep_alive: Duration,
+        wire: Wire,
     ) -> Self {
         Self {
             legacy_keep_alive,
+            wire: Arc::new(wire),
             stateless: AtomicBool::new(stateless),
             shared: shared.clone(),
             slow_ms: AtomicU64::new(0),

@@ -5,7 +5,8 @@
 //! - `confirm`, `eras`, `features`, `listen`, `resources`: what the mock serves, by era;
 //! - `http`, `sse`, `remote_faults`, `status_faults`, `stdio_faults`: transports and faults;
 //! - `oauth`: the authorization server and its faults;
-//! - `proxy_cli`, `proxy_http`, `proxy_tcp`: the fault proxy.
+//! - `proxy_cli`, `proxy_http`, `proxy_tcp`: the fault proxy;
+//! - `wire`: h2c beside HTTP/1.1, and the faults of HTTP/2 connections.
 //!
 //! `proxy_cli` runs this binary again as a child (`--exact proxy_cli::child`): a test that is
 //! renamed or moved must keep that name in step.
@@ -33,3 +34,4 @@ mod sse;
 mod status_faults;
 mod stdio;
 mod stdio_faults;
+mod wire;

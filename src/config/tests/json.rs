@@ -136,7 +136,7 @@ fn our_blocks_accept_strings_and_integer_milliseconds() {
 fn remote_knobs_are_read() {
     let json = r#"{"mcpServers": {"w": {"url": "http://h/mcp", "maxEventBytes": 2048,
       "treat400AsExpired": false, "endpointTimeout": "3s", "sseRetryMin": 10,
-      "sseRetryMax": "1s", "sseMaxRetries": 0}}}"#;
+      "sseRetryMax": "1s", "sseMaxRetries": 0, "http2": "prior-knowledge"}}}"#;
     let config = load(json).remove(0);
     assert_eq!(config.limits.max_sse_event_bytes, 2048);
     let TransportConfig::Remote(remote) = config.transport else {
@@ -151,6 +151,7 @@ fn remote_knobs_are_read() {
         (remote.sse_retry_max, remote.sse_max_retries),
         (ms(1000), 0)
     );
+    assert_eq!(remote.http2, crate::config::Http2::PriorKnowledge);
 }
 
 #[test]

@@ -23,11 +23,16 @@ use tokio::{sync::mpsc, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-use super::{answer::SESSION_ID, discover, params::ToolHeaders, settle::Standalone};
+use rmcp::transport::streamable_http_client::StreamableHttpError;
+
+use super::{HttpError, answer::SESSION_ID, discover, params::ToolHeaders, settle::Standalone};
 use crate::{
     auth::Authorizer,
     state::Death,
-    transport::{Activity, DeathSlot},
+    transport::{
+        Activity, DeathSlot,
+        http2::{OriginSet, SendError},
+    },
 };
 
 pub(super) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -80,6 +85,8 @@ pub(super) struct Session {
 /// Shared by the transport, its send futures and its stream readers.
 pub(super) struct Core {
     pub(super) http: reqwest::Client,
+    /// The origin's shared HTTP/2 connections, when the server is configured for them.
+    http2: Option<Arc<OriginSet>>,
     pub(super) url: Url,
     /// The configured headers (already checked).
     pub(super) headers: HeaderMap,
@@ -109,6 +116,7 @@ pub(super) struct Core {
 /// What the transport is built from (see [`super::transport`]).
 pub(super) struct Parts {
     pub(super) http: reqwest::Client,
+    pub(super) http2: Option<Arc<OriginSet>>,
     pub(super) url: Url,
     pub(super) headers: HeaderMap,
     pub(super) rules: Rules,
@@ -122,6 +130,7 @@ impl Core {
     pub(super) fn new(parts: Parts, inbox: mpsc::Sender<Box<ServerJsonRpcMessage>>) -> Core {
         Core {
             http: parts.http,
+            http2: parts.http2,
             url: parts.url,
             headers: parts.headers,
             rules: parts.rules,
@@ -195,6 +204,30 @@ impl Core {
             headers.insert(PROTOCOL_VERSION, value);
         }
         headers
+    }
+
+    /// Sends the request `make` builds: on the origin's HTTP/2 connections when the server is
+    /// configured for them (`make` is then called again for a request the server refused
+    /// unprocessed), through the HTTP/1.1 client otherwise, or when the origin speaks only that.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the request (an HTTP/2 stream is reset).
+    pub(super) async fn execute(
+        &self,
+        make: impl Fn() -> reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, HttpError> {
+        if let Some(set) = &self.http2 {
+            match set.send(&make).await {
+                Ok(Some(response)) => return Ok(response),
+                Ok(None) => {}
+                Err(SendError::Build(error)) => return Err(StreamableHttpError::Client(error)),
+                Err(SendError::Http2(error)) => {
+                    return Err(StreamableHttpError::Io(std::io::Error::other(error)));
+                }
+            }
+        }
+        make().send().await.map_err(StreamableHttpError::Client)
     }
 
     /// A `POST` of `body` with `headers` and the bearer `token`.

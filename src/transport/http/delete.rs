@@ -22,18 +22,15 @@ impl Core {
         if self.session.id.get().is_none() {
             return;
         }
-        let delete = self.authorized(|token| {
-            let request = self.delete(token.as_deref());
-            async move {
-                let response = request.send().await.map_err(StreamableHttpError::Client)?;
-                match response.status() {
-                    // A server that keeps no sessions to delete.
-                    StatusCode::METHOD_NOT_ALLOWED => Ok(()),
-                    _ => response
-                        .error_for_status()
-                        .map(drop)
-                        .map_err(StreamableHttpError::Client),
-                }
+        let delete = self.authorized(|token| async move {
+            let response = self.execute(|| self.delete(token.as_deref())).await?;
+            match response.status() {
+                // A server that keeps no sessions to delete.
+                StatusCode::METHOD_NOT_ALLOWED => Ok(()),
+                _ => response
+                    .error_for_status()
+                    .map(drop)
+                    .map_err(StreamableHttpError::Client),
             }
         });
         match tokio::time::timeout(SESSION_DELETE_WAIT, delete).await {

@@ -74,8 +74,9 @@ impl http_body::Body for Departing {
 
 /// What a POST's `result` says about the delivery of its request (see
 /// [`crate::transport::ledger`]): answered with an error status, the status says whether it
-/// ran; refused before a connection was made, or failed before its body was asked for
-/// (`left` false), it never reached the server; cut off after that, it may have run.
+/// ran; refused before a connection was made (or, on HTTP/2, refused unprocessed as often as
+/// it was sent), or failed before its body was asked for (`left` false), it never reached the
+/// server; cut off after that, it may have run.
 pub(super) fn of<T>(result: &Result<T, StreamableHttpError<reqwest::Error>>, left: bool) -> Sent {
     match result {
         Ok(_) => Sent::Delivered,
@@ -86,7 +87,7 @@ pub(super) fn of<T>(result: &Result<T, StreamableHttpError<reqwest::Error>>, lef
             | StreamableHttpError::InsufficientScope(_)
             | StreamableHttpError::UnexpectedServerResponse(_),
         ) => Sent::Refused,
-        Err(StreamableHttpError::Client(e)) if e.is_connect() => Sent::Failed,
+        Err(error) if super::errors::never_left(error) => Sent::Failed,
         Err(_) if !left => Sent::Failed,
         Err(_) => Sent::Delivered,
     }

@@ -130,6 +130,7 @@ pub(crate) fn transport(
     };
     let parts = Parts {
         http: http.clone(),
+        http2: crate::transport::http2::origin_set(&config.url, config.http2),
         url: config.url.clone(),
         headers,
         rules,

@@ -176,13 +176,16 @@ impl Core {
     ) -> Result<(Answer, Option<reqwest::header::HeaderValue>), HttpError> {
         let result = self
             .authorized(|token| {
-                let body = match departure {
-                    Some(departure) => departure.body(body.clone()),
-                    None => body.clone().into(),
-                };
-                let request = self.post(headers.clone(), body, token.as_deref());
+                let body = &body;
                 async move {
-                    let response = request.send().await.map_err(StreamableHttpError::Client)?;
+                    let make = || {
+                        let body = match departure {
+                            Some(departure) => departure.body(body.clone()),
+                            None => body.clone().into(),
+                        };
+                        self.post(headers.clone(), body, token.as_deref())
+                    };
+                    let response = self.execute(make).await?;
                     answer::read(response, sent, &self.activity).await
                 }
             })

@@ -66,12 +66,9 @@ impl Core {
         last_id: Option<&str>,
     ) -> Result<reqwest::Response, HttpError> {
         let opened = self
-            .authorized(|token| {
-                let request = self.get(last_id, token.as_deref());
-                async move {
-                    let response = request.send().await.map_err(StreamableHttpError::Client)?;
-                    stream_answer(response, self.session.id.get().is_some())
-                }
+            .authorized(|token| async move {
+                let response = self.execute(|| self.get(last_id, token.as_deref())).await?;
+                stream_answer(response, self.session.id.get().is_some())
             })
             .await;
         let session = self.session.id.get().is_some();

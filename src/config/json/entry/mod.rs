@@ -46,6 +46,8 @@ pub(super) struct Entry {
     sse_retry_min: Option<JsonDuration>,
     sse_retry_max: Option<JsonDuration>,
     sse_max_retries: Option<u32>,
+    /// `off`, `auto` or `prior-knowledge` (remote servers only).
+    http2: Option<String>,
     reconnect: Option<ReconnectJson>,
     heartbeat: Option<HeartbeatJson>,
     call_timeout: Option<JsonDuration>,

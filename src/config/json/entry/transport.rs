@@ -75,6 +75,11 @@ impl Entry {
                 set!(remote.sse_retry_min, self.sse_retry_min);
                 set!(remote.sse_retry_max, self.sse_retry_max);
                 set!(remote.sse_max_retries, self.sse_max_retries);
+                if let Some(http2) = self.http2.take() {
+                    remote.http2 = http2.parse().map_err(|e: crate::config::UnknownValue| {
+                        ConfigError::new("http2", e.to_string())
+                    })?;
+                }
                 if let Some(auth) = self.auth.take() {
                     remote.auth = auth.into_auth()?;
                 }
@@ -180,6 +185,7 @@ impl Entry {
             ("sseRetryMin", self.sse_retry_min.is_some()),
             ("sseRetryMax", self.sse_retry_max.is_some()),
             ("sseMaxRetries", self.sse_max_retries.is_some()),
+            ("http2", self.http2.is_some()),
             ("auth", self.auth.is_some()),
         ];
         reject_present(&present, "applies only to remote (url) servers")
