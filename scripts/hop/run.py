@@ -11,17 +11,17 @@ every process started here is stopped on exit.
     scripts/hop/run.py --seconds 2 --rounds 1 --idle 100    # a smoke run
     scripts/hop/run.py --only direct,serve --modern         # serve's 2026-07-28 cells too
 
-Cells: each target (`direct`, `serve`, `mcp-proxy`) at each concurrency, in ABAB order across
-rounds (round 2 runs the targets in reverse order, so a drift of the machine touches all). A
-cell opens as many host sessions as wrk has connections (initialize, then
-notifications/initialized, protocol 2025-11-25), hands them to wrk (call.lua deals them round
-robin: one request in flight per session on average), runs wrk for --seconds with --latency,
-and closes them (DELETE). A cell fails if any answer was not a 200 carrying the echo's result
-(call.lua counts them) or wrk saw a socket error or timeout. For each cell: calls/s, wrk's
-p50/p90/p99 (closed loop: each connection sends its next request when the answer is in), the
-p50 added to the direct cell of the same round and concurrency, and the CPU per call of the
-gateway's process and of the mock behind it (utime + stime from /proc/PID/stat, in ticks of
-10 ms, over the cell), with the load average of the machine when the cell began.
+Cells (after a 2 s warm-up per target, not recorded): each target (`direct`, `serve`,
+`mcp-proxy`) at each concurrency; round 2 runs the targets in reverse order (ABBA), so that a
+drift of the machine touches all. A cell opens as many host sessions as wrk has connections
+(initialize, then notifications/initialized, protocol 2025-11-25), hands them to wrk (call.lua
+deals them round robin: one request in flight per session on average), runs wrk for --seconds
+with --latency, and closes them (DELETE). A cell fails if any answer was not a 200 carrying the
+echo's result (call.lua counts them) or wrk saw a socket error or timeout. For each cell:
+calls/s, wrk's p50/p90/p99 (closed loop: each connection sends its next request when the answer
+is in), the p50 added to the direct cell of the same round and concurrency, and the CPU per call
+of the gateway's process and of the mock behind it (utime + stime from /proc/PID/stat, in ticks
+of 10 ms, over the cell), with the load average of the machine when the cell began.
 
 Idle memory: on fresh processes before any call, 1,000 host sessions are opened on each target
 (8 at a time) and held; RSS (VmRSS) is read before and 1 s after; the delta / 1,000 is the cost
@@ -234,7 +234,7 @@ def close_sessions(target, sids, parallel=8):
 # ---------------------------------------------------------------------------------------------
 # Cells
 
-def wrk_cell(target, conns, seconds, version, mock_pid):
+def wrk_cell(target, conns, seconds, version, mock_pid, quiet=False):
     sids = open_sessions(target, conns) if version == VERSION else []
     threads = min(conns, 2)
     argv = ["wrk", "--latency", "-t", str(threads), "-c", str(conns), "-d", f"{seconds}s",
@@ -260,7 +260,8 @@ def wrk_cell(target, conns, seconds, version, mock_pid):
         "cpu_us_per_call": (after[0] - before[0]) / CLK_TCK * 1e6 / max(calls, 1),
         "mock_cpu_us_per_call": (after[1] - before[1]) / CLK_TCK * 1e6 / max(calls, 1),
     }
-    print(json.dumps(cell), flush=True)
+    if not quiet:
+        print(json.dumps(cell), flush=True)
     if errors:
         raise SystemExit(f"{target.name} c={conns}: {errors} bad answers or socket errors; first: {got['first_bad']}")
     return cell
@@ -362,6 +363,7 @@ def main():
     p.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "mcp-resilient"))
     p.add_argument("--seconds", type=int, default=10, help="per cell (default 10)")
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--warmup", type=int, default=2, help="seconds of unrecorded calls per target first")
     p.add_argument("--conns", default="1,32", help="wrk connections per cell, comma-separated")
     p.add_argument("--idle", type=int, default=1000, help="idle host sessions held per target; 0: skip")
     p.add_argument("--only", default=",".join(TARGETS))
@@ -383,6 +385,9 @@ def main():
         memory = idle_memory(targets, args.idle) if args.idle else {}
         cells = []
         order = [t for t in TARGETS if t in targets]
+        # Warm-up, not recorded: every path (pools, allocator, upstream session) in use once.
+        for t in order:
+            wrk_cell(targets[t], 4, args.warmup, VERSION, mock.pid, quiet=True)
         for rnd in range(args.rounds):
             for conns in args.conns:
                 for t in (order if rnd % 2 == 0 else order[::-1]):
