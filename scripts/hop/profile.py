@@ -20,6 +20,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections import defaultdict
 
 COMPONENTS = [
@@ -54,31 +55,33 @@ ALLOC_NAMES = re.compile(r"^(malloc|free|realloc|calloc|cfree|_int_malloc|_int_f
                          r"_mid_memalign|_int_memalign|mremap_chunk|__default_morecore|__glibc_morecore|"
                          r"checked_request2size|malloc_\w+)\b")
 MEM_NAMES = re.compile(r"^(__)?(mem(cpy|move|set|cmp|chr|rchr)|str\w+|__mem\w+|__str\w+|bcmp|wmem\w+)")
-CRATE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)::")
+# A path's first segment: its crate (`<core::str::X>` names core, not str).
+CRATE = re.compile(r"(?:^|[<\s(&,*\[])([A-Za-z_][A-Za-z0-9_]*)::")
 
 # Inclusive instructions per call of these entry points (the first function whose name matches).
 ENTRIES = [
     ("rmcp's Streamable HTTP service: the POST handler", r"StreamableHttpService<.*>::handle_post"),
     ("rmcp's session manager: create/handle request", r"LocalSessionManager as rmcp::transport::streamable_http_server::session::SessionManager>::create_stream"),
-    ("the gateway's tools/call handler", r"mcp_resilient_gateway::.*call_tool"),
+    ("the gateway's tools/call handler (its future's polls)", r"^<mcp_resilient_gateway::handler::ProxyHandler as rmcp::handler::server::ServerHandler>::call_tool::\{\{closure\}\}$"),
     ("hyper's server dispatcher (host side, HTTP/1)", r"hyper::proto::h1::dispatch::Dispatcher<hyper::proto::h1::dispatch::Server"),
     ("hyper's client dispatcher (upstream side, HTTP/1)", r"hyper::proto::h1::dispatch::Dispatcher<hyper::proto::h1::dispatch::Client"),
     ("reqwest's pending request", r"<reqwest::async_impl::client::Pending as core::future::future::Future>::poll"),
-    ("tokio's scheduler: run a task", r"tokio::runtime::task::raw::poll"),
     ("tokio's I/O driver turn", r"tokio::runtime::io::driver::Driver::turn"),
 ]
 # Calls per call of functions whose name matches.
 COUNTS = [
     ("JSON parses into a type or a Value (serde_json::from_slice / from_str / from_trait)",
      r"^serde_json::de::from_(slice|str|trait)"),
-    ("serde_json::Value built from JSON (Value's Deserialize)",
-     r"<serde_json::value::Value as serde_core::de::Deserialize>::deserialize|<serde_json::value::Value as serde::de::Deserialize>::deserialize"),
-    ("serde_json serializations to bytes/strings (to_vec / to_string / to_writer)",
-     r"^serde_json::ser::to_(vec|string|writer)"),
     ("serde_json::to_value / from_value (tree conversions)", r"^serde_json::value::(to_value|from_value)|^serde_json::value::de::.*from_value"),
-    ("tasks spawned (tokio spawn_inner)", r"^tokio::task::spawn::spawn_inner"),
+    # serde_json::to_vec and friends are inlined: the top-level serializations are not countable
+    # by name, but each string written is.
+    ("strings written by serde_json (format_escaped_str)", r"^serde_json::ser::format_escaped_str"),
+    ("serde errors made and dropped (serde_json make_error: untagged enums trying variants)",
+     r"^serde_json::error::make_error"),
+    ("tasks spawned (tokio::task::spawn)", r"^tokio::task::spawn::spawn(<|$)"),
     ("task wake-ups (tokio waker wake / wake_by_ref)", r"^tokio::runtime::task::waker::(wake_by_val|wake_by_ref)|^tokio::runtime::task::raw::(wake_by_val|wake_by_ref)"),
-    ("task polls (tokio raw::poll)", r"^tokio::runtime::task::raw::poll$"),
+    ("task polls (tokio Harness::poll)", r"^tokio::runtime::task::harness::Harness<T,S>::poll"),
+    ("wakers cloned (tokio clone_waker)", r"^tokio::runtime::task::waker::clone_waker"),
     ("mpsc sends (tokio::sync::mpsc)", r"^tokio::sync::mpsc::.*::send"),
     ("allocations (malloc)", r"^malloc$"),
     ("frees (free)", r"^free$|^cfree$"),
@@ -191,7 +194,7 @@ def analyse(path, calls_made):
     return out
 
 
-def save(path, results):
+def save(path, results, folder):
     """Replaces the rows of the bench/results area at `path` with this profile's: one row per
     component, inclusive entry point and count, a column pair per concurrency."""
     by = {r["conns"]: r for r in results}
@@ -200,7 +203,8 @@ def save(path, results):
     def row(kind, name, unit, values):
         r = {"section": "hop-profile", "kind": kind, "name": name, "unit": unit, "n": None, "failed": 0,
              "errors": [], "median": None, "p99": None, "min": None, "max": None, "target": None,
-             "target_met": None, "note": ""}
+             "target_met": None, "note": {"component": "own instructions", "inclusive":
+                                          "inclusive: the function and all it calls", "total": ""}.get(kind, "")}
         for conns, (v, share) in values.items():
             r[f"c{conns}"] = v
             if share is not None:
@@ -226,6 +230,7 @@ def save(path, results):
     with open(path) as f:
         area = json.load(f)
     area["rows"] = rows
+    area["meta"]["measured"] = time.strftime("%Y-%m-%d", time.gmtime(os.path.getmtime(folder)))
     with open(path, "w") as f:
         json.dump(area, f, indent=2, ensure_ascii=False)
         f.write("\n")
@@ -279,7 +284,7 @@ def main():
                 if len(parts) >= 5 and parts[0][0].isdigit() and parts[-1] != "total":
                     print(f"  {parts[-1]}: {int(parts[3]) / calls:.2f}")
     if "--save" in sys.argv:
-        save(sys.argv[sys.argv.index("--save") + 1], results)
+        save(sys.argv[sys.argv.index("--save") + 1], results, folder)
     if "--json" in sys.argv:
         with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
             json.dump(results, f, indent=1)

@@ -77,7 +77,7 @@ ready() { # URL: /readyz answers within 120 s
 
 echo "== callgrind (load: $(cut -d' ' -f1-3 /proc/loadavg))"
 valgrind --tool=callgrind --dump-instr=no --callgrind-out-file="$out/callgrind.%p" \
-    "$bin" serve --listen 127.0.0.1:0 -v --url "$upstream" >"$out/serve-cg.out" 2>&1 &
+    "$bin" serve --listen 127.0.0.1:0 --url "$upstream" >"$out/serve-cg.out" 2>&1 &
 cg=$!
 pids+=($cg)
 url=$(serve_url "$out/serve-cg.out")
@@ -94,7 +94,7 @@ done
 kill "$cg"; wait "$cg" 2>/dev/null || true
 
 echo "== perf and strace, natively (load: $(cut -d' ' -f1-3 /proc/loadavg))"
-"$bin" serve --listen 127.0.0.1:0 -v --url "$upstream" >"$out/serve.out" 2>&1 &
+"$bin" serve --listen 127.0.0.1:0 --url "$upstream" >"$out/serve.out" 2>&1 &
 sv=$!
 pids+=($sv)
 url=$(serve_url "$out/serve.out")

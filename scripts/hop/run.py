@@ -161,7 +161,7 @@ def start(bin_, which):
     upstream = f"http://127.0.0.1:{port}/mcp"
     targets = {"direct": Target("direct", port, "/mcp", "echo", mock)}
     if "serve" in which:
-        serve = Proc([bin_, "serve", "--listen", "127.0.0.1:0", "-v", "--url", upstream])
+        serve = Proc([bin_, "serve", "--listen", "127.0.0.1:0", "--url", upstream])
         port = int(serve.wait_for(r"http://127\.0\.0\.1:(\d+)/mcp").group(1))
         wait_http(port, "/readyz")
         targets["serve"] = Target("serve", port, "/mcp", "echo", serve)
