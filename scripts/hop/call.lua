@@ -1,14 +1,14 @@
 -- wrk's script for scripts/hop/run.py: POSTs `tools/call` of the echo tool, JSON-RPC over
 -- Streamable HTTP, and checks every answer.
 --
---   wrk ... -s call.lua URL -- TOOL VERSION SID1,SID2,...
+--   wrk ... -s call.lua URL -- TOOL VERSION SID1,SID2,... THREADS
 --
 -- The sessions (opened by run.py: initialize + notifications/initialized) are dealt to wrk's
 -- threads in turn; each thread hands its own out round robin, one a request, so with as many
 -- sessions as connections a session has one request in flight on average. A 2026-07-28 run
 -- passes `-` for no session. An answer counts as bad unless its status is 200 and its body holds
--- a result with `"isError":false` and the echoed text; done() prints one JSON line with wrk's
--- figures and the bad answers (and the first one's body).
+-- a result with the echoed text and no `"isError":true` (a peer may leave a false isError out);
+-- done() prints one JSON line with wrk's figures and the bad answers (and the first one's body).
 
 local TEXT = "hop-echo-0123456789"
 local threads = {}
@@ -56,7 +56,7 @@ end
 
 function response(status, headers, body)
    if status ~= 200 or not string.find(body, '"result"', 1, true)
-      or not string.find(body, '"isError":false', 1, true)
+      or string.find(body, '"isError":true', 1, true)
       or not string.find(body, TEXT, 1, true) then
       bad = bad + 1
       if first_bad == "" then first_bad = status .. " " .. string.sub(body, 1, 300) end

@@ -174,7 +174,7 @@ def start(bin_, which):
         path = os.path.join(tempfile.mkdtemp(prefix="hop-"), "mcp-proxy.toml")
         with open(path, "w") as f:
             f.write(config)
-        peer = Proc([MCP_PROXY, "--config", path], env={"RUST_LOG": "warn"})
+        peer = Proc([MCP_PROXY, "--config", path])  # its defaults (log level info)
         wait_http(port, "/admin/health")
         targets["mcp-proxy"] = Target("mcp-proxy", port, "/", "mock/echo", peer)
     return mock, targets
