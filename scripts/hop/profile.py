@@ -237,8 +237,27 @@ def save(path, results, folder):
     print(f"rows written to {path}")
 
 
+def peer(folder):
+    """mcp-proxy's instructions per call (profile.sh --peer), beside serve's."""
+    for conns in (1, 32):
+        wrk = os.path.join(folder, f"wrk-callgrind-peer-c{conns}.txt")
+        if not os.path.exists(wrk):
+            continue
+        made = json.loads(open(wrk).read().split("HOP ", 1)[1])["requests"]
+        dumps = [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.startswith("peer-callgrind.")]
+        dump = next((d for d in dumps if f"desc: Trigger: dump peer-c{conns}\n" in open(d, errors="replace").read(4096)), None)
+        if dump and made:
+            r = analyse(dump, made)
+            print(f"\n== mcp-proxy 0.6.0, c={conns}: {made} calls, {r['ir_per_call']:,} instructions per call")
+            for k, v, s in r["components"][:8]:
+                print(f"  {k}: {v:,} ({s} %)")
+            for label, v in r["counts"]:
+                print(f"  {label}: {v}")
+
+
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else "target/hop/profile"
+    peer(folder)
     results = []
     for conns in (1, 32):
         wrk = os.path.join(folder, f"wrk-callgrind-c{conns}.txt")

@@ -11,7 +11,10 @@
 #   3. strace -c: system calls per call, per concurrency.
 #
 #   scripts/hop/setup.sh --profile && cargo build --release -p mcp-resilient-cli
-#   scripts/hop/profile.sh [--seconds 20] [--bin target/release/mcp-resilient]
+#   scripts/hop/profile.sh [--seconds 20] [--bin target/release/mcp-resilient] [--peer]
+#
+# --peer: also mcp-proxy 0.6.0 (scripts/hop/setup.sh) under callgrind, the same windows, for its
+# instructions per call beside serve's.
 #
 # The release profile carries line tables and symbols (.cargo/config.toml: debug = 1), so the
 # binary measured is the one the harness measures. Output under target/hop/profile/, the summary on
@@ -21,10 +24,12 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 HERE="$ROOT/scripts/hop"
 bin="$ROOT/target/release/mcp-resilient"
 seconds=20
+peer=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --seconds) seconds="$2"; shift 2 ;;
         --bin) bin="$2"; shift 2 ;;
+        --peer) peer=1; shift ;;
         *) echo "unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -92,6 +97,33 @@ for conns in 1 32; do
     echo "c=$conns $line" | tee "$out/wrk-callgrind-c$conns.txt"
 done
 kill "$cg"; wait "$cg" 2>/dev/null || true
+
+if [[ "$peer" == 1 ]]; then
+    echo "== callgrind, mcp-proxy 0.6.0 (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    sed -e "s/@PORT@/$port/" -e "s#@UPSTREAM@#$upstream#" "$HERE/mcp-proxy.toml.in" >"$out/mcp-proxy.toml"
+    valgrind --tool=callgrind --dump-instr=no --callgrind-out-file="$out/peer-callgrind.%p" \
+        "$ROOT/target/hop-tools/bin/mcp-proxy" --config "$out/mcp-proxy.toml" >"$out/peer-cg.out" 2>&1 &
+    pg=$!
+    pids+=($pg)
+    for _ in $(seq 1200); do curl -sf -m 2 "http://127.0.0.1:$port/admin/health" >/dev/null && break; sleep 0.1; done
+    url="http://127.0.0.1:$port/"
+    for conns in 1 32; do
+        sids=$(sessions "$url" "$conns")
+        threads=$((conns < 2 ? conns : 2))
+        peer_drive() {
+            timeout $(($1 + 120)) wrk --latency -t "$threads" -c "$conns" -d "$1s" --timeout 30s -s "$HERE/call.lua" \
+                "$url" -- mock/echo 2025-11-25 "$sids" "$threads" | grep '^HOP '
+        }
+        peer_drive 5 >/dev/null
+        sleep 3
+        callgrind_control --zero "$pg" >/dev/null
+        line=$(peer_drive "$seconds")
+        callgrind_control --dump="peer-c$conns" "$pg" >/dev/null
+        echo "mcp-proxy c=$conns $line" | tee "$out/wrk-callgrind-peer-c$conns.txt"
+    done
+    kill "$pg"; wait "$pg" 2>/dev/null || true
+fi
 
 echo "== perf and strace, natively (load: $(cut -d' ' -f1-3 /proc/loadavg))"
 "$bin" serve --listen 127.0.0.1:0 --url "$upstream" >"$out/serve.out" 2>&1 &

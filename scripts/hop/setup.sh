@@ -23,10 +23,11 @@ TOOLS="$ROOT/target/hop-tools"
 have="$(dpkg-query -W -f '${Version}' wrk 2>/dev/null || echo unknown)"
 [[ "$have" == "$WRK_VERSION" ]] || echo "wrk $have installed; the figures in BENCHMARKS.md used $WRK_VERSION" >&2
 
-if [[ "$("$TOOLS/bin/mcp-proxy" --version 2>/dev/null)" != *"$MCP_PROXY_VERSION"* ]]; then
+# mcp-proxy has no --version: cargo's own record of what it installed under $TOOLS says.
+if ! cargo install --list --root "$TOOLS" 2>/dev/null | grep -qx "mcp-proxy v$MCP_PROXY_VERSION:"; then
     cargo install --locked --root "$TOOLS" mcp-proxy --version "$MCP_PROXY_VERSION"
 fi
-"$TOOLS/bin/mcp-proxy" --version
+cargo install --list --root "$TOOLS" | grep '^mcp-proxy'
 
 if [[ "${1:-}" == "--profile" ]]; then
     "$ROOT/scripts/need-package.sh" valgrind valgrind
