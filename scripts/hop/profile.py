@@ -194,7 +194,7 @@ def analyse(path, calls_made):
     return out
 
 
-def save(path, results, folder):
+def save(path, results, folder, peers):
     """Replaces the rows of the bench/results area at `path` with this profile's: one row per
     component, inclusive entry point and count, a column pair per concurrency."""
     by = {r["conns"]: r for r in results}
@@ -227,6 +227,13 @@ def save(path, results, folder):
             row("inclusive", label, "instructions", vals)
     for label, _ in COUNTS:
         row("count", label, "per call", {c: (next(v for l, v in r["counts"] if l == label), None) for c, r in by.items()})
+    if peers:
+        row("peer", "mcp-proxy 0.6.0: instructions per call (its process, user space)", "instructions",
+            {c: (r["ir_per_call"], None) for c, r in peers.items()})
+        for label, _ in COUNTS:
+            if any(label.startswith(p) for p in PEER_ROWS):
+                row("peer", "mcp-proxy 0.6.0: " + label, "per call",
+                    {c: (next(v for l, v in r["counts"] if l == label), None) for c, r in peers.items()})
     with open(path) as f:
         area = json.load(f)
     area["rows"] = rows
@@ -238,7 +245,8 @@ def save(path, results, folder):
 
 
 def peer(folder):
-    """mcp-proxy's instructions per call (profile.sh --peer), beside serve's."""
+    """mcp-proxy's instructions per call (profile.sh --peer), beside serve's: {conns: analysis}."""
+    out = {}
     for conns in (1, 32):
         wrk = os.path.join(folder, f"wrk-callgrind-peer-c{conns}.txt")
         if not os.path.exists(wrk):
@@ -253,11 +261,17 @@ def peer(folder):
                 print(f"  {k}: {v:,} ({s} %)")
             for label, v in r["counts"]:
                 print(f"  {label}: {v}")
+            out[conns] = r
+    return out
+
+
+PEER_ROWS = ["tasks spawned", "task wake-ups", "task polls", "mpsc sends", "allocations (malloc)",
+             "JSON parses"]
 
 
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else "target/hop/profile"
-    peer(folder)
+    peers = peer(folder)
     results = []
     for conns in (1, 32):
         wrk = os.path.join(folder, f"wrk-callgrind-c{conns}.txt")
@@ -303,7 +317,7 @@ def main():
                 if len(parts) >= 5 and parts[0][0].isdigit() and parts[-1] != "total":
                     print(f"  {parts[-1]}: {int(parts[3]) / calls:.2f}")
     if "--save" in sys.argv:
-        save(sys.argv[sys.argv.index("--save") + 1], results, folder)
+        save(sys.argv[sys.argv.index("--save") + 1], results, folder, peers)
     if "--json" in sys.argv:
         with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
             json.dump(results, f, indent=1)
