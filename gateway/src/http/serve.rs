@@ -66,15 +66,7 @@ impl Gateway {
         {
             return Err(ServeError::Unauthenticated(address));
         }
-        if address.ip().is_unspecified() && options.allowed_hosts.is_empty() {
-            // Every name is as good as another on 0.0.0.0, so none is known: the DNS-rebinding
-            // check would refuse every host, and the operator would learn it from their 403s.
-            tracing::warn!(
-                "serving on {address}, and no allowed host is named: requests are refused (403) \
-                 unless their Host is {}; name the hosts' names for this gateway (--allowed-host)",
-                address.ip()
-            );
-        }
+        warn_if_no_host_is_named(&options, address);
         let (doors, metadata) = doors(&options, address)?;
         let (own, common) = split(self.configs, &options.per_host)?;
         let buffer = NotificationBuffer::of(&[own.clone(), common.clone()].concat());
@@ -231,6 +223,19 @@ fn split(
     Ok(configs.into_iter().partition(|c| {
         c.get_sessions() == UpstreamSessions::PerHost || per_host.iter().any(|n| n == c.name())
     }))
+}
+
+/// On `0.0.0.0` (or `::`) every name is as good as another, so none is known: the DNS-rebinding
+/// check refuses every host unless allowed hosts are named. Said at start, rather than left to
+/// the operator to learn from the hosts' 403s.
+fn warn_if_no_host_is_named(options: &super::ServeOptions, address: SocketAddr) {
+    if address.ip().is_unspecified() && options.allowed_hosts.is_empty() {
+        tracing::warn!(
+            "serving on {address}, and no allowed host is named: requests are refused (403) \
+             unless their Host is {}; name the hosts' names for this gateway (--allowed-host)",
+            address.ip()
+        );
+    }
 }
 
 /// rmcp's service settings: the gateway's bounds, and `Host`/`Origin` as the options say.
