@@ -26,6 +26,8 @@ root="$PWD"
 dist="$(realpath "${1:-target/dist}")"
 results="${2:-scripts/dist/results.md}"
 . scripts/dist/tools.sh || exit 1
+# tools.sh sets -e for itself: here a failed check is recorded, and the next one runs.
+set +e
 version="$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml", "rb"))["workspace"]["package"]["version"])')"
 work="$(mktemp -d)"
 children=()
@@ -56,10 +58,10 @@ check() {
         record FAIL "$what" "exit $status: $last"
     fi
 }
-expect_version() { # expect_version command...: its --version is this version
+expect_version() { # expect_version command...: its --version (standard output) is this version
     local out
-    out="$("$@" --version 2>&1)" || { echo "$out"; return 1; }
-    [ "$out" = "mcp-resilient $version" ] || { echo "said '$out'"; return 1; }
+    out="$("$@" --version 2>"$work/stderr")" || { cat "$work/stderr"; echo "$out"; return 1; }
+    [ "$out" = "mcp-resilient $version" ] || { cat "$work/stderr"; echo "said '$out'"; return 1; }
     echo "$out"
 }
 # A deadline for everything that could hang.
@@ -117,7 +119,7 @@ host_run() { # host_run LAUNCH ENV_JSON CWD
     port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
     PROXY_ENV="$2" PROXY_CWD="$3" bounded 240 "$counterparts/bin/python" scripts/counterparts/proxy_host.py \
         "$1" scripts/counterparts/server.py "$port" >"$work/host.json" || { cat "$work/host.json"; return 1; }
-    python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); print(f"session kept over 2 upstream kills: before={o[\"before\"]} during={o[\"during\"][\"text\"][:20]!r} after={o[\"after\"]} new_process={o[\"new_process\"]} back={o[\"back\"]}, host left in {o[\"leave_s\"]} s")' "$work/host.json"
+    python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); print("session kept over 2 upstream kills: before={} during={!r} after={} new_process={} back={}, host left in {} s".format(o["before"], o["during"]["text"][:20], o["after"], o["new_process"], o["back"], o["leave_s"]))' "$work/host.json"
 }
 npm_env="$(python3 -c 'import json,sys; print(json.dumps({"npm_config_offline": "true", "npm_config_registry": "http://127.0.0.1:9/", "npm_config_cache": sys.argv[1], "npm_config_update_notifier": "false"}))' "$work/npm-cache")"
 check "host run: Python SDK stdio client -> npx -y mcp-resilient proxy -> Python SDK server, killed and restarted" \
