@@ -75,6 +75,11 @@ pids=()
 cleanup() {
     podman rm -f -t 0 "$ns" >/dev/null 2>&1
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+    # Whatever still runs in the namespace (the upstream and serve are grandchildren of the
+    # subshells `pids` holds): ended before the namespace goes, so nothing is left running.
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
+    for _ in $(seq 50); do [ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && break; sleep 0.1; done
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
     ip netns delete "$ns" 2>/dev/null
 }
 trap cleanup EXIT
