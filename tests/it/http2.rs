@@ -10,7 +10,7 @@ use mcp_mock_server::{MockOptions, MockServer, MockTransport};
 use mcp_resilient::{
     ServerConfig, Supervisor, ToolRegistry,
     config::{Heartbeat, Http2},
-    state::Event,
+    state::{Event, EventReceiver},
 };
 use serde_json::json;
 
@@ -59,6 +59,18 @@ async fn echo(registry: &ToolRegistry, server: &str, text: &str) {
         .expect("echo answers");
     let content = serde_json::to_string(&answer.content).expect("serializes");
     assert!(content.contains(text), "{content}");
+}
+
+/// The session is still on its first generation and never left ready: what it went through was
+/// a drain, not a death.
+fn assert_stayed_ready(supervisor: &Supervisor, events: &mut EventReceiver) {
+    assert_eq!(supervisor.status().generation.map(|g| g.get()), Some(1));
+    while let Ok(Some(event)) = events.try_recv() {
+        assert!(
+            !matches!(event, Event::State { ref status, .. } if !status.state.is_ready()),
+            "the session left ready: {event:?}"
+        );
+    }
 }
 
 async fn shutdown(supervisors: Vec<Supervisor>) {
@@ -133,13 +145,7 @@ async fn goaway_mid_call_drains_the_connection_and_ends_no_session() {
     // New requests go on a new connection.
     echo(&registry, "s0", "after goaway").await;
     assert_eq!(server.faults().wire().http2_connections, 2);
-    assert_eq!(supervisors[0].status().generation.map(|g| g.get()), Some(1));
-    while let Ok(Some(event)) = events.try_recv() {
-        assert!(
-            !matches!(event, Event::State { ref status, .. } if !status.state.is_ready()),
-            "the session left ready: {event:?}"
-        );
-    }
+    assert_stayed_ready(&supervisors[0], &mut events);
     shutdown(supervisors).await;
 }
 
@@ -189,12 +195,6 @@ async fn after_goaway_a_cut_standalone_stream_opens_again_on_a_new_connection() 
     .await;
     echo(&registry, "s0", "after the cut").await;
     assert_eq!(server.faults().wire().http2_connections, 2);
-    assert_eq!(supervisors[0].status().generation.map(|g| g.get()), Some(1));
-    while let Ok(Some(event)) = events.try_recv() {
-        assert!(
-            !matches!(event, Event::State { ref status, .. } if !status.state.is_ready()),
-            "the session left ready: {event:?}"
-        );
-    }
+    assert_stayed_ready(&supervisors[0], &mut events);
     shutdown(supervisors).await;
 }

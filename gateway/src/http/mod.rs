@@ -46,6 +46,7 @@
 mod access;
 mod admit;
 mod auth;
+mod bounded;
 mod front;
 mod guard;
 mod health;

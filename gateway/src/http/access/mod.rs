@@ -130,20 +130,16 @@ struct Entry {
 impl Access {
     /// The policy in a JSON file (see [`Access`]).
     pub fn from_file(path: &Path) -> Result<Self, AccessError> {
-        use std::io::Read;
-        let mut text = String::new();
-        std::fs::File::open(path)
-            .and_then(|file| file.take(MAX_FILE + 1).read_to_string(&mut text))
-            .map_err(|source| AccessError::Read {
+        let text = super::bounded::read(path, MAX_FILE).map_err(|e| match e {
+            super::bounded::ReadError::Io(source) => AccessError::Read {
                 path: path.to_owned(),
                 source,
-            })?;
-        if text.len() as u64 > MAX_FILE {
-            return Err(AccessError::TooLarge {
+            },
+            super::bounded::ReadError::TooLarge => AccessError::TooLarge {
                 path: path.to_owned(),
                 max: MAX_FILE,
-            });
-        }
+            },
+        })?;
         Self::from_json(&text).map_err(|e| AccessError::Invalid(format!("{}: {e}", path.display())))
     }
 

@@ -148,22 +148,16 @@ impl Tokens {
     /// The tokens in a file, one per line, `token` or `name:token` (blank lines and lines
     /// starting with `#` ignored).
     pub fn from_file(path: &Path) -> Result<Self, TokensError> {
-        use std::io::Read;
-        // Read through the bound, not a size looked up first: a FIFO or a growing file has no
-        // size to trust.
-        let mut text = String::new();
-        std::fs::File::open(path)
-            .and_then(|file| file.take(MAX_TOKEN_FILE + 1).read_to_string(&mut text))
-            .map_err(|source| TokensError::Read {
+        let text = super::bounded::read(path, MAX_TOKEN_FILE).map_err(|e| match e {
+            super::bounded::ReadError::Io(source) => TokensError::Read {
                 path: path.to_owned(),
                 source,
-            })?;
-        if text.len() as u64 > MAX_TOKEN_FILE {
-            return Err(TokensError::TooLarge {
+            },
+            super::bounded::ReadError::TooLarge => TokensError::TooLarge {
                 path: path.to_owned(),
                 max: MAX_TOKEN_FILE,
-            });
-        }
+            },
+        })?;
         let mut tokens = Self::default();
         let from = path.display().to_string();
         for (index, line) in text.lines().enumerate() {
