@@ -5,6 +5,7 @@
 
 mod claim;
 mod degraded;
+mod drain;
 mod in_flight;
 mod nginx;
 mod redis;
