@@ -174,9 +174,11 @@ mod tests {
     use super::*;
 
     fn drain(quiet_ms: u64, limit_ms: u64) -> Arc<Drain> {
-        let mut options = DrainOptions::default();
-        options.quiet = Duration::from_millis(quiet_ms);
-        options.limit = Duration::from_millis(limit_ms);
+        let options = DrainOptions {
+            quiet: Duration::from_millis(quiet_ms),
+            limit: Duration::from_millis(limit_ms),
+            ..DrainOptions::default()
+        };
         Arc::new(Drain::new(options, CancellationToken::new()))
     }
 
