@@ -1,11 +1,16 @@
-//! A replica's drain in a fleet behind nginx (`serve --drain-hand-off`): the call in flight on it
-//! is answered there, a new request of its session goes through nginx to the other replica
-//! (the draining one answers 503, nginx sends it on), the session's state is in Redis when the
-//! replica exits, and the replica exits 0.
+//! A replica's drain in a fleet behind nginx or HAProxy (`serve --drain-hand-off`): the call in
+//! flight on it is answered there, a new request of its session goes through the balancer to
+//! the other replica (the draining one answers 503, the balancer sends it on), the session's
+//! state is in Redis when the replica exits, and the replica exits 0.
 
 use serde_json::json;
 
-use super::{nginx::Nginx, redis::Redis, replica::Replica, takeover::wait_records};
+use super::{
+    front::{Balancer, Front},
+    redis::Redis,
+    replica::Replica,
+    takeover::wait_records,
+};
 use crate::{
     common::{LIMIT, process::MockProcess},
     serve::raw::{Raw, answer},
@@ -14,13 +19,23 @@ use crate::{
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_draining_replica_answers_its_call_in_flight_while_nginx_sends_its_session_to_the_other()
 {
+    draining_replica(Balancer::Nginx).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draining_replica_answers_its_call_in_flight_while_haproxy_sends_its_session_to_the_other()
+ {
+    draining_replica(Balancer::HaProxy).await;
+}
+
+async fn draining_replica(balancer: Balancer) {
     let dir = tempfile::tempdir().expect("temp dir");
     let redis = Redis::start(dir.path()).await;
     let mock = MockProcess::start("http").await;
     let hand_off = ["--drain-hand-off"];
     let mut a = Replica::start_with(&mock.url(), &redis.url(), &hand_off).await;
     let b = Replica::start_with(&mock.url(), &redis.url(), &hand_off).await;
-    let nginx = Nginx::start(dir.path(), &[a.port, b.port]).await;
+    let front = Front::start(balancer, dir.path(), &[a.port, b.port]).await;
 
     // The session is opened on A, and a 3 s call is in flight there (its head is out).
     let on_a = Raw::new(&a.url());
@@ -48,9 +63,9 @@ async fn a_draining_replica_answers_its_call_in_flight_while_nginx_sends_its_ses
         tokio::time::timeout(LIMIT, draining)
             .await
             .expect("/readyz of the draining replica says 503");
-        // Through nginx, whichever replica its hash names: A (draining) answers 503 and nginx
+        // Through the balancer, whichever replica its hash names: A (draining) answers 503 and it
         // sends the request to B, which takes the session over.
-        let through = Raw::new(&nginx.url());
+        let through = Raw::new(&front.url());
         let echo = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
             "params": {"name": "echo", "arguments": {"text": "moved"}}});
         let response = through.post(&echo, &through.in_session(&id)).await;
@@ -71,5 +86,5 @@ async fn a_draining_replica_answers_its_call_in_flight_while_nginx_sends_its_ses
     let state = redis.command(&["HGET", key, "state"]).await;
     assert!(state.contains("debug"), "{state}");
     drop(b);
-    nginx.stop().await;
+    front.stop().await;
 }
