@@ -34,7 +34,8 @@ const DEFAULT_DRAIN_QUIET: Duration = Duration::from_secs(1);
 #[non_exhaustive]
 pub struct ServeOptions {
     /// What every host session shares with the stdio proxy: the startup wait of a session's
-    /// own (`per_host`) upstreams, the call wait, the drain at the end.
+    /// own (`per_host`) upstreams, the call wait. (Its `drain` is the stdio proxy's; the
+    /// gateway's end is [`drain`](Self::drain).)
     ///
     /// # Default
     /// [`ProxyOptions::default()`]
