@@ -7,26 +7,35 @@ the script starts is stopped when it ends, by error too.
 
     scripts/serve-fleet/fleet.py [--bin B] [--hosts 50] [--seconds 60] [--down 1]
                                  [--kills 2 --first 15 --every 20] [--nginx-conf F]
-                                 [--redis-down 30] [--only replicas,redis] [--logs DIR]
+                                 [--balancer nginx|haproxy] [--haproxy-conf F] [--no-hand-off]
+                                 [--redis-down 30] [--only replicas,redis,rolling] [--logs DIR]
 
 Scenarios:
   replicas  `--kills` SIGKILLs, the first at `--first` s and then every `--every` s, of replica A,
             then B, then A...; each is started again on its port `--down` s later (the defaults:
             A at 15 s, B at 35 s)
+  rolling   a deploy: replica A is SIGTERMed at `--first` s, drains and exits, and is started
+            again at once on its port; B the same at `--first` + `--every` s. Each replica's drain
+            time (the signal to its exit) is measured; the replicas run with `--drain-hand-off`
+            (unless `--no-hand-off`), so the balancer sends their sessions' new requests to the
+            other replica while the calls in flight finish
   redis     redis-server is SIGKILLed at 15 s and started again (empty: it keeps nothing on disk)
             on its port `--redis-down` s later; the replicas must write their sessions again
 
 A call is *in flight* at a kill when it began before the killed process was gone (the script
 notes the time before the signal and after the process is reaped) and ended after the signal;
-*started after a kill* means begun after the death. nginx is scripts/fleet/nginx.conf.in (the tested configuration; `--nginx-conf`
-another) with an access log added: from it, each host session's replica before a kill and the
+*started after a kill* means begun after the death (for `rolling`, a kill is a SIGTERM and the
+death the exit after the drain). The balancer is nginx, scripts/fleet/nginx.conf.in (the tested
+configuration; `--nginx-conf` another), or HAProxy, scripts/fleet/haproxy.cfg.in (`--balancer
+haproxy`; its log is written in the same form, with only the last server a request went to),
+with an access log added: from it, each host session's replica before a kill and the
 first request after the kill that was answered, which is the time a moved session took to be
 served; and every POST nginx had passed to the killed replica and not finished when it was
 killed (*in flight on the killed replica*), by kind of host (its `MCP-Protocol-Version` and
 `User-Agent`) and by what nginx answered: `200` (the head was out: the host got a stream that
 broke), `502`, or sent again to the other replica (it died before its head). The upstream is the workspace's
-mock server over Streamable HTTP; it is never killed here. Needs redis-server, redis-cli and nginx
-(scripts/fleet/deps.sh) and the SDKs (scripts/serve-fleet/setup.sh, or only the SDKs:
+mock server over Streamable HTTP; it is never killed here. Needs redis-server, redis-cli, nginx
+and haproxy (scripts/fleet/deps.sh) and the SDKs (scripts/serve-fleet/setup.sh, or only the SDKs:
 VENV=target/serve-fleet-venv scripts/counterparts/setup.sh and scripts/counterparts/setup-ts.sh). Prints one JSON object per
 scenario, then a markdown table (BENCHMARKS.md, "A fleet of serve replicas").
 """
@@ -50,8 +59,10 @@ ROOT = common.ROOT
 class Fleet:
     """Redis, the mock upstream, two replicas and nginx, in a temp dir of their own."""
 
-    def __init__(self, bin_, dir_, conf):
+    def __init__(self, bin_, dir_, conf, balancer="nginx", flags=()):
         self.bin, self.dir, self.conf = bin_, dir_, conf
+        self.balancer, self.flags = balancer, list(flags)
+        self.balancer_proc = None
         self.redis_port = common.free_port()
         self.redis = self.start_redis()
         self.mock_port = common.free_port()
@@ -59,7 +70,10 @@ class Fleet:
         self.ports = [common.free_port(), common.free_port()]
         self.replicas = [self.start_replica(i) for i in range(2)]
         self.nginx_port = common.free_port()
-        self.start_nginx()
+        if balancer == "haproxy":
+            self.start_haproxy()
+        else:
+            self.start_nginx()
         self.url = f"http://127.0.0.1:{self.nginx_port}/mcp"
 
     def start_redis(self):
@@ -72,7 +86,7 @@ class Fleet:
     def start_replica(self, i):
         replica = common.Proc([self.bin, "serve", "--listen", f"127.0.0.1:{self.ports[i]}", "-v",
                                "--store", f"redis://127.0.0.1:{self.redis_port}",
-                               "--url", f"http://127.0.0.1:{self.mock_port}/mcp"])
+                               "--url", f"http://127.0.0.1:{self.mock_port}/mcp", *self.flags])
         common.STARTED.append(replica)
         replica.wait_for(r"http://127\.0\.0\.1:\d+/mcp")
         common.wait_ready(f"http://127.0.0.1:{self.ports[i]}/readyz")
@@ -98,6 +112,38 @@ class Fleet:
         common.STARTED.append(nginx)
         common.wait_port(self.nginx_port)
 
+    def start_haproxy(self):
+        with open(self.conf) as f:
+            template = f.read()
+        servers = "".join(f"    server r{i} 127.0.0.1:{p} check\n" for i, p in enumerate(self.ports))
+        log_global = "    log stdout format raw local0 info"
+        log_defaults = ('    log global\n    option httplog\n'
+                        '    log-format "%Ts.%ms %Ta %HM %ST \\"%si:%sp\\" \\"%[var(txn.session)]\\" '
+                        '\\"%[var(txn.version)]\\" \\"%[var(txn.agent)]\\""')
+        conf = (template.replace("@LOG_GLOBAL@", log_global).replace("@LOG_DEFAULTS@", log_defaults)
+                .replace("@PORT@", str(self.nginx_port)).replace("@SERVERS@", servers))
+        path = os.path.join(self.dir, "haproxy.cfg")
+        with open(path, "w") as f:
+            f.write(conf)
+        haproxy = common.Proc(["haproxy", "-db", "-f", path], stream="stdout")
+        common.STARTED.append(haproxy)
+        self.balancer_proc = haproxy
+        common.wait_port(self.nginx_port)
+
+    def write_access_log(self):
+        """HAProxy's log lines, in nginx's form (the end in s, the time taken in s)."""
+        if self.balancer_proc is None:
+            return
+        with open(os.path.join(self.dir, "access.log"), "w") as f:
+            for line in list(self.balancer_proc.lines):
+                m = HAPROXY_LINE.match(line)
+                if not m:
+                    continue
+                start, took_ms, rest = m.groups()
+                took = int(took_ms) / 1000 if took_ms.lstrip("-").isdigit() and int(took_ms) >= 0 else 0
+                rest = rest.replace('"-"', '""')
+                f.write(f"{float(start) + took:.3f} {took:.3f} {rest}\n")
+
     def held_in_redis(self):
         out = subprocess.run(["redis-cli", "-p", str(self.redis_port), "--scan", "--pattern",
                               "mcp-resilient:host:*"], capture_output=True, text=True, timeout=10)
@@ -119,6 +165,7 @@ class Fleet:
         return rows
 
 
+HAPROXY_LINE = re.compile(r'^(\d+\.\d+) (-?\d+) (.*)$')
 LOG_LINE = re.compile(r'^(\S+) (\S+) (\S+) (\S+) "([^"]*)" "([^"]*)" "([^"]*)" "([^"]*)"$')
 
 
@@ -129,7 +176,7 @@ def host_kind(version, agent):
     return "py 2025-11-25" if "python" in agent.lower() else "ts 2025-11-25"
 
 
-def on_killed(rows, kills):
+def on_killed(rows, kills, drained=False):
     """The POSTs nginx had passed to a killed replica and not finished at its death, by kind of
     host and by what nginx did with them."""
     out = {}
@@ -142,7 +189,10 @@ def on_killed(rows, kills):
             if not any(u.endswith(f":{port}") for u in r["upstreams"]):
                 continue
             if r["upstream"].endswith(f":{port}"):
-                what = "stream broke (head out)" if r["status"] == "200" else f"nginx {r['status']}"
+                if r["status"] == "200":
+                    what = "answered there (200)" if drained else "stream broke (head out)"
+                else:
+                    what = f"balancer {r['status']}"
             else:
                 what = f"sent again to the other replica: {r['status']}"
             kind = out.setdefault(r["kind"], {})
@@ -206,6 +256,7 @@ def analyse(name, data, kills, fleet, extra):
         "calls": len(calls),
         "ok": len(ok),
         "failed": len(failed),
+        "may_have_run": sum(1 for c in calls if outcome(c) == "may have run"),
         "failed_examples": sorted({f"{c[1]}: {c[5][:140]}" for c in failed})[:6],
         "started_after_a_kill": len(after),
         "of_which_answered": sum(1 for c in after if c[4] == "ok"),
@@ -228,7 +279,7 @@ def analyse(name, data, kills, fleet, extra):
             seen[outcome(c)] = seen.get(outcome(c), 0) + 1
     result["by_host_kind"] = by_era
     result["kills"] = len(kills)
-    result["on_killed_replica_by_nginx"] = on_killed(rows, kills)
+    result["on_killed_replica_by_nginx"] = on_killed(rows, kills, drained=name == "rolling")
     result.update(extra)
     return result
 
@@ -246,7 +297,9 @@ def at(started, offset):
 
 
 def scenario(name, args, dir_):
-    fleet = Fleet(args.bin, dir_, args.nginx_conf)
+    conf = args.haproxy_conf if args.balancer == "haproxy" else args.nginx_conf
+    flags = [] if args.no_hand_off or name != "rolling" else ["--drain-hand-off"]
+    fleet = Fleet(args.bin, dir_, conf, args.balancer, flags)
     procs = common.hosts(fleet.url, args.hosts, args.seconds, args.peek_ms, mixed=True)
     started = time.time()
     kills, extra = [], {}
@@ -263,6 +316,21 @@ def scenario(name, args, dir_):
             fleet.replicas.append(old)  # its log lines still count
             fleet.replicas[i] = fleet.start_replica(i)
         extra["replica_restart_s"] = args.down
+    elif name == "rolling":
+        drains = []
+        for i in range(2):
+            at(started, args.first + i * args.every)
+            old = fleet.replicas[i]
+            signalled = time.time()
+            old.stop(signal.SIGTERM, limit=120.0)
+            exited = time.time()
+            drains.append({"replica": "AB"[i], "drain_s": round(exited - signalled, 3),
+                           "exit_code": old.proc.returncode})
+            kills.append((signalled, fleet.ports[i], exited))
+            fleet.replicas.append(old)  # its log lines still count
+            fleet.replicas[i] = fleet.start_replica(i)
+        extra["drains"] = drains
+        extra["hand_off"] = bool(flags)
     elif name == "redis":
         at(started, 10.0)
         extra["held_before"] = fleet.held_in_redis()
@@ -280,7 +348,9 @@ def scenario(name, args, dir_):
         extra["rewritten_logged"] = sum(1 for r in fleet.replicas for line in r.lines
                                         if "written again" in line)
     data = common.collect(procs, args.seconds + 120)
+    fleet.write_access_log()
     result = analyse(name, data, kills, fleet, extra)
+    result["balancer"] = args.balancer
     if args.logs:
         # What a person reads after the run: nginx's access log and each replica's log.
         out = os.path.join(args.logs, name)
@@ -305,6 +375,10 @@ def main():
     parser.add_argument("--first", type=float, default=15.0, help="seconds to the first kill")
     parser.add_argument("--every", type=float, default=20.0, help="seconds between kills")
     parser.add_argument("--nginx-conf", default=os.path.join(ROOT, "scripts", "fleet", "nginx.conf.in"))
+    parser.add_argument("--haproxy-conf", default=os.path.join(ROOT, "scripts", "fleet", "haproxy.cfg.in"))
+    parser.add_argument("--balancer", choices=["nginx", "haproxy"], default="nginx")
+    parser.add_argument("--no-hand-off", action="store_true",
+                        help="rolling: the replicas drain without --drain-hand-off")
     parser.add_argument("--redis-down", type=float, default=30.0)
     parser.add_argument("--peek-ms", type=int, default=300)
     parser.add_argument("--only", default="replicas,redis")
@@ -316,19 +390,24 @@ def main():
         print(json.dumps(result), flush=True)
         results.append(result)
     print()
-    print("| scenario | host sessions lost | calls | failed | started after a kill: answered "
+    print("| scenario | balancer | host sessions lost | calls | failed | \"may have run\" | started after a kill: answered "
           "| in flight at a kill: answered | moved sessions (unserved) | kill → moved session served, p50 / max "
           "| its first request, p50 / max |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         moves = r["moves"]
         moved_n = " + ".join(f"{m['sessions_on_killed']} ({m['unserved']})" for m in moves) or "—"
         served = ", ".join(f"{m['served_p50_s']} / {m['served_max_s']} s" for m in moves) or "—"
         first = ", ".join(f"{m['first_request_p50_ms']} / {m['first_request_max_ms']} ms" for m in moves) or "—"
-        print(f"| {r['scenario']} | {r['sessions_lost']} | {r['calls']} | {r['failed']} "
+        print(f"| {r['scenario']} | {r['balancer']} | {r['sessions_lost']} | {r['calls']} | {r['failed']} "
+              f"| {r['may_have_run']} "
               f"| {r['of_which_answered']} of {r['started_after_a_kill']} "
               f"| {r['in_flight_answered']} of {r['in_flight_at_a_kill']} | {moved_n} | {served} | {first} |")
-    print()
+    for r in results:
+        for d in r.get("drains", []):
+            print(f"\n{r['scenario']} ({r['balancer']}): replica {d['replica']} drained in "
+                  f"{d['drain_s']} s, exit {d['exit_code']}", end="")
+    print("\n")
     print("| scenario | kind of host | calls in flight at a kill: what the host saw "
           "| POSTs in flight on the killed replica: what nginx did |")
     print("|---|---|---|---|")

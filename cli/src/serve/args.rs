@@ -101,6 +101,21 @@ pub(crate) struct ServeArgs {
     /// serve a host session another one held.
     #[arg(long, value_name = "memory|URL", default_value = "memory")]
     pub(crate) store: String,
+    /// On SIGTERM or SIGINT, the longest drain: `/readyz` answers 503 at once, new sessions
+    /// are refused, the sessions held here are served until nothing is in flight and nothing
+    /// has come for `--drain-quiet`; a request still in flight at this limit is answered "may
+    /// have run". A second signal ends the process at once.
+    #[arg(long, value_parser = flag_duration, default_value = "30s")]
+    pub(crate) drain_limit: Duration,
+    /// How long the drain waits, with nothing in flight, for a request still on its way.
+    #[arg(long, value_parser = flag_duration, default_value = "1s")]
+    pub(crate) drain_quiet: Duration,
+    /// During the drain, also refuse (503) the requests of the sessions held here, so that the
+    /// balancer sends them to another replica, which takes them over from the store. Only
+    /// behind a balancer that sends a 503 to the next replica (scripts/fleet/nginx.conf.in,
+    /// scripts/fleet/haproxy.cfg.in), with `--store` shared.
+    #[arg(long)]
+    pub(crate) drain_hand_off: bool,
     /// Threads that run the gateway (tokio's workers; one per core by default). One costs
     /// least per call while a core is enough: 18 % less CPU per call at 1,000 calls/s here
     /// (BENCHMARKS.md section 22).

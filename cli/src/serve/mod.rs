@@ -120,6 +120,9 @@ fn options(args: &ServeArgs) -> Result<ServeOptions, String> {
     options.allowed_hosts = args.allowed_hosts.clone();
     options.allowed_origins = args.allowed_origins.clone();
     options.limits = limits;
+    options.drain.limit = args.drain_limit;
+    options.drain.quiet = args.drain_quiet;
+    options.drain.hand_off = args.drain_hand_off;
     if args.store != "memory" {
         let mut store_options = RedisStoreOptions::default();
         store_options.ttl = args.session_idle;

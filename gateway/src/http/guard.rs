@@ -1,4 +1,4 @@
-//! What every request to `/mcp` passes before rmcp sees it: the gateway is not stopping, the
+//! What every request to `/mcp` passes before rmcp sees it: the drain lets it in, the
 //! host presents a token we know (a static one or a JWT of the issuer: `identify`), its caller
 //! is within its rate (`access`), and it is within its bounds (sessions per token and in all,
 //! requests in flight per session). A refusal is an HTTP status with a JSON-RPC error body that
@@ -9,10 +9,7 @@
 //! `Host` and `Origin` (DNS rebinding) and the body size are checked by rmcp's service behind
 //! this, with the gateway's settings.
 
-use std::sync::{
-    Arc,
-    atomic::{AtomicUsize, Ordering},
-};
+use std::sync::Arc;
 
 use axum::{
     body::Body,
@@ -22,14 +19,14 @@ use axum::{
     response::Response,
 };
 use futures::StreamExt;
-use tokio::sync::Notify;
-use tokio_util::sync::CancellationToken;
 
 use super::{
     access::rate::Buckets,
     admit::{Admission, Flow, Full},
+    drain::{Drain, until_cut},
     hub::Hosts,
     identify::{Caller, Doors, Refused, TokenKey},
+    lost::Unanswered,
     opening::{self, Known, Openings, Settle},
     prm::Metadata,
     refusal::refuse,
@@ -54,41 +51,8 @@ pub(in crate::http) struct Gate {
     pub(in crate::http) openings: Arc<Openings>,
     /// The body bound (`--max-body`).
     pub(in crate::http) max_body: usize,
-    /// Cancelled when the gateway stops taking requests.
-    pub(in crate::http) stopping: CancellationToken,
-    /// Requests in flight, for the drain.
-    pub(in crate::http) in_flight: AtomicUsize,
-    pub(in crate::http) idle: Notify,
-}
-
-impl Gate {
-    /// Waits until no request is in flight.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel-safe: it only waits.
-    pub(in crate::http) async fn quiet(&self) {
-        loop {
-            let notified = self.idle.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.in_flight.load(Ordering::Acquire) == 0 {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
-
-/// Counts a request in flight until its response body ends.
-struct Counted(Arc<Gate>);
-
-impl Drop for Counted {
-    fn drop(&mut self) {
-        if self.0.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.0.idle.notify_waiters();
-        }
-    }
+    /// The drain: what is refused once it has begun, and the requests it waits for.
+    pub(in crate::http) drain: Arc<Drain>,
 }
 
 /// The middleware on `/mcp`.
@@ -97,13 +61,10 @@ pub(in crate::http) async fn guard(
     mut request: Request,
     next: Next,
 ) -> Response {
-    if gate.stopping.is_cancelled() {
-        return refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the gateway is shutting down",
-        );
-    }
     let session = header_text(&request, SESSION_HEADER);
+    if let Some(refused) = draining(&gate.drain, &request, session.is_some()) {
+        return refused;
+    }
     let authorization = request.headers().get(header::AUTHORIZATION).cloned();
     let post = request.method() == Method::POST;
     let caller = match let_in(&gate, authorization, post, session.as_deref()).await {
@@ -143,8 +104,8 @@ pub(in crate::http) async fn guard(
             return over(full);
         }
     }
-    gate.in_flight.fetch_add(1, Ordering::AcqRel);
-    let counted = Counted(gate.clone());
+    // Invariant 1 of the drain: a GET stream never holds it up.
+    let counted = (request.method() != Method::GET).then(|| gate.drain.arrived());
     let (hosts, admission) = (gate.hosts.clone(), gate.admission.clone());
     // Once rmcp's own answer is known (after the head, for a request opened early).
     let settle: Settle = Box::new(move |response: &Response| {
@@ -178,12 +139,43 @@ pub(in crate::http) async fn guard(
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
     // The slot and the count last as long as the response's body: an SSE stream included.
+    let unanswered = response.extensions().get::<Unanswered>().cloned();
     let (parts, body) = response.into_parts();
-    let body = body.into_data_stream().map(move |chunk| {
+    let body = until_cut(body.into_data_stream(), gate.drain.cut.clone(), unanswered);
+    let body = body.map(move |chunk| {
         let _held = (&slot, &counted);
         chunk
     });
     Response::from_parts(parts, Body::from_stream(body))
+}
+
+/// The refusal of a request the drain does not let in: every request once it is over; a new
+/// session once it has begun, and with the hand-off every request but a resumption and a
+/// `DELETE`. A 503 that a balancer may send to another replica: nothing of it ran here.
+fn draining(drain: &Drain, request: &Request, in_session: bool) -> Option<Response> {
+    if drain.over.is_cancelled() {
+        let message = "the gateway is shutting down";
+        return Some(refuse(StatusCode::SERVICE_UNAVAILABLE, message));
+    }
+    if !drain.begun.is_cancelled() {
+        return None;
+    }
+    let method = request.method();
+    let stateless = header_text(request, VERSION_HEADER)
+        .is_some_and(|version| version.as_str() >= STATELESS_FROM);
+    let opens = *method == Method::POST && !in_session && !stateless;
+    let resumes = request.headers().contains_key("last-event-id");
+    let handed_off = drain.options.hand_off && *method != Method::DELETE && !resumes;
+    if !opens && !handed_off {
+        return None;
+    }
+    let message = match opens {
+        true => "this gateway is draining (a restart): open the session on another one",
+        false => "this gateway is draining (a restart): another one serves this session",
+    };
+    let mut refused = refuse(StatusCode::SERVICE_UNAVAILABLE, message);
+    (refused.headers_mut()).insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    Some(refused)
 }
 
 /// The request's caller, if its token is one of ours, the session it names (if any) is its

@@ -27,13 +27,15 @@ pub(in crate::http) async fn healthz() -> Response {
     (StatusCode::OK, "ok\n").into_response()
 }
 
-/// `/readyz`: 200 when every shared upstream is ready, 503 otherwise.
+/// `/readyz`: 200 when every shared upstream is ready and the gateway is not draining, 503
+/// otherwise (`"draining": true` from the stop on).
 pub(in crate::http) async fn readyz(
     State(readiness): State<Arc<Readiness>>,
     request: Request,
 ) -> Response {
     let upstreams = &readiness.hub.common.list;
-    let ready = upstreams.iter().all(|u| u.supervisor.status().is_ready());
+    let draining = readiness.gate.drain.begun.is_cancelled();
+    let ready = !draining && upstreams.iter().all(|u| u.supervisor.status().is_ready());
     let status = match ready {
         true => StatusCode::OK,
         false => StatusCode::SERVICE_UNAVAILABLE,
@@ -43,6 +45,9 @@ pub(in crate::http) async fn readyz(
         .get(header::AUTHORIZATION)
         .map(HeaderValue::as_bytes);
     let mut body = serde_json::json!({"ready": ready});
+    if draining {
+        body["draining"] = true.into();
+    }
     if readiness.gate.doors.identify(authorization).await.is_ok() {
         let servers: serde_json::Map<String, serde_json::Value> = upstreams
             .iter()

@@ -27,9 +27,11 @@
 //!   host bounded ([`FrontLimits`]: body size, requests in flight per session, sessions per
 //!   token and in all, idle time), each bound passed answered with its status and affecting
 //!   nobody else.
-//! - **Operable.** `/healthz` and `/readyz`; the stop ([`Gateway::serve`]'s `stop`) refuses new
-//!   requests, gives those in flight the drain, then closes every session and upstream
-//!   (children reaped).
+//! - **Operable.** `/healthz` and `/readyz`; the stop ([`Gateway::serve`]'s `stop`) drains
+//!   ([`DrainOptions`]: `/readyz` 503 at once, new sessions refused, the sessions held here
+//!   served until quiet or the limit, a request past the limit answered "may have run"), then
+//!   writes the host sessions to the store and closes every session and upstream (children
+//!   reaped).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -47,6 +49,7 @@ mod access;
 mod admit;
 mod auth;
 mod bounded;
+mod drain;
 mod front;
 mod guard;
 mod health;
@@ -65,7 +68,7 @@ mod sessions;
 pub use access::{Access, AccessError};
 pub use auth::{Tokens, TokensError};
 pub use jwt::{JwtConfigError, JwtOptions, MAX_LEEWAY};
-pub use options::{FrontLimits, ServeOptions};
+pub use options::{DrainOptions, FrontLimits, ServeOptions};
 
 use crate::Mode;
 use mcp_resilient::ServerConfig;

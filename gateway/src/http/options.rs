@@ -22,6 +22,11 @@ const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
 const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
 /// How often an idle SSE stream gets a comment (proxies cut silent streams).
 const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// The longest drain: under Kubernetes' default grace (30 s) it would leave no time to close,
+/// so the manifests in `docs/` give the grace more; long enough for a tool call of seconds.
+const DEFAULT_DRAIN_LIMIT: Duration = Duration::from_secs(30);
+/// Nothing in flight and nothing come for this long: the drain is over.
+const DEFAULT_DRAIN_QUIET: Duration = Duration::from_secs(1);
 
 /// The gateway's settings (the upstreams' supervision comes from their
 /// [`ServerConfig`](mcp_resilient::ServerConfig)s).
@@ -29,7 +34,8 @@ const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 #[non_exhaustive]
 pub struct ServeOptions {
     /// What every host session shares with the stdio proxy: the startup wait of a session's
-    /// own (`per_host`) upstreams, the call wait, the drain at the end.
+    /// own (`per_host`) upstreams, the call wait. (Its `drain` is the stdio proxy's; the
+    /// gateway's end is [`drain`](Self::drain).)
     ///
     /// # Default
     /// [`ProxyOptions::default()`]
@@ -99,6 +105,54 @@ pub struct ServeOptions {
     /// # Default
     /// A [`MemoryHostStore`] of this gateway's own.
     pub store: Arc<dyn HostStore>,
+    /// What the gateway does between the stop ([`Gateway::serve`](super::Gateway::serve)'s
+    /// `stop`, SIGTERM for the CLI) and its end.
+    ///
+    /// # Default
+    /// [`DrainOptions::default()`]
+    pub drain: DrainOptions,
+}
+
+/// The drain: on the stop, `/readyz` answers 503 at once and new sessions are refused, while
+/// the requests of the sessions held here go on being served until none is in flight and none
+/// has come for [`quiet`](Self::quiet), or until [`limit`](Self::limit); then the host
+/// sessions are written to the store, the upstreams closed, and the gateway ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DrainOptions {
+    /// The longest drain. A request still in flight when it passes is answered as the gateway
+    /// answers a request lost with its process (a call "may have run"), not cut. An
+    /// orchestrator's grace before it kills the process must be longer.
+    ///
+    /// # Default
+    /// 30 s
+    pub limit: Duration,
+    /// How long the gateway waits, with nothing in flight, for a request that is still on its
+    /// way (a balancer slower to notice the 503 of `/readyz` than the hosts are to call).
+    ///
+    /// # Default
+    /// 1 s
+    pub quiet: Duration,
+    /// Also refuse, with 503, the new requests of the sessions held here (and 2026-07-28
+    /// requests), so that a balancer sends them to another replica, which takes the session
+    /// over from the shared store: the drain then ends with the calls in flight, however
+    /// busy the hosts. Only behind a balancer that sends a request answered 503 to the next
+    /// replica, whatever its method (the shipped nginx and HAProxy configurations do), and
+    /// with a shared store; elsewhere those hosts would see the 503.
+    ///
+    /// # Default
+    /// `false`: the sessions held here are served to the end of the drain.
+    pub hand_off: bool,
+}
+
+impl Default for DrainOptions {
+    fn default() -> Self {
+        Self {
+            limit: DEFAULT_DRAIN_LIMIT,
+            quiet: DEFAULT_DRAIN_QUIET,
+            hand_off: false,
+        }
+    }
 }
 
 impl Default for ServeOptions {
@@ -116,6 +170,7 @@ impl Default for ServeOptions {
             limits: FrontLimits::default(),
             sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
             store: Arc::new(MemoryHostStore::new()),
+            drain: DrainOptions::default(),
         }
     }
 }

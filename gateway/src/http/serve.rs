@@ -3,25 +3,27 @@
 //!
 //! # Invariants
 //!
-//! 1. After `stop`: new requests get 503 at once; requests in flight get the drain; then every
-//!    session and stream is ended, every session's own upstreams and then the shared ones are
-//!    shut down (children reaped), and [`Gateway::serve`] returns. Each step is bounded.
+//! 1. After `stop`: the drain (`gateway/src/http/drain.rs`: `/readyz` 503 at once, new sessions
+//!    refused, the requests of the sessions held here served until quiet or the limit); then
+//!    every request is refused, the host sessions are written to the store, every session and
+//!    stream is ended, every session's own upstreams and then the shared ones are shut down
+//!    (children reaped), and [`Gateway::serve`] returns. Each step is bounded.
 
 use std::{
     net::{IpAddr, SocketAddr},
-    sync::{Arc, atomic::AtomicUsize},
+    sync::Arc,
     time::Duration,
 };
 
 use axum::{Router, middleware, routing::get, serve::ListenerExt};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::{
     Gateway, ServeError,
     access::rate::Buckets,
     admit::Admission,
+    drain::{Drain, Ended},
     front::HttpFront,
     guard::{Gate, guard},
     health::{Readiness, healthz, readyz},
@@ -110,6 +112,7 @@ impl Gateway {
         let openings = Arc::new(Openings::default());
         let config = rmcp_config(&options, address, ended.clone(), openings.clone());
         let service = StreamableHttpService::new(factory, sessions, config);
+        let drain = Arc::new(Drain::new(options.drain, stop.clone()));
         let gate = Arc::new(Gate {
             doors,
             metadata: metadata.clone(),
@@ -118,9 +121,7 @@ impl Gateway {
             hosts: hub.hosts.clone(),
             openings,
             max_body: options.limits.max_body_bytes,
-            stopping: stop.clone(),
-            in_flight: AtomicUsize::new(0),
-            idle: Notify::new(),
+            drain: drain.clone(),
         });
         let readiness = Arc::new(Readiness {
             hub: hub.clone(),
@@ -130,11 +131,7 @@ impl Gateway {
         let server = tokio::spawn(run_server(listener, app, ended.clone()));
         tracing::info!(%address, "serving MCP at http://{address}/mcp");
         stop.cancelled().await;
-        // Invariant 1: no new request; those in flight get the drain; then everything ends.
-        let drain = options.proxy.drain;
-        if tokio::time::timeout(drain, gate.quiet()).await.is_err() {
-            tracing::info!("requests were still in flight after the drain; abandoned");
-        }
+        drained(&drain, &*options.store).await;
         ended.cancel();
         hub.shutdown().await;
         tracing::debug!("every session and upstream is closed");
@@ -147,6 +144,30 @@ impl Gateway {
         tracing::debug!("the gateway stopped");
         Ok(())
     }
+}
+
+/// Invariant 1's drain: once the stop came, the requests in flight and those still coming to
+/// the sessions held here are served until it settles; past its limit those in flight are
+/// answered as lost. Then no request is let in, and the host sessions are written to the store.
+async fn drained(drain: &Drain, store: &dyn crate::state::HostStore) {
+    let started = tokio::time::Instant::now();
+    tracing::info!(
+        limit = ?drain.options.limit,
+        in_flight = drain.in_flight(),
+        "draining: /readyz answers 503, new sessions are refused"
+    );
+    let ended = drain.settle().await;
+    drain.over.cancel();
+    if let Ended::Limit(in_flight) = ended {
+        tracing::warn!(
+            in_flight,
+            "the drain limit passed with requests in flight; they are answered as lost (may have run)"
+        );
+        drain.cut.cancel();
+        drain.answered(LET_GO).await;
+    }
+    store.settle().await;
+    tracing::info!(took = ?started.elapsed(), "drained");
 }
 
 /// Who may come in ([`Doors`]) and the metadata a 401 points at, for a listener on `address`:

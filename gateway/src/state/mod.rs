@@ -144,6 +144,16 @@ pub trait HostStore: Send + Sync + fmt::Debug + 'static {
         true
     }
 
+    /// The gateway is about to end: wait until what was changed so far is written where other
+    /// replicas read it (or the store's bound passed), so that they take every session over
+    /// as it is now.
+    ///
+    /// # Default
+    /// Nothing to wait for: a store of one process has no one to write for.
+    fn settle(&self) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
     /// The host ended session `key` itself (`DELETE`): forget it everywhere, not only here.
     /// The state held here stays until the core [removes](Self::remove) it, as the session's
     /// end gives back what it held.

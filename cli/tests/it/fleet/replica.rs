@@ -89,6 +89,26 @@ impl Replica {
         }
     }
 
+    /// SIGTERM: a deploy's stop, which the replica drains.
+    pub fn sigterm(&self) {
+        let child = self.child.as_ref().expect("the replica runs");
+        let pid = child.id().expect("running") as i32;
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .expect("SIGTERM");
+    }
+
+    /// Waits (bounded) for the exit.
+    pub async fn exited(&mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("the replica runs");
+        tokio::time::timeout(crate::common::LIMIT, child.wait())
+            .await
+            .expect("the replica exits in time")
+            .expect("wait")
+    }
+
     /// Starts it again on the same port.
     pub async fn restart(&mut self) {
         self.spawn().await;

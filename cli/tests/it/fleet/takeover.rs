@@ -1,12 +1,16 @@
-//! The fleet as a host sees it: two replicas behind nginx, one killed with SIGKILL and then the
-//! other, and the host's session goes on with what it had set up.
+//! The fleet as a host sees it: two replicas behind nginx (or HAProxy), one killed with SIGKILL
+//! and then the other, and the host's session goes on with what it had set up.
 
 #![allow(deprecated)]
 
 use rmcp::model::{LoggingLevel, SetLevelRequestParams, SubscribeRequestParams};
 use serde_json::json;
 
-use super::{nginx::Nginx, redis::Redis, replica::Replica};
+use super::{
+    front::{Balancer, Front},
+    redis::Redis,
+    replica::Replica,
+};
 use crate::{
     common::{LIMIT, host::text, process::MockProcess},
     serve::gateway::HttpHost,
@@ -35,14 +39,23 @@ async fn owner_replica(redis: &Redis) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_session_survives_sigkill_of_the_replica_it_was_on_with_its_subscription_and_level()
 {
+    survives_sigkill(Balancer::Nginx).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_haproxy_a_host_session_survives_sigkill_of_the_replica_it_was_on() {
+    survives_sigkill(Balancer::HaProxy).await;
+}
+
+async fn survives_sigkill(balancer: Balancer) {
     let dir = tempfile::tempdir().expect("temp dir");
     let redis = Redis::start(dir.path()).await;
     let mock = MockProcess::start("http").await;
     let mut a = Replica::start(&mock.url(), &redis.url()).await;
     let mut b = Replica::start(&mock.url(), &redis.url()).await;
-    let nginx = Nginx::start(dir.path(), &[a.port, b.port]).await;
+    let front = Front::start(balancer, dir.path(), &[a.port, b.port]).await;
 
-    let host = HttpHost::connect(&nginx.url(), None).await;
+    let host = HttpHost::connect(&front.url(), None).await;
     assert_eq!(
         text(&host.call("echo", json!({"text": "before"})).await),
         "before"
@@ -98,7 +111,7 @@ async fn a_host_session_survives_sigkill_of_the_replica_it_was_on_with_its_subsc
         "the host's session is the same one"
     );
     assert_eq!(redis.host_keys().await.len(), 1, "one record, still");
-    nginx.stop().await;
+    front.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,6 +4,7 @@
 
 mod doors;
 mod doors_access;
+mod drain;
 mod flood;
 pub mod gateway;
 mod guards;

@@ -131,6 +131,43 @@ impl Tag {
     }
 }
 
+/// A request in flight that can be answered as lost when the drain's limit passes
+/// (`gateway/src/http/drain.rs`): its kind and id, put on its response by the opening.
+#[derive(Debug, Clone)]
+pub(in crate::http) struct Unanswered {
+    call: bool,
+    id: NumberOrString,
+}
+
+impl Unanswered {
+    /// The request `id`, a `tools/call` if `call`.
+    pub(in crate::http) fn new(call: bool, id: NumberOrString) -> Self {
+        Self { call, id }
+    }
+
+    /// The answer as one SSE event: a tool result with `isError` for a call, a JSON-RPC error
+    /// for anything else, each saying it may have run.
+    pub(in crate::http) fn event(&self) -> bytes::Bytes {
+        const WHY: &str = "The gateway stopped before it had the answer: its drain limit passed (a deploy or a restart).";
+        let message = match self.call {
+            true => ServerJsonRpcMessage::response(
+                ServerResult::CallToolResult(CallToolResult::error(vec![ContentBlock::text(
+                    format!(
+                        "{WHY} The call may have run on the MCP server; it is not sent again by the gateway."
+                    ),
+                )])),
+                self.id.clone(),
+            ),
+            false => ServerJsonRpcMessage::error(
+                ErrorData::internal_error(format!("{WHY} The request may have run."), None),
+                Some(self.id.clone()),
+            ),
+        };
+        let json = serde_json::to_string(&message).unwrap_or_default();
+        bytes::Bytes::from(format!("data: {json}\n\n"))
+    }
+}
+
 /// Whether a string id is carried in event ids: short, and only characters that need no care
 /// in a header.
 fn carried(id: &str) -> bool {

@@ -55,7 +55,10 @@ use self::{
     stage::{OpeningOf, Release},
     table::Registered,
 };
-use super::{lost::Tag, sessions::RESUME_AFTER};
+use super::{
+    lost::{Tag, Unanswered},
+    sessions::RESUME_AFTER,
+};
 
 mod body;
 mod stage;
@@ -154,12 +157,14 @@ pub(in crate::http) async fn respond(
             id: Some(id),
             method: Some(method),
             ..
-        }) => first_event(&known, &method, &id).map(|event| (event, id)),
+        }) => first_event(&known, &method, &id).map(|event| (event, id, method == "tools/call")),
         _ => None,
     };
-    let Some((first, id)) = first else {
+    let Some((first, id, call)) = first else {
         return plain(request, next, settle).await;
     };
+    // What the drain's limit answers, if the request is still in flight then.
+    let unanswered = Unanswered::new(call, id.clone());
     let opening = Opening::new();
     request.extensions_mut().insert(OpeningOf(opening.clone()));
     let registered = known
@@ -179,7 +184,9 @@ pub(in crate::http) async fn respond(
         settle(&response);
         let (parts, body) = response.into_parts();
         let body = paced(body.into_data_stream().boxed(), release, registered);
-        return Response::from_parts(parts, Body::from_stream(body));
+        let mut response = Response::from_parts(parts, Body::from_stream(body));
+        response.extensions_mut().insert(unanswered);
+        return response;
     }
     let rest = futures::stream::once(async move {
         let response = work.await;
@@ -190,6 +197,7 @@ pub(in crate::http) async fn respond(
     let chunks = futures::stream::once(async move { Ok(first) }).chain(rest);
     let body = paced(chunks.boxed(), release, registered);
     let mut response = Response::new(Body::from_stream(body));
+    response.extensions_mut().insert(unanswered);
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,

@@ -257,6 +257,10 @@ impl HostStore for RedisHostStore {
             .is_none_or(|held| !held.lost)
     }
 
+    fn settle(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.shared.all_written())
+    }
+
     fn forget(&self, key: &str) {
         let inner = &self.shared;
         // The record is deleted whoever owns it; the copy here stays until the core removes it

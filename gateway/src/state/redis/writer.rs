@@ -100,6 +100,21 @@ impl Inner {
         let _ = tokio::time::timeout(self.options.wait, written).await;
     }
 
+    /// Ends once nothing is left to say to Redis, or Redis failed, or the options' `wait`
+    /// passed (the drain's last step: what is pending now is what other replicas would miss).
+    pub(super) async fn all_written(&self) {
+        let mut said = self.said.subscribe();
+        self.wake.notify_one();
+        let written = async {
+            while self.lock().unsaid_count() > 0 && !self.degraded.load(Ordering::Acquire) {
+                if said.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(self.options.wait, written).await;
+    }
+
     /// Asks Redis who it is: unreachable makes the store degraded; a Redis other than the last
     /// one (restarted, so empty) or the first answer after an outage has everything written.
     async fn check(&self, seen: &mut Option<String>) {
