@@ -52,6 +52,7 @@
 
 mod announce;
 mod call;
+mod calls;
 mod capabilities;
 mod forward;
 mod front;

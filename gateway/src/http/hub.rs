@@ -172,6 +172,25 @@ impl Hosts {
             .count()
     }
 
+    /// Live host sessions by the revision they initialized with, and the 2026-07-28 listen
+    /// streams open (for the status page).
+    pub(in crate::http) fn revisions(&self) -> (Vec<(String, usize)>, usize) {
+        let links: Vec<(bool, Arc<HostLink>)> = (self.lock().iter())
+            .map(|(key, entry)| (matches!(key, HostKey::Listen(_)), entry.link.clone()))
+            .collect();
+        let mut by: std::collections::BTreeMap<String, usize> = Default::default();
+        let mut listens = 0;
+        for (listen, link) in links {
+            if listen {
+                listens += 1;
+                continue;
+            }
+            let revision = link.protocol().unwrap_or_else(|| "unknown".into());
+            *by.entry(crate::calls::bounded(&revision, 32)).or_default() += 1;
+        }
+        (by.into_iter().collect(), listens)
+    }
+
     /// Adds a listen stream's host while the guard lives.
     pub(in crate::http) fn listen(self: &Arc<Self>, link: Arc<HostLink>) -> Listening {
         let key = HostKey::Listen(self.listens.fetch_add(1, Ordering::Relaxed));

@@ -61,6 +61,7 @@ mod refusal;
 mod restore;
 mod serve;
 mod sessions;
+mod status;
 
 pub use access::{Access, AccessError};
 pub use auth::{Tokens, TokensError};

@@ -15,7 +15,7 @@ use rmcp::{
     transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError},
 };
 
-use super::opening::Openings;
+use super::{opening::Openings, status::StoreCounts};
 use crate::state::HostStore;
 
 /// The host-session store, as rmcp's session store; the openings of the requests that wait on
@@ -23,6 +23,8 @@ use crate::state::HostStore;
 pub(in crate::http) struct Restore(
     pub(in crate::http) Arc<dyn HostStore>,
     pub(in crate::http) Arc<Openings>,
+    /// What the status page says of the store.
+    pub(in crate::http) Arc<StoreCounts>,
 );
 
 #[async_trait::async_trait]
@@ -30,7 +32,9 @@ impl SessionStore for Restore {
     async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
         // A store that cannot tell is an error (rmcp answers 500), not an unknown session
         // (404): the host keeps its session and asks again.
-        let Some(state) = self.0.claim(session_id).await? else {
+        let claimed = self.0.claim(session_id).await;
+        self.2.claimed(claimed.is_ok());
+        let Some(state) = claimed? else {
             return Ok(None);
         };
         // A record without what `initialize` said cannot be replayed: the host starts again.
@@ -49,6 +53,9 @@ impl SessionStore for Restore {
         // its own upstreams may take seconds), so a host whose request dies with this process
         // from here on can ask for it again (`gateway/src/http/opening/mod.rs`).
         self.1.taken_over(session_id);
+        self.2
+            .takeovers
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Some(SessionState::new(params)))
     }
 
@@ -58,6 +65,9 @@ impl SessionStore for Restore {
         _state: &SessionState,
     ) -> Result<(), SessionStoreError> {
         self.0.share(session_id).await;
+        self.2
+            .shared
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
 

@@ -32,6 +32,7 @@ use super::{
     prm::{Metadata, WELL_KNOWN},
     restore::Restore,
     sessions::Sessions,
+    status,
 };
 use crate::{
     ProxyHandler,
@@ -108,7 +109,9 @@ impl Gateway {
             Ok(ProxyHandler::with_front(Arc::new(shared), front.clone()))
         };
         let openings = Arc::new(Openings::default());
-        let config = rmcp_config(&options, address, ended.clone(), openings.clone());
+        let counts = Arc::new(status::StoreCounts::default());
+        let restore = Restore(options.store.clone(), openings.clone(), counts.clone());
+        let config = rmcp_config(&options, address, ended.clone(), restore);
         let service = StreamableHttpService::new(factory, sessions, config);
         let gate = Arc::new(Gate {
             doors,
@@ -126,7 +129,17 @@ impl Gateway {
             hub: hub.clone(),
             gate: gate.clone(),
         });
-        let app = routes(service, gate.clone(), readiness, metadata);
+        let board = status::Board::start(status::Parts {
+            hub: hub.clone(),
+            gate: gate.clone(),
+            admission: gate.admission.clone(),
+            doorway: allowed(&options, address),
+            replica: address.to_string(),
+            store: counts,
+            host_store: options.store.clone(),
+        });
+        let app =
+            routes(service, gate.clone(), readiness, metadata).merge(status::routes(board.clone()));
         let server = tokio::spawn(run_server(listener, app, ended.clone()));
         tracing::info!(%address, "serving MCP at http://{address}/mcp");
         stop.cancelled().await;
@@ -136,6 +149,7 @@ impl Gateway {
             tracing::info!("requests were still in flight after the drain; abandoned");
         }
         ended.cancel();
+        board.close().await;
         hub.shutdown().await;
         tracing::debug!("every session and upstream is closed");
         let mut server = server;
@@ -238,13 +252,9 @@ fn warn_if_no_host_is_named(options: &super::ServeOptions, address: SocketAddr) 
     }
 }
 
-/// rmcp's service settings: the gateway's bounds, and `Host`/`Origin` as the options say.
-fn rmcp_config(
-    options: &super::ServeOptions,
-    address: SocketAddr,
-    ended: CancellationToken,
-    openings: Arc<Openings>,
-) -> StreamableHttpServerConfig {
+/// The allowed `Host`s and `Origin`s, for `/mcp` (rmcp's checks) and the status pages alike:
+/// loopback names on loopback, else the listener's address; and those the options name.
+fn allowed(options: &super::ServeOptions, address: SocketAddr) -> status::Doorway {
     let loopback = address.ip().is_loopback();
     let mut hosts: Vec<String> = match loopback {
         true => vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
@@ -256,6 +266,17 @@ fn rmcp_config(
         false => Vec::new(),
     };
     origins.extend(options.allowed_origins.iter().cloned());
+    status::Doorway { hosts, origins }
+}
+
+/// rmcp's service settings: the gateway's bounds, and `Host`/`Origin` as the options say.
+fn rmcp_config(
+    options: &super::ServeOptions,
+    address: SocketAddr,
+    ended: CancellationToken,
+    restore: Restore,
+) -> StreamableHttpServerConfig {
+    let status::Doorway { hosts, origins } = allowed(options, address);
     let mut config = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(Some(options.sse_keep_alive))
         .with_sse_retry(Some(super::sessions::RESUME_AFTER))
@@ -263,7 +284,7 @@ fn rmcp_config(
         .with_max_request_body_bytes(options.limits.max_body_bytes)
         .with_allowed_origins(origins)
         .enforce_origin_validation();
-    config.session_store = Some(Arc::new(Restore(options.store.clone(), openings)));
+    config.session_store = Some(Arc::new(restore));
     match hosts.iter().any(|h| h == "*") {
         true => config.disable_allowed_hosts(),
         false => config.with_allowed_hosts(hosts),

@@ -13,5 +13,6 @@ mod per_host;
 pub mod raw;
 mod sessions;
 mod shared;
+mod status;
 mod store;
 mod store_bound;
