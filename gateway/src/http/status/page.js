@@ -27,7 +27,8 @@
   function timeline(facts) {
     var row = 22, svg = document.createElementNS(SVG, "svg");
     svg.setAttribute("width", "760");
-    svg.setAttribute("height", String(row * Math.max(1, facts.upstreams.length)));
+    var rows = row * Math.max(1, facts.upstreams.length);
+    svg.setAttribute("height", String(rows + 14));
     function x(at) { return 150 + WIDTH * (1 - Math.min(1, (facts.at_ms - at) / HOUR)); }
     function add(tag, attrs, text) {
       var e = document.createElementNS(SVG, tag);
@@ -42,10 +43,14 @@
       u.timeline.forEach(function (m, j) {
         var from = x(m.at_ms), next = u.timeline[j + 1];
         var to = next ? x(next.at_ms) : x(facts.at_ms);
+        var colour = m.kind === "ready" ? "#2a2" : "#d33";
         add("rect", { x: from.toFixed(1), y: y + 2, width: Math.max(1, to - from).toFixed(1),
-          height: 14, fill: m.kind === "ready" ? "#2a2" : "#d33" });
+          height: 14, fill: colour });
+        add("rect", { x: (from - 1).toFixed(1), y: y, width: 2, height: 18, fill: colour });
       });
     });
+    add("text", { x: 150, y: rows + 11, "font-size": 11, fill: "#666" }, "an hour ago");
+    add("text", { x: 750, y: rows + 11, "font-size": 11, fill: "#666", "text-anchor": "end" }, "now");
     var box = document.getElementById("timeline");
     box.replaceChildren(svg);
   }

@@ -184,7 +184,8 @@ fn ago(now: u64, at: u64) -> String {
 /// One row per upstream: green while ready, red while down, over the last hour.
 fn timeline(upstreams: &[Value], now: u64) -> String {
     let row = 22.0;
-    let height = row * upstreams.len().max(1) as f64;
+    let rows = row * upstreams.len().max(1) as f64;
+    let height = rows + 14.0;
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"{height}\" \
          role=\"img\" aria-label=\"deaths and recoveries over the last hour\">"
@@ -212,15 +213,23 @@ fn timeline(upstreams: &[Value], now: u64) -> String {
                 Some("ready") => "#2a2",
                 _ => "#d33",
             };
+            // The stretch, and a tick at its start that stays visible however short it is.
             let _ = write!(
                 svg,
-                "<rect x=\"{from:.1}\" y=\"{}\" width=\"{:.1}\" height=\"14\" fill=\"{colour}\"/>",
+                "<rect x=\"{from:.1}\" y=\"{}\" width=\"{:.1}\" height=\"14\" fill=\"{colour}\"/>\
+                 <rect x=\"{:.1}\" y=\"{y}\" width=\"2\" height=\"18\" fill=\"{colour}\"/>",
                 y + 2.0,
-                (to - from).max(1.0)
+                (to - from).max(1.0),
+                from - 1.0
             );
         }
     }
-    svg.push_str("</svg>");
+    let _ = write!(
+        svg,
+        "<text x=\"150\" y=\"{0}\" font-size=\"11\" fill=\"#666\">an hour ago</text>\
+         <text x=\"750\" y=\"{0}\" font-size=\"11\" fill=\"#666\" text-anchor=\"end\">now</text></svg>",
+        rows + 11.0
+    );
     svg
 }
 

@@ -76,6 +76,6 @@ pub(super) fn render(facts: &Value) -> String {
     html.push_str("</tbody></table><h2>Answers</h2>");
     html.push_str(&pairs("answers", ("answer", "count"), &facts["answers"]));
     html.push_str("<h2>Fleet</h2>");
-    html.push_str(&pairs("fleet", ("", ""), &facts["fleet"]));
+    html.push_str(&pairs("fleet", ("fact", "value"), &facts["fleet"]));
     html
 }
