@@ -66,6 +66,7 @@ mod inline;
 mod options;
 mod outage;
 mod outbox;
+mod reload;
 mod renew;
 mod requests;
 mod revision;

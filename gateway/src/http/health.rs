@@ -32,7 +32,7 @@ pub(in crate::http) async fn readyz(
     State(readiness): State<Arc<Readiness>>,
     request: Request,
 ) -> Response {
-    let upstreams = &readiness.hub.common.list;
+    let upstreams = readiness.hub.common.serving();
     let ready = upstreams.iter().all(|u| u.supervisor.status().is_ready());
     let status = match ready {
         true => StatusCode::OK,

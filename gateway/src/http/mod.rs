@@ -58,6 +58,7 @@ mod opening;
 mod options;
 mod prm;
 mod refusal;
+mod reload;
 mod restore;
 mod serve;
 mod sessions;
@@ -67,6 +68,7 @@ pub use access::{Access, AccessError};
 pub use auth::{Tokens, TokensError};
 pub use jwt::{JwtConfigError, JwtOptions, MAX_LEEWAY};
 pub use options::{FrontLimits, ServeOptions};
+pub use reload::{Reload, ReloadError, Reloaded};
 
 use crate::Mode;
 use mcp_resilient::ServerConfig;

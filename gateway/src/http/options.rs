@@ -99,6 +99,12 @@ pub struct ServeOptions {
     /// # Default
     /// A [`MemoryHostStore`] of this gateway's own.
     pub store: Arc<dyn HostStore>,
+    /// The handle a reload is asked through ([`Reload`](super::Reload)): the shared servers
+    /// change while the gateway serves.
+    ///
+    /// # Default
+    /// None: the servers are those the gateway started with.
+    pub reload: Option<super::Reload>,
 }
 
 impl Default for ServeOptions {
@@ -116,6 +122,7 @@ impl Default for ServeOptions {
             limits: FrontLimits::default(),
             sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
             store: Arc::new(MemoryHostStore::new()),
+            reload: None,
         }
     }
 }

@@ -70,6 +70,7 @@ impl Gateway {
         warn_if_no_host_is_named(&options, address);
         let (doors, metadata) = doors(&options, address)?;
         let (own, common) = split(self.configs, &options.per_host)?;
+        let own_configs = own.clone();
         let buffer = NotificationBuffer::of(&[own.clone(), common.clone()].concat());
         let hub = Arc::new(
             Hub::start(common, self.mode, &options.proxy)
@@ -141,6 +142,17 @@ impl Gateway {
         let app =
             routes(service, gate.clone(), readiness, metadata).merge(status::routes(board.clone()));
         let server = tokio::spawn(run_server(listener, app, ended.clone()));
+        let reloads = (options.reload.as_ref().and_then(|r| r.take())).map(|asks| {
+            let reloader = super::reload::Reloader {
+                hub: hub.clone(),
+                board: board.clone(),
+                mode: self.mode,
+                proxy: options.proxy.clone(),
+                per_host: options.per_host.clone(),
+                own: own_configs,
+            };
+            tokio::spawn(reloader.run(asks))
+        });
         tracing::info!(%address, "serving MCP at http://{address}/mcp");
         stop.cancelled().await;
         // Invariant 1: no new request; those in flight get the drain; then everything ends.
@@ -149,6 +161,11 @@ impl Gateway {
             tracing::info!("requests were still in flight after the drain; abandoned");
         }
         ended.cancel();
+        if let Some(reloads) = reloads {
+            // A reload in progress is abandoned; the hub's shutdown stops what it started.
+            reloads.abort();
+            let _ = reloads.await;
+        }
         board.close().await;
         hub.shutdown().await;
         tracing::debug!("every session and upstream is closed");
@@ -224,7 +241,7 @@ async fn run_server(
 }
 
 /// The servers with one upstream session per host session, and the shared ones.
-fn split(
+pub(in crate::http) fn split(
     configs: Vec<ServerConfig>,
     per_host: &[String],
 ) -> Result<(Vec<ServerConfig>, Vec<ServerConfig>), ServeError> {

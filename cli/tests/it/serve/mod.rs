@@ -11,6 +11,7 @@ mod issuer;
 mod operate;
 mod per_host;
 pub mod raw;
+mod reload;
 mod sessions;
 mod shared;
 mod status;

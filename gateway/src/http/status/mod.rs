@@ -75,12 +75,22 @@ pub(in crate::http) struct Board {
     replica: String,
     store: Arc<StoreCounts>,
     host_store: Arc<dyn crate::state::HostStore>,
-    tracks: Vec<(String, track::Shared)>,
+    /// One per upstream serving, by name; a reload's replacement keeps its name's history.
+    tracks: Mutex<Vec<Tracked>>,
     /// Told after every upstream change; the feed also looks every [`feed::MIN_GAP`].
     changed: Arc<Notify>,
     watchers: Arc<tokio::sync::Semaphore>,
     stop: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// The last reload's outcome and when; reloads applied and refused.
+    reloads: Mutex<(Option<(SystemTime, serde_json::Value)>, u64, u64)>,
+}
+
+/// One upstream's track and the upstream its tracker reads.
+#[derive(Debug)]
+struct Tracked {
+    upstream: Arc<crate::upstream::Upstream>,
+    track: track::Shared,
 }
 
 /// What a [`Board`] is made of.
@@ -99,20 +109,7 @@ impl Board {
     /// Starts one tracker per shared upstream; they end with [`close`](Self::close).
     pub(in crate::http) fn start(parts: Parts) -> Arc<Self> {
         let (changed, stop) = (Arc::new(Notify::new()), CancellationToken::new());
-        let mut tracks = Vec::new();
-        let mut tasks = Vec::new();
-        for upstream in &parts.hub.common.list {
-            let shared = track::Shared::default();
-            let task = track::spawn(
-                upstream.clone(),
-                shared.clone(),
-                changed.clone(),
-                stop.clone(),
-            );
-            tracks.push((upstream.name().to_owned(), shared));
-            tasks.push(task);
-        }
-        Arc::new(Board {
+        let board = Arc::new(Board {
             hub: parts.hub,
             gate: parts.gate,
             admission: parts.admission,
@@ -120,12 +117,62 @@ impl Board {
             replica: parts.replica,
             store: parts.store,
             host_store: parts.host_store,
-            tracks,
+            tracks: Mutex::new(Vec::new()),
             changed,
             watchers: Arc::new(tokio::sync::Semaphore::new(feed::MAX_WATCHERS)),
             stop,
-            tasks: Mutex::new(tasks),
-        })
+            tasks: Mutex::new(Vec::new()),
+            reloads: Mutex::new((None, 0, 0)),
+        });
+        board.follow();
+        board
+    }
+
+    /// Tracks the upstreams serving now: a new one gets a track, one a reload replaced keeps
+    /// its name's track under a new tracker, one removed loses its track.
+    pub(in crate::http) fn follow(&self) {
+        let serving = self.hub.common.serving();
+        let mut tracks = self.tracks.lock().unwrap_or_else(PoisonError::into_inner);
+        tracks.retain(|t| serving.iter().any(|u| u.name() == t.upstream.name()));
+        let mut started = Vec::new();
+        for upstream in serving {
+            let known = tracks
+                .iter_mut()
+                .find(|t| t.upstream.name() == upstream.name());
+            let track = match known {
+                Some(known) if Arc::ptr_eq(&known.upstream, &upstream) => continue,
+                Some(known) => {
+                    known.upstream = upstream.clone();
+                    track::lock(&known.track).ready_since = None;
+                    known.track.clone()
+                }
+                None => {
+                    let track = track::Shared::default();
+                    let upstream = upstream.clone();
+                    tracks.push(Tracked {
+                        upstream,
+                        track: track.clone(),
+                    });
+                    track
+                }
+            };
+            let (changed, stop) = (self.changed.clone(), self.stop.clone());
+            started.push(track::spawn(upstream, track, changed, stop));
+        }
+        drop(tracks);
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        tasks.retain(|task| !task.is_finished());
+        tasks.extend(started);
+    }
+
+    /// Every track, with its upstream, in the order of the upstreams.
+    fn tracked(&self) -> Vec<(Arc<crate::upstream::Upstream>, track::Shared)> {
+        self.follow();
+        let tracks = self.tracks.lock().unwrap_or_else(PoisonError::into_inner);
+        tracks
+            .iter()
+            .map(|t| (t.upstream.clone(), t.track.clone()))
+            .collect()
     }
 
     /// Ends the trackers and the event streams, and waits for the trackers.
@@ -135,6 +182,44 @@ impl Board {
         for task in tasks {
             let _ = task.await;
         }
+    }
+
+    /// A reload was applied or refused: the page says so.
+    pub(in crate::http) fn reloaded(&self, outcome: &Result<super::Reloaded, super::ReloadError>) {
+        let facts = match outcome {
+            Ok(done) => serde_json::json!({
+                "outcome": "applied",
+                "added": done.added, "removed": done.removed, "changed": done.changed,
+                "unchanged": done.unchanged.len(),
+            }),
+            Err(error) => serde_json::json!({
+                "outcome": "refused",
+                "error": crate::calls::bounded(&super::reload::error_chain(error), 400),
+            }),
+        };
+        let mut reloads = self.reloads.lock().unwrap_or_else(PoisonError::into_inner);
+        reloads.0 = Some((SystemTime::now(), facts));
+        match outcome.is_ok() {
+            true => reloads.1 += 1,
+            false => reloads.2 += 1,
+        }
+        drop(reloads);
+        self.changed.notify_waiters();
+    }
+
+    /// The reloads' facts.
+    fn reload_facts(&self) -> serde_json::Value {
+        let reloads = self.reloads.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut last = reloads.0.clone().map(|(at, facts)| (at, facts));
+        let last = last.take().map(|(at, mut facts)| {
+            let ms = at
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_millis();
+            facts["at_ms"] = serde_json::Value::from(u64::try_from(ms).unwrap_or(u64::MAX));
+            facts
+        });
+        serde_json::json!({"applied": reloads.1, "refused": reloads.2, "last": last})
     }
 
     /// The facts, as `/status.json` answers them.

@@ -86,6 +86,9 @@
     tools(facts);
     pairs("answers", facts.answers);
     pairs("fleet", facts.fleet);
+    var r = facts.reloads;
+    pairs("reloads", { applied: r.applied, refused: r.refused,
+      last: r.last === null ? null : JSON.stringify(r.last) });
   }
   var live = document.getElementById("live");
   var feed = new EventSource("/status/events");

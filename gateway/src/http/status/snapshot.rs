@@ -21,9 +21,8 @@ fn millis(at: SystemTime) -> u64 {
 /// The facts at `now` (invariants 2 and 3 of the module).
 pub(super) fn take(board: &Board, now: SystemTime) -> Value {
     let sessions = board.hub.hosts.sessions();
-    let upstreams: Vec<Value> = (board.hub.common.list.iter())
-        .zip(&board.tracks)
-        .map(|(upstream, (_, track))| upstream_facts(upstream, track, sessions, now))
+    let upstreams: Vec<Value> = (board.tracked().iter())
+        .map(|(upstream, track)| upstream_facts(upstream, track, sessions, now))
         .collect();
     let (by_revision, listens) = board.hub.hosts.revisions();
     let by_token: serde_json::Map<String, Value> = (board.admission.per_token().into_iter())
@@ -59,6 +58,7 @@ pub(super) fn take(board: &Board, now: SystemTime) -> Value {
             "by_token": by_token,
         },
         "tools": tools,
+        "reloads": board.reload_facts(),
         "answers": {
             "may_have_run": calls::may_have_run_count(),
             // Read-only calls the library replays on a new generation are not told to the

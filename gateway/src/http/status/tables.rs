@@ -75,6 +75,16 @@ pub(super) fn render(facts: &Value) -> String {
     }
     html.push_str("</tbody></table><h2>Answers</h2>");
     html.push_str(&pairs("answers", ("answer", "count"), &facts["answers"]));
+    html.push_str("<h2>Reloads</h2>");
+    let reloads = &facts["reloads"];
+    let last = match &reloads["last"] {
+        Value::Null => Value::Null,
+        last => Value::String(last.to_string()),
+    };
+    let summary = serde_json::json!({
+        "applied": reloads["applied"], "refused": reloads["refused"], "last": last,
+    });
+    html.push_str(&pairs("reloads", ("reloads", ""), &summary));
     html.push_str("<h2>Fleet</h2>");
     html.push_str(&pairs("fleet", ("fact", "value"), &facts["fleet"]));
     html

@@ -148,6 +148,10 @@ pub(in crate::http) fn spawn(
                     Err(RecvError::Closed) => return,
                 },
             };
+            if upstream.retired() {
+                // A reload removed or replaced it: its stop is not a death.
+                return;
+            }
             lock(&track).see(&status.state, SystemTime::now(), Instant::now());
             changed.notify_waiters();
         }
