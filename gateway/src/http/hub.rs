@@ -29,7 +29,7 @@ use crate::{
     shared::Shared,
     upstreams::Upstreams,
 };
-use mcp_resilient::ServerConfig;
+use mcp_resilient::{ServerConfig, config::Sessions as UpstreamSessions};
 
 /// The shared upstreams and the live hosts.
 #[derive(Debug)]
@@ -93,6 +93,11 @@ impl Hub {
             common: Arc::new(common),
             hosts,
         })
+    }
+
+    /// Transparent or aggregated.
+    pub(in crate::http) fn mode(&self) -> Mode {
+        self.hosts.mode
     }
 
     /// Closes every session (their own upstreams shut down), then the shared upstreams.
@@ -254,4 +259,20 @@ fn wants(link: &HostLink, notification: &ServerNotification) -> bool {
         }
         _ => true,
     }
+}
+
+/// The servers with one upstream session per host session, and the shared ones.
+pub(in crate::http) fn split(
+    configs: Vec<ServerConfig>,
+    per_host: &[String],
+) -> Result<(Vec<ServerConfig>, Vec<ServerConfig>), super::ServeError> {
+    if let Some(unknown) = per_host
+        .iter()
+        .find(|name| !configs.iter().any(|c| c.name() == name.as_str()))
+    {
+        return Err(super::ServeError::UnknownPerHost(unknown.clone()));
+    }
+    Ok(configs.into_iter().partition(|c| {
+        c.get_sessions() == UpstreamSessions::PerHost || per_host.iter().any(|n| n == c.name())
+    }))
 }

@@ -55,13 +55,16 @@ mod identify;
 mod jwt;
 mod lost;
 mod opening;
+mod operate;
 mod options;
 mod prm;
 mod refusal;
 mod reload;
+mod reloader;
 mod restore;
 mod serve;
 mod sessions;
+mod settings;
 mod status;
 
 pub use access::{Access, AccessError};

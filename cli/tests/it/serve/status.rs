@@ -165,7 +165,7 @@ async fn the_status_paths_have_the_guards_of_mcp() {
             StatusCode::FORBIDDEN,
             "{path} under another host name"
         );
-        let same = format!("{}", gateway.base);
+        let same = gateway.base.clone();
         let fine = get(&gateway, path, &[good, ("origin", same.as_str())]).await;
         assert_eq!(
             fine.status(),

@@ -17,6 +17,7 @@
 mod doorway;
 mod feed;
 mod page;
+mod reloads;
 mod snapshot;
 mod tables;
 mod track;
@@ -24,10 +25,7 @@ mod track;
 pub(in crate::http) use doorway::Doorway;
 
 use std::{
-    sync::{
-        Arc, Mutex, PoisonError,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::{Arc, Mutex, PoisonError},
     time::SystemTime,
 };
 
@@ -42,27 +40,7 @@ use axum::{
 use tokio::{sync::Notify, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
-use super::{admit::Admission, guard::Gate, hub::Hub, refusal::refuse};
-
-/// What the fleet's store did here: take-overs, records shared, claims that failed.
-#[derive(Debug, Default)]
-pub(in crate::http) struct StoreCounts {
-    pub(in crate::http) takeovers: AtomicU64,
-    pub(in crate::http) shared: AtomicU64,
-    pub(in crate::http) claims_failed: AtomicU64,
-    /// Whether the last claim got an answer from the store (0 none yet, 1 yes, 2 no).
-    pub(in crate::http) last_claim: AtomicU64,
-}
-
-impl StoreCounts {
-    pub(in crate::http) fn claimed(&self, answered: bool) {
-        if !answered {
-            self.claims_failed.fetch_add(1, Ordering::Relaxed);
-        }
-        let last = if answered { 1 } else { 2 };
-        self.last_claim.store(last, Ordering::Relaxed);
-    }
-}
+use super::{admit::Admission, guard::Gate, hub::Hub, refusal::refuse, restore::StoreCounts};
 
 /// What the status paths read.
 #[derive(Debug)]
@@ -82,8 +60,8 @@ pub(in crate::http) struct Board {
     watchers: Arc<tokio::sync::Semaphore>,
     stop: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
-    /// The last reload's outcome and when; reloads applied and refused.
-    reloads: Mutex<(Option<(SystemTime, serde_json::Value)>, u64, u64)>,
+    /// The reloads' outcomes.
+    pub(in crate::http) reloads: Mutex<reloads::Reloads>,
 }
 
 /// One upstream's track and the upstream its tracker reads.
@@ -122,7 +100,7 @@ impl Board {
             watchers: Arc::new(tokio::sync::Semaphore::new(feed::MAX_WATCHERS)),
             stop,
             tasks: Mutex::new(Vec::new()),
-            reloads: Mutex::new((None, 0, 0)),
+            reloads: Mutex::new(reloads::Reloads::default()),
         });
         board.follow();
         board
@@ -182,44 +160,6 @@ impl Board {
         for task in tasks {
             let _ = task.await;
         }
-    }
-
-    /// A reload was applied or refused: the page says so.
-    pub(in crate::http) fn reloaded(&self, outcome: &Result<super::Reloaded, super::ReloadError>) {
-        let facts = match outcome {
-            Ok(done) => serde_json::json!({
-                "outcome": "applied",
-                "added": done.added, "removed": done.removed, "changed": done.changed,
-                "unchanged": done.unchanged.len(),
-            }),
-            Err(error) => serde_json::json!({
-                "outcome": "refused",
-                "error": crate::calls::bounded(&super::reload::error_chain(error), 400),
-            }),
-        };
-        let mut reloads = self.reloads.lock().unwrap_or_else(PoisonError::into_inner);
-        reloads.0 = Some((SystemTime::now(), facts));
-        match outcome.is_ok() {
-            true => reloads.1 += 1,
-            false => reloads.2 += 1,
-        }
-        drop(reloads);
-        self.changed.notify_waiters();
-    }
-
-    /// The reloads' facts.
-    fn reload_facts(&self) -> serde_json::Value {
-        let reloads = self.reloads.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut last = reloads.0.clone().map(|(at, facts)| (at, facts));
-        let last = last.take().map(|(at, mut facts)| {
-            let ms = at
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_millis();
-            facts["at_ms"] = serde_json::Value::from(u64::try_from(ms).unwrap_or(u64::MAX));
-            facts
-        });
-        serde_json::json!({"applied": reloads.1, "refused": reloads.2, "last": last})
     }
 
     /// The facts, as `/status.json` answers them.

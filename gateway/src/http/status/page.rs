@@ -14,7 +14,7 @@ use axum::{
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{Board, track::WINDOW};
+use super::{Board, tables::escape, track::WINDOW};
 
 const STYLE: &str = include_str!("page.css");
 const SCRIPT: &str = include_str!("page.js");
@@ -55,22 +55,6 @@ fn base64(bytes: &[u8]) -> String {
                 true => out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char),
                 false => out.push('='),
             }
-        }
-    }
-    out
-}
-
-/// `text` safe between tags and inside quoted attributes.
-pub(super) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
         }
     }
     out

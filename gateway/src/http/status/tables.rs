@@ -5,8 +5,6 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::page::escape;
-
 fn cell(value: &Value) -> String {
     match value {
         Value::String(s) => escape(s),
@@ -88,4 +86,20 @@ pub(super) fn render(facts: &Value) -> String {
     html.push_str("<h2>Fleet</h2>");
     html.push_str(&pairs("fleet", ("fact", "value"), &facts["fleet"]));
     html
+}
+
+/// `text` safe between tags and inside quoted attributes.
+pub(super) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }

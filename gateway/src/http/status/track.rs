@@ -59,11 +59,9 @@ impl Track {
     pub(in crate::http) fn see(&mut self, state: &ConnectionState, now: SystemTime, at: Instant) {
         self.next_attempt = None;
         match state {
-            ConnectionState::Ready { .. } => {
-                if self.ready_since.is_none() {
-                    self.ready_since = Some(at);
-                    self.mark(now, Mark::Ready);
-                }
+            ConnectionState::Ready { .. } if self.ready_since.is_none() => {
+                self.ready_since = Some(at);
+                self.mark(now, Mark::Ready);
             }
             ConnectionState::Reconnecting { death, delay, .. } => {
                 self.next_attempt = now.checked_add(*delay);
