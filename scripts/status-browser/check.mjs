@@ -8,7 +8,7 @@
 // 5. The mock is started again on its port: the row must say ready, generation > G, within 2 s
 //    of the start, still without a reload; the timeline has its red (down) stretch.
 // Every wait has a deadline; every process started here is ended here, by its own handle.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -129,14 +129,15 @@ try {
   await page.waitForTimeout(1200);
   await page.screenshot({ path: join(OUT, "status-page.png"), fullPage: true });
   results.push("screenshot: docs/status-page.png");
-  const version = (await page.evaluate(() => navigator.userAgent)).match(/Chrome\/([\d.]+)/)?.[1];
+  const version = execFileSync("/usr/bin/chromium", ["--version"], { stdio: ["ignore", "pipe", "ignore"] })
+    .toString().trim();
   writeFileSync(join(OUT, "status-browser-results.md"), [
     "# Status page in a browser",
     "",
     "`scripts/status-browser/run.sh` (headless Debian chromium driven by playwright-core): `serve` in",
     "front of the mock over Streamable HTTP, /status open, the mock killed and started again.",
     "",
-    `Run ${new Date().toISOString()}, chromium ${version}: **passed**.`,
+    `Run ${new Date().toISOString()}, ${version}: **passed**.`,
     "",
     ...results.map((line) => `- ${line}`),
     "",
