@@ -2,6 +2,7 @@
 //! sample of latencies; and the count of calls answered "may have run".
 //!
 //! One log per process (the proxy and the gateway serve one set of hosts each per process).
+//! Every front records; only the gateway's status page (feature `serve`) reads.
 //!
 //! # Invariants
 //!
@@ -9,6 +10,8 @@
 //!    under [`OTHER`]), names within [`MAX_NAME`] bytes, per tool 60 one-second buckets and at
 //!    most [`MAX_SAMPLES`] latencies.
 //! 2. Recording takes one short lock and never waits on anything else.
+
+#![cfg_attr(not(feature = "serve"), allow(dead_code))]
 
 use std::{
     collections::{HashMap, VecDeque},

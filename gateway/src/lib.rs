@@ -66,6 +66,7 @@ mod inline;
 mod options;
 mod outage;
 mod outbox;
+#[cfg(feature = "serve")]
 mod reload;
 mod renew;
 mod requests;

@@ -64,6 +64,7 @@ impl Upstream {
 
     /// Ends its keeper (a reload removed or replaced it); the supervisor is the caller's to
     /// shut down.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(super) fn retire(&self) {
         self.retire.cancel();
     }

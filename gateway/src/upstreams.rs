@@ -31,6 +31,7 @@ pub(crate) struct Upstreams {
     /// server's name and place, so that what routes by place stays right.
     pub(super) list: RwLock<Arc<Vec<Arc<Upstream>>>>,
     /// The configurations as given (before the set's defaults), for a reload to compare.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(super) configured: Mutex<Vec<ServerConfig>>,
     /// Ends the keepers.
     pub(super) stop: CancellationToken,
@@ -90,6 +91,7 @@ impl Upstreams {
     }
 
     /// The upstreams now, without those a reload removed.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(crate) fn serving(&self) -> Vec<Arc<Upstream>> {
         (self.list().iter())
             .filter(|u| !u.retired())
