@@ -99,10 +99,18 @@ impl ProxyHandler {
             }
         };
         served.end(crate::telemetry::served_error(&outcome));
+        let failed = match &outcome {
+            Ok(result) => result.is_error == Some(true),
+            Err(_) => true,
+        };
+        crate::calls::record(&request.name, waited.elapsed(), failed);
         match outcome {
             Ok(result) => Ok(result),
             Err(CallError::Server(error)) => Err(error),
             Err(error) => {
+                if error.may_have_run() {
+                    crate::calls::may_have_run();
+                }
                 let text = outage::explain(upstream.name(), &error, &forward::standing(&upstream));
                 tracing::info!(server = %upstream.name(), %error, "call answered with a tool error");
                 Ok(CallToolResult::error(vec![ContentBlock::text(text)]))

@@ -162,17 +162,19 @@ impl Paged for rmcp::model::ListPromptsResult {
 }
 
 /// The upstreams that can take part in a list of `kind`: the ready ones whose server declared
-/// it. An upstream in an outage is left out of the list (its items come back with it; the host
-/// hears `list_changed` from it then).
+/// it (none removed by a reload). An upstream in an outage is left out of the list (its items
+/// come back with it; the host hears `list_changed` from it then).
 fn listing(
     upstreams: &[Arc<Upstream>],
     declares: impl Fn(&rmcp::model::ServerCapabilities) -> bool,
 ) -> impl Iterator<Item = (usize, &Arc<Upstream>)> {
     upstreams.iter().enumerate().filter(move |(_, upstream)| {
-        upstream
-            .supervisor
-            .server_info()
-            .is_some_and(|info| declares(&info.capabilities))
+        // A server a reload removed keeps its place in the list (`reload.rs`), not in lists.
+        !upstream.retired()
+            && upstream
+                .supervisor
+                .server_info()
+                .is_some_and(|info| declares(&info.capabilities))
     })
 }
 

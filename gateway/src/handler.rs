@@ -197,9 +197,9 @@ impl ServerHandler for ProxyHandler {
                     params: request,
                     ..Default::default()
                 };
-                return ask(only, ClientRequest::ListResourcesRequest(request)).await;
+                return ask(&only, ClientRequest::ListResourcesRequest(request)).await;
             }
-            let all = forward::resources(shared.upstreams(), &shared.routes).await;
+            let all = forward::resources(&shared.upstreams(), &shared.routes).await;
             Ok(ListResourcesResult::with_all_items(all))
         })
         .await
@@ -217,9 +217,9 @@ impl ServerHandler for ProxyHandler {
                     params: request,
                     ..Default::default()
                 };
-                return ask(only, ClientRequest::ListResourceTemplatesRequest(request)).await;
+                return ask(&only, ClientRequest::ListResourceTemplatesRequest(request)).await;
             }
-            let all = forward::templates(shared.upstreams(), &shared.routes).await;
+            let all = forward::templates(&shared.upstreams(), &shared.routes).await;
             Ok(ListResourceTemplatesResult::with_all_items(all))
         })
         .await
@@ -272,9 +272,9 @@ impl ServerHandler for ProxyHandler {
                     params: request,
                     ..Default::default()
                 };
-                return ask(only, ClientRequest::ListPromptsRequest(request)).await;
+                return ask(&only, ClientRequest::ListPromptsRequest(request)).await;
             }
-            let all = forward::prompts(shared.upstreams(), &shared.routes).await;
+            let all = forward::prompts(&shared.upstreams(), &shared.routes).await;
             Ok(ListPromptsResult::with_all_items(all))
         })
         .await

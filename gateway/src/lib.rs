@@ -52,6 +52,7 @@
 
 mod announce;
 mod call;
+mod calls;
 mod capabilities;
 mod forward;
 mod front;
@@ -65,6 +66,8 @@ mod inline;
 mod options;
 mod outage;
 mod outbox;
+#[cfg(feature = "serve")]
+mod reload;
 mod renew;
 mod requests;
 mod revision;

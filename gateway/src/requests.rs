@@ -57,7 +57,7 @@ impl ProxyHandler {
             return Ok(only.clone());
         }
         if shared.routes.resource(uri).is_none() {
-            forward::resources(shared.upstreams(), &shared.routes).await;
+            forward::resources(&shared.upstreams(), &shared.routes).await;
         }
         match shared.routes.resource(uri) {
             Some(index) => Ok(shared.upstreams()[index].clone()),
@@ -102,7 +102,7 @@ impl ProxyHandler {
     pub(super) async fn prompt_owner(&self, public: &str) -> Result<(usize, String), ErrorData> {
         let shared = &self.shared;
         if shared.routes.prompt(public).is_none() {
-            forward::prompts(shared.upstreams(), &shared.routes).await;
+            forward::prompts(&shared.upstreams(), &shared.routes).await;
         }
         shared
             .routes
@@ -130,7 +130,7 @@ impl ProxyHandler {
             return Ok(result.into());
         }
         let mut last = None;
-        for upstream in shared.upstreams() {
+        for upstream in shared.upstreams().iter() {
             match ask::<ReadResourceResult>(upstream, read(request.clone())).await {
                 Ok(result) => return Ok(result.into()),
                 Err(error) => last = Some(error),
@@ -153,7 +153,7 @@ impl ProxyHandler {
             }
             (None, Reference::Resource(template)) => {
                 if shared.routes.template(&template.uri).is_none() {
-                    forward::templates(shared.upstreams(), &shared.routes).await;
+                    forward::templates(&shared.upstreams(), &shared.routes).await;
                 }
                 let index = shared.routes.template(&template.uri).ok_or_else(|| {
                     ErrorData::invalid_params(
@@ -181,7 +181,7 @@ impl ProxyHandler {
     pub(super) async fn set_levels(&self, request: SetLevelRequestParams) -> Result<(), ErrorData> {
         let shared = &self.shared;
         shared.link.set_level(request.level);
-        for upstream in shared.upstreams() {
+        for upstream in shared.upstreams().iter() {
             upstream.set_level(shared.link.id(), request.level);
         }
         // Each upstream is sent the most verbose level its hosts set (this host's, unless the
@@ -201,7 +201,7 @@ impl ProxyHandler {
         {
             // The server's own refusal is the host's answer; an outage is not: the level is
             // kept and sent to the next generation.
-            let request = ClientRequest::SetLevelRequest(SetLevelRequest::new(effective(only)));
+            let request = ClientRequest::SetLevelRequest(SetLevelRequest::new(effective(&only)));
             return match only
                 .supervisor
                 .request(request, CallOptions::default())
@@ -215,8 +215,8 @@ impl ProxyHandler {
                 }
             };
         }
-        let logging: Vec<_> = shared
-            .upstreams()
+        let upstreams = shared.upstreams();
+        let logging: Vec<_> = upstreams
             .iter()
             .filter(|u| {
                 !u.per_request_levels()

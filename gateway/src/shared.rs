@@ -36,9 +36,6 @@ pub(crate) struct Shared {
     pub(super) pending: Mutex<Option<Vec<ServerConfig>>>,
     /// This session's own upstreams, once started.
     pub(super) own: OnceLock<Upstreams>,
-    /// Every upstream the host sees, the common ones first; set when the host initializes (at
-    /// once when it has none of its own).
-    pub(super) view: OnceLock<Vec<Arc<Upstream>>>,
     /// The `initialize` answer (before the protocol version is negotiated).
     pub(super) info: OnceLock<InitializeResult>,
     pub(super) routes: Routes,
@@ -62,17 +59,12 @@ impl Shared {
         options: ProxyOptions,
         link: Arc<HostLink>,
     ) -> Self {
-        let view = OnceLock::new();
-        if own.is_empty() {
-            let _ = view.set(common.as_ref().map(|c| c.list.clone()).unwrap_or_default());
-        }
         Self {
             mode,
             options,
             common,
             pending: Mutex::new(Some(own)),
             own: OnceLock::new(),
-            view,
             info: OnceLock::new(),
             routes: Routes::default(),
             link,
@@ -82,16 +74,19 @@ impl Shared {
         }
     }
 
-    /// Every upstream the host sees: before it initialized (or when it never does, as a
-    /// 2026-07-28 host), the common ones.
-    pub(super) fn upstreams(&self) -> &[Arc<Upstream>] {
-        match self.view.get() {
-            Some(view) => view,
-            None => self
-                .common
-                .as_ref()
-                .map(|c| c.list.as_slice())
-                .unwrap_or_default(),
+    /// Every upstream the host sees, the common ones first (as a reload left them), then its
+    /// own once started: before it initialized (or when it never does, as a 2026-07-28 host),
+    /// the common ones. A reload replaces a common one in its place and adds new ones at the
+    /// end, and adds none while sessions have their own, so a place stays its upstream's.
+    pub(super) fn upstreams(&self) -> Arc<Vec<Arc<Upstream>>> {
+        let common = (self.common.as_ref()).map(|c| c.list());
+        match (common, self.own.get()) {
+            (Some(common), None) => common,
+            (None, None) => Arc::default(),
+            (common, Some(own)) => {
+                let common = common.unwrap_or_default();
+                Arc::new(common.iter().chain(own.list().iter()).cloned().collect())
+            }
         }
     }
 
@@ -190,9 +185,9 @@ impl Shared {
     }
 
     /// The single upstream (transparent), for requests passed through as they are.
-    pub(super) fn only(&self) -> Option<&Arc<Upstream>> {
+    pub(super) fn only(&self) -> Option<Arc<Upstream>> {
         match self.mode {
-            Mode::Transparent => self.upstreams().first(),
+            Mode::Transparent => self.upstreams().first().cloned(),
             Mode::Aggregated => None,
         }
     }
@@ -219,7 +214,8 @@ impl Shared {
     async fn give_back(&self, common: &Upstreams) {
         let host = self.link.id();
         for (uri, server) in self.link.take_subscriptions() {
-            let Some(upstream) = common.list.iter().find(|u| u.name() == &*server) else {
+            let list = common.list();
+            let Some(upstream) = list.iter().find(|u| u.name() == &*server) else {
                 continue;
             };
             if upstream.shares.unsubscribe(&uri) {
@@ -229,7 +225,7 @@ impl Shared {
                 }
             }
         }
-        for upstream in &common.list {
+        for upstream in common.list().iter() {
             upstream.shares.forget(host);
         }
     }

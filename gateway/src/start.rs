@@ -69,10 +69,6 @@ impl Shared {
             .await
             .map_err(|failed| ErrorData::internal_error(failed.to_string(), None))?;
             let own = self.own.get_or_init(|| own);
-            let common = self.common.iter().flat_map(|c| c.list.iter().cloned());
-            let _ = self
-                .view
-                .set(common.chain(own.list.iter().cloned()).collect());
             own.wait_ready(self.options.startup_wait).await;
         }
         let _ = self.info.set(self.describe());

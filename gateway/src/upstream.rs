@@ -34,6 +34,8 @@ pub(super) struct Upstream {
     pub(super) call_wait: Duration,
     /// The hosts' calls in flight on it (what it asks during a call goes to that call's host).
     pub(super) callers: Arc<Callers>,
+    /// Cancelled when its set shuts down or a reload removes or replaces it: ends its keeper.
+    retire: CancellationToken,
 }
 
 impl Upstream {
@@ -42,6 +44,7 @@ impl Upstream {
         revive_after: Duration,
         call_wait: Duration,
         callers: Arc<Callers>,
+        retire: CancellationToken,
     ) -> Self {
         Self {
             supervisor,
@@ -50,7 +53,20 @@ impl Upstream {
             shares: Shares::default(),
             call_wait,
             callers,
+            retire,
         }
+    }
+
+    /// Whether a reload removed or replaced it (or its set shut down).
+    pub(crate) fn retired(&self) -> bool {
+        self.retire.is_cancelled()
+    }
+
+    /// Ends its keeper (a reload removed or replaced it); the supervisor is the caller's to
+    /// shut down.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(super) fn retire(&self) {
+        self.retire.cancel();
     }
 
     /// Whether the supervisor gave up and the keeper will start it again: a call may wait for
@@ -114,7 +130,8 @@ impl Upstream {
     /// permanent refusal schedules its own retry and is left to it; a server configured without
     /// reconnect is left `failed`, as configured. Each new generation is also sent the log level
     /// the host set, if it set one.
-    pub(super) async fn keep(self: Arc<Self>, stop: CancellationToken) {
+    pub(super) async fn keep(self: Arc<Self>) {
+        let stop = self.retire.clone();
         let mut watch = self.supervisor.watch();
         let mut leveled = None;
         loop {

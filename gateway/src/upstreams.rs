@@ -10,7 +10,7 @@
 //! 1. Every keeper is ended and awaited, and every supervisor shut down (children reaped),
 //!    by [`Upstreams::shutdown`]; a set that failed to start has shut down what it had started.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -27,10 +27,15 @@ use super::{
 #[derive(Debug)]
 pub(crate) struct Upstreams {
     pub(super) registry: ToolRegistry,
-    pub(super) list: Vec<Arc<Upstream>>,
+    /// The upstreams, in a list that a reload changes in place (`reload.rs`): a slot keeps its
+    /// server's name and place, so that what routes by place stays right.
+    pub(super) list: RwLock<Arc<Vec<Arc<Upstream>>>>,
+    /// The configurations as given (before the set's defaults), for a reload to compare.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(super) configured: Mutex<Vec<ServerConfig>>,
     /// Ends the keepers.
-    stop: CancellationToken,
-    keepers: Mutex<Vec<JoinHandle<()>>>,
+    pub(super) stop: CancellationToken,
+    pub(super) keepers: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Upstreams {
@@ -49,48 +54,56 @@ impl Upstreams {
         let callers = Arc::new(callers);
         let handlers = handlers(callers.clone());
         let registry = ToolRegistry::new();
+        let stop = CancellationToken::new();
+        let configured = configs.clone();
         // One per configured server: the operator's own list (a config file is read within
         // 1 MiB), nothing a host or server sends.
         let mut list: Vec<Arc<Upstream>> = Vec::with_capacity(configs.len());
         for config in configs {
-            let call_wait = config.get_call_wait().unwrap_or(options.call_wait);
-            let config = config.call_wait(call_wait);
-            let revive_after = config.get_reconnect().get_max_delay();
-            let name = config.name().to_owned();
-            let calls = callers.get(&name).cloned().unwrap_or_default();
-            match Supervisor::spawn(config.handlers(handlers.clone()), &registry) {
-                Ok(supervisor) => list.push(Arc::new(Upstream::new(
-                    supervisor,
-                    revive_after,
-                    call_wait,
-                    calls,
-                ))),
-                Err(error) => {
+            let calls = callers.get(config.name()).cloned().unwrap_or_default();
+            match spawn(config, options, &handlers, calls, &registry, &stop) {
+                Ok(upstream) => list.push(upstream),
+                Err(failed) => {
                     futures::future::join_all(list.iter().map(|u| u.supervisor.shutdown())).await;
-                    return Err(StartFailed {
-                        server: name,
-                        source: error,
-                    });
+                    return Err(failed);
                 }
             }
         }
-        let stop = CancellationToken::new();
         let keepers = list
             .iter()
-            .map(|upstream| tokio::spawn(upstream.clone().keep(stop.clone())))
+            .map(|upstream| tokio::spawn(upstream.clone().keep()))
             .collect();
         Ok(Self {
             registry,
-            list,
+            list: RwLock::new(Arc::new(list)),
+            configured: Mutex::new(configured),
             stop,
             keepers: Mutex::new(keepers),
         })
     }
 
+    /// The upstreams now (a reload may change them for the next caller of this).
+    pub(crate) fn list(&self) -> Arc<Vec<Arc<Upstream>>> {
+        self.list
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The upstreams now, without those a reload removed.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn serving(&self) -> Vec<Arc<Upstream>> {
+        (self.list().iter())
+            .filter(|u| !u.retired())
+            .cloned()
+            .collect()
+    }
+
     /// Waits up to `wait` for every upstream to be ready; warns about those that are not.
     pub(crate) async fn wait_ready(&self, wait: std::time::Duration) {
-        futures::future::join_all(self.list.iter().map(|u| u.supervisor.wait_ready(wait))).await;
-        for upstream in &self.list {
+        let list = self.list();
+        futures::future::join_all(list.iter().map(|u| u.supervisor.wait_ready(wait))).await;
+        for upstream in list.iter() {
             let status = upstream.supervisor.status();
             if !status.is_ready() {
                 tracing::warn!(
@@ -109,7 +122,37 @@ impl Upstreams {
         for keeper in keepers {
             let _ = keeper.await;
         }
-        futures::future::join_all(self.list.iter().map(|u| u.supervisor.shutdown())).await;
+        let list = self.list();
+        futures::future::join_all(list.iter().map(|u| u.supervisor.shutdown())).await;
+    }
+}
+
+/// Starts one upstream of a set (its supervisor, with the set's defaults and `handlers`);
+/// its keeper is the caller's to start.
+pub(crate) fn spawn(
+    config: ServerConfig,
+    options: &ProxyOptions,
+    handlers: &HostHandlers,
+    calls: Arc<Callers>,
+    registry: &ToolRegistry,
+    stop: &CancellationToken,
+) -> Result<Arc<Upstream>, StartFailed> {
+    let call_wait = config.get_call_wait().unwrap_or(options.call_wait);
+    let config = config.call_wait(call_wait);
+    let revive_after = config.get_reconnect().get_max_delay();
+    let name = config.name().to_owned();
+    match Supervisor::spawn(config.handlers(handlers.clone()), registry) {
+        Ok(supervisor) => Ok(Arc::new(Upstream::new(
+            supervisor,
+            revive_after,
+            call_wait,
+            calls,
+            stop.child_token(),
+        ))),
+        Err(error) => Err(StartFailed {
+            server: name,
+            source: error,
+        }),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `serve`: the proxy's host-facing core over Streamable HTTP, for many hosts at once.
 
 pub(crate) mod args;
+mod reload;
 
 use std::process::ExitCode;
 
@@ -15,23 +16,16 @@ use mcp_resilient_gateway::{
 
 /// Serves until a signal asks it to stop (exit 0 once every session and upstream is closed).
 pub(crate) async fn run(args: &ServeArgs, signals: &Signals) -> ExitCode {
-    let mut configs = match args.server.to_configs() {
+    let mut configs = match configs(args) {
         Ok(configs) => configs,
         Err(e) => return usage(e),
     };
-    if !args.server.named() && !args.server.uses_file() {
-        configs = configs
-            .into_iter()
-            .map(|config| {
-                let name = super::proxy::default_name(&config);
-                config.with_name(name)
-            })
-            .collect();
-    }
-    let options = match options(args) {
+    let mut options = match options(args) {
         Ok(options) => options,
         Err(e) => return usage(e),
     };
+    let reload = mcp_resilient_gateway::http::Reload::new();
+    options.reload = Some(reload.clone());
     let built = if configs.len() == 1 && !args.aggregate {
         Gateway::transparent(configs.remove(0))
     } else {
@@ -57,13 +51,27 @@ pub(crate) async fn run(args: &ServeArgs, signals: &Signals) -> ExitCode {
             ),
         );
     }
-    match gateway.serve(listener, signals.stop.clone()).await {
+    let serving = gateway.serve(listener, signals.stop.clone());
+    match reload::alongside(serving, args, reload).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             super::safe::eprint("mcp-resilient serve", with_causes(&e));
             ExitCode::from(exit::CONNECT)
         }
     }
+}
+
+/// The servers the arguments name now (`--config`'s file read again), named as at the start.
+fn configs(args: &ServeArgs) -> Result<Vec<mcp_resilient::ServerConfig>, String> {
+    let configs = args.server.to_configs()?;
+    if args.server.named() || args.server.uses_file() {
+        return Ok(configs);
+    }
+    let name = |config: mcp_resilient::ServerConfig| {
+        let name = super::proxy::default_name(&config);
+        config.with_name(name)
+    };
+    Ok(configs.into_iter().map(name).collect())
 }
 
 /// How many threads run the gateway, as the runtime says (`--workers`, or one per core).

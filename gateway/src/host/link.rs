@@ -114,6 +114,14 @@ impl HostLink {
         ));
     }
 
+    /// The revision the host initialized with, if it did.
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn protocol(&self) -> Option<String> {
+        self.store
+            .read(self.key(), |state| state.protocol.clone())
+            .flatten()
+    }
+
     /// Whether the host initialized (a session); a 2026-07-28 host never does.
     #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(crate) fn is_initialized(&self) -> bool {

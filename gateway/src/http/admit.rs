@@ -110,6 +110,13 @@ impl Admission {
         })
     }
 
+    /// Live sessions per caller (for the status page).
+    pub(in crate::http) fn per_token(&self) -> Vec<(TokenKey, usize)> {
+        let counts = self.lock();
+        let per = counts.per_token.iter().filter(|(_, n)| **n > 0);
+        per.map(|(key, n)| (key.clone(), *n)).collect()
+    }
+
     /// The caller that opened session `id`, while it is counted.
     pub(in crate::http) fn owner(&self, id: &str) -> Option<TokenKey> {
         self.lock().owner.get(id).cloned()

@@ -211,7 +211,7 @@ fn header_text(request: &Request, name: &str) -> Option<String> {
     Some(value.to_owned())
 }
 
-fn unauthorized(metadata: &Metadata, refused: Refused) -> Response {
+pub(in crate::http) fn unauthorized(metadata: &Metadata, refused: Refused) -> Response {
     let (error, message) = match refused {
         Refused::Missing => (
             None,

@@ -33,7 +33,7 @@ pub(in crate::http) async fn readyz(
     State(readiness): State<Arc<Readiness>>,
     request: Request,
 ) -> Response {
-    let upstreams = &readiness.hub.common.list;
+    let upstreams = readiness.hub.common.serving();
     let draining = readiness.gate.drain.begun.is_cancelled();
     let ready = !draining && upstreams.iter().all(|u| u.supervisor.status().is_ready());
     let status = match ready {

@@ -29,7 +29,7 @@ use crate::{
     shared::Shared,
     upstreams::Upstreams,
 };
-use mcp_resilient::ServerConfig;
+use mcp_resilient::{ServerConfig, config::Sessions as UpstreamSessions};
 
 /// The shared upstreams and the live hosts.
 #[derive(Debug)]
@@ -93,6 +93,11 @@ impl Hub {
             common: Arc::new(common),
             hosts,
         })
+    }
+
+    /// Transparent or aggregated.
+    pub(in crate::http) fn mode(&self) -> Mode {
+        self.hosts.mode
     }
 
     /// Closes every session (their own upstreams shut down), then the shared upstreams.
@@ -172,6 +177,25 @@ impl Hosts {
             .count()
     }
 
+    /// Live host sessions by the revision they initialized with, and the 2026-07-28 listen
+    /// streams open (for the status page).
+    pub(in crate::http) fn revisions(&self) -> (Vec<(String, usize)>, usize) {
+        let links: Vec<(bool, Arc<HostLink>)> = (self.lock().iter())
+            .map(|(key, entry)| (matches!(key, HostKey::Listen(_)), entry.link.clone()))
+            .collect();
+        let mut by: std::collections::BTreeMap<String, usize> = Default::default();
+        let mut listens = 0;
+        for (listen, link) in links {
+            if listen {
+                listens += 1;
+                continue;
+            }
+            let revision = link.protocol().unwrap_or_else(|| "unknown".into());
+            *by.entry(crate::calls::bounded(&revision, 32)).or_default() += 1;
+        }
+        (by.into_iter().collect(), listens)
+    }
+
     /// Adds a listen stream's host while the guard lives.
     pub(in crate::http) fn listen(self: &Arc<Self>, link: Arc<HostLink>) -> Listening {
         let key = HostKey::Listen(self.listens.fetch_add(1, Ordering::Relaxed));
@@ -235,4 +259,20 @@ fn wants(link: &HostLink, notification: &ServerNotification) -> bool {
         }
         _ => true,
     }
+}
+
+/// The servers with one upstream session per host session, and the shared ones.
+pub(in crate::http) fn split(
+    configs: Vec<ServerConfig>,
+    per_host: &[String],
+) -> Result<(Vec<ServerConfig>, Vec<ServerConfig>), super::ServeError> {
+    if let Some(unknown) = per_host
+        .iter()
+        .find(|name| !configs.iter().any(|c| c.name() == name.as_str()))
+    {
+        return Err(super::ServeError::UnknownPerHost(unknown.clone()));
+    }
+    Ok(configs.into_iter().partition(|c| {
+        c.get_sessions() == UpstreamSessions::PerHost || per_host.iter().any(|n| n == c.name())
+    }))
 }

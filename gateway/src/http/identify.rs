@@ -92,6 +92,17 @@ impl Doors {
         }
     }
 
+    /// What caller `key` is called on the status page: its token's name, `token #N`, a JWT's
+    /// identity, or `anyone`; never the token.
+    pub(in crate::http) fn label(&self, key: &TokenKey) -> Arc<str> {
+        match key {
+            TokenKey::Anyone => "anyone".into(),
+            TokenKey::Static(index) => (self.tokens.name(*index).cloned())
+                .unwrap_or_else(|| format!("token #{}", index + 1).into()),
+            TokenKey::Jwt(identity) => identity.clone(),
+        }
+    }
+
     fn caller(&self, key: TokenKey, label: Arc<str>, names: &[Arc<str>]) -> Caller {
         let grant = self
             .access

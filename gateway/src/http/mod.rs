@@ -58,17 +58,23 @@ mod identify;
 mod jwt;
 mod lost;
 mod opening;
+mod operate;
 mod options;
 mod prm;
 mod refusal;
+mod reload;
+mod reloader;
 mod restore;
 mod serve;
 mod sessions;
+mod settings;
+mod status;
 
 pub use access::{Access, AccessError};
 pub use auth::{Tokens, TokensError};
 pub use jwt::{JwtConfigError, JwtOptions, MAX_LEEWAY};
 pub use options::{DrainOptions, FrontLimits, ServeOptions};
+pub use reload::{Reload, ReloadError, Reloaded};
 
 use crate::Mode;
 use mcp_resilient::ServerConfig;

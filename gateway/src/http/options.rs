@@ -111,6 +111,12 @@ pub struct ServeOptions {
     /// # Default
     /// [`DrainOptions::default()`]
     pub drain: DrainOptions,
+    /// The handle a reload is asked through ([`Reload`](super::Reload)): the shared servers
+    /// change while the gateway serves.
+    ///
+    /// # Default
+    /// None: the servers are those the gateway started with.
+    pub reload: Option<super::Reload>,
 }
 
 /// The drain: on the stop, `/readyz` answers 503 at once and new sessions are refused, while
@@ -171,6 +177,7 @@ impl Default for ServeOptions {
             sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
             store: Arc::new(MemoryHostStore::new()),
             drain: DrainOptions::default(),
+            reload: None,
         }
     }
 }

@@ -8,7 +8,10 @@
 //! `initialize` this gateway answers: the session is one other replicas may be asked for. `delete`
 //! comes after the host's `DELETE`.
 
-use std::sync::Arc;
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
 
 use rmcp::{
     model::{InitializeRequestParams, ProtocolVersion},
@@ -23,6 +26,8 @@ use crate::state::HostStore;
 pub(in crate::http) struct Restore(
     pub(in crate::http) Arc<dyn HostStore>,
     pub(in crate::http) Arc<Openings>,
+    /// What the status page says of the store.
+    pub(in crate::http) Arc<StoreCounts>,
 );
 
 #[async_trait::async_trait]
@@ -30,7 +35,9 @@ impl SessionStore for Restore {
     async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
         // A store that cannot tell is an error (rmcp answers 500), not an unknown session
         // (404): the host keeps its session and asks again.
-        let Some(state) = self.0.claim(session_id).await? else {
+        let claimed = self.0.claim(session_id).await;
+        self.2.claimed(claimed.is_ok());
+        let Some(state) = claimed? else {
             return Ok(None);
         };
         // A record without what `initialize` said cannot be replayed: the host starts again.
@@ -49,6 +56,7 @@ impl SessionStore for Restore {
         // its own upstreams may take seconds), so a host whose request dies with this process
         // from here on can ask for it again (`gateway/src/http/opening/mod.rs`).
         self.1.taken_over(session_id);
+        self.2.takeovers.fetch_add(1, Ordering::Relaxed);
         Ok(Some(SessionState::new(params)))
     }
 
@@ -58,11 +66,32 @@ impl SessionStore for Restore {
         _state: &SessionState,
     ) -> Result<(), SessionStoreError> {
         self.0.share(session_id).await;
+        self.2.shared.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
         self.0.forget(session_id);
         Ok(())
+    }
+}
+
+/// What the fleet's store did here: take-overs, records shared, claims that failed.
+#[derive(Debug, Default)]
+pub(in crate::http) struct StoreCounts {
+    pub(in crate::http) takeovers: AtomicU64,
+    pub(in crate::http) shared: AtomicU64,
+    pub(in crate::http) claims_failed: AtomicU64,
+    /// Whether the last claim got an answer from the store (0 none yet, 1 yes, 2 no).
+    pub(in crate::http) last_claim: AtomicU64,
+}
+
+impl StoreCounts {
+    pub(in crate::http) fn claimed(&self, answered: bool) {
+        if !answered {
+            self.claims_failed.fetch_add(1, Ordering::Relaxed);
+        }
+        let last = if answered { 1 } else { 2 };
+        self.last_claim.store(last, Ordering::Relaxed);
     }
 }

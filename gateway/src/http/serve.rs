@@ -10,13 +10,13 @@
 //!    (children reaped), and [`Gateway::serve`] returns. Each step is bounded.
 
 use std::{
-    net::{IpAddr, SocketAddr},
+    net::SocketAddr,
     sync::Arc,
     time::Duration,
 };
 
 use axum::{Router, middleware, routing::get, serve::ListenerExt};
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::transport::streamable_http_server::StreamableHttpService;
 use tokio_util::sync::CancellationToken;
 
 use super::{
@@ -28,12 +28,15 @@ use super::{
     guard::{Gate, guard},
     health::{Readiness, healthz, readyz},
     hub::Hub,
+    hub::split,
     identify::Doors,
     jwt::Verifier,
     opening::Openings,
+    operate::Operated,
     prm::{Metadata, WELL_KNOWN},
-    restore::Restore,
+    restore::{Restore, StoreCounts},
     sessions::Sessions,
+    settings::rmcp_config,
 };
 use crate::{
     ProxyHandler,
@@ -41,7 +44,6 @@ use crate::{
     outbox::{Form, NotificationBuffer, Outbox},
     shared::Shared,
 };
-use mcp_resilient::{ServerConfig, config::Sessions as UpstreamSessions};
 
 /// How long the HTTP server may take to let go of its connections once everything is closed.
 const LET_GO: Duration = Duration::from_millis(300);
@@ -60,17 +62,12 @@ impl Gateway {
         stop: CancellationToken,
     ) -> Result<(), ServeError> {
         let address = listener.local_addr().map_err(ServeError::Listen)?;
+        self.check_address(address)?;
         let options = self.options;
-        if !address.ip().is_loopback()
-            && options.tokens.is_empty()
-            && options.jwt.is_none()
-            && !options.allow_unauthenticated
-        {
-            return Err(ServeError::Unauthenticated(address));
-        }
         warn_if_no_host_is_named(&options, address);
         let (doors, metadata) = doors(&options, address)?;
         let (own, common) = split(self.configs, &options.per_host)?;
+        let per_host = own.clone();
         let buffer = NotificationBuffer::of(&[own.clone(), common.clone()].concat());
         let hub = Arc::new(
             Hub::start(common, self.mode, &options.proxy)
@@ -110,7 +107,9 @@ impl Gateway {
             Ok(ProxyHandler::with_front(Arc::new(shared), front.clone()))
         };
         let openings = Arc::new(Openings::default());
-        let config = rmcp_config(&options, address, ended.clone(), openings.clone());
+        let counts = Arc::new(StoreCounts::default());
+        let restore = Restore(options.store.clone(), openings.clone(), counts.clone());
+        let config = rmcp_config(&options, address, ended.clone(), restore);
         let service = StreamableHttpService::new(factory, sessions, config);
         let drain = Arc::new(Drain::new(options.drain, stop.clone()));
         let gate = Arc::new(Gate {
@@ -127,12 +126,14 @@ impl Gateway {
             hub: hub.clone(),
             gate: gate.clone(),
         });
-        let app = routes(service, gate.clone(), readiness, metadata);
+        let operated = Operated::start(&hub, &gate, &options, address, counts, per_host);
+        let app = routes(service, gate.clone(), readiness, metadata).merge(operated.routes());
         let server = tokio::spawn(run_server(listener, app, ended.clone()));
         tracing::info!(%address, "serving MCP at http://{address}/mcp");
         stop.cancelled().await;
         drained(&drain, &*options.store).await;
         ended.cancel();
+        operated.close().await;
         hub.shutdown().await;
         tracing::debug!("every session and upstream is closed");
         let mut server = server;
@@ -230,22 +231,6 @@ async fn run_server(
         .await
 }
 
-/// The servers with one upstream session per host session, and the shared ones.
-fn split(
-    configs: Vec<ServerConfig>,
-    per_host: &[String],
-) -> Result<(Vec<ServerConfig>, Vec<ServerConfig>), ServeError> {
-    if let Some(unknown) = per_host
-        .iter()
-        .find(|name| !configs.iter().any(|c| c.name() == name.as_str()))
-    {
-        return Err(ServeError::UnknownPerHost(unknown.clone()));
-    }
-    Ok(configs.into_iter().partition(|c| {
-        c.get_sessions() == UpstreamSessions::PerHost || per_host.iter().any(|n| n == c.name())
-    }))
-}
-
 /// On `0.0.0.0` (or `::`) every name is as good as another, so none is known: the DNS-rebinding
 /// check refuses every host unless allowed hosts are named. Said at start, rather than left to
 /// the operator to learn from the hosts' 403s.
@@ -257,40 +242,4 @@ fn warn_if_no_host_is_named(options: &super::ServeOptions, address: SocketAddr) 
             address.ip()
         );
     }
-}
-
-/// rmcp's service settings: the gateway's bounds, and `Host`/`Origin` as the options say.
-fn rmcp_config(
-    options: &super::ServeOptions,
-    address: SocketAddr,
-    ended: CancellationToken,
-    openings: Arc<Openings>,
-) -> StreamableHttpServerConfig {
-    let loopback = address.ip().is_loopback();
-    let mut hosts: Vec<String> = match loopback {
-        true => vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
-        false => vec![host_of(address.ip())],
-    };
-    hosts.extend(options.allowed_hosts.iter().cloned());
-    let mut origins: Vec<String> = match loopback {
-        true => vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()],
-        false => Vec::new(),
-    };
-    origins.extend(options.allowed_origins.iter().cloned());
-    let mut config = StreamableHttpServerConfig::default()
-        .with_sse_keep_alive(Some(options.sse_keep_alive))
-        .with_sse_retry(Some(super::sessions::RESUME_AFTER))
-        .with_cancellation_token(ended)
-        .with_max_request_body_bytes(options.limits.max_body_bytes)
-        .with_allowed_origins(origins)
-        .enforce_origin_validation();
-    config.session_store = Some(Arc::new(Restore(options.store.clone(), openings)));
-    match hosts.iter().any(|h| h == "*") {
-        true => config.disable_allowed_hosts(),
-        false => config.with_allowed_hosts(hosts),
-    }
-}
-
-fn host_of(ip: IpAddr) -> String {
-    ip.to_string()
 }

@@ -140,6 +140,16 @@ pub(crate) fn host_store_failure(operation: &'static str) {
     let _ = operation;
 }
 
+/// The gateway's configuration was reloaded (`applied`) or a reload changed nothing
+/// (`refused`).
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
+pub(crate) fn reloaded(applied: bool) {
+    #[cfg(feature = "otel")]
+    server::reloaded(applied);
+    #[cfg(not(feature = "otel"))]
+    let _ = applied;
+}
+
 /// A `method` notification for a host that reads too slowly was dropped (the outbox).
 pub(crate) fn notification_dropped(method: &'static str) {
     #[cfg(feature = "otel")]

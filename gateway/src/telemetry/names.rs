@@ -17,13 +17,18 @@ pub const HOST_STORE_FAILURES: &str = "mcp.server.resilience.host_store.failures
 /// Counter: notifications dropped for a host that reads too slowly, by method.
 pub const NOTIFICATIONS_DROPPED: &str = "mcp.client.resilience.notifications.dropped";
 
+/// Counter: reloads of `serve`'s configuration (SIGHUP), by `outcome` (`applied`, `refused`:
+/// nothing changed).
+pub const RELOADS: &str = "mcp.server.resilience.reloads";
+
 /// Every metric name above, for a check that all of them are present.
-pub const ALL_METRICS: [&str; 5] = [
+pub const ALL_METRICS: [&str; 6] = [
     SERVER_OPERATION_DURATION,
     SERVER_SESSION_DURATION,
     HOST_SESSIONS,
     HOST_STORE_FAILURES,
     NOTIFICATIONS_DROPPED,
+    RELOADS,
 ];
 
 // The attributes, as the conventions name them (the library's names say the same).

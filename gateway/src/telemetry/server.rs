@@ -25,6 +25,7 @@ struct ServerInstruments {
     sessions: UpDownCounter<i64>,
     store_failures: Counter<u64>,
     dropped: Counter<u64>,
+    reloads: Counter<u64>,
 }
 
 fn instruments() -> &'static ServerInstruments {
@@ -58,6 +59,11 @@ fn instruments() -> &'static ServerInstruments {
                 .u64_counter(names::NOTIFICATIONS_DROPPED)
                 .with_unit("{notification}")
                 .with_description("Notifications dropped for a slow host.")
+                .build(),
+            reloads: meter
+                .u64_counter(names::RELOADS)
+                .with_unit("{reload}")
+                .with_description("Reloads of the gateway's configuration, by outcome")
                 .build(),
         }
     })
@@ -108,6 +114,14 @@ pub(super) fn session_ended(lasted: Duration, transport: &'static str, protocol:
 pub(super) fn store_failure(operation: &'static str) {
     let attributes = [KeyValue::new("operation", operation)];
     instruments().store_failures.add(1, &attributes);
+}
+
+/// A reload was applied or refused.
+pub(super) fn reloaded(applied: bool) {
+    let outcome = if applied { "applied" } else { "refused" };
+    instruments()
+        .reloads
+        .add(1, &[KeyValue::new("outcome", outcome)]);
 }
 
 /// A `method` notification for a slow host was dropped.

@@ -113,6 +113,7 @@ impl Tag {
     /// gateway says of any call that may have run), a JSON-RPC error for anything else.
     pub(in crate::http) fn answer(&self) -> ServerSseMessage {
         const WHY: &str = "The gateway process that was answering this request stopped before it answered (another one serves the session now).";
+        crate::calls::may_have_run();
         let message = match self.call {
             true => ServerJsonRpcMessage::response(
                 ServerResult::CallToolResult(CallToolResult::error(vec![ContentBlock::text(
