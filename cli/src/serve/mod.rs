@@ -120,6 +120,7 @@ fn options(args: &ServeArgs) -> Result<ServeOptions, String> {
     options.allowed_hosts = args.allowed_hosts.clone();
     options.allowed_origins = args.allowed_origins.clone();
     options.limits = limits;
+    options.front = args.host_front()?;
     if args.store != "memory" {
         let mut store_options = RedisStoreOptions::default();
         store_options.ttl = args.session_idle;

@@ -54,6 +54,9 @@ pub(in crate::http) struct Gate {
     pub(in crate::http) openings: Arc<Openings>,
     /// The body bound (`--max-body`).
     pub(in crate::http) max_body: usize,
+    /// Whether a session's request may be opened early (rmcp's front; the own front answers a
+    /// request as JSON, its head with its answer: `gateway/src/http/own/`).
+    pub(in crate::http) open_sessions_early: bool,
     /// Cancelled when the gateway stops taking requests.
     pub(in crate::http) stopping: CancellationToken,
     /// Requests in flight, for the drain.
@@ -167,7 +170,7 @@ pub(in crate::http) async fn guard(
     let known = Known {
         openings: gate.openings.clone(),
         max_body: gate.max_body,
-        session,
+        session: session.filter(|_| gate.open_sessions_early),
         stateless,
     };
     let delete = request.method() == Method::DELETE;

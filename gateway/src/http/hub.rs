@@ -132,17 +132,18 @@ impl Hosts {
         }
     }
 
-    /// Adds an initialized host session, whose outbox `writer` drains.
+    /// Adds an initialized host session, whose outbox `writer` drains (the own front has none
+    /// while the host holds no stream: `gateway/src/http/own/`).
     pub(in crate::http) fn register(
         &self,
         id: String,
         shared: Arc<Shared>,
-        writer: JoinHandle<()>,
+        writer: Option<JoinHandle<()>>,
     ) {
         let entry = Entry {
             link: shared.link.clone(),
             shared: Some(shared),
-            writer: Some(writer),
+            writer,
         };
         if let Some(old) = self.lock().insert(HostKey::Session(id), entry) {
             self.retire(old);

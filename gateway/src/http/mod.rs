@@ -56,6 +56,7 @@ mod jwt;
 mod lost;
 mod opening;
 mod options;
+mod own;
 mod prm;
 mod refusal;
 mod restore;
@@ -65,7 +66,7 @@ mod sessions;
 pub use access::{Access, AccessError};
 pub use auth::{Tokens, TokensError};
 pub use jwt::{JwtConfigError, JwtOptions, MAX_LEEWAY};
-pub use options::{FrontLimits, ServeOptions};
+pub use options::{FrontLimits, HostFront, ServeOptions};
 
 use crate::Mode;
 use mcp_resilient::ServerConfig;

@@ -19,7 +19,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Gateway, ServeError,
+    Gateway, HostFront, ServeError,
     access::rate::Buckets,
     admit::Admission,
     front::HttpFront,
@@ -29,6 +29,7 @@ use super::{
     identify::Doors,
     jwt::Verifier,
     opening::Openings,
+    own,
     prm::{Metadata, WELL_KNOWN},
     restore::Restore,
     sessions::Sessions,
@@ -92,9 +93,9 @@ impl Gateway {
         let ended = CancellationToken::new();
         let (mode, proxy, shared_set) = (self.mode, options.proxy.clone(), hub.common.clone());
         let store = options.store.clone();
-        let factory = move || {
+        let make: own::Make = Arc::new(move |front| {
             let link = Arc::new(HostLink::with_store(
-                Outbox::with_form(buffer, Form::Messages),
+                Outbox::with_form(buffer.clone(), Form::Messages),
                 "tcp",
                 store.clone(),
             ));
@@ -105,19 +106,22 @@ impl Gateway {
                 proxy.clone(),
                 link,
             );
-            Ok(ProxyHandler::with_front(Arc::new(shared), front.clone()))
-        };
+            ProxyHandler::with_front(Arc::new(shared), front)
+        });
+        let rmcp_make = make.clone();
+        let factory = move || Ok(rmcp_make(front.clone()));
         let openings = Arc::new(Openings::default());
         let config = rmcp_config(&options, address, ended.clone(), openings.clone());
-        let service = StreamableHttpService::new(factory, sessions, config);
+        let service = StreamableHttpService::new(factory, sessions, config.clone());
         let gate = Arc::new(Gate {
             doors,
             metadata: metadata.clone(),
             rates: Buckets::default(),
-            admission,
+            admission: admission.clone(),
             hosts: hub.hosts.clone(),
             openings,
             max_body: options.limits.max_body_bytes,
+            open_sessions_early: options.front == HostFront::Rmcp,
             stopping: stop.clone(),
             in_flight: AtomicUsize::new(0),
             idle: Notify::new(),
@@ -126,7 +130,25 @@ impl Gateway {
             hub: hub.clone(),
             gate: gate.clone(),
         });
-        let app = routes(service, gate.clone(), readiness, metadata);
+        let mcp = match options.front {
+            HostFront::Own => own::router(own::Parts {
+                make,
+                hooks: Arc::new(own::OwnHooks {
+                    hosts: hub.hosts.clone(),
+                    policed: options.access.is_some(),
+                }),
+                rmcp: service,
+                config,
+                max_body: options.limits.max_body_bytes,
+                idle: options.limits.session_idle,
+                store: options.store.clone(),
+                hosts: hub.hosts.clone(),
+                admission,
+                ended: ended.clone(),
+            }),
+            _ => Router::new().route_service("/mcp", service),
+        };
+        let app = routes(mcp, gate.clone(), readiness, metadata);
         let server = tokio::spawn(run_server(listener, app, ended.clone()));
         tracing::info!(%address, "serving MCP at http://{address}/mcp");
         stop.cancelled().await;
@@ -169,10 +191,10 @@ fn doors(
     Ok((doors, Arc::new(Metadata::new(&resource, issuer))))
 }
 
-/// The routes: `/mcp` behind the guard, the probes, and the protected resource metadata (at
-/// the root form and the `/mcp` suffixed one, RFC 9728 §3.1).
+/// The routes: `/mcp` (either front) behind the guard, the probes, and the protected resource
+/// metadata (at the root form and the `/mcp` suffixed one, RFC 9728 §3.1).
 fn routes(
-    service: StreamableHttpService<ProxyHandler, Sessions>,
+    mcp: Router,
     gate: Arc<Gate>,
     readiness: Arc<Readiness>,
     metadata: Arc<Metadata>,
@@ -181,9 +203,7 @@ fn routes(
         let metadata = metadata.clone();
         async move { metadata.answer() }
     };
-    Router::new()
-        .route_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(gate, guard))
+    mcp.layer(middleware::from_fn_with_state(gate, guard))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz).with_state(readiness))
         .route(WELL_KNOWN, get(document.clone()))

@@ -1,0 +1,302 @@
+//! A host's `POST`: its body read once and parsed once, an `initialize` opening a session, a
+//! request in a session answered as one JSON body, a notification or an answer taken (`202`).
+
+use std::sync::Arc;
+
+use axum::{
+    body::Body,
+    extract::Request,
+    http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts},
+    response::{IntoResponse, Response},
+};
+use rmcp::{
+    Peer, RoleServer, ServerHandler,
+    model::{
+        ClientJsonRpcMessage, ClientNotification, ClientRequest, GetExtensions, GetMeta,
+        InitializeRequest, JsonRpcRequest, ProtocolVersion, RequestId, ServerJsonRpcMessage,
+        ServerResult,
+    },
+    service::RequestContext,
+};
+
+use super::{Own, SESSION_HEADER, dispatch, table::Session};
+use crate::http::{refusal::refuse, restore, sessions::SessionKey};
+
+const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The first revision without sessions: its requests are rmcp's.
+const STATELESS_FROM: &str = "2026-07-28";
+
+pub(super) async fn post(own: &Arc<Own>, request: Request, session: Option<String>) -> Response {
+    let (parts, body) = request.into_parts();
+    if let Err(refused) = acceptable(&parts.headers) {
+        return refused;
+    }
+    let declared = (parts.headers.get(header::CONTENT_LENGTH))
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > own.max_body) {
+        return too_large(own.max_body);
+    }
+    let Ok(bytes) = axum::body::to_bytes(body, own.max_body).await else {
+        return too_large(own.max_body);
+    };
+    let version = (parts.headers.get(VERSION_HEADER)).and_then(|v| v.to_str().ok());
+    let stateless = version.is_some_and(|v| v >= STATELESS_FROM);
+    let parsed = serde_json::from_slice::<ClientJsonRpcMessage>(&bytes);
+    let Some(id) = session else {
+        return match parsed {
+            Ok(ClientJsonRpcMessage::Request(request))
+                if !stateless && matches!(request.request, ClientRequest::InitializeRequest(_)) =>
+            {
+                initialize(own, parts, request).await
+            }
+            // Without a session: rmcp's (2026-07-28, discover, and what it refuses).
+            _ => {
+                own.to_rmcp(Request::from_parts(parts, Body::from(bytes)))
+                    .await
+            }
+        };
+    };
+    if let Some(version) = version
+        && !ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .any(|known| known.as_str() == version)
+    {
+        let message = format!("MCP-Protocol-Version {version} is not one this gateway speaks");
+        return refuse(StatusCode::BAD_REQUEST, &message);
+    }
+    let message = match parsed {
+        Ok(message) => message,
+        Err(error) => {
+            let message = format!("the body is not one JSON-RPC message of MCP: {error}");
+            return crate::http::refusal::error(
+                StatusCode::BAD_REQUEST,
+                serde_json::Value::Null,
+                -32700,
+                &message,
+            );
+        }
+    };
+    let session = match own.session(&id, &parts).await {
+        Ok(session) => session,
+        Err(refused) => return refused,
+    };
+    match message {
+        ClientJsonRpcMessage::Request(request) => {
+            if matches!(request.request, ClientRequest::InitializeRequest(_)) {
+                let message = "this session is initialized already";
+                return refuse(StatusCode::BAD_REQUEST, message);
+            }
+            let answer = ask(own, &session, parts, request).await;
+            json(&answer, None)
+        }
+        ClientJsonRpcMessage::Notification(notification) => {
+            notified(&session, notification.notification);
+            StatusCode::ACCEPTED.into_response()
+        }
+        // An answer to a request of ours: none is asked on this front yet (module docs).
+        ClientJsonRpcMessage::Response(_) | ClientJsonRpcMessage::Error(_) => {
+            StatusCode::ACCEPTED.into_response()
+        }
+    }
+}
+
+/// A new session's `initialize`: answered with its `Mcp-Session-Id` once the store shares it.
+async fn initialize(
+    own: &Arc<Own>,
+    parts: Parts,
+    request: JsonRpcRequest<ClientRequest>,
+) -> Response {
+    let id = new_id();
+    let session = Arc::new(Session::new((own.make)(own.hooks.clone()), dead_peer()));
+    let answer = open(&session, &id, parts, request.request, request.id).await;
+    if matches!(answer, ServerJsonRpcMessage::Response(_)) {
+        own.store.share(&id).await;
+        own.table.insert(&id, session);
+        json(&answer, Some(&id))
+    } else {
+        own.close(&id);
+        json(&answer, None)
+    }
+}
+
+/// Runs `initialize` (the host's, or one replayed from the store) for session `id`.
+async fn open(
+    session: &Arc<Session>,
+    id: &str,
+    parts: Parts,
+    mut request: ClientRequest,
+    request_id: RequestId,
+) -> ServerJsonRpcMessage {
+    let mut context = RequestContext::new(request_id.clone(), session.peer.clone());
+    context.meta = std::mem::take(request.get_meta_mut());
+    context.extensions = std::mem::take(request.extensions_mut());
+    context.extensions.insert(SessionKey(id.to_owned()));
+    context.extensions.insert(parts);
+    message(
+        dispatch(&session.handler, request, context).await,
+        request_id,
+    )
+}
+
+impl Own {
+    /// Session `id`: in the table, or taken over from the store (invariant 1); else the
+    /// refusal (`404`, or `500` when the store cannot tell: the host keeps its session).
+    pub(super) async fn session(&self, id: &str, parts: &Parts) -> Result<Arc<Session>, Response> {
+        if let Some(session) = self.table.get(id) {
+            if self.store.holds(id) {
+                return Ok(session);
+            }
+            tracing::info!("a host session claimed by another replica is let go here");
+            self.close(id);
+        }
+        let _one_at_a_time = self.restoring.lock().await;
+        if let Some(session) = self.table.get(id) {
+            return Ok(session);
+        }
+        let not_found = || refuse(StatusCode::NOT_FOUND, "no such session");
+        let state = match self.store.claim(id).await {
+            Ok(Some(state)) => state,
+            Ok(None) => return Err(not_found()),
+            Err(error) => {
+                tracing::warn!(%error, "the session store could not tell whether it holds a session");
+                let message = "the session store could not be read; ask again";
+                return Err(refuse(StatusCode::INTERNAL_SERVER_ERROR, message));
+            }
+        };
+        let Some(params) = restore::replayable(&*self.store, id, state) else {
+            return Err(not_found());
+        };
+        tracing::info!("a host session held elsewhere is served here from now on");
+        let session = Arc::new(Session::new((self.make)(self.hooks.clone()), dead_peer()));
+        let replay = ClientRequest::InitializeRequest(InitializeRequest::new(params));
+        let answer = open(&session, id, parts.clone(), replay, RequestId::Number(0)).await;
+        if !matches!(answer, ServerJsonRpcMessage::Response(_)) {
+            self.close(id);
+            return Err(not_found());
+        }
+        // What the host had set up on the upstreams, again; and its `initialized`, long ago.
+        session.handler.renew();
+        session.handler.shared.link.outbox.open();
+        self.table.insert(id, session.clone());
+        Ok(session)
+    }
+}
+
+/// A request in a session, answered.
+async fn ask(
+    own: &Own,
+    session: &Arc<Session>,
+    parts: Parts,
+    request: JsonRpcRequest<ClientRequest>,
+) -> ServerJsonRpcMessage {
+    let JsonRpcRequest {
+        id, mut request, ..
+    } = request;
+    let cancel = session.ended.child_token();
+    let _busy = session.busy(&own.table, Some((id.clone(), cancel.clone())));
+    let mut context = RequestContext::new(id.clone(), session.peer.clone());
+    context.ct = cancel;
+    context.meta = std::mem::take(request.get_meta_mut());
+    context.extensions = std::mem::take(request.extensions_mut());
+    context.extensions.insert(parts);
+    message(dispatch(&session.handler, request, context).await, id)
+}
+
+/// A host's notification: what the core does with it here (the others change nothing).
+fn notified(session: &Session, notification: ClientNotification) {
+    match notification {
+        ClientNotification::InitializedNotification(_) => {
+            session.handler.shared.link.outbox.open();
+        }
+        ClientNotification::CancelledNotification(cancelled) => {
+            if let Some(id) = &cancelled.params.request_id {
+                session.cancel(id);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn message(answer: Result<ServerResult, rmcp::ErrorData>, id: RequestId) -> ServerJsonRpcMessage {
+    match answer {
+        Ok(result) => ServerJsonRpcMessage::response(result, id),
+        Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+    }
+}
+
+/// `message` as the response's JSON body, with the session's id when it opens one.
+fn json(message: &ServerJsonRpcMessage, session: Option<&str>) -> Response {
+    let body = match serde_json::to_vec(message) {
+        Ok(body) => body,
+        Err(error) => {
+            tracing::warn!(%error, "an answer could not be written");
+            return refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the answer could not be written",
+            );
+        }
+    };
+    let mut response = Response::new(Body::from(body));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if let Some(id) = session.and_then(|id| HeaderValue::from_str(id).ok()) {
+        headers.insert(SESSION_HEADER, id);
+    }
+    response
+}
+
+/// A host's `POST` must accept both JSON and SSE (`406`) and send JSON (`415`).
+fn acceptable(headers: &HeaderMap) -> Result<(), Response> {
+    let accepted = |kind: &str| {
+        (headers.get_all(header::ACCEPT).iter())
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .filter_map(|item| item.split(';').next())
+            .any(|essence| essence.trim().eq_ignore_ascii_case(kind))
+    };
+    if !accepted("application/json") || !accepted("text/event-stream") {
+        let message = "the host must accept both application/json and text/event-stream";
+        return Err(refuse(StatusCode::NOT_ACCEPTABLE, message));
+    }
+    let json = (headers.get(header::CONTENT_TYPE))
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+    if !json {
+        return Err(refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be application/json",
+        ));
+    }
+    Ok(())
+}
+
+fn too_large(bound: usize) -> Response {
+    let message = format!("the request body is over {bound} bytes, the most this gateway reads");
+    refuse(StatusCode::PAYLOAD_TOO_LARGE, &message)
+}
+
+/// A session id: 128 random bits, in hex.
+fn new_id() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+/// A peer for rmcp's dispatch, whose service has already ended: the host's revision is read
+/// from it; nothing sent through it goes anywhere (module docs: server requests).
+fn dead_peer() -> Peer<RoleServer> {
+    struct Nobody;
+    impl ServerHandler for Nobody {}
+    let ended = rmcp::service::serve_directly::<RoleServer, _, _, _, _>(
+        Nobody,
+        (
+            futures::sink::drain::<ServerJsonRpcMessage>(),
+            futures::stream::empty::<ClientJsonRpcMessage>(),
+        ),
+        None,
+    );
+    ended.peer().clone()
+}
