@@ -239,3 +239,45 @@ async fn headers_are_checked_and_requests_without_a_session_are_still_served() {
     let status = gateway.stop().await;
     assert!(status.success(), "{status}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_asks_for_progress_gets_it_on_its_own_response_before_its_answer() {
+    let gateway = own(&[]).await;
+    let raw = Raw::new(&gateway.url());
+    let id = raw.session().await;
+    // With and without the standalone stream open: the progress is the request's either way.
+    for (round, standalone) in [(2, false), (3, true)] {
+        let stream = match standalone {
+            true => Some(raw.standalone(&id).await),
+            false => None,
+        };
+        let progress = json!({"jsonrpc": "2.0", "id": round, "method": "tools/call",
+            "params": {"name": "progress", "arguments": {"steps": 3, "ms": 1},
+                       "_meta": {"progressToken": format!("p-{round}")}}});
+        let response = raw.post(&progress, &raw.in_session(&id)).await;
+        let kind = response.headers().get("content-type").cloned();
+        assert_eq!(
+            kind.as_ref().and_then(|v| v.to_str().ok()),
+            Some("text/event-stream")
+        );
+        let received = messages(response).await;
+        let told: Vec<&Value> = received
+            .iter()
+            .filter(|m| m["method"] == json!("notifications/progress"))
+            .collect();
+        assert_eq!(told.len(), 3, "{received:?}");
+        assert!(
+            told.iter()
+                .all(|m| m["params"]["progressToken"] == json!(format!("p-{round}")))
+        );
+        let last = received.last().expect("an answer");
+        assert_eq!(
+            last["id"],
+            json!(round),
+            "the answer comes last: {received:?}"
+        );
+        drop(stream);
+    }
+    let status = gateway.stop().await;
+    assert!(status.success(), "{status}");
+}

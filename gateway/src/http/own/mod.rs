@@ -23,9 +23,11 @@
 //! - The guard in front of it is the same as rmcp's (tokens, JWT, rates, bounds, ownership of a
 //!   session); `Host` and `Origin` are checked here with the same settings ([`checks`]).
 //!
+//! A request that asks for progress while no standalone stream is open is answered as an SSE
+//! stream instead, its progress before its answer (`progress.rs`).
+//!
 //! Not here yet (see `BENCHMARKS.md`, "The own front"): server requests to the host (sampling,
-//! elicitation, roots; the upstream gets an error that says the host cannot be asked), a call's
-//! progress on its own response (it goes to the standalone stream), event ids and resumption of
+//! elicitation, roots; the upstream gets an error that says the host cannot be asked), event ids and resumption of
 //! a request's response (a request's answer is one JSON body; a `Last-Event-ID` of a request of
 //! rmcp's front is answered as lost), the early response head of a tool call in a fleet.
 //!
@@ -59,6 +61,7 @@ use crate::{ProxyHandler, front::Front, state::HostStore};
 mod checks;
 mod hooks;
 mod post;
+mod progress;
 mod stream;
 mod table;
 

@@ -87,6 +87,9 @@ pub(super) async fn post(own: &Arc<Own>, request: Request, session: Option<Strin
                 let message = "this session is initialized already";
                 return refuse(StatusCode::BAD_REQUEST, message);
             }
+            if let Some(token) = request.request.get_meta().get_progress_token() {
+                return super::progress::streamed(own, &session, parts, request, token);
+            }
             let answer = ask(own, &session, parts, request).await;
             json(&answer, None)
         }
@@ -184,7 +187,7 @@ impl Own {
 }
 
 /// A request in a session, answered.
-async fn ask(
+pub(super) async fn ask(
     own: &Own,
     session: &Arc<Session>,
     parts: Parts,

@@ -10,7 +10,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use rmcp::{Peer, RoleServer, model::RequestId};
+use bytes::Bytes;
+use rmcp::{
+    Peer, RoleServer,
+    model::{ProgressToken, RequestId},
+};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Own;
@@ -29,10 +34,16 @@ pub(super) struct Session {
     touched: AtomicU64,
     /// Requests in flight and the standalone stream: a busy session is not idle.
     busy: AtomicUsize,
-    /// Whether the standalone stream is open.
+    /// Whether the standalone stream is open (or waiting for the drainer).
     pub(super) streaming: AtomicBool,
+    /// Held by whatever drains the session's outbox: the standalone stream, or a call that
+    /// asked for progress while no stream was open.
+    pub(super) drainer: Arc<tokio::sync::Mutex<()>>,
     /// The requests in flight that a `notifications/cancelled` may end.
     running: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Where the progress of a request that asked for it goes (its own response), whoever
+    /// drains the outbox.
+    routes: Mutex<HashMap<ProgressToken, mpsc::Sender<Bytes>>>,
     /// Cancelled when the session ends: its stream and its requests end with it.
     pub(super) ended: CancellationToken,
 }
@@ -58,7 +69,9 @@ impl Session {
             touched: AtomicU64::new(0),
             busy: AtomicUsize::new(0),
             streaming: AtomicBool::new(false),
+            drainer: Arc::default(),
             running: Mutex::default(),
+            routes: Mutex::default(),
             ended: CancellationToken::new(),
         }
     }
@@ -85,11 +98,35 @@ impl Session {
         }
     }
 
+    /// The progress of `token` goes to `events` while the guard lives.
+    pub(super) fn route(
+        self: &Arc<Self>,
+        token: ProgressToken,
+        events: mpsc::Sender<Bytes>,
+    ) -> Route {
+        lock(&self.routes).insert(token.clone(), events);
+        Route(self.clone(), token)
+    }
+
+    /// Where the progress of `token` goes, if a request waits for it.
+    pub(super) fn routed(&self, token: &ProgressToken) -> Option<mpsc::Sender<Bytes>> {
+        lock(&self.routes).get(token).cloned()
+    }
+
     pub(super) fn end(&self) {
         self.ended.cancel();
         for cancel in lock(&self.running).values() {
             cancel.cancel();
         }
+    }
+}
+
+/// A request's progress route, while it lives.
+pub(super) struct Route(Arc<Session>, ProgressToken);
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        lock(&self.0.routes).remove(&self.1);
     }
 }
 
