@@ -142,3 +142,85 @@ fn default_port(scheme: &str) -> Option<u16> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    fn checks(hosts: &[&str], origins: &[&str]) -> Checks {
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(hosts.iter().map(|h| h.to_string()))
+            .with_allowed_origins(origins.iter().map(|o| o.to_string()));
+        Checks::of(&config)
+    }
+
+    fn status(checks: &Checks, host: Option<&str>, origin: Option<&str>) -> Option<StatusCode> {
+        let mut headers = HeaderMap::new();
+        if let Some(host) = host {
+            headers.insert(header::HOST, HeaderValue::from_str(host).expect("a header"));
+        }
+        if let Some(origin) = origin {
+            headers.insert(
+                header::ORIGIN,
+                HeaderValue::from_str(origin).expect("a header"),
+            );
+        }
+        let uri = Uri::from_static("/mcp");
+        checks
+            .allow(&uri, &headers)
+            .err()
+            .map(|refused| refused.status())
+    }
+
+    #[test]
+    fn hosts_are_allowed_by_name_and_by_port_when_the_entry_names_one() {
+        let checks = checks(&["localhost", "127.0.0.1:8808", "::1"], &[]);
+        assert_eq!(status(&checks, Some("localhost:1234"), None), None);
+        assert_eq!(status(&checks, Some("LOCALHOST"), None), None);
+        assert_eq!(status(&checks, Some("127.0.0.1:8808"), None), None);
+        assert_eq!(status(&checks, Some("[::1]:9"), None), None);
+        let forbidden = Some(StatusCode::FORBIDDEN);
+        assert_eq!(status(&checks, Some("127.0.0.1:8809"), None), forbidden);
+        assert_eq!(status(&checks, Some("evil.example"), None), forbidden);
+        assert_eq!(status(&checks, None, None), Some(StatusCode::BAD_REQUEST));
+        assert_eq!(
+            status(&checks, Some("a b"), None),
+            Some(StatusCode::BAD_REQUEST)
+        );
+    }
+
+    #[test]
+    fn origins_are_allowed_by_scheme_host_and_port() {
+        let checks = checks(
+            &["localhost"],
+            &["http://localhost:*", "https://app.example", "null"],
+        );
+        let host = Some("localhost");
+        assert_eq!(
+            status(&checks, host, None),
+            None,
+            "no Origin: not a browser"
+        );
+        assert_eq!(status(&checks, host, Some("http://localhost:3000")), None);
+        assert_eq!(status(&checks, host, Some("https://app.example")), None);
+        assert_eq!(status(&checks, host, Some("null")), None);
+        let forbidden = Some(StatusCode::FORBIDDEN);
+        assert_eq!(
+            status(&checks, host, Some("https://localhost:3000")),
+            forbidden
+        );
+        assert_eq!(
+            status(&checks, host, Some("http://evil.example")),
+            forbidden
+        );
+        assert_eq!(status(&checks, host, Some("not an origin")), forbidden);
+        let strict = super::tests::checks(&["localhost"], &["https://app.example:8443"]);
+        assert_eq!(
+            status(&strict, host, Some("https://app.example")),
+            forbidden
+        );
+        assert_eq!(status(&strict, host, Some("null")), forbidden);
+    }
+}

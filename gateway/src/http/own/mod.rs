@@ -9,8 +9,9 @@
 //!   request goes to the session's [`ProxyHandler`] through rmcp's own dispatch
 //!   (`Service::handle_request`, which shapes answers for the host's revision), on the
 //!   connection's task: no session task, no channel between the connection and the handler.
-//!   The answer is written as one `application/json` body (one `text/event-stream` event when
-//!   the host does not accept JSON). A notification or a host's answer gets `202`.
+//!   The answer is written as one `application/json` body (a host must accept it: `406`). A
+//!   notification or a host's answer gets `202`. A request that asks for progress is answered
+//!   as an SSE stream instead, its progress before its answer (`progress.rs`).
 //! - An idle session is an entry in the table (the core's per-session state, which both fronts
 //!   have, and an rmcp `Peer` whose service has ended: rmcp's dispatch reads the host's revision
 //!   from it). It holds no task and no channel; one sweeper ends the idle ones for the table.
@@ -23,13 +24,10 @@
 //! - The guard in front of it is the same as rmcp's (tokens, JWT, rates, bounds, ownership of a
 //!   session); `Host` and `Origin` are checked here with the same settings ([`checks`]).
 //!
-//! A request that asks for progress while no standalone stream is open is answered as an SSE
-//! stream instead, its progress before its answer (`progress.rs`).
-//!
 //! Not here yet (see `BENCHMARKS.md`, "The own front"): server requests to the host (sampling,
-//! elicitation, roots; the upstream gets an error that says the host cannot be asked), event ids and resumption of
-//! a request's response (a request's answer is one JSON body; a `Last-Event-ID` of a request of
-//! rmcp's front is answered as lost), the early response head of a tool call in a fleet.
+//! elicitation, roots; the upstream gets an error that says the host cannot be asked), event ids
+//! and resumption of a request's response (a `Last-Event-ID` of a request of rmcp's front is
+//! answered as lost), the early response head of a tool call in a fleet, batches (refused).
 //!
 //! # Invariants
 //!
@@ -60,6 +58,7 @@ use crate::{ProxyHandler, front::Front, state::HostStore};
 
 mod checks;
 mod hooks;
+mod open;
 mod post;
 mod progress;
 mod stream;

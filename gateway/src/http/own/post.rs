@@ -10,17 +10,15 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use rmcp::{
-    Peer, RoleServer, ServerHandler,
     model::{
         ClientJsonRpcMessage, ClientNotification, ClientRequest, GetExtensions, GetMeta,
-        InitializeRequest, JsonRpcRequest, ProtocolVersion, RequestId, ServerJsonRpcMessage,
-        ServerResult,
+        JsonRpcRequest, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
     },
     service::RequestContext,
 };
 
 use super::{Own, SESSION_HEADER, dispatch, table::Session};
-use crate::http::{refusal::refuse, restore, sessions::SessionKey};
+use crate::http::refusal::refuse;
 
 const VERSION_HEADER: &str = "mcp-protocol-version";
 /// The first revision without sessions: its requests are rmcp's.
@@ -48,7 +46,7 @@ pub(super) async fn post(own: &Arc<Own>, request: Request, session: Option<Strin
             Ok(ClientJsonRpcMessage::Request(request))
                 if !stateless && matches!(request.request, ClientRequest::InitializeRequest(_)) =>
             {
-                initialize(own, parts, request).await
+                super::open::initialize(own, parts, request).await
             }
             // Without a session: rmcp's (2026-07-28, discover, and what it refuses).
             _ => {
@@ -104,88 +102,6 @@ pub(super) async fn post(own: &Arc<Own>, request: Request, session: Option<Strin
     }
 }
 
-/// A new session's `initialize`: answered with its `Mcp-Session-Id` once the store shares it.
-async fn initialize(
-    own: &Arc<Own>,
-    parts: Parts,
-    request: JsonRpcRequest<ClientRequest>,
-) -> Response {
-    let id = new_id();
-    let session = Arc::new(Session::new((own.make)(own.hooks.clone()), dead_peer()));
-    let answer = open(&session, &id, parts, request.request, request.id).await;
-    if matches!(answer, ServerJsonRpcMessage::Response(_)) {
-        own.store.share(&id).await;
-        own.table.insert(&id, session);
-        json(&answer, Some(&id))
-    } else {
-        own.close(&id);
-        json(&answer, None)
-    }
-}
-
-/// Runs `initialize` (the host's, or one replayed from the store) for session `id`.
-async fn open(
-    session: &Arc<Session>,
-    id: &str,
-    parts: Parts,
-    mut request: ClientRequest,
-    request_id: RequestId,
-) -> ServerJsonRpcMessage {
-    let mut context = RequestContext::new(request_id.clone(), session.peer.clone());
-    context.meta = std::mem::take(request.get_meta_mut());
-    context.extensions = std::mem::take(request.extensions_mut());
-    context.extensions.insert(SessionKey(id.to_owned()));
-    context.extensions.insert(parts);
-    message(
-        dispatch(&session.handler, request, context).await,
-        request_id,
-    )
-}
-
-impl Own {
-    /// Session `id`: in the table, or taken over from the store (invariant 1); else the
-    /// refusal (`404`, or `500` when the store cannot tell: the host keeps its session).
-    pub(super) async fn session(&self, id: &str, parts: &Parts) -> Result<Arc<Session>, Response> {
-        if let Some(session) = self.table.get(id) {
-            if self.store.holds(id) {
-                return Ok(session);
-            }
-            tracing::info!("a host session claimed by another replica is let go here");
-            self.close(id);
-        }
-        let _one_at_a_time = self.restoring.lock().await;
-        if let Some(session) = self.table.get(id) {
-            return Ok(session);
-        }
-        let not_found = || refuse(StatusCode::NOT_FOUND, "no such session");
-        let state = match self.store.claim(id).await {
-            Ok(Some(state)) => state,
-            Ok(None) => return Err(not_found()),
-            Err(error) => {
-                tracing::warn!(%error, "the session store could not tell whether it holds a session");
-                let message = "the session store could not be read; ask again";
-                return Err(refuse(StatusCode::INTERNAL_SERVER_ERROR, message));
-            }
-        };
-        let Some(params) = restore::replayable(&*self.store, id, state) else {
-            return Err(not_found());
-        };
-        tracing::info!("a host session held elsewhere is served here from now on");
-        let session = Arc::new(Session::new((self.make)(self.hooks.clone()), dead_peer()));
-        let replay = ClientRequest::InitializeRequest(InitializeRequest::new(params));
-        let answer = open(&session, id, parts.clone(), replay, RequestId::Number(0)).await;
-        if !matches!(answer, ServerJsonRpcMessage::Response(_)) {
-            self.close(id);
-            return Err(not_found());
-        }
-        // What the host had set up on the upstreams, again; and its `initialized`, long ago.
-        session.handler.renew();
-        session.handler.shared.link.outbox.open();
-        self.table.insert(id, session.clone());
-        Ok(session)
-    }
-}
-
 /// A request in a session, answered.
 pub(super) async fn ask(
     own: &Own,
@@ -221,7 +137,10 @@ fn notified(session: &Session, notification: ClientNotification) {
     }
 }
 
-fn message(answer: Result<ServerResult, rmcp::ErrorData>, id: RequestId) -> ServerJsonRpcMessage {
+pub(super) fn message(
+    answer: Result<ServerResult, rmcp::ErrorData>,
+    id: RequestId,
+) -> ServerJsonRpcMessage {
     match answer {
         Ok(result) => ServerJsonRpcMessage::response(result, id),
         Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
@@ -229,7 +148,7 @@ fn message(answer: Result<ServerResult, rmcp::ErrorData>, id: RequestId) -> Serv
 }
 
 /// `message` as the response's JSON body, with the session's id when it opens one.
-fn json(message: &ServerJsonRpcMessage, session: Option<&str>) -> Response {
+pub(super) fn json(message: &ServerJsonRpcMessage, session: Option<&str>) -> Response {
     let body = match serde_json::to_vec(message) {
         Ok(body) => body,
         Err(error) => {
@@ -281,25 +200,4 @@ fn acceptable(headers: &HeaderMap) -> Result<(), Response> {
 fn too_large(bound: usize) -> Response {
     let message = format!("the request body is over {bound} bytes, the most this gateway reads");
     refuse(StatusCode::PAYLOAD_TOO_LARGE, &message)
-}
-
-/// A session id: 128 random bits, in hex.
-fn new_id() -> String {
-    format!("{:032x}", rand::random::<u128>())
-}
-
-/// A peer for rmcp's dispatch, whose service has already ended: the host's revision is read
-/// from it; nothing sent through it goes anywhere (module docs: server requests).
-fn dead_peer() -> Peer<RoleServer> {
-    struct Nobody;
-    impl ServerHandler for Nobody {}
-    let ended = rmcp::service::serve_directly::<RoleServer, _, _, _, _>(
-        Nobody,
-        (
-            futures::sink::drain::<ServerJsonRpcMessage>(),
-            futures::stream::empty::<ClientJsonRpcMessage>(),
-        ),
-        None,
-    );
-    ended.peer().clone()
 }
