@@ -13,8 +13,9 @@
 //!   notification or a host's answer gets `202`. A request that asks for progress is answered
 //!   as an SSE stream instead, its progress before its answer (`progress.rs`).
 //! - An idle session is an entry in the table (the core's per-session state, which both fronts
-//!   have, and an rmcp `Peer` whose service has ended: rmcp's dispatch reads the host's revision
-//!   from it). It holds no task and no channel; one sweeper ends the idle ones for the table.
+//!   have, and a clone of an rmcp `Peer` whose service has ended, one per revision: rmcp's
+//!   dispatch reads the host's revision from it). It holds no task and no channel; one sweeper
+//!   ends the idle ones for the table.
 //! - `GET` opens the session's standalone stream: one task drains the session's outbox to it
 //!   for as long as it is open (one per session; a second gets `409`). What is queued while no
 //!   stream is open waits in the outbox (bounded, the same as rmcp's front).
@@ -89,6 +90,8 @@ pub(in crate::http) struct Own {
     /// One take-over from the store at a time (two requests for a session held elsewhere
     /// rebuild it once).
     restoring: tokio::sync::Mutex<()>,
+    /// The peers rmcp's dispatch is given, by the revision a host asked for (`open.rs`).
+    peers: std::sync::Mutex<std::collections::HashMap<String, rmcp::Peer<RoleServer>>>,
 }
 
 /// What the own front is built from.
@@ -124,6 +127,7 @@ pub(in crate::http) fn router(parts: Parts) -> Router {
         hosts: parts.hosts,
         admission: parts.admission,
         restoring: tokio::sync::Mutex::new(()),
+        peers: std::sync::Mutex::default(),
     });
     table::sweep(own.clone(), parts.ended);
     Router::new().route("/mcp", any(serve).with_state(own))

@@ -1,7 +1,7 @@
 //! A session's opening: a host's `initialize`, or a session held elsewhere taken over from the
 //! host-session store and rebuilt here from what its host said in its `initialize`.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use axum::{
     http::{StatusCode, request::Parts},
@@ -11,7 +11,7 @@ use rmcp::{
     Peer, RoleServer, ServerHandler,
     model::{
         ClientJsonRpcMessage, ClientRequest, GetExtensions, GetMeta, InitializeRequest,
-        JsonRpcRequest, RequestId, ServerJsonRpcMessage,
+        JsonRpcRequest, ProtocolVersion, RequestId, ServerJsonRpcMessage,
     },
     service::RequestContext,
 };
@@ -30,7 +30,11 @@ pub(super) async fn initialize(
     request: JsonRpcRequest<ClientRequest>,
 ) -> Response {
     let id = new_id();
-    let session = Arc::new(Session::new((own.make)(own.hooks.clone()), dead_peer()));
+    let peer = match &request.request {
+        ClientRequest::InitializeRequest(asked) => own.peer_for(&asked.params.protocol_version),
+        _ => dead_peer(),
+    };
+    let session = Arc::new(Session::new((own.make)(own.hooks.clone()), peer));
     let answer = open(&session, &id, parts, request.request, request.id).await;
     if matches!(answer, ServerJsonRpcMessage::Response(_)) {
         own.store.share(&id).await;
@@ -90,7 +94,8 @@ impl Own {
             return Err(not_found());
         };
         tracing::info!("a host session held elsewhere is served here from now on");
-        let session = Arc::new(Session::new((self.make)(self.hooks.clone()), dead_peer()));
+        let peer = self.peer_for(&params.protocol_version);
+        let session = Arc::new(Session::new((self.make)(self.hooks.clone()), peer));
         let replay = ClientRequest::InitializeRequest(InitializeRequest::new(params));
         let answer = open(&session, id, parts.clone(), replay, RequestId::Number(0)).await;
         if !matches!(answer, ServerJsonRpcMessage::Response(_)) {
@@ -102,6 +107,23 @@ impl Own {
         session.handler.shared.link.outbox.open();
         self.table.insert(id, session.clone());
         Ok(session)
+    }
+}
+
+impl Own {
+    /// The peer rmcp's dispatch is given for a session whose host asked for `version` in its
+    /// `initialize`: one per known revision, shared by its sessions (rmcp reads the revision
+    /// from it, and nothing else of it is read: the host's capabilities and client info are
+    /// kept per session in the host-session store); a session of its own for any other.
+    fn peer_for(&self, version: &ProtocolVersion) -> Peer<RoleServer> {
+        if !ProtocolVersion::KNOWN_VERSIONS.contains(version) {
+            return dead_peer();
+        }
+        let mut peers = self.peers.lock().unwrap_or_else(PoisonError::into_inner);
+        let peer = peers
+            .entry(version.as_str().to_owned())
+            .or_insert_with(dead_peer);
+        peer.clone()
     }
 }
 
