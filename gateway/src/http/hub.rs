@@ -24,12 +24,17 @@ use rmcp::model::ServerNotification;
 use tokio::task::JoinHandle;
 
 use crate::{
-    Mode, ProxyOptions,
+    Mode, ProxyHandler, ProxyOptions,
     host::{Fanout, HostLink, Target, for_host, handlers},
+    outbox::{Form, NotificationBuffer, Outbox},
     shared::Shared,
     upstreams::Upstreams,
 };
 use mcp_resilient::ServerConfig;
+
+/// Makes the handler of one host session, with a front's hooks.
+pub(in crate::http) type Make =
+    Arc<dyn Fn(Arc<dyn crate::front::Front>) -> ProxyHandler + Send + Sync>;
 
 /// The shared upstreams and the live hosts.
 #[derive(Debug)]
@@ -118,6 +123,39 @@ impl Hub {
         );
         futures::future::join_all(closing).await;
         self.common.shutdown().await;
+    }
+}
+
+impl Hub {
+    /// Makes the handler of one host session, with a front's hooks: its own upstreams (`own`, to
+    /// start at its `initialize`), the shared ones, and its link to the host.
+    pub(in crate::http) fn maker(
+        &self,
+        mode: Mode,
+        own: Vec<ServerConfig>,
+        options: &super::ServeOptions,
+        buffer: NotificationBuffer,
+    ) -> Make {
+        let (proxy, shared_set, store) = (
+            options.proxy.clone(),
+            self.common.clone(),
+            options.store.clone(),
+        );
+        Arc::new(move |front| {
+            let link = Arc::new(HostLink::with_store(
+                Outbox::with_form(buffer, Form::Messages),
+                "tcp",
+                store.clone(),
+            ));
+            let shared = Shared::new(
+                mode,
+                own.clone(),
+                Some(shared_set.clone()),
+                proxy.clone(),
+                link,
+            );
+            ProxyHandler::with_front(Arc::new(shared), front)
+        })
     }
 }
 

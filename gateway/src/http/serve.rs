@@ -34,12 +34,7 @@ use super::{
     restore::Restore,
     sessions::Sessions,
 };
-use crate::{
-    ProxyHandler,
-    host::HostLink,
-    outbox::{Form, NotificationBuffer, Outbox},
-    shared::Shared,
-};
+use crate::outbox::NotificationBuffer;
 use mcp_resilient::{ServerConfig, config::Sessions as UpstreamSessions};
 
 /// How long the HTTP server may take to let go of its connections once everything is closed.
@@ -91,23 +86,7 @@ impl Gateway {
             options.store.clone(),
         ));
         let ended = CancellationToken::new();
-        let (mode, proxy, shared_set) = (self.mode, options.proxy.clone(), hub.common.clone());
-        let store = options.store.clone();
-        let make: own::Make = Arc::new(move |front| {
-            let link = Arc::new(HostLink::with_store(
-                Outbox::with_form(buffer.clone(), Form::Messages),
-                "tcp",
-                store.clone(),
-            ));
-            let shared = Shared::new(
-                mode,
-                own.clone(),
-                Some(shared_set.clone()),
-                proxy.clone(),
-                link,
-            );
-            ProxyHandler::with_front(Arc::new(shared), front)
-        });
+        let make = hub.maker(self.mode, own, &options, buffer);
         let rmcp_make = make.clone();
         let factory = move || Ok(rmcp_make(front.clone()));
         let openings = Arc::new(Openings::default());
@@ -130,24 +109,15 @@ impl Gateway {
             hub: hub.clone(),
             gate: gate.clone(),
         });
-        let mcp = match options.front {
-            HostFront::Own => own::router(own::Parts {
-                make,
-                hooks: Arc::new(own::OwnHooks {
-                    hosts: hub.hosts.clone(),
-                    policed: options.access.is_some(),
-                }),
-                rmcp: service,
-                config,
-                max_body: options.limits.max_body_bytes,
-                idle: options.limits.session_idle,
-                store: options.store.clone(),
-                hosts: hub.hosts.clone(),
-                admission,
-                ended: ended.clone(),
-            }),
-            _ => Router::new().route_service("/mcp", service),
-        };
+        let mcp = own::route(
+            &options,
+            service,
+            config,
+            make,
+            &hub,
+            admission,
+            ended.clone(),
+        );
         let app = routes(mcp, gate.clone(), readiness, metadata);
         let server = tokio::spawn(run_server(listener, app, ended.clone()));
         tracing::info!(%address, "serving MCP at http://{address}/mcp");

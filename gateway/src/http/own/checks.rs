@@ -50,13 +50,13 @@ impl Checks {
     }
 
     /// Whether a request with `headers` (to `uri`) may come in; else the refusal.
-    pub(super) fn allow(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Response> {
+    pub(super) fn allow(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Box<Response>> {
         let authority = match headers.get(header::HOST) {
             Some(host) => (host.to_str().ok()).and_then(|host| Authority::try_from(host).ok()),
             None => uri.authority().cloned(),
         };
         let Some(authority) = authority else {
-            return Err(refuse(
+            return Err(refused(
                 StatusCode::BAD_REQUEST,
                 "the Host header is missing or malformed",
             ));
@@ -66,7 +66,7 @@ impl Checks {
             || (self.hosts.iter()).any(|(h, p)| *h == host && p.is_none_or(|p| Some(p) == port));
         if !host_allowed {
             tracing::warn!(%host, "a request naming a host not allowed was refused (DNS rebinding?)");
-            return Err(refuse(
+            return Err(refused(
                 StatusCode::FORBIDDEN,
                 "the Host header is not allowed",
             ));
@@ -79,7 +79,7 @@ impl Checks {
             true => self.origins.iter().any(|a| matches!(a, Allowed::Null)),
             false => {
                 let Some((scheme, host, port)) = origin_tuple(origin) else {
-                    return Err(refuse(
+                    return Err(refused(
                         StatusCode::FORBIDDEN,
                         "the Origin header is malformed",
                     ));
@@ -97,13 +97,17 @@ impl Checks {
         };
         if !allowed {
             tracing::warn!(origin, "a request from an origin not allowed was refused");
-            return Err(refuse(
+            return Err(refused(
                 StatusCode::FORBIDDEN,
                 "the Origin header is not allowed",
             ));
         }
         Ok(())
     }
+}
+
+fn refused(status: StatusCode, message: &str) -> Box<Response> {
+    Box::new(refuse(status, message))
 }
 
 fn normal(host: &str) -> String {

@@ -49,14 +49,21 @@ use axum::{
     routing::any,
 };
 use rmcp::{
-    RoleServer, Service,
+    RoleServer,
     transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService},
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{admit::Admission, hub::Hosts, refusal::refuse, sessions::Sessions};
-use crate::{ProxyHandler, front::Front, state::HostStore};
+use super::{
+    HostFront,
+    admit::Admission,
+    hub::{Hosts, Hub, Make},
+    refusal::refuse,
+    sessions::Sessions,
+};
+use crate::{ProxyHandler, state::HostStore};
 
+mod answer;
 mod checks;
 mod hooks;
 mod open;
@@ -70,9 +77,6 @@ pub(in crate::http) use hooks::OwnHooks;
 use self::{checks::Checks, table::Table};
 
 const SESSION_HEADER: &str = "mcp-session-id";
-
-/// Makes the handler of one host session, with the front's hooks.
-pub(in crate::http) type Make = Arc<dyn Fn(Arc<dyn Front>) -> ProxyHandler + Send + Sync>;
 
 /// The own front.
 pub(in crate::http) struct Own {
@@ -129,13 +133,44 @@ pub(in crate::http) fn router(parts: Parts) -> Router {
         restoring: tokio::sync::Mutex::new(()),
         peers: std::sync::Mutex::default(),
     });
-    table::sweep(own.clone(), parts.ended);
+    sweep(own.clone(), parts.ended);
     Router::new().route("/mcp", any(serve).with_state(own))
+}
+
+/// `/mcp`: rmcp's service, or the own front with rmcp's service behind it for the requests
+/// without a session (`gateway/src/http/own/`).
+pub(in crate::http) fn route(
+    options: &super::ServeOptions,
+    service: StreamableHttpService<ProxyHandler, Sessions>,
+    config: StreamableHttpServerConfig,
+    make: Make,
+    hub: &Hub,
+    admission: Admission,
+    ended: CancellationToken,
+) -> Router {
+    if options.front != HostFront::Own {
+        return Router::new().route_service("/mcp", service);
+    }
+    router(Parts {
+        make,
+        hooks: Arc::new(OwnHooks {
+            hosts: hub.hosts.clone(),
+            policed: options.access.is_some(),
+        }),
+        rmcp: service,
+        config,
+        max_body: options.limits.max_body_bytes,
+        idle: options.limits.session_idle,
+        store: options.store.clone(),
+        hosts: hub.hosts.clone(),
+        admission,
+        ended,
+    })
 }
 
 async fn serve(State(own): State<Arc<Own>>, request: Request) -> Response {
     if let Err(refused) = own.checks.allow(request.uri(), request.headers()) {
-        return refused;
+        return *refused;
     }
     let session = (request.headers().get(SESSION_HEADER))
         .and_then(|value| value.to_str().ok())
@@ -181,11 +216,23 @@ impl Own {
     }
 }
 
-/// What the handler is asked, through rmcp's dispatch (the revision's shaping included).
-fn dispatch(
-    handler: &ProxyHandler,
-    request: rmcp::model::ClientRequest,
-    context: rmcp::service::RequestContext<RoleServer>,
-) -> impl Future<Output = Result<rmcp::model::ServerResult, rmcp::ErrorData>> + Send + '_ {
-    handler.handle_request(request, context)
+/// The sweeper: ends idle sessions until `ended`, then every session.
+fn sweep(own: Arc<Own>, ended: CancellationToken) {
+    let every = own.table.sweep_every();
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(every);
+        loop {
+            tokio::select! {
+                () = ended.cancelled() => break,
+                _ = ticks.tick() => {}
+            }
+            for id in own.table.idle() {
+                tracing::debug!("a host session idle past its bound is closed");
+                own.close(&id);
+            }
+        }
+        for id in own.table.ids() {
+            own.close(&id);
+        }
+    });
 }

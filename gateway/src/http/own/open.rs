@@ -17,8 +17,8 @@ use rmcp::{
 };
 
 use super::{
-    Own, dispatch,
-    post::{json, message},
+    Own,
+    answer::{dispatch, json, message},
     table::Session,
 };
 use crate::http::{refusal::refuse, restore, sessions::SessionKey};

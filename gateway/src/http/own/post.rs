@@ -6,18 +6,14 @@ use std::sync::Arc;
 use axum::{
     body::Body,
     extract::Request,
-    http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts},
+    http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Response},
 };
-use rmcp::{
-    model::{
-        ClientJsonRpcMessage, ClientNotification, ClientRequest, GetExtensions, GetMeta,
-        JsonRpcRequest, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
-    },
-    service::RequestContext,
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, GetMeta, ProtocolVersion,
 };
 
-use super::{Own, SESSION_HEADER, dispatch, table::Session};
+use super::{Own, answer, table::Session};
 use crate::http::refusal::refuse;
 
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -27,7 +23,7 @@ const STATELESS_FROM: &str = "2026-07-28";
 pub(super) async fn post(own: &Arc<Own>, request: Request, session: Option<String>) -> Response {
     let (parts, body) = request.into_parts();
     if let Err(refused) = acceptable(&parts.headers) {
-        return refused;
+        return *refused;
     }
     let declared = (parts.headers.get(header::CONTENT_LENGTH))
         .and_then(|v| v.to_str().ok())
@@ -88,8 +84,8 @@ pub(super) async fn post(own: &Arc<Own>, request: Request, session: Option<Strin
             if let Some(token) = request.request.get_meta().get_progress_token() {
                 return super::progress::streamed(own, &session, parts, request, token);
             }
-            let answer = ask(own, &session, parts, request).await;
-            json(&answer, None)
+            let answer = answer::ask(&own.table, &session, parts, request).await;
+            answer::json(&answer, None)
         }
         ClientJsonRpcMessage::Notification(notification) => {
             notified(&session, notification.notification);
@@ -100,26 +96,6 @@ pub(super) async fn post(own: &Arc<Own>, request: Request, session: Option<Strin
             StatusCode::ACCEPTED.into_response()
         }
     }
-}
-
-/// A request in a session, answered.
-pub(super) async fn ask(
-    own: &Own,
-    session: &Arc<Session>,
-    parts: Parts,
-    request: JsonRpcRequest<ClientRequest>,
-) -> ServerJsonRpcMessage {
-    let JsonRpcRequest {
-        id, mut request, ..
-    } = request;
-    let cancel = session.ended.child_token();
-    let _busy = session.busy(&own.table, Some((id.clone(), cancel.clone())));
-    let mut context = RequestContext::new(id.clone(), session.peer.clone());
-    context.ct = cancel;
-    context.meta = std::mem::take(request.get_meta_mut());
-    context.extensions = std::mem::take(request.extensions_mut());
-    context.extensions.insert(parts);
-    message(dispatch(&session.handler, request, context).await, id)
 }
 
 /// A host's notification: what the core does with it here (the others change nothing).
@@ -137,42 +113,8 @@ fn notified(session: &Session, notification: ClientNotification) {
     }
 }
 
-pub(super) fn message(
-    answer: Result<ServerResult, rmcp::ErrorData>,
-    id: RequestId,
-) -> ServerJsonRpcMessage {
-    match answer {
-        Ok(result) => ServerJsonRpcMessage::response(result, id),
-        Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
-    }
-}
-
-/// `message` as the response's JSON body, with the session's id when it opens one.
-pub(super) fn json(message: &ServerJsonRpcMessage, session: Option<&str>) -> Response {
-    let body = match serde_json::to_vec(message) {
-        Ok(body) => body,
-        Err(error) => {
-            tracing::warn!(%error, "an answer could not be written");
-            return refuse(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the answer could not be written",
-            );
-        }
-    };
-    let mut response = Response::new(Body::from(body));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    if let Some(id) = session.and_then(|id| HeaderValue::from_str(id).ok()) {
-        headers.insert(SESSION_HEADER, id);
-    }
-    response
-}
-
 /// A host's `POST` must accept both JSON and SSE (`406`) and send JSON (`415`).
-fn acceptable(headers: &HeaderMap) -> Result<(), Response> {
+fn acceptable(headers: &HeaderMap) -> Result<(), Box<Response>> {
     let accepted = |kind: &str| {
         (headers.get_all(header::ACCEPT).iter())
             .filter_map(|value| value.to_str().ok())
@@ -182,17 +124,18 @@ fn acceptable(headers: &HeaderMap) -> Result<(), Response> {
     };
     if !accepted("application/json") || !accepted("text/event-stream") {
         let message = "the host must accept both application/json and text/event-stream";
-        return Err(refuse(StatusCode::NOT_ACCEPTABLE, message));
+        return Err(Box::new(refuse(StatusCode::NOT_ACCEPTABLE, message)));
     }
     let json = (headers.get(header::CONTENT_TYPE))
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.split(';').next())
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
     if !json {
-        return Err(refuse(
+        let message = "the body must be application/json";
+        return Err(Box::new(refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "the body must be application/json",
-        ));
+            message,
+        )));
     }
     Ok(())
 }

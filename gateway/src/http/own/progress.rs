@@ -13,7 +13,7 @@ use rmcp::model::{ClientRequest, JsonRpcRequest, ServerJsonRpcMessage};
 use tokio::sync::mpsc;
 
 use super::{
-    Own, post,
+    Own, answer,
     stream::{self, event, sse},
     table::{Route, Session},
 };
@@ -45,7 +45,7 @@ pub(super) fn streamed(
     let outbox = session.handler.shared.link.outbox.clone();
     let call: BoxFuture<'static, ServerJsonRpcMessage> = {
         let (own, session) = (own.clone(), session.clone());
-        Box::pin(async move { post::ask(&own, &session, parts, request).await })
+        Box::pin(async move { answer::ask(&own.table, &session, parts, request).await })
     };
     let state = Some(Running {
         call,
@@ -73,8 +73,8 @@ async fn next(state: Option<Running>) -> Option<(Result<Bytes, Infallible>, Opti
     let mut state = state?;
     tokio::select! {
         biased;
-        Some(event) = state.rx.recv() => return Some((Ok(event), Some(state))),
-        Some(event) = recv(&mut state.others) => return Some((Ok(event), Some(state))),
+        Some(event) = state.rx.recv() => Some((Ok(event), Some(state))),
+        Some(event) = recv(&mut state.others) => Some((Ok(event), Some(state))),
         answer = &mut state.call => {
             // What the request queued goes out before its answer.
             let mut out = Vec::new();

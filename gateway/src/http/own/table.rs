@@ -18,7 +18,6 @@ use rmcp::{
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::Own;
 use crate::ProxyHandler;
 
 /// The shortest pause between two sweeps (a short idle bound, in tests).
@@ -150,6 +149,11 @@ impl Table {
         millis(self.start)
     }
 
+    /// How often the idle sessions are looked for.
+    pub(super) fn sweep_every(&self) -> Duration {
+        (self.idle / 4).max(SWEEP_AT_LEAST)
+    }
+
     pub(super) fn get(&self, id: &str) -> Option<Arc<Session>> {
         lock(&self.sessions).get(id).cloned()
     }
@@ -168,7 +172,7 @@ impl Table {
     }
 
     /// The sessions with nothing in flight and no request for longer than the idle bound.
-    fn idle(&self) -> Vec<Arc<str>> {
+    pub(super) fn idle(&self) -> Vec<Arc<str>> {
         let now = self.now();
         let bound = u64::try_from(self.idle.as_millis()).unwrap_or(u64::MAX);
         lock(&self.sessions)
@@ -178,27 +182,6 @@ impl Table {
             .map(|(id, _)| id.clone())
             .collect()
     }
-}
-
-/// The sweeper: ends idle sessions until `ended`, then every session.
-pub(super) fn sweep(own: Arc<Own>, ended: CancellationToken) {
-    let every = (own.table.idle / 4).max(SWEEP_AT_LEAST);
-    tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(every);
-        loop {
-            tokio::select! {
-                () = ended.cancelled() => break,
-                _ = ticks.tick() => {}
-            }
-            for id in own.table.idle() {
-                tracing::debug!("a host session idle past its bound is closed");
-                own.close(&id);
-            }
-        }
-        for id in own.table.ids() {
-            own.close(&id);
-        }
-    });
 }
 
 /// Milliseconds since `start`.
