@@ -13,6 +13,9 @@
 #   scripts/hop/setup.sh --profile && cargo build --release -p mcp-resilient-cli
 #   scripts/hop/profile.sh [--seconds 20] [--bin target/release/mcp-resilient] [--peer]
 #
+# serve's front is rmcp's unless MCP_RESILIENT_FRONT=own is set (the own front, as `serve --front
+# own`): `MCP_RESILIENT_FRONT=own scripts/hop/profile.sh` profiles it.
+#
 # --peer: also mcp-proxy 0.6.0 (scripts/hop/setup.sh) under callgrind, the same windows, for its
 # instructions per call beside serve's.
 #

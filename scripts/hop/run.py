@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The hop's price, side by side (issue 44): wrk driving `tools/call echo` at the mock server
-directly, through `mcp-resilient serve --url`, and through the Rust gateway mcp-proxy 0.6.0
+directly, through `mcp-resilient serve --url` (rmcp's front, and `--front own` as `serve-own`), and through the Rust gateway mcp-proxy 0.6.0
 (tower-mcp), all in front of one mock process over Streamable HTTP; then the memory of 1,000
 idle host sessions on each. Everything binds and dials 127.0.0.1; every wait has a deadline;
 every process started here is stopped on exit.
@@ -12,7 +12,7 @@ every process started here is stopped on exit.
     scripts/hop/run.py --only direct,serve --modern         # serve's 2026-07-28 cells too
 
 Cells (after a 2 s warm-up per target, not recorded): each target (`direct`, `serve`,
-`mcp-proxy`) at each concurrency; round 2 runs the targets in reverse order (ABBA), so that a
+`serve-own`, `mcp-proxy`) at each concurrency; round 2 runs the targets in reverse order (ABBA), so that a
 drift of the machine touches all. A cell opens as many host sessions as wrk has connections
 (initialize, then notifications/initialized, protocol 2025-11-25), hands them to wrk (call.lua
 deals them round robin: one request in flight per session on average), runs wrk for --seconds
@@ -56,7 +56,7 @@ MODERN = "2026-07-28"
 START_LIMIT = 30.0
 REQUEST_LIMIT = 10.0
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-TARGETS = ("direct", "serve", "mcp-proxy")
+TARGETS = ("direct", "serve", "serve-own", "mcp-proxy")
 STARTED: list = []
 
 
@@ -165,6 +165,11 @@ def start(bin_, which):
         port = int(serve.wait_for(r"http://127\.0\.0\.1:(\d+)/mcp").group(1))
         wait_http(port, "/readyz")
         targets["serve"] = Target("serve", port, "/mcp", "echo", serve)
+    if "serve-own" in which:
+        own = Proc([bin_, "serve", "--front", "own", "--listen", "127.0.0.1:0", "--url", upstream])
+        port = int(own.wait_for(r"http://127\.0\.0\.1:(\d+)/mcp").group(1))
+        wait_http(port, "/readyz")
+        targets["serve-own"] = Target("serve-own", port, "/mcp", "echo", own)
     if "mcp-proxy" in which:
         if not os.access(MCP_PROXY, os.X_OK):
             raise SystemExit(f"{MCP_PROXY} missing: run scripts/hop/setup.sh")
@@ -391,7 +396,7 @@ def main():
         for rnd in range(args.rounds):
             for conns in args.conns:
                 for t in (order if rnd % 2 == 0 else order[::-1]):
-                    versions = [VERSION] + ([MODERN] if args.modern and t == "serve" else [])
+                    versions = [VERSION] + ([MODERN] if args.modern and t.startswith("serve") else [])
                     for version in versions:
                         cell = wrk_cell(targets[t], conns, args.seconds, version, mock.pid)
                         cell["round"] = rnd

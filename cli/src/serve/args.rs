@@ -116,6 +116,11 @@ pub(crate) struct ServeArgs {
     /// scripts/fleet/haproxy.cfg.in), with `--store` shared.
     #[arg(long)]
     pub(crate) drain_hand_off: bool,
+    /// Which front serves hosts at /mcp: `rmcp` (rmcp's Streamable HTTP service) or `own` (the
+    /// gateway's own: cheaper per call and per idle session, not yet carrying sampling,
+    /// elicitation or roots to the host). Default: `$MCP_RESILIENT_FRONT`, else `rmcp`.
+    #[arg(long, value_name = "own|rmcp", value_parser = ["own", "rmcp"])]
+    pub(crate) front: Option<String>,
     /// Threads that run the gateway (tokio's workers; one per core by default). One costs
     /// least per call while a core is enough: 18 % less CPU per call at 1,000 calls/s here
     /// (BENCHMARKS.md section 22).
@@ -123,4 +128,22 @@ pub(crate) struct ServeArgs {
     pub(crate) workers: Option<u16>,
     #[command(flatten)]
     pub(crate) telemetry: crate::telemetry::TelemetryArgs,
+}
+
+impl ServeArgs {
+    /// The front asked for: the flag, else `MCP_RESILIENT_FRONT`, else rmcp's.
+    pub(crate) fn host_front(&self) -> Result<mcp_resilient_gateway::http::HostFront, String> {
+        use mcp_resilient_gateway::http::HostFront;
+        let asked = match &self.front {
+            Some(front) => front.clone(),
+            None => std::env::var("MCP_RESILIENT_FRONT").unwrap_or_default(),
+        };
+        match asked.trim() {
+            "" | "rmcp" => Ok(HostFront::Rmcp),
+            "own" => Ok(HostFront::Own),
+            other => Err(format!(
+                "--front (or MCP_RESILIENT_FRONT): '{other}' is not own or rmcp"
+            )),
+        }
+    }
 }

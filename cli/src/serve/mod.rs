@@ -131,6 +131,7 @@ fn options(args: &ServeArgs) -> Result<ServeOptions, String> {
     options.drain.limit = args.drain_limit;
     options.drain.quiet = args.drain_quiet;
     options.drain.hand_off = args.drain_hand_off;
+    options.front = args.host_front()?;
     if args.store != "memory" {
         let mut store_options = RedisStoreOptions::default();
         store_options.ttl = args.session_idle;

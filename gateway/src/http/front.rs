@@ -30,22 +30,39 @@ pub(in crate::http) struct HttpFront {
     pub(in crate::http) policed: bool,
 }
 
+/// Whether the caller of this request may see `tool` of `server`: everything unless a policy
+/// is `policed`, then what the caller's grant gives (nothing without one: fail closed). Both
+/// HTTP fronts read the caller the guard put in the request's HTTP parts.
+pub(in crate::http) fn sees(
+    policed: bool,
+    context: &RequestContext<RoleServer>,
+    server: &str,
+    tool: &str,
+) -> bool {
+    if !policed {
+        return true;
+    }
+    let caller = (context.extensions.get::<axum::http::request::Parts>())
+        .and_then(|parts| parts.extensions.get::<Caller>());
+    match caller.and_then(|caller| caller.grant.as_ref()) {
+        Some(grant) => grant.sees(server, tool),
+        None => false,
+    }
+}
+
+/// The id of the session this request's `initialize` opens.
+pub(in crate::http) fn session_id(context: &RequestContext<RoleServer>) -> Option<String> {
+    let SessionKey(id) = context.extensions.get::<SessionKey>()?;
+    Some(id.clone())
+}
+
 impl Front for HttpFront {
     fn sees(&self, context: &RequestContext<RoleServer>, server: &str, tool: &str) -> bool {
-        if !self.policed {
-            return true;
-        }
-        let caller = (context.extensions.get::<axum::http::request::Parts>())
-            .and_then(|parts| parts.extensions.get::<Caller>());
-        match caller.and_then(|caller| caller.grant.as_ref()) {
-            Some(grant) => grant.sees(server, tool),
-            None => false,
-        }
+        sees(self.policed, context, server, tool)
     }
 
     fn session_id(&self, context: &RequestContext<RoleServer>) -> Option<String> {
-        let SessionKey(id) = context.extensions.get::<SessionKey>()?;
-        Some(id.clone())
+        session_id(context)
     }
 
     fn initialized(
@@ -60,7 +77,7 @@ impl Front for HttpFront {
             ));
         };
         let writer = tokio::spawn(sink::run(shared.link.outbox.clone(), context.peer.clone()));
-        self.hosts.register(id, shared.clone(), writer);
+        self.hosts.register(id, shared.clone(), Some(writer));
         Ok(())
     }
 

@@ -53,6 +53,9 @@ pub(in crate::http) struct Gate {
     pub(in crate::http) max_body: usize,
     /// The drain: what is refused once it has begun, and the requests it waits for.
     pub(in crate::http) drain: Arc<Drain>,
+    /// Whether a session's request may be opened early (rmcp's front; the own front answers a
+    /// request as JSON, its head with its answer: `gateway/src/http/own/`).
+    pub(in crate::http) open_sessions_early: bool,
 }
 
 /// The middleware on `/mcp`.
@@ -128,7 +131,7 @@ pub(in crate::http) async fn guard(
     let known = Known {
         openings: gate.openings.clone(),
         max_body: gate.max_body,
-        session,
+        session: session.filter(|_| gate.open_sessions_early),
         stateless,
     };
     let delete = request.method() == Method::DELETE;

@@ -24,12 +24,17 @@ use rmcp::model::ServerNotification;
 use tokio::task::JoinHandle;
 
 use crate::{
-    Mode, ProxyOptions,
+    Mode, ProxyHandler, ProxyOptions,
     host::{Fanout, HostLink, Target, for_host, handlers},
+    outbox::{Form, NotificationBuffer, Outbox},
     shared::Shared,
     upstreams::Upstreams,
 };
 use mcp_resilient::{ServerConfig, config::Sessions as UpstreamSessions};
+
+/// Makes the handler of one host session, with a front's hooks.
+pub(in crate::http) type Make =
+    Arc<dyn Fn(Arc<dyn crate::front::Front>) -> ProxyHandler + Send + Sync>;
 
 /// The shared upstreams and the live hosts.
 #[derive(Debug)]
@@ -126,6 +131,39 @@ impl Hub {
     }
 }
 
+impl Hub {
+    /// Makes the handler of one host session, with a front's hooks: its own upstreams (`own`, to
+    /// start at its `initialize`), the shared ones, and its link to the host.
+    pub(in crate::http) fn maker(
+        &self,
+        mode: Mode,
+        own: Vec<ServerConfig>,
+        options: &super::ServeOptions,
+        buffer: NotificationBuffer,
+    ) -> Make {
+        let (proxy, shared_set, store) = (
+            options.proxy.clone(),
+            self.common.clone(),
+            options.store.clone(),
+        );
+        Arc::new(move |front| {
+            let link = Arc::new(HostLink::with_store(
+                Outbox::with_form(buffer, Form::Messages),
+                "tcp",
+                store.clone(),
+            ));
+            let shared = Shared::new(
+                mode,
+                own.clone(),
+                Some(shared_set.clone()),
+                proxy.clone(),
+                link,
+            );
+            ProxyHandler::with_front(Arc::new(shared), front)
+        })
+    }
+}
+
 impl Hosts {
     /// No host yet.
     pub(in crate::http) fn new(mode: Mode) -> Self {
@@ -137,17 +175,18 @@ impl Hosts {
         }
     }
 
-    /// Adds an initialized host session, whose outbox `writer` drains.
+    /// Adds an initialized host session, whose outbox `writer` drains (the own front has none
+    /// while the host holds no stream: `gateway/src/http/own/`).
     pub(in crate::http) fn register(
         &self,
         id: String,
         shared: Arc<Shared>,
-        writer: JoinHandle<()>,
+        writer: Option<JoinHandle<()>>,
     ) {
         let entry = Entry {
             link: shared.link.clone(),
             shared: Some(shared),
-            writer: Some(writer),
+            writer,
         };
         if let Some(old) = self.lock().insert(HostKey::Session(id), entry) {
             self.retire(old);

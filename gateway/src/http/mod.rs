@@ -60,6 +60,7 @@ mod lost;
 mod opening;
 mod operate;
 mod options;
+mod own;
 mod prm;
 mod refusal;
 mod reload;
@@ -73,7 +74,7 @@ mod status;
 pub use access::{Access, AccessError};
 pub use auth::{Tokens, TokensError};
 pub use jwt::{JwtConfigError, JwtOptions, MAX_LEEWAY};
-pub use options::{DrainOptions, FrontLimits, ServeOptions};
+pub use options::{DrainOptions, FrontLimits, HostFront, ServeOptions};
 pub use reload::{Reload, ReloadError, Reloaded};
 
 use crate::Mode;

@@ -99,6 +99,11 @@ pub struct ServeOptions {
     /// # Default
     /// 15 s
     pub sse_keep_alive: Duration,
+    /// Which front serves hosts at `/mcp`.
+    ///
+    /// # Default
+    /// [`HostFront::Rmcp`]
+    pub front: HostFront,
     /// Where each host session's state (revision, capabilities, client info, log level,
     /// subscriptions) is kept, by session id.
     ///
@@ -175,11 +180,27 @@ impl Default for ServeOptions {
             allowed_origins: Vec::new(),
             limits: FrontLimits::default(),
             sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
+            front: HostFront::default(),
             store: Arc::new(MemoryHostStore::new()),
             drain: DrainOptions::default(),
             reload: None,
         }
     }
+}
+
+/// Which host-facing Streamable HTTP front serves `/mcp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum HostFront {
+    /// rmcp's `StreamableHttpService`, with the gateway's session manager: every revision and
+    /// every feature of the transport.
+    #[default]
+    Rmcp,
+    /// The gateway's own (session-era hosts; a request answered as one JSON body, no task or
+    /// channel per idle session), with rmcp's for requests without a session. It does not yet
+    /// carry server requests to the host (sampling, elicitation, roots) nor resume a request's
+    /// response.
+    Own,
 }
 
 /// What one host may hold or send; past a bound it gets an HTTP status (413, 429) or a

@@ -19,7 +19,7 @@ use rmcp::{
 };
 
 use super::opening::Openings;
-use crate::state::HostStore;
+use crate::state::{HostState, HostStore};
 
 /// The host-session store, as rmcp's session store; the openings of the requests that wait on
 /// a take-over.
@@ -29,6 +29,22 @@ pub(in crate::http) struct Restore(
     /// What the status page says of the store.
     pub(in crate::http) Arc<StoreCounts>,
 );
+
+/// The `initialize` to replay for session `id` claimed with `state`; none (and the record
+/// removed) when the record lacks what `initialize` said: the host then starts again.
+pub(in crate::http) fn replayable(
+    store: &dyn HostStore,
+    id: &str,
+    state: HostState,
+) -> Option<InitializeRequestParams> {
+    let version = (state.protocol)
+        .and_then(|protocol| serde_json::from_value::<ProtocolVersion>(protocol.into()).ok());
+    let (Some(version), Some(client)) = (version, state.client) else {
+        store.remove(id);
+        return None;
+    };
+    Some(InitializeRequestParams::new(state.capabilities, client).with_protocol_version(version))
+}
 
 #[async_trait::async_trait]
 impl SessionStore for Restore {
@@ -40,17 +56,9 @@ impl SessionStore for Restore {
         let Some(state) = claimed? else {
             return Ok(None);
         };
-        // A record without what `initialize` said cannot be replayed: the host starts again.
-        let (Some(protocol), Some(client)) = (state.protocol, state.client) else {
-            self.0.remove(session_id);
+        let Some(params) = replayable(&*self.0, session_id, state) else {
             return Ok(None);
         };
-        let Ok(version) = serde_json::from_value::<ProtocolVersion>(protocol.into()) else {
-            self.0.remove(session_id);
-            return Ok(None);
-        };
-        let params =
-            InitializeRequestParams::new(state.capabilities, client).with_protocol_version(version);
         tracing::info!("a host session held elsewhere is served here from now on");
         // Ours now: the requests waiting on it get their heads before it is rebuilt (starting
         // its own upstreams may take seconds), so a host whose request dies with this process

@@ -9,18 +9,14 @@
 //!    stream is ended, every session's own upstreams and then the shared ones are shut down
 //!    (children reaped), and [`Gateway::serve`] returns. Each step is bounded.
 
-use std::{
-    net::SocketAddr,
-    sync::Arc,
-    time::Duration,
-};
+use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use axum::{Router, middleware, routing::get, serve::ListenerExt};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Gateway, ServeError,
+    Gateway, HostFront, ServeError,
     access::rate::Buckets,
     admit::Admission,
     drain::{Drain, Ended},
@@ -33,17 +29,13 @@ use super::{
     jwt::Verifier,
     opening::Openings,
     operate::Operated,
+    own,
     prm::{Metadata, WELL_KNOWN},
     restore::{Restore, StoreCounts},
     sessions::Sessions,
     settings::rmcp_config,
 };
-use crate::{
-    ProxyHandler,
-    host::HostLink,
-    outbox::{Form, NotificationBuffer, Outbox},
-    shared::Shared,
-};
+use crate::outbox::NotificationBuffer;
 
 /// How long the HTTP server may take to let go of its connections once everything is closed.
 const LET_GO: Duration = Duration::from_millis(300);
@@ -89,45 +81,41 @@ impl Gateway {
             options.store.clone(),
         ));
         let ended = CancellationToken::new();
-        let (mode, proxy, shared_set) = (self.mode, options.proxy.clone(), hub.common.clone());
-        let store = options.store.clone();
-        let factory = move || {
-            let link = Arc::new(HostLink::with_store(
-                Outbox::with_form(buffer, Form::Messages),
-                "tcp",
-                store.clone(),
-            ));
-            let shared = Shared::new(
-                mode,
-                own.clone(),
-                Some(shared_set.clone()),
-                proxy.clone(),
-                link,
-            );
-            Ok(ProxyHandler::with_front(Arc::new(shared), front.clone()))
-        };
+        let make = hub.maker(self.mode, own, &options, buffer);
+        let rmcp_make = make.clone();
+        let factory = move || Ok(rmcp_make(front.clone()));
         let openings = Arc::new(Openings::default());
         let counts = Arc::new(StoreCounts::default());
         let restore = Restore(options.store.clone(), openings.clone(), counts.clone());
         let config = rmcp_config(&options, address, ended.clone(), restore);
-        let service = StreamableHttpService::new(factory, sessions, config);
+        let service = StreamableHttpService::new(factory, sessions, config.clone());
         let drain = Arc::new(Drain::new(options.drain, stop.clone()));
         let gate = Arc::new(Gate {
             doors,
             metadata: metadata.clone(),
             rates: Buckets::default(),
-            admission,
+            admission: admission.clone(),
             hosts: hub.hosts.clone(),
             openings,
             max_body: options.limits.max_body_bytes,
             drain: drain.clone(),
+            open_sessions_early: options.front == HostFront::Rmcp,
         });
         let readiness = Arc::new(Readiness {
             hub: hub.clone(),
             gate: gate.clone(),
         });
         let operated = Operated::start(&hub, &gate, &options, address, counts, per_host);
-        let app = routes(service, gate.clone(), readiness, metadata).merge(operated.routes());
+        let mcp = own::route(
+            &options,
+            service,
+            config,
+            make,
+            &hub,
+            admission,
+            ended.clone(),
+        );
+        let app = routes(mcp, gate.clone(), readiness, metadata).merge(operated.routes());
         let server = tokio::spawn(run_server(listener, app, ended.clone()));
         tracing::info!(%address, "serving MCP at http://{address}/mcp");
         stop.cancelled().await;
@@ -191,10 +179,10 @@ fn doors(
     Ok((doors, Arc::new(Metadata::new(&resource, issuer))))
 }
 
-/// The routes: `/mcp` behind the guard, the probes, and the protected resource metadata (at
-/// the root form and the `/mcp` suffixed one, RFC 9728 §3.1).
+/// The routes: `/mcp` (either front) behind the guard, the probes, and the protected resource
+/// metadata (at the root form and the `/mcp` suffixed one, RFC 9728 §3.1).
 fn routes(
-    service: StreamableHttpService<ProxyHandler, Sessions>,
+    mcp: Router,
     gate: Arc<Gate>,
     readiness: Arc<Readiness>,
     metadata: Arc<Metadata>,
@@ -203,9 +191,7 @@ fn routes(
         let metadata = metadata.clone();
         async move { metadata.answer() }
     };
-    Router::new()
-        .route_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(gate, guard))
+    mcp.layer(middleware::from_fn_with_state(gate, guard))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz).with_state(readiness))
         .route(WELL_KNOWN, get(document.clone()))

@@ -134,12 +134,13 @@ async fn bad_input_gets_its_status_and_a_good_host_calling_meanwhile_is_not_affe
         status_of(&raw, &init, &other).await,
         StatusCode::TOO_MANY_REQUESTS
     );
-    // Too many requests in flight in one session: the third gets 429 while two are held.
+    // Too many requests in flight in one session: the third gets 429 while two are held. (They
+    // ask for progress, so that either front answers with a stream whose head comes first.)
     let mut in_session = other.clone();
     in_session.extend(raw.in_session(&first));
     let block = |id: u64| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": "sleep", "arguments": {"ms": 1500}}})
+        "params": {"name": "sleep", "arguments": {"ms": 1500}, "_meta": {"progressToken": id}}})
     };
     let held = futures::future::join(
         raw.post(&block(10), &in_session),

@@ -10,6 +10,7 @@ pub mod gateway;
 mod guards;
 mod issuer;
 mod operate;
+mod own;
 mod per_host;
 pub mod raw;
 mod reload;

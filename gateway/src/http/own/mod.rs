@@ -1,0 +1,238 @@
+//! The gateway's own host-facing Streamable HTTP front (`--front own`), beside rmcp's: session
+//! era hosts (2025-03-26 to 2025-11-25) are served here, straight from a table of sessions;
+//! everything without a session (2026-07-28 hosts, `server/discover`, their listen streams) goes
+//! on to rmcp's service, which has no per-session state for them either.
+//!
+//! What it does per request, and what it does not:
+//!
+//! - A `POST` body is read once (bounded: 413) and parsed once into rmcp's message type; the
+//!   request goes to the session's [`ProxyHandler`] through rmcp's own dispatch
+//!   (`Service::handle_request`, which shapes answers for the host's revision), on the
+//!   connection's task: no session task, no channel between the connection and the handler.
+//!   The answer is written as one `application/json` body (a host must accept it: `406`). A
+//!   notification or a host's answer gets `202`. A request that asks for progress is answered
+//!   as an SSE stream instead, its progress before its answer (`progress.rs`).
+//! - An idle session is an entry in the table (the core's per-session state, which both fronts
+//!   have, and a clone of an rmcp `Peer` whose service has ended, one per revision: rmcp's
+//!   dispatch reads the host's revision from it). It holds no task and no channel; one sweeper
+//!   ends the idle ones for the table.
+//! - `GET` opens the session's standalone stream: one task drains the session's outbox to it
+//!   for as long as it is open (one per session; a second gets `409`). What is queued while no
+//!   stream is open waits in the outbox (bounded, the same as rmcp's front).
+//! - `DELETE` ends the session: `204`. An unknown session: `404`, unless the host-session store
+//!   lets this process take it over (a fleet): then it is rebuilt from what the host said in its
+//!   `initialize` and served.
+//! - The guard in front of it is the same as rmcp's (tokens, JWT, rates, bounds, ownership of a
+//!   session); `Host` and `Origin` are checked here with the same settings ([`checks`]).
+//!
+//! Not here yet (see `BENCHMARKS.md`, "The own front"): server requests to the host (sampling,
+//! elicitation, roots; the upstream gets an error that says the host cannot be asked), event ids
+//! and resumption of a request's response (a `Last-Event-ID` of a request of rmcp's front is
+//! answered as lost), the early response head of a tool call in a fleet, batches (refused).
+//!
+//! # Invariants
+//!
+//! 1. A request reaches only the session its `Mcp-Session-Id` names, and only if that session
+//!    is in this process's table (or was just taken over from the store for it).
+//! 2. Every way a session ends (`DELETE`, idle, taken by another replica, the end) goes through
+//!    [`Own::close`]: it leaves the table, the hosts' table (its own upstreams shut down) and the
+//!    admission counts, once.
+
+use std::{sync::Arc, time::Duration};
+
+use axum::{
+    Router,
+    body::Body,
+    extract::{Request, State},
+    http::{Method, StatusCode},
+    response::{IntoResponse, Response},
+    routing::any,
+};
+use rmcp::{
+    RoleServer,
+    transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService},
+};
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    HostFront,
+    admit::Admission,
+    hub::{Hosts, Hub, Make},
+    refusal::refuse,
+    sessions::Sessions,
+};
+use crate::{ProxyHandler, state::HostStore};
+
+mod answer;
+mod checks;
+mod hooks;
+mod open;
+mod post;
+mod progress;
+mod stream;
+mod table;
+
+pub(in crate::http) use hooks::OwnHooks;
+
+use self::{checks::Checks, table::Table};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The own front.
+pub(in crate::http) struct Own {
+    table: Table,
+    make: Make,
+    hooks: Arc<OwnHooks>,
+    /// rmcp's service, for the requests without a session.
+    rmcp: StreamableHttpService<ProxyHandler, Sessions>,
+    checks: Checks,
+    max_body: usize,
+    keep_alive: Duration,
+    store: Arc<dyn HostStore>,
+    hosts: Arc<Hosts>,
+    admission: Admission,
+    /// One take-over from the store at a time (two requests for a session held elsewhere
+    /// rebuild it once).
+    restoring: tokio::sync::Mutex<()>,
+    /// The peers rmcp's dispatch is given, by the revision a host asked for (`open.rs`).
+    peers: std::sync::Mutex<std::collections::HashMap<String, rmcp::Peer<RoleServer>>>,
+}
+
+/// What the own front is built from.
+pub(in crate::http) struct Parts {
+    pub(in crate::http) make: Make,
+    pub(in crate::http) hooks: Arc<OwnHooks>,
+    pub(in crate::http) rmcp: StreamableHttpService<ProxyHandler, Sessions>,
+    /// rmcp's settings: the own front checks `Host` and `Origin` as they say.
+    pub(in crate::http) config: StreamableHttpServerConfig,
+    pub(in crate::http) max_body: usize,
+    pub(in crate::http) idle: Duration,
+    pub(in crate::http) store: Arc<dyn HostStore>,
+    pub(in crate::http) hosts: Arc<Hosts>,
+    pub(in crate::http) admission: Admission,
+    /// Ends the sweeper, and every session with the gateway.
+    pub(in crate::http) ended: CancellationToken,
+}
+
+/// `/mcp` served by the own front (the guard goes in front of it, as of rmcp's).
+pub(in crate::http) fn router(parts: Parts) -> Router {
+    let own = Arc::new(Own {
+        table: Table::new(parts.idle),
+        make: parts.make,
+        hooks: parts.hooks,
+        rmcp: parts.rmcp,
+        checks: Checks::of(&parts.config),
+        max_body: parts.max_body,
+        keep_alive: parts
+            .config
+            .sse_keep_alive
+            .unwrap_or(Duration::from_secs(15)),
+        store: parts.store,
+        hosts: parts.hosts,
+        admission: parts.admission,
+        restoring: tokio::sync::Mutex::new(()),
+        peers: std::sync::Mutex::default(),
+    });
+    sweep(own.clone(), parts.ended);
+    Router::new().route("/mcp", any(serve).with_state(own))
+}
+
+/// `/mcp`: rmcp's service, or the own front with rmcp's service behind it for the requests
+/// without a session (`gateway/src/http/own/`).
+pub(in crate::http) fn route(
+    options: &super::ServeOptions,
+    service: StreamableHttpService<ProxyHandler, Sessions>,
+    config: StreamableHttpServerConfig,
+    make: Make,
+    hub: &Hub,
+    admission: Admission,
+    ended: CancellationToken,
+) -> Router {
+    if options.front != HostFront::Own {
+        return Router::new().route_service("/mcp", service);
+    }
+    router(Parts {
+        make,
+        hooks: Arc::new(OwnHooks {
+            hosts: hub.hosts.clone(),
+            policed: options.access.is_some(),
+        }),
+        rmcp: service,
+        config,
+        max_body: options.limits.max_body_bytes,
+        idle: options.limits.session_idle,
+        store: options.store.clone(),
+        hosts: hub.hosts.clone(),
+        admission,
+        ended,
+    })
+}
+
+async fn serve(State(own): State<Arc<Own>>, request: Request) -> Response {
+    if let Err(refused) = own.checks.allow(request.uri(), request.headers()) {
+        return *refused;
+    }
+    let session = (request.headers().get(SESSION_HEADER))
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    match (request.method().clone(), session) {
+        (Method::POST, session) => post::post(&own, request, session).await,
+        (Method::GET, Some(id)) => stream::get(&own, request, &id).await,
+        (Method::DELETE, Some(id)) => own.delete(&id).await,
+        (Method::GET | Method::DELETE, None) => own.to_rmcp(request).await,
+        _ => {
+            let mut refused = refuse(StatusCode::METHOD_NOT_ALLOWED, "use POST, GET or DELETE");
+            let allow = axum::http::HeaderValue::from_static("GET, POST, DELETE");
+            refused
+                .headers_mut()
+                .insert(axum::http::header::ALLOW, allow);
+            refused
+        }
+    }
+}
+
+impl Own {
+    /// A request without a session, for rmcp's service.
+    async fn to_rmcp(&self, request: Request) -> Response {
+        self.rmcp.handle(request).await.map(Body::new)
+    }
+
+    async fn delete(&self, id: &str) -> Response {
+        if self.table.get(id).is_none() {
+            return refuse(StatusCode::NOT_FOUND, "no such session");
+        }
+        self.store.forget(id);
+        self.close(id);
+        StatusCode::NO_CONTENT.into_response()
+    }
+
+    /// Invariant 2.
+    fn close(&self, id: &str) {
+        if let Some(session) = self.table.remove(id) {
+            session.end();
+        }
+        self.hosts.close(id);
+        self.admission.closed(id);
+    }
+}
+
+/// The sweeper: ends idle sessions until `ended`, then every session.
+fn sweep(own: Arc<Own>, ended: CancellationToken) {
+    let every = own.table.sweep_every();
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(every);
+        loop {
+            tokio::select! {
+                () = ended.cancelled() => break,
+                _ = ticks.tick() => {}
+            }
+            for id in own.table.idle() {
+                tracing::debug!("a host session idle past its bound is closed");
+                own.close(&id);
+            }
+        }
+        for id in own.table.ids() {
+            own.close(&id);
+        }
+    });
+}

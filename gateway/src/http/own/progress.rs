@@ -1,0 +1,110 @@
+//! A request that asked for progress (`_meta.progressToken`): answered as an SSE stream, its
+//! progress going out as it comes and before the answer, as on rmcp's front (when no standalone
+//! stream is open, everything else the session's outbox holds meanwhile too). Every other request
+//! is answered as one JSON body.
+
+use std::{convert::Infallible, sync::Arc, time::Duration};
+
+use axum::{body::Body, http::request::Parts, response::Response};
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use rmcp::model::ProgressToken;
+use rmcp::model::{ClientRequest, JsonRpcRequest, ServerJsonRpcMessage};
+use tokio::sync::mpsc;
+
+use super::{
+    Own, answer,
+    stream::{self, event, sse},
+    table::{Route, Session},
+};
+use crate::outbox::Outbox;
+
+/// Progress events written ahead of the host's reading.
+const AHEAD: usize = 8;
+
+/// How long an answer waits for what its request queued to be handed to its stream.
+const FLUSH_LIMIT: Duration = Duration::from_secs(2);
+
+/// `request` answered as a stream that carries its progress (`token`), and, when nothing
+/// drains the session's outbox, everything else the outbox holds meanwhile.
+pub(super) fn streamed(
+    own: &Arc<Own>,
+    session: &Arc<Session>,
+    parts: Parts,
+    request: JsonRpcRequest<ClientRequest>,
+    token: ProgressToken,
+) -> Response {
+    let (events, rx) = mpsc::channel(AHEAD);
+    let route = session.route(token, events);
+    // Nothing drains the outbox: this response does, while it lasts.
+    let drained = (session.drainer.clone().try_lock_owned().ok()).map(|drainer| {
+        let busy = session.busy(&own.table, None);
+        stream::drain(session, busy, drainer, None)
+    });
+    let (others, open) = drained.unzip();
+    let outbox = session.handler.shared.link.outbox.clone();
+    let call: BoxFuture<'static, ServerJsonRpcMessage> = {
+        let (own, session) = (own.clone(), session.clone());
+        Box::pin(async move { answer::ask(&own.table, &session, parts, request).await })
+    };
+    let state = Some(Running {
+        call,
+        rx,
+        others,
+        held: (route, open),
+        outbox,
+    });
+    sse(Body::from_stream(futures::stream::unfold(state, next)))
+}
+
+/// A streamed request while it runs.
+struct Running {
+    call: BoxFuture<'static, ServerJsonRpcMessage>,
+    /// Its progress.
+    rx: mpsc::Receiver<Bytes>,
+    /// The rest of the outbox, if this response drains it.
+    others: Option<mpsc::Receiver<Bytes>>,
+    held: (Route, Option<stream::Open>),
+    outbox: Outbox,
+}
+
+/// The stream's next chunk: an event, or the last ones and the answer.
+async fn next(state: Option<Running>) -> Option<(Result<Bytes, Infallible>, Option<Running>)> {
+    let mut state = state?;
+    tokio::select! {
+        biased;
+        Some(event) = state.rx.recv() => Some((Ok(event), Some(state))),
+        Some(event) = recv(&mut state.others) => Some((Ok(event), Some(state))),
+        answer = &mut state.call => {
+            // What the request queued goes out before its answer.
+            let mut out = Vec::new();
+            let flushed = state.outbox.flushed(state.outbox.mark(), FLUSH_LIMIT);
+            tokio::pin!(flushed);
+            loop {
+                tokio::select! {
+                    biased;
+                    Some(event) = state.rx.recv() => out.extend_from_slice(&event),
+                    Some(event) = recv(&mut state.others) => out.extend_from_slice(&event),
+                    () = &mut flushed => break,
+                }
+            }
+            while let Ok(event) = state.rx.try_recv() {
+                out.extend_from_slice(&event);
+            }
+            while let Some(Ok(event)) = state.others.as_mut().map(mpsc::Receiver::try_recv) {
+                out.extend_from_slice(&event);
+            }
+            out.extend_from_slice(&event(&answer).unwrap_or_default());
+            drop(state.held);
+            Some((Ok(Bytes::from(out)), None))
+        }
+    }
+}
+
+/// The next of `others`, or never.
+async fn recv(others: &mut Option<mpsc::Receiver<Bytes>>) -> Option<Bytes> {
+    match others {
+        Some(others) => others.recv().await,
+        None => std::future::pending().await,
+    }
+}
