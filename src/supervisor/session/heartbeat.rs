@@ -27,7 +27,7 @@ use rand::Rng;
 
 use super::{
     live::Live,
-    origin::OriginBeat,
+    origin::{OriginBeat, Turn},
     probe::{Probed, Prober},
 };
 use crate::verdict::probe::Stretch;
@@ -83,16 +83,25 @@ impl Heartbeat {
                     }
                 }
             }
+            let mut for_group = false;
             if let Some(origin) = &self.origin
                 && !own_signal
                 && !suspect
                 && trusted + 1 < origin.check_every
-                && origin.proof.answered_within(self.interval)
             {
-                // The group's answer proves this session alive for this interval.
-                trusted += 1;
-                not_before = crate::clock::deadline_in(interval);
-                continue;
+                let turn = tokio::select! {
+                    turn = origin.turn(self.interval) => turn,
+                    _ = live.dead.cancelled() => return,
+                };
+                match turn {
+                    // The group's answer proves this session alive for this interval.
+                    Turn::Proven => {
+                        trusted += 1;
+                        not_before = crate::clock::deadline_in(interval);
+                        continue;
+                    }
+                    Turn::Probe { for_group: group } => for_group = group,
+                }
             }
             trusted = 0;
             own_signal = false;
@@ -102,21 +111,20 @@ impl Heartbeat {
             };
             // After a miss the next probe goes out at once; after anything else, an interval later.
             not_before = crate::clock::deadline_in(interval);
-            let answered = || {
-                if let Some(origin) = &self.origin {
-                    origin.proof.answered();
+            if let Some(origin) = &self.origin {
+                let answered = matches!(probed, Some(Probed::Alive | Probed::Overloaded { .. }));
+                match for_group {
+                    true => origin.proof.finished(answered),
+                    false if answered => origin.proof.answered(),
+                    false => {}
                 }
-            };
+            }
             match probed {
                 // No probe rules: this generation has no heartbeat after all.
                 None => return,
-                Some(Probed::Alive) => {
-                    stretch.clean();
-                    answered();
-                }
+                Some(Probed::Alive) => stretch.clean(),
                 Some(Probed::Overloaded { status }) => {
                     stretch.overloaded();
-                    answered();
                     not_before = crate::clock::deadline_in(stretch.apply(self.interval));
                     tracing::debug!(server = %live.server, generation = %live.generation, status, "probe answered overloaded; probing less often");
                 }
