@@ -34,9 +34,12 @@ use super::Heartbeat;
 ///    `session_check_every × interval` (plus one probe timeout) after its last message: 20
 ///    intervals by default, 10 minutes at the default 30 s heartbeat.
 ///
-/// A server killed or hung is seen as today: its members' streams end (each probes for
-/// itself, and a refused connection is death at once), and the group's probe goes unanswered,
-/// after which every member probes for itself and counts its own misses.
+/// A server killed or hung is seen as with [`Session`](Self::Session): its members' streams
+/// end (each probes for itself, and a refused connection is death at once), and once the
+/// group's probe goes unanswered every member probes for itself and counts its own misses; a
+/// hung server is found at most one interval and one probe timeout later than with
+/// [`Session`](Self::Session) (the last answer proved it alive for up to an interval, and a
+/// member may wait out the group's probe before sending its own).
 ///
 /// Rebuilds after a death are paced by the origin's attempt budget
 /// ([`Reconnect::origin_attempts_per_second`](super::Reconnect::origin_attempts_per_second)),

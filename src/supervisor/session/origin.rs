@@ -22,8 +22,9 @@
 //! 3. At most one member probes for the group at a time. A member whose turn comes while that
 //!    probe is under way waits for its outcome (at most one probe timeout) instead of sending
 //!    its own; when it went unanswered, the member probes for itself, as every member does
-//!    while the group's answer is stale: a hung origin is found by each session within the
-//!    bounds of the per-session heartbeat, plus one probe timeout.
+//!    while the group's answer is stale: a hung origin is found by each session at most one
+//!    interval (the last answer's proof) and one probe timeout (the wait) later than with
+//!    per-session probing.
 //!
 //! [`HeartbeatScope`]: crate::config::HeartbeatScope
 //! [`HeartbeatScope::Origin`]: crate::config::HeartbeatScope::Origin
