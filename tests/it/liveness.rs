@@ -1,7 +1,8 @@
 //! Liveness per origin (`HeartbeatScope::Origin`) against the in-process mock: many sessions to
 //! one endpoint share one probe per interval; a session the server lost while it answers the
 //! others is found by its next call and by its own bounded check, and rebuilt alone; a killed
-//! server is seen dead by every session; a session whose stream ended probes for itself.
+//! server is seen dead by every session; a session whose stream ended probes for itself; the
+//! sessions riding one HTTP/2 connection are kept alive by one `PING` per connection.
 //!
 //! Counts are the mock's (its request log), and every bound asserted is loose: what the
 //! per-session path would send is many times what is allowed here.
@@ -11,7 +12,7 @@ use std::{collections::BTreeSet, time::Duration};
 use mcp_mock_server::{MockOptions, MockServer, MockTransport, RecordedRequest};
 use mcp_resilient::{
     ServerConfig, Supervisor, ToolRegistry,
-    config::{Heartbeat, HeartbeatScope},
+    config::{Heartbeat, HeartbeatScope, Http2},
 };
 use serde_json::json;
 
@@ -220,5 +221,34 @@ async fn a_session_whose_stream_ended_probes_for_itself_at_once() {
     for (supervisor, _) in &all {
         assert_eq!(generation(supervisor), Some(1), "{:?}", supervisor.status());
     }
+    shutdown(all).await;
+}
+
+#[tokio::test]
+async fn sessions_sharing_an_http2_connection_are_kept_alive_by_one_ping_per_connection() {
+    const N: usize = 16;
+    const INTERVALS: u32 = 8;
+    let interval = Duration::from_millis(250);
+    let server = mock(0).await;
+    let registry = ToolRegistry::new();
+    let beat = heartbeat(interval, HeartbeatScope::Origin, 1000);
+    let mut all = Vec::new();
+    for name in names("h", N) {
+        let config = config(&name, &server, beat.clone()).http2(Http2::PriorKnowledge);
+        let supervisor = Supervisor::spawn(config, &registry).expect("spawns");
+        assert_eq!(supervisor.wait_ready(LIMIT).await.expect("ready").get(), 1);
+        all.push((supervisor, String::new()));
+    }
+    let before = server.faults().wire();
+    // A counting window, as above.
+    tokio::time::sleep(interval * INTERVALS).await;
+    let after = server.faults().wire();
+    let pings = after.pings - before.pings;
+    assert!(pings >= 1, "no HTTP/2 PING in {INTERVALS} intervals: {after:?}");
+    // At most one per connection per interval (hyper's keep-alive: a PING after an interval
+    // without a frame from the server), where one per session would be N per interval.
+    let bound = after.http2_connections * u64::from(INTERVALS + 2);
+    assert!(pings <= bound, "{pings} PINGs, bound {bound}: {after:?}");
+    assert_eq!(after.http1_requests, 0, "{after:?}");
     shutdown(all).await;
 }

@@ -14,6 +14,7 @@
 //!    connection and ends every session, so nothing is left running.
 
 mod accept;
+mod pings;
 mod admin;
 pub(crate) mod args;
 pub(crate) mod faults;
