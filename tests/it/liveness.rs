@@ -85,7 +85,10 @@ fn pinged(requests: &[RecordedRequest]) -> BTreeSet<String> {
 }
 
 fn pings(requests: &[RecordedRequest]) -> usize {
-    requests.iter().filter(|r| r.rpc_methods == ["ping"]).count()
+    requests
+        .iter()
+        .filter(|r| r.rpc_methods == ["ping"])
+        .count()
 }
 
 fn generation(supervisor: &Supervisor) -> Option<u64> {
@@ -109,7 +112,10 @@ async fn a_session_lost_while_its_origin_answers_is_rebuilt_by_its_own_bounded_c
     server.faults().clear_requests();
     server.faults().lose_session(&lost.1);
     // No call, no stream end: only the lost session's own probe can find it.
-    until("the lost session rebuilt", || generation(&lost.0) == Some(2)).await;
+    until("the lost session rebuilt", || {
+        generation(&lost.0) == Some(2)
+    })
+    .await;
     lost.0.wait_ready(LIMIT).await.expect("ready again");
     // The others' own checks were answered meanwhile (or will be: wait for each): they stay on
     // their first generation.
@@ -244,7 +250,10 @@ async fn sessions_sharing_an_http2_connection_are_kept_alive_by_one_ping_per_con
     tokio::time::sleep(interval * INTERVALS).await;
     let after = server.faults().wire();
     let pings = after.pings - before.pings;
-    assert!(pings >= 1, "no HTTP/2 PING in {INTERVALS} intervals: {after:?}");
+    assert!(
+        pings >= 1,
+        "no HTTP/2 PING in {INTERVALS} intervals: {after:?}"
+    );
     // At most one per connection per interval (hyper's keep-alive: a PING after an interval
     // without a frame from the server), where one per session would be N per interval.
     let bound = after.http2_connections * u64::from(INTERVALS + 2);

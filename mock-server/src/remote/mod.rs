@@ -14,7 +14,6 @@
 //!    connection and ends every session, so nothing is left running.
 
 mod accept;
-mod pings;
 mod admin;
 pub(crate) mod args;
 pub(crate) mod faults;
@@ -23,6 +22,7 @@ mod inject;
 pub(crate) mod legacy;
 pub(crate) mod oauth;
 pub(crate) mod options;
+mod pings;
 pub(crate) mod report;
 mod router;
 pub(crate) mod state;

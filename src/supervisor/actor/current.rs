@@ -3,6 +3,7 @@
 //! tools, announced only when they changed.
 
 use super::Actor;
+use crate::config::HeartbeatScope;
 use crate::supervisor::actor::transition::Note;
 use crate::{
     registry::Publish,
@@ -15,7 +16,6 @@ use crate::{
         origin::{self, OriginBeat},
     },
 };
-use crate::config::HeartbeatScope;
 
 impl Actor {
     /// Makes `connected` the current generation: fence, permit, watchers, tools, state.

@@ -28,7 +28,12 @@ fn request(server: &MockServer) -> impl Fn() -> reqwest::RequestBuilder {
 #[tokio::test]
 async fn a_request_refused_every_time_fails_as_never_ran_after_the_last_attempt() {
     let server = mock(false).await;
-    let set = origin_set(&server.http_url().parse().unwrap(), Http2::PriorKnowledge, None).unwrap();
+    let set = origin_set(
+        &server.http_url().parse().unwrap(),
+        Http2::PriorKnowledge,
+        None,
+    )
+    .unwrap();
     server.faults().refuse_streams(MAX_ATTEMPTS);
     let sent = tokio::time::timeout(LIMIT, set.send(request(&server))).await;
     match sent.expect("within the limit") {
@@ -52,7 +57,12 @@ async fn a_request_refused_every_time_fails_as_never_ran_after_the_last_attempt(
 #[tokio::test]
 async fn an_origin_found_to_speak_http1_is_not_asked_again() {
     let server = mock(true).await;
-    let set = origin_set(&server.http_url().parse().unwrap(), Http2::PriorKnowledge, None).unwrap();
+    let set = origin_set(
+        &server.http_url().parse().unwrap(),
+        Http2::PriorKnowledge,
+        None,
+    )
+    .unwrap();
     for _ in 0..3 {
         let sent = tokio::time::timeout(LIMIT, set.send(request(&server))).await;
         assert!(matches!(sent.expect("within the limit"), Ok(None)));
