@@ -36,6 +36,7 @@ mod http2;
 #[cfg(feature = "config-files")]
 pub(crate) mod json;
 mod limits;
+mod liveness;
 mod policy;
 mod scope;
 pub(crate) mod server;

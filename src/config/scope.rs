@@ -2,8 +2,6 @@
 
 use std::str::FromStr;
 
-use super::Heartbeat;
-
 /// Whose probe proves an idle remote session (Streamable HTTP, legacy SSE) alive. Stdio
 /// sessions always probe for themselves.
 ///
@@ -14,7 +12,7 @@ use super::Heartbeat;
 /// whose own signal is suspect probes for itself at once, as with [`Session`](Self::Session):
 /// after a missed or suspect answer, when its standalone stream (or 2026-07-28 listen stream)
 /// ended, or when the group's last answer is older than an interval. Every member also probes
-/// for itself once in every [`session_check_every`](Heartbeat::session_check_every) of its
+/// for itself once in every [`session_check_every`](crate::config::Heartbeat::session_check_every) of its
 /// intervals.
 ///
 /// # What an origin's answer proves, and what it does not
@@ -73,38 +71,5 @@ impl FromStr for HeartbeatScope {
     }
 }
 
-/// The default of [`Heartbeat::session_check_every`].
+/// The default of [`Heartbeat::session_check_every`](crate::config::Heartbeat::session_check_every).
 pub(crate) const SESSION_CHECK_EVERY: u32 = 20;
-
-impl Heartbeat {
-    /// Sets whose probe proves a remote session alive (see [`HeartbeatScope`]).
-    ///
-    /// Default: [`HeartbeatScope::Origin`].
-    pub fn scope(mut self, scope: HeartbeatScope) -> Self {
-        self.scope = scope;
-        self
-    }
-
-    /// With [`HeartbeatScope::Origin`], each session also probes for itself once in this many
-    /// of its intervals, however its origin answers: the bound on how long a session the server
-    /// lost goes unseen when nothing else (a call, its stream) shows it. Must be at least 1
-    /// (1: every session probes for itself every interval, as with
-    /// [`HeartbeatScope::Session`]).
-    ///
-    /// Default: 20.
-    pub fn session_check_every(mut self, intervals: u32) -> Self {
-        self.session_check_every = intervals;
-        self
-    }
-
-    /// Whose probe proves a remote session alive. Default: [`HeartbeatScope::Origin`].
-    pub fn get_scope(&self) -> HeartbeatScope {
-        self.scope
-    }
-
-    /// With [`HeartbeatScope::Origin`], how many intervals pass between a session's own
-    /// probes. Default: 20.
-    pub fn get_session_check_every(&self) -> u32 {
-        self.session_check_every
-    }
-}
