@@ -36,7 +36,9 @@ mod http2;
 #[cfg(feature = "config-files")]
 pub(crate) mod json;
 mod limits;
+mod liveness;
 mod policy;
+mod scope;
 pub(crate) mod server;
 mod transport;
 mod unknown;
@@ -58,6 +60,7 @@ pub use self::limits::Limits;
 #[cfg(feature = "config-files")]
 pub(crate) use self::limits::parse_bytes;
 pub use self::policy::{Heartbeat, Reconnect};
+pub use self::scope::HeartbeatScope;
 pub(crate) use self::server::ServerConfig;
 pub use self::server::{DEFAULT_CALL_WAIT, ProtocolChoice, Replay, Sessions, TransportConfig};
 pub use self::transport::{RemoteConfig, RemoteKind, StdioConfig};

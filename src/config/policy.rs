@@ -205,6 +205,16 @@ pub struct Heartbeat {
     /// # Default
     /// 2
     pub(crate) failures: u32,
+    /// Whose probe proves a remote session alive ([`HeartbeatScope`](super::HeartbeatScope)).
+    ///
+    /// # Default
+    /// `Origin`
+    pub(crate) scope: super::HeartbeatScope,
+    /// With the `Origin` scope, a session's own probe once in this many intervals.
+    ///
+    /// # Default
+    /// 20
+    pub(crate) session_check_every: u32,
 }
 
 impl Default for Heartbeat {
@@ -214,6 +224,8 @@ impl Default for Heartbeat {
             interval: Duration::from_secs(30),
             timeout: Duration::from_secs(10),
             failures: 2,
+            scope: super::HeartbeatScope::Origin,
+            session_check_every: super::scope::SESSION_CHECK_EVERY,
         }
     }
 }
@@ -225,7 +237,7 @@ impl Heartbeat {
             enabled: true,
             interval,
             timeout: interval / 3,
-            failures: 2,
+            ..Self::default()
         }
     }
 

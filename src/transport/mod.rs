@@ -64,6 +64,9 @@ pub struct Activity {
     pending_sends: AtomicUsize,
     /// Woken when the last pending write finishes.
     settled: tokio::sync::Notify,
+    /// Told by the transport when this session's own signal became suspect (its standalone
+    /// stream ended); the heartbeat of an origin-scoped session then probes for itself at once.
+    own_signal: tokio::sync::Notify,
     /// Milliseconds from `base` to the last finished write, or to when writes began to pend.
     send_progress_ms: AtomicU64,
     /// Milliseconds from `base` to the last call that ran past its deadline (0: none).
@@ -97,6 +100,7 @@ impl Activity {
             overdue_ms: AtomicU64::new(0),
             ledger: ledger::Ledger::default(),
             settled: tokio::sync::Notify::new(),
+            own_signal: tokio::sync::Notify::new(),
             session_id: std::sync::OnceLock::new(),
             direct_probe: std::sync::OnceLock::new(),
             authorizer: std::sync::OnceLock::new(),
@@ -170,6 +174,22 @@ impl Activity {
         if self.pending_sends.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.settled.notify_waiters();
         }
+    }
+
+    /// This session's own signal is suspect (its stream ended): its heartbeat probes for
+    /// itself at once, whatever its origin's answers say. Kept until the heartbeat takes it.
+    pub(crate) fn suspect_own_signal(&self) {
+        self.own_signal.notify_one();
+    }
+
+    /// Resolves when the transport said this session's own signal is suspect
+    /// ([`suspect_own_signal`](Self::suspect_own_signal)).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: a signal is taken only by the future that resolves with it.
+    pub(crate) fn own_signal(&self) -> tokio::sync::futures::Notified<'_> {
+        self.own_signal.notified()
     }
 
     /// Resolves once no write is pending.

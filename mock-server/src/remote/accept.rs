@@ -14,6 +14,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
+use super::pings::PingTap;
 use super::state::ServerState;
 use super::wire;
 use crate::crash::CrashTap;
@@ -53,6 +54,7 @@ pub(super) async fn serve(listener: TcpListener, router: Router, server: Arc<Ser
                 Ok((stream, _)) => {
                     // Small JSON-RPC frames must not wait for Nagle's algorithm.
                     let _ = stream.set_nodelay(true);
+                    let stream = PingTap::new(stream, server.wire.pings.clone());
                     let io = TokioIo::new(CrashTap::new(stream, server.shared.crash.clone()));
                     let service = TowerToHyperService::new(router.clone());
                     connections.spawn(wire::serve(server.wire.clone(), io, service));

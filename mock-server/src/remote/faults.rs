@@ -67,6 +67,14 @@ impl Faults {
         self.state.streamable.sessions.write().await.clear();
     }
 
+    /// Loses one Streamable HTTP session: from now on every request carrying `id` as its
+    /// `Mcp-Session-Id` is answered 404, while the other sessions are served as before and the
+    /// lost session's standalone stream, if open, stays open (a server that forgot one session
+    /// without ending its stream). Counted in `faults_injected`.
+    pub fn lose_session(&self, id: &str) {
+        self.state.inject.lose_session(id);
+    }
+
     /// While on, a Streamable HTTP request with an unknown `Mcp-Session-Id` gets 400, not 404.
     pub fn set_stale_400(&self, on: bool) {
         self.state.set_stale_400(on);

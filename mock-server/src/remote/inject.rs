@@ -7,7 +7,7 @@
 //! 1. A request answered here never reaches the MCP handler (so it is not in `calls`), and
 //!    counts once in `faults_injected`.
 //! 2. A request not answered here is handed on with the same body bytes.
-//! 3. Precedence: redirect, then the status fault, then modern-only, then a discover refusal.
+//! 3. Precedence: redirect, then a lost session, then the status fault, then modern-only, then a discover refusal.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -30,6 +30,9 @@ pub(crate) struct Injections {
     status: Mutex<Option<Armed>>,
     /// Set only by [`Injections::set_redirect`] (`Faults::set_redirect`).
     redirect: Mutex<Option<HeaderValue>>,
+    /// Streamable HTTP sessions the server "lost": their requests get 404. Added to only by
+    /// [`Injections::lose_session`] (`Faults::lose_session`).
+    lost: Mutex<std::collections::HashSet<String>>,
     /// Answers given here so far; never reset.
     injected: AtomicU64,
 }
@@ -42,6 +45,12 @@ impl Injections {
     fn count(&self, answer: Response) -> Response {
         self.injected.fetch_add(1, Ordering::SeqCst);
         answer
+    }
+
+    /// From now on every request carrying the session id `id` gets 404, as from a server that
+    /// lost that session; the session's stream, if open, stays open.
+    pub(crate) fn lose_session(&self, id: &str) {
+        lock(&self.lost).insert(id.to_owned());
     }
 
     /// Arms `fault` (a fresh set of counters), or clears it.
@@ -148,6 +157,13 @@ pub(super) fn intercept(
             [(LOCATION, location)],
             "mock: redirected\n",
         );
+        return Some(faults.count(answer.into_response()));
+    }
+    let session = request.headers().get("mcp-session-id");
+    if let Some(id) = session.and_then(|id| id.to_str().ok())
+        && lock(&faults.lost).contains(id)
+    {
+        let answer = (StatusCode::NOT_FOUND, "mock: session lost\n");
         return Some(faults.count(answer.into_response()));
     }
     let post = request.method() == Method::POST;

@@ -22,6 +22,7 @@ mod inject;
 pub(crate) mod legacy;
 pub(crate) mod oauth;
 pub(crate) mod options;
+mod pings;
 pub(crate) mod report;
 mod router;
 pub(crate) mod state;

@@ -11,7 +11,7 @@
 //! - HTTP/1.1 only ([`MockOptions::http1_only`]): the h2c preface is not understood.
 //!
 //! What it counts ([`Faults::wire`]) is what a test asserts on: connections that carried
-//! requests and the requests, by version, and streams refused.
+//! requests and the requests, by version, streams refused, and clients' HTTP/2 `PING`s.
 //!
 //! There is no TLS mode: h2 over TLS (ALPN) is not served.
 //!
@@ -61,6 +61,8 @@ pub struct WireCounts {
     pub http2_requests: u64,
     /// HTTP/2 requests reset with `REFUSED_STREAM`.
     pub refused_streams: u64,
+    /// HTTP/2 `PING` frames clients sent (their keep-alive; acknowledgements not counted).
+    pub pings: u64,
 }
 
 /// The wire's settings and counters; one per server, shared by its connection tasks.
@@ -77,6 +79,8 @@ pub(crate) struct Wire {
     http1_requests: AtomicU64,
     http2_requests: AtomicU64,
     refused: AtomicU64,
+    /// Counted by every connection's [`PingTap`](super::pings::PingTap).
+    pub(crate) pings: Arc<AtomicU64>,
     /// HTTP/2 requests still to refuse; set by `refuse_streams`, taken one by one (invariant 1).
     to_refuse: AtomicU32,
     /// Bumped by `goaway`; each connection task watches it from its start (invariant 2).
@@ -94,6 +98,7 @@ impl Wire {
             http1_requests: AtomicU64::new(0),
             http2_requests: AtomicU64::new(0),
             refused: AtomicU64::new(0),
+            pings: Arc::default(),
             to_refuse: AtomicU32::new(0),
             goaway: watch::Sender::new(0),
         }
@@ -107,6 +112,7 @@ impl Wire {
             http1_requests: self.http1_requests.load(Ordering::SeqCst),
             http2_requests: self.http2_requests.load(Ordering::SeqCst),
             refused_streams: self.refused.load(Ordering::SeqCst),
+            pings: self.pings.load(Ordering::SeqCst),
         }
     }
 

@@ -196,3 +196,17 @@ fn close_timeout_must_cover_the_stop_sequence_it_bounds() {
     );
     assert!(remote().close_timeout(ms(7_000)).resolve().is_ok());
 }
+
+#[test]
+fn a_session_check_of_zero_intervals_is_rejected() {
+    let heartbeat = Heartbeat::default().session_check_every(0);
+    assert_error(
+        &rejected(ok().heartbeat(heartbeat)),
+        "heartbeat.session_check_every",
+        "at least 1",
+    );
+    assert_eq!(
+        Heartbeat::default().get_scope(),
+        crate::config::HeartbeatScope::Origin
+    );
+}

@@ -211,3 +211,20 @@ fn bad_json_durations_report_their_path() {
         );
     }
 }
+
+#[test]
+fn the_heartbeat_scope_and_its_own_check_load_and_are_checked() {
+    let json = stdio_with(r#""heartbeat": {"scope": "Session", "sessionCheckEvery": 5}"#);
+    let loaded = crate::config::load_servers(&json).expect("loads");
+    let heartbeat = &loaded.servers[0].heartbeat;
+    assert_eq!(heartbeat.scope, crate::config::HeartbeatScope::Session);
+    assert_eq!(heartbeat.session_check_every, 5);
+    let err = json_rejected(&stdio_with(r#""heartbeat": {"scope": "host"}"#));
+    assert_error(&err, "mcpServers.s.heartbeat.scope", "session or origin");
+    let err = json_rejected(&stdio_with(r#""heartbeat": {"sessionCheckEvery": 0}"#));
+    assert_error(
+        &err,
+        "mcpServers.s.heartbeat.sessionCheckEvery",
+        "at least 1",
+    );
+}

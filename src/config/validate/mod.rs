@@ -146,5 +146,8 @@ fn check_heartbeat(h: &Heartbeat) -> Check {
     if h.failures == 0 {
         return fail("heartbeat.failures", "must be at least 1, got 0");
     }
+    if h.session_check_every == 0 {
+        return fail("heartbeat.session_check_every", "must be at least 1, got 0");
+    }
     Ok(())
 }

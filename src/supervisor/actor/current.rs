@@ -3,6 +3,7 @@
 //! tools, announced only when they changed.
 
 use super::Actor;
+use crate::config::HeartbeatScope;
 use crate::supervisor::actor::transition::Note;
 use crate::{
     registry::Publish,
@@ -12,6 +13,7 @@ use crate::{
         generation::{self, Running},
         heartbeat::Heartbeat,
         live::ProbeRules,
+        origin::{self, OriginBeat},
     },
 };
 
@@ -48,6 +50,7 @@ impl Actor {
         );
         let heartbeat = self.config.heartbeat.enabled.then(|| Heartbeat {
             interval: self.config.heartbeat.interval,
+            origin: self.origin_beat(),
         });
         // The tools go into the registry now (a reader that sees `ready` finds them), and are
         // announced once the status says the generation takes calls.
@@ -88,6 +91,24 @@ impl Actor {
         if self.sync.take_pending(generation) {
             self.on_list_changed(generation);
         }
+    }
+
+    /// The group whose answers stand in for this server's own probes: with the origin scope, on
+    /// a remote transport ([`crate::supervisor::session::origin`]).
+    fn origin_beat(&self) -> Option<OriginBeat> {
+        let heartbeat = &self.config.heartbeat;
+        let crate::config::TransportConfig::Remote(remote) = &self.config.transport else {
+            return None;
+        };
+        if heartbeat.scope != HeartbeatScope::Origin {
+            return None;
+        }
+        origin::join(
+            &remote.url,
+            heartbeat.interval,
+            heartbeat.timeout,
+            heartbeat.session_check_every,
+        )
     }
 
     /// Registers a new generation's tools, to be announced ([`announce`](Self::announce)) when

@@ -12,22 +12,38 @@
 //! Streamable HTTP server or a half-open TCP connection, and the one that catches a hung stdio
 //! child. What a probe's outcome means is the verdict module's business
 //! ([`crate::verdict::probe`]): a busy server is not a dead one, and an overloaded one is alive.
+//!
+//! With the origin scope ([`super::origin`]), a turn at which the group of this session's
+//! endpoint was answered less than an interval ago sends nothing: that answer proves the session
+//! alive. The session still probes for itself when its own signal is suspect (a miss; its
+//! stream ended, told by the transport), when the group's answer is stale, and once in every
+//! `session_check_every` turns.
 
 use std::{sync::Arc, time::Duration};
 
 use tokio::time::Instant;
 
+use rand::Rng;
+
 use super::{
     live::Live,
+    origin::{OriginBeat, Turn},
     probe::{Probed, Prober},
 };
 use crate::verdict::probe::Stretch;
 
-/// One generation's heartbeat: how often it probes. What a probe's outcome means is decided by
-/// [`Live::probe`](super::live::Live) (the generation's [`ProbeRules`](super::live::ProbeRules)).
+/// One generation's heartbeat: how often it probes, and with the origin scope, the group whose
+/// answers stand in for its own probes ([`super::origin`]). What a probe's outcome means is
+/// decided by [`Live::probe`](super::live::Live) (the generation's
+/// [`ProbeRules`](super::live::ProbeRules)).
 #[derive(Debug, Clone)]
 pub(in crate::supervisor) struct Heartbeat {
     pub(in crate::supervisor) interval: Duration,
+    /// The group of this session's endpoint ([`HeartbeatScope::Origin`] on a remote
+    /// transport); `None`: the session probes for itself every interval.
+    ///
+    /// [`HeartbeatScope::Origin`]: crate::config::HeartbeatScope::Origin
+    pub(in crate::supervisor) origin: Option<OriginBeat>,
 }
 
 impl Heartbeat {
@@ -37,27 +53,72 @@ impl Heartbeat {
         // The next probe goes out no earlier than this: an answer that is not a JSON-RPC message
         // (a 429, a 403) does not reset the idle clock, so without it the loop would spin.
         let mut not_before = Instant::now();
+        // With the origin scope: turns the group's answer stood in for this session's own probe
+        // since its last one. Started at random, so that sessions started together do not all
+        // check themselves in the same interval.
+        let mut trusted = self
+            .origin
+            .as_ref()
+            .map_or(0, |origin| rand::rng().random_range(0..origin.check_every));
+        // The transport said this session's own signal is suspect (its stream ended): it probes
+        // for itself at once.
+        let mut own_signal = false;
         loop {
             let interval = stretch.apply(self.interval);
             let idle = live.activity.idle();
             let suspect = live.misses.count() > 0;
             let wait = probe_wait(interval, idle, live.activity.quiet(), suspect)
                 .max(not_before.saturating_duration_since(Instant::now()));
-            if !wait.is_zero() {
+            if !wait.is_zero() && !own_signal {
                 if idle < self.interval {
                     live.misses.clear();
                 }
+                let signal = live.activity.own_signal();
                 tokio::select! {
                     _ = tokio::time::sleep(wait) => continue,
                     _ = live.dead.cancelled() => return,
+                    () = signal, if self.origin.is_some() => {
+                        own_signal = true;
+                        continue;
+                    }
                 }
             }
+            let mut for_group = false;
+            if let Some(origin) = &self.origin
+                && !own_signal
+                && !suspect
+                && trusted + 1 < origin.check_every
+            {
+                let turn = tokio::select! {
+                    turn = origin.turn(self.interval) => turn,
+                    _ = live.dead.cancelled() => return,
+                };
+                match turn {
+                    // The group's answer proves this session alive for this interval.
+                    Turn::Proven => {
+                        trusted += 1;
+                        not_before = crate::clock::deadline_in(interval);
+                        continue;
+                    }
+                    Turn::Probe { for_group: group } => for_group = group,
+                }
+            }
+            trusted = 0;
+            own_signal = false;
             let probed = tokio::select! {
                 probed = live.probe(Prober::Heartbeat, Duration::MAX) => probed,
                 _ = live.dead.cancelled() => return,
             };
             // After a miss the next probe goes out at once; after anything else, an interval later.
             not_before = crate::clock::deadline_in(interval);
+            if let Some(origin) = &self.origin {
+                let answered = matches!(probed, Some(Probed::Alive | Probed::Overloaded { .. }));
+                match for_group {
+                    true => origin.proof.finished(answered),
+                    false if answered => origin.proof.answered(),
+                    false => {}
+                }
+            }
             match probed {
                 // No probe rules: this generation has no heartbeat after all.
                 None => return,

@@ -12,5 +12,6 @@ pub(crate) mod heartbeat;
 pub(crate) mod listen;
 pub(crate) mod listing;
 pub(crate) mod live;
+pub(crate) mod origin;
 pub(crate) mod probe;
 pub(crate) mod relay;

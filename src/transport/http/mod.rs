@@ -103,10 +103,16 @@ pub struct HttpTransport {
 
 /// Builds the transport of one generation. Nothing is sent until rmcp sends its first request.
 /// `standalone` learns when the session's standalone `GET` stream is answered; `activity` is
-/// stamped as bytes and answers arrive; `slot` is where a death the transport sees goes.
+/// stamped as bytes and answers arrive; `slot` is where a death the transport sees goes; `ping`
+/// is the keep-alive of its HTTP/2 connections, if it has any.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one generation's parts, each named at the one call site"
+)]
 pub(crate) fn transport(
     http: &reqwest::Client,
     config: &RemoteConfig,
+    ping: Option<crate::transport::http2::Ping>,
     limits: &Limits,
     auth: Option<Arc<Authorizer>>,
     standalone: Standalone,
@@ -130,7 +136,7 @@ pub(crate) fn transport(
     };
     let parts = Parts {
         http: http.clone(),
-        http2: crate::transport::http2::origin_set(&config.url, config.http2),
+        http2: crate::transport::http2::origin_set(&config.url, config.http2, ping),
         url: config.url.clone(),
         headers,
         rules,

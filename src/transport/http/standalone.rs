@@ -136,6 +136,7 @@ async fn run(core: Arc<Core>) {
                     End::Stopped => return,
                     End::Ended { why, hint } => {
                         tracing::debug!("standalone GET stream ended ({why}); opening it again");
+                        core.activity.suspect_own_signal();
                         let lived = began.elapsed();
                         ended = Some(why);
                         delays = if lived < SHORT { delays + 1 } else { 0 };

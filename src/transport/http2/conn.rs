@@ -21,7 +21,7 @@ use std::{
 };
 
 use hyper::client::conn::http2::SendRequest;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::{
     io::{AsyncRead, AsyncWrite},
     net::TcpStream,
@@ -46,6 +46,18 @@ pub(super) struct Target {
     pub(super) port: u16,
     /// `https`: TLS with ALPN; `http`: h2c by prior knowledge.
     pub(super) tls: bool,
+    /// The `PING` its connections send when idle; `None`: none.
+    pub(super) ping: Option<Ping>,
+}
+
+/// HTTP/2 keep-alive: a `PING` after `interval` without a frame from the server, and the
+/// connection closed when it is not acknowledged within `timeout` (hyper's keep-alive). A
+/// connection closed so ends every stream on it, so each session on it finds out by its own
+/// signal: its standalone stream ends, and it probes for itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Ping {
+    pub(crate) interval: Duration,
+    pub(crate) timeout: Duration,
 }
 
 /// What opening a connection found.
@@ -149,20 +161,21 @@ pub(super) async fn open_over(
     if !target.tls {
         // A server that does not speak h2c may answer the preface (nginx: a 400) or just close
         // (hyper's HTTP/1.1 server): either way it does not speak HTTP/2 there.
-        return handshake(tcp, true).await;
+        return handshake(tcp, true, target.ping).await;
     }
     let name = rustls::pki_types::ServerName::try_from(target.host.clone())
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let tls = tls()?.connect(name, tcp).await?;
     match tls.get_ref().1.alpn_protocol() {
-        Some(b"h2") => handshake(tls, false).await,
+        Some(b"h2") => handshake(tls, false, target.ping).await,
         _ => Ok(Opened::Http1),
     }
 }
 
 /// The HTTP/2 handshake on `io`, done when the server's `SETTINGS` arrived; with
 /// `closed_is_http1`, a connection the server closes before any frame says it speaks HTTP/1.1.
-async fn handshake<IO>(io: IO, closed_is_http1: bool) -> io::Result<Opened>
+/// With `ping`, the connection keeps itself alive ([`Ping`]).
+async fn handshake<IO>(io: IO, closed_is_http1: bool, ping: Option<Ping>) -> io::Result<Opened>
 where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -172,10 +185,15 @@ where
     });
     let (first_tx, first) = oneshot::channel();
     let io = TokioIo::new(Frames::new(io, seen.clone(), first_tx));
-    let (send, connection) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
-        .handshake(io)
-        .await
-        .map_err(io::Error::other)?;
+    let mut builder = hyper::client::conn::http2::Builder::new(TokioExecutor::new());
+    if let Some(ping) = ping {
+        builder
+            .timer(TokioTimer::new())
+            .keep_alive_interval(ping.interval)
+            .keep_alive_timeout(ping.timeout)
+            .keep_alive_while_idle(true);
+    }
+    let (send, connection) = builder.handshake(io).await.map_err(io::Error::other)?;
     let drained = Arc::new(AtomicBool::new(false));
     let driver = tokio::spawn({
         let drained = drained.clone();

@@ -15,6 +15,8 @@
 //!    or never written) goes again on another stream, a bounded number of times ([`error`]).
 //! 4. A server that does not speak HTTP/2 (ALPN chose `http/1.1`, or the h2c preface was
 //!    answered otherwise) is remembered, and its requests take the HTTP/1.1 client.
+//! 5. With liveness per origin, each connection sends an HTTP/2 `PING` when idle for a
+//!    heartbeat interval ([`Ping`]): one per connection, however many sessions ride it.
 //!
 //! Which origins: [`Http2::Auto`] asks over TLS (ALPN) only; [`Http2::PriorKnowledge`] also
 //! speaks h2c to `http` URLs. A request through a configured HTTP proxy, or with `http2` off,
@@ -43,11 +45,12 @@ pub(crate) use error::Http2Error;
 pub(crate) use set::{OriginSet, SendError};
 
 use crate::config::Http2;
+pub(crate) use conn::Ping;
 use conn::Target;
 
 /// The origin set of `url`'s origin, when its requests go over HTTP/2 with `mode` (see the
-/// module docs); shared with every other session of that origin and mode (invariant 1).
-pub(crate) fn origin_set(url: &Url, mode: Http2) -> Option<Arc<OriginSet>> {
+/// module docs); shared with every other session of that origin, mode and `ping` (invariant 1).
+pub(crate) fn origin_set(url: &Url, mode: Http2, ping: Option<Ping>) -> Option<Arc<OriginSet>> {
     let tls = match (url.scheme(), mode) {
         (_, Http2::Off) => return None,
         ("https", _) => true,
@@ -60,6 +63,7 @@ pub(crate) fn origin_set(url: &Url, mode: Http2) -> Option<Arc<OriginSet>> {
         host: url.host_str()?.trim_matches(['[', ']']).to_owned(),
         port: url.port_or_known_default()?,
         tls,
+        ping,
     };
     static SETS: OnceLock<Mutex<HashMap<Target, Weak<OriginSet>>>> = OnceLock::new();
     let mut sets = SETS

@@ -28,7 +28,12 @@ fn request(server: &MockServer) -> impl Fn() -> reqwest::RequestBuilder {
 #[tokio::test]
 async fn a_request_refused_every_time_fails_as_never_ran_after_the_last_attempt() {
     let server = mock(false).await;
-    let set = origin_set(&server.http_url().parse().unwrap(), Http2::PriorKnowledge).unwrap();
+    let set = origin_set(
+        &server.http_url().parse().unwrap(),
+        Http2::PriorKnowledge,
+        None,
+    )
+    .unwrap();
     server.faults().refuse_streams(MAX_ATTEMPTS);
     let sent = tokio::time::timeout(LIMIT, set.send(request(&server))).await;
     match sent.expect("within the limit") {
@@ -52,7 +57,12 @@ async fn a_request_refused_every_time_fails_as_never_ran_after_the_last_attempt(
 #[tokio::test]
 async fn an_origin_found_to_speak_http1_is_not_asked_again() {
     let server = mock(true).await;
-    let set = origin_set(&server.http_url().parse().unwrap(), Http2::PriorKnowledge).unwrap();
+    let set = origin_set(
+        &server.http_url().parse().unwrap(),
+        Http2::PriorKnowledge,
+        None,
+    )
+    .unwrap();
     for _ in 0..3 {
         let sent = tokio::time::timeout(LIMIT, set.send(request(&server))).await;
         assert!(matches!(sent.expect("within the limit"), Ok(None)));
@@ -69,16 +79,16 @@ async fn an_origin_found_to_speak_http1_is_not_asked_again() {
 #[tokio::test]
 async fn sessions_of_one_origin_get_one_set_and_other_modes_none() {
     let url = "http://127.0.0.1:9/mcp".parse().unwrap();
-    let one = origin_set(&url, Http2::PriorKnowledge).unwrap();
-    let two = origin_set(&url, Http2::PriorKnowledge).unwrap();
+    let one = origin_set(&url, Http2::PriorKnowledge, None).unwrap();
+    let two = origin_set(&url, Http2::PriorKnowledge, None).unwrap();
     assert!(std::sync::Arc::ptr_eq(&one, &two));
     assert!(
-        origin_set(&url, Http2::Auto).is_none(),
+        origin_set(&url, Http2::Auto, None).is_none(),
         "h2c only by prior knowledge"
     );
-    assert!(origin_set(&url, Http2::Off).is_none());
+    assert!(origin_set(&url, Http2::Off, None).is_none());
     let tls = "https://127.0.0.1:9/mcp".parse().unwrap();
-    assert!(origin_set(&tls, Http2::Auto).is_some());
+    assert!(origin_set(&tls, Http2::Auto, None).is_some());
 }
 
 /// A certificate for 127.0.0.1 and localhost (valid until 2126), its key, and the throwaway CA
@@ -157,6 +167,7 @@ mod tls {
             host: "127.0.0.1".to_owned(),
             port: addr.port(),
             tls: true,
+            ping: None,
         }
     }
 

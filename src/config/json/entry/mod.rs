@@ -101,6 +101,9 @@ pub(super) struct HeartbeatJson {
     interval: Option<JsonDuration>,
     timeout: Option<JsonDuration>,
     failures: Option<u32>,
+    /// `session` or `origin` ([`HeartbeatScope`](crate::config::HeartbeatScope)).
+    scope: Option<String>,
+    session_check_every: Option<u32>,
 }
 
 /// Overwrites `$target` with `$value` when the key was present.
@@ -201,7 +204,7 @@ impl Entry {
             config.reconnect = json.into_policy();
         }
         if let Some(json) = self.heartbeat {
-            config.heartbeat = json.into_policy();
+            config.heartbeat = json.into_policy()?;
         }
         match (self.call_timeout, self.timeout) {
             (Some(_), Some(_)) => {
@@ -262,7 +265,7 @@ impl ReconnectJson {
 }
 
 impl HeartbeatJson {
-    fn into_policy(self) -> Heartbeat {
+    fn into_policy(self) -> Result<Heartbeat, ConfigError> {
         // An interval alone scales its timeout with it, as `Heartbeat::every` does, so
         // `"interval": "5s"` does not trip over the 10 s default timeout.
         let mut policy = match self.interval {
@@ -272,6 +275,12 @@ impl HeartbeatJson {
         set!(policy.enabled, self.enabled);
         set!(policy.timeout, self.timeout);
         set!(policy.failures, self.failures);
-        policy
+        set!(policy.session_check_every, self.session_check_every);
+        if let Some(scope) = self.scope {
+            policy.scope = scope.parse().map_err(|e: crate::config::UnknownValue| {
+                ConfigError::new("heartbeat.scope", e.to_string())
+            })?;
+        }
+        Ok(policy)
     }
 }

@@ -150,9 +150,17 @@ async fn serve_http(
         ..
     } = attempt;
     let standalone = transport::http::Standalone::default();
+    // With liveness per origin, each shared HTTP/2 connection keeps itself alive.
+    let heartbeat = &config.heartbeat;
+    let ping = (heartbeat.enabled && heartbeat.scope == crate::config::HeartbeatScope::Origin)
+        .then_some(transport::http2::Ping {
+            interval: heartbeat.interval,
+            timeout: heartbeat.timeout,
+        });
     let http = transport::http::transport(
         &context.http,
         remote,
+        ping,
         &config.limits,
         context.auth.clone(),
         standalone.clone(),
