@@ -205,12 +205,16 @@ async fn a_killed_origin_is_seen_dead_by_every_session_and_all_come_back() {
     shutdown(all).await;
 }
 
+/// A session whose stream ended checks itself at once, by opening its stream again on its own
+/// session (an answer is life, a 404 or a refusal its death): no turn of the group stands in
+/// for it. (A stream that must wait before it opens again, after `retry:` or a backoff, makes
+/// the session probe for itself meanwhile.)
 #[tokio::test]
-async fn a_session_whose_stream_ended_probes_for_itself_at_once() {
+async fn a_session_whose_stream_ended_checks_itself_at_once_by_its_stream() {
     let server = mock(0).await;
     let registry = ToolRegistry::new();
     // An interval longer than the test's limit: no turn of the heartbeat comes during it, so
-    // any probe is one a session sent for itself.
+    // any check is one a session made for itself.
     let beat = Heartbeat::default()
         .interval(LIMIT * 2)
         .scope(HeartbeatScope::Origin);
@@ -219,11 +223,17 @@ async fn a_session_whose_stream_ended_probes_for_itself_at_once() {
     server.faults().clear_requests();
     // Ends every standalone stream and keeps the sessions.
     server.faults().cut_streams();
-    until("every session probed for itself", || {
-        let pinged = pinged(&server.faults().requests());
-        all.iter().all(|(_, id)| pinged.contains(id))
-    })
+    until(
+        "every session opened its stream again on its own session",
+        || {
+            let requests = server.faults().requests();
+            let gets: Vec<_> = requests.into_iter().filter(|r| r.method == "GET").collect();
+            let reopened = session_ids(&gets);
+            all.iter().all(|(_, id)| reopened.contains(id))
+        },
+    )
     .await;
+    server.faults().wait_streams(3).await;
     for (supervisor, _) in &all {
         assert_eq!(generation(supervisor), Some(1), "{:?}", supervisor.status());
     }

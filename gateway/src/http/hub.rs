@@ -24,17 +24,12 @@ use rmcp::model::ServerNotification;
 use tokio::task::JoinHandle;
 
 use crate::{
-    Mode, ProxyHandler, ProxyOptions,
+    Mode, ProxyOptions,
     host::{Fanout, HostLink, Target, for_host, handlers},
-    outbox::{Form, NotificationBuffer, Outbox},
     shared::Shared,
     upstreams::Upstreams,
 };
-use mcp_resilient::{ServerConfig, config::Sessions as UpstreamSessions};
-
-/// Makes the handler of one host session, with a front's hooks.
-pub(in crate::http) type Make =
-    Arc<dyn Fn(Arc<dyn crate::front::Front>) -> ProxyHandler + Send + Sync>;
+use mcp_resilient::ServerConfig;
 
 /// The shared upstreams and the live hosts.
 #[derive(Debug)]
@@ -128,39 +123,6 @@ impl Hub {
         );
         futures::future::join_all(closing).await;
         self.common.shutdown().await;
-    }
-}
-
-impl Hub {
-    /// Makes the handler of one host session, with a front's hooks: its own upstreams (`own`, to
-    /// start at its `initialize`), the shared ones, and its link to the host.
-    pub(in crate::http) fn maker(
-        &self,
-        mode: Mode,
-        own: Vec<ServerConfig>,
-        options: &super::ServeOptions,
-        buffer: NotificationBuffer,
-    ) -> Make {
-        let (proxy, shared_set, store) = (
-            options.proxy.clone(),
-            self.common.clone(),
-            options.store.clone(),
-        );
-        Arc::new(move |front| {
-            let link = Arc::new(HostLink::with_store(
-                Outbox::with_form(buffer, Form::Messages),
-                "tcp",
-                store.clone(),
-            ));
-            let shared = Shared::new(
-                mode,
-                own.clone(),
-                Some(shared_set.clone()),
-                proxy.clone(),
-                link,
-            );
-            ProxyHandler::with_front(Arc::new(shared), front)
-        })
     }
 }
 
@@ -298,20 +260,4 @@ fn wants(link: &HostLink, notification: &ServerNotification) -> bool {
         }
         _ => true,
     }
-}
-
-/// The servers with one upstream session per host session, and the shared ones.
-pub(in crate::http) fn split(
-    configs: Vec<ServerConfig>,
-    per_host: &[String],
-) -> Result<(Vec<ServerConfig>, Vec<ServerConfig>), super::ServeError> {
-    if let Some(unknown) = per_host
-        .iter()
-        .find(|name| !configs.iter().any(|c| c.name() == name.as_str()))
-    {
-        return Err(super::ServeError::UnknownPerHost(unknown.clone()));
-    }
-    Ok(configs.into_iter().partition(|c| {
-        c.get_sessions() == UpstreamSessions::PerHost || per_host.iter().any(|n| n == c.name())
-    }))
 }

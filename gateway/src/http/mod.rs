@@ -57,6 +57,7 @@ mod hub;
 mod identify;
 mod jwt;
 mod lost;
+mod maker;
 mod opening;
 mod operate;
 mod options;

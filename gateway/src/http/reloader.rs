@@ -8,7 +8,8 @@ use tokio::sync::mpsc;
 
 use super::{
     ReloadError, Reloaded,
-    hub::{Hub, split},
+    hub::Hub,
+    maker::split,
     reload::{Ask, error_chain},
     status::Board,
 };

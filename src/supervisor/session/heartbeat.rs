@@ -16,8 +16,8 @@
 //! With the origin scope ([`super::origin`]), a turn at which the group of this session's
 //! endpoint was answered less than an interval ago sends nothing: that answer proves the session
 //! alive. The session still probes for itself when its own signal is suspect (a miss; its
-//! stream ended, told by the transport), when the group's answer is stale, and once in every
-//! `session_check_every` turns.
+//! stream ended and waits to open again, told by the transport), when the group's answer is
+//! stale, and once in every `session_check_every` turns.
 
 use std::{sync::Arc, time::Duration};
 
@@ -60,8 +60,8 @@ impl Heartbeat {
             .origin
             .as_ref()
             .map_or(0, |origin| rand::rng().random_range(0..origin.check_every));
-        // The transport said this session's own signal is suspect (its stream ended): it probes
-        // for itself at once.
+        // The transport said this session's own signal is suspect (its stream ended and waits
+        // to open again): it probes for itself at once.
         let mut own_signal = false;
         loop {
             let interval = stretch.apply(self.interval);

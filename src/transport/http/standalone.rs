@@ -136,7 +136,6 @@ async fn run(core: Arc<Core>) {
                     End::Stopped => return,
                     End::Ended { why, hint } => {
                         tracing::debug!("standalone GET stream ended ({why}); opening it again");
-                        core.activity.suspect_own_signal();
                         let lived = began.elapsed();
                         ended = Some(why);
                         delays = if lived < SHORT { delays + 1 } else { 0 };
@@ -150,6 +149,12 @@ async fn run(core: Arc<Core>) {
                             );
                             return core
                                 .die(Death::new(crate::state::Cause::TransportError, detail));
+                        }
+                        // Opened again at once, the stream is its own check (a refusal is the
+                        // death, an answer is life): a probe beside it would only race it. While
+                        // it waits, the session's own signal is suspect: it probes for itself.
+                        if !wait.is_zero() {
+                            core.activity.suspect_own_signal();
                         }
                         wait
                     }
@@ -171,6 +176,7 @@ async fn run(core: Arc<Core>) {
                     );
                     ended = Some(why);
                     delays += 1;
+                    core.activity.suspect_own_signal();
                     core.rules.backoff(delays - 1)
                 }
             },

@@ -57,7 +57,8 @@ use tokio_util::sync::CancellationToken;
 use super::{
     HostFront,
     admit::Admission,
-    hub::{Hosts, Hub, Make},
+    hub::{Hosts, Hub},
+    maker::Make,
     refusal::refuse,
     sessions::Sessions,
 };
