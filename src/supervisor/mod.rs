@@ -127,6 +127,21 @@ impl Supervisor {
         live.peer.peer_info().map(|info| (*info).clone())
     }
 
+    /// The round trip of the last heartbeat probe the ready generation sent for itself and had
+    /// answered (`None` during an outage, before its first answered probe, or with the
+    /// heartbeat off). With [`HeartbeatScope::Origin`](crate::config::HeartbeatScope::Origin)
+    /// a member whose group's answer stood in for its own probe keeps its last own figure.
+    pub fn probe_round_trip(&self) -> Option<Duration> {
+        self.inner.board.current().live?.probe_round_trip()
+    }
+
+    /// How many tool calls were sent again since the start: lost with their generation, or
+    /// with their cut answer stream, to a tool annotated read-only or idempotent
+    /// ([`Replay`](crate::config::Replay)).
+    pub fn replayed_calls(&self) -> u64 {
+        self.inner.calls.replayed()
+    }
+
     /// Waits until the server is ready and takes calls (returns its generation), failed,
     /// stopping or stopped (the error holds that status), or `limit` elapsed (the error holds the
     /// status at that time). A generation whose death has been reported is not returned: the

@@ -131,6 +131,7 @@ async fn a_lost_call_to_a_read_only_tool(kind: &'static str, replay: Replay) {
         Replay::Annotated => {
             let answer = outcome.expect("replayed on the next generation");
             assert_ne!(boot_id(&answer), before, "the restarted server answered");
+            assert_eq!(server.replayed_calls(), 1, "counted once");
         }
         _ => assert!(
             matches!(
@@ -142,6 +143,9 @@ async fn a_lost_call_to_a_read_only_tool(kind: &'static str, replay: Replay) {
             ),
             "{outcome:?}"
         ),
+    }
+    if replay != Replay::Annotated {
+        assert_eq!(server.replayed_calls(), 0, "nothing was sent again");
     }
     server.shutdown().await;
 }

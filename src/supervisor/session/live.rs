@@ -65,6 +65,9 @@ pub(in crate::supervisor) struct Live {
     pub(super) discover: AtomicBool,
     /// Heartbeat probes sent, for the share that goes through rmcp's session.
     pub(super) heartbeats: AtomicU64,
+    /// The round trip of the last probe this generation had answered, in microseconds plus one
+    /// (0: none yet).
+    probe_round_trip: AtomicU64,
     /// The heartbeat's settings, which every prober follows; `None` without a heartbeat.
     pub(super) probes: Option<ProbeRules>,
     /// The tools this generation listed as `readOnlyHint` or `idempotentHint`: a call to one
@@ -113,10 +116,31 @@ impl Live {
             calls: AtomicUsize::new(0),
             discover: AtomicBool::new(modern),
             heartbeats: AtomicU64::new(0),
+            probe_round_trip: AtomicU64::new(0),
             probes,
             replayable: std::sync::RwLock::default(),
             guard,
             tx,
+        }
+    }
+
+    /// Notes the round trip of a probe this generation had answered.
+    pub(in crate::supervisor) fn note_probe_round_trip(&self, round_trip: std::time::Duration) {
+        let micros = u64::try_from(round_trip.as_micros()).unwrap_or(u64::MAX - 1);
+        self.probe_round_trip.store(
+            micros.saturating_add(1),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+
+    /// The round trip of the last probe this generation had answered, if any.
+    pub(in crate::supervisor) fn probe_round_trip(&self) -> Option<std::time::Duration> {
+        match self
+            .probe_round_trip
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            0 => None,
+            plus_one => Some(std::time::Duration::from_micros(plus_one - 1)),
         }
     }
 

@@ -124,6 +124,7 @@ impl Live {
         match verdict {
             Verdict::Alive | Verdict::Rejected { .. } => {
                 self.misses.clear();
+                self.note_probe_round_trip(sent.elapsed());
                 Probed::Alive
             }
             Verdict::Overload { status, .. } => {

@@ -92,6 +92,17 @@ async fn status_json_shows_an_upstream_dying_and_coming_back() {
         .unwrap_or_else(|| panic!("echo among the tools: {up}"));
     assert!(echo["calls"].as_u64() >= Some(1), "{up}");
     assert!(echo["p50_ms"].is_number(), "{up}");
+    // The upstream is idle after the call: its heartbeat probes it, and the answer's round
+    // trip is shown.
+    let probed = wait_facts(&gateway, "a probe's round trip", |f| {
+        f["upstreams"][0]["probe_rtt_ms"].is_number()
+    })
+    .await;
+    assert!(
+        probed["upstreams"][0]["probe_rtt_ms"].as_f64() >= Some(0.0),
+        "{probed}"
+    );
+    assert_eq!(probed["answers"]["replays"], 0, "{probed}");
 
     mock.kill().await;
     let down = wait_facts(&gateway, "the death", |f| {

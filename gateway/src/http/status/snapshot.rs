@@ -21,9 +21,14 @@ fn millis(at: SystemTime) -> u64 {
 /// The facts at `now` (invariants 2 and 3 of the module).
 pub(super) fn take(board: &Board, now: SystemTime) -> Value {
     let sessions = board.hub.hosts.sessions();
-    let upstreams: Vec<Value> = (board.tracked().iter())
+    let tracked = board.tracked();
+    let upstreams: Vec<Value> = (tracked.iter())
         .map(|(upstream, track)| upstream_facts(upstream, track, sessions, now))
         .collect();
+    // The shared servers now listed (a server a reload removed takes its count with it).
+    let replays: u64 = (tracked.iter())
+        .map(|(upstream, _)| upstream.supervisor.replayed_calls())
+        .sum();
     let (by_revision, listens) = board.hub.hosts.revisions();
     let by_token: serde_json::Map<String, Value> = (board.admission.per_token().into_iter())
         .map(|(key, n)| (calls::bounded(&board.gate.doors.label(&key), 64), n.into()))
@@ -61,9 +66,7 @@ pub(super) fn take(board: &Board, now: SystemTime) -> Value {
         "reloads": board.reload_facts(),
         "answers": {
             "may_have_run": calls::may_have_run_count(),
-            // Read-only calls the library replays on a new generation are not told to the
-            // gateway by the library's public API: not counted here.
-            "replays": Value::Null,
+            "replays": replays,
         },
         "fleet": {
             "replica": board.replica,
@@ -113,8 +116,9 @@ fn upstream_facts(
         "protocol": status.protocol().map(|p| calls::bounded(p, 32)),
         "up_for_s": up_for,
         "last_death": death,
-        // The probe's round trip is not in the library's public API (only misses are).
-        "probe_rtt_ms": Value::Null,
+        // Milliseconds to the hundredth.
+        "probe_rtt_ms": (upstream.supervisor.probe_round_trip())
+            .map(|d| (d.as_secs_f64() * 1e5).round() / 100.0),
         "attempt": attempt,
         "next_attempt_in_ms": next_in,
         "host_sessions": sessions,
