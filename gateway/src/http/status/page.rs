@@ -117,7 +117,7 @@ pub(super) fn render(facts: &Value) -> String {
          <small id=\"replica\">{}</small></h1><p id=\"live\">live updates need JavaScript; \
          reload to refresh</p><h2>Upstreams</h2><table id=\"upstreams\"><thead><tr><th>server\
          </th><th>state</th><th>generation</th><th>up for</th><th>last death</th><th>probe \
-         round trip</th><th>attempt</th><th>next attempt in</th><th>host sessions</th></tr>\
+         round trip ms</th><th>attempt</th><th>next attempt in</th><th>host sessions</th></tr>\
          </thead><tbody>",
         text(&facts["replica"])
     );
