@@ -139,7 +139,7 @@ impl Supervisor {
     /// with their cut answer stream, to a tool annotated read-only or idempotent
     /// ([`Replay`](crate::config::Replay)).
     pub fn replayed_calls(&self) -> u64 {
-        self.inner.calls.replayed()
+        self.inner.calls.replays.get()
     }
 
     /// Waits until the server is ready and takes calls (returns its generation), failed,

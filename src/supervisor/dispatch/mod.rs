@@ -18,14 +18,13 @@ mod cut;
 mod errors;
 mod input;
 mod probe;
+mod replays;
 mod wait;
 
 use crate::{
     CallError,
     call::CallOptions,
     config::{Replay, ServerConfig},
-};
-use crate::{
     supervisor::board::Board,
     supervisor::session::{live::Live, relay::Relay},
 };
@@ -50,9 +49,8 @@ pub(in crate::supervisor) struct CallPath {
     probe_after: Option<Duration>,
     /// The server's limits, for what callers list through it (the proxy's prompts, resources).
     pub(in crate::supervisor) limits: crate::config::Limits,
-    /// Calls sent again since the start (lost with their generation, or with their cut answer
-    /// stream, to a read-only or idempotent tool).
-    replayed: std::sync::atomic::AtomicU64,
+    /// Tool calls sent again since the start.
+    pub(in crate::supervisor) replays: replays::Replays,
 }
 
 /// What became of one send.
@@ -112,18 +110,8 @@ impl CallPath {
             handlers: config.handlers.clone(),
             probe_after: hb.enabled.then_some(hb.interval),
             limits: config.limits.clone(),
-            replayed: std::sync::atomic::AtomicU64::new(0),
+            replays: replays::Replays::default(),
         }
-    }
-
-    /// Calls sent again since the start.
-    pub(in crate::supervisor) fn replayed(&self) -> u64 {
-        self.replayed.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    fn count_replay(&self) {
-        self.replayed
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Calls a tool on the current generation.
@@ -170,7 +158,7 @@ impl CallPath {
                     },
                 )) if !replayed && self.may_replay(&live, &params.name) => {
                     replayed = true;
-                    self.count_replay();
+                    self.replays.count();
                     tracing::info!(server = %self.server, generation = %live.generation, tool = %params.name, "call lost with its generation; sending it again to the next, the tool being read-only or idempotent");
                     live = self.next_live(&live, deadline, lost).await?;
                 }
@@ -179,7 +167,7 @@ impl CallPath {
                 // request on the same generation (SEP-2575; see `cut`).
                 Sent::Cut(_) if !reissued && self.may_replay(&live, &params.name) => {
                     reissued = true;
-                    self.count_replay();
+                    self.replays.count();
                     tracing::info!(server = %self.server, generation = %live.generation, tool = %params.name, "the call's answer stream was cut; issuing it again as a new request, the tool being read-only or idempotent");
                 }
                 Sent::Cut(lost) => {
