@@ -162,15 +162,19 @@ impl ServerHandler for ProxyHandler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut listed = self.shared.host_tools();
-        if let Some(front) = &self.front {
-            // Only the tools this host may call (the HTTP front's access policy).
-            listed.retain(|tool| {
-                (self.shared.route_tool(&tool.name))
-                    .is_ok_and(|(upstream, raw)| front.sees(&context, upstream.name(), &raw))
-            });
-        }
-        let tools = async { Ok(ListToolsResult::with_all_items(listed)) };
+        // Listed inside the traced work: a stdio host that did not initialize (2026-07-28) starts
+        // its upstreams there, and must be shown their tools, not the none before the start.
+        let tools = async {
+            let mut listed = self.shared.host_tools();
+            if let Some(front) = &self.front {
+                // Only the tools this host may call (the HTTP front's access policy).
+                listed.retain(|tool| {
+                    (self.shared.route_tool(&tool.name))
+                        .is_ok_and(|(upstream, raw)| front.sees(&context, upstream.name(), &raw))
+                });
+            }
+            Ok(ListToolsResult::with_all_items(listed))
+        };
         self.traced("tools/list", &context, tools).await
     }
 

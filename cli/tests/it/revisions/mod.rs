@@ -171,6 +171,33 @@ async fn proxy_a_2025_host_in_front_of_a_2025_upstream() {
     cell(Revision::V2025, Revision::V2025, Front::Proxy).await;
 }
 
+/// A 2026-07-28 host on stdio whose first request is `tools/list` (no `initialize`, no
+/// `server/discover` before it: the SDKs' hosts do this) is shown the upstream's tools: the
+/// request starts the upstreams and is answered after that start, not with the none before it.
+async fn first_request_lists_tools(upstream: Revision) {
+    let mut host = hosts::Host::start(Front::Proxy, Revision::V2026, upstream).await;
+    let listed = host.request(1, "tools/list", json!({})).await;
+    let answer = (listed.iter())
+        .find(|m| m["id"] == json!(1))
+        .expect("the answer");
+    let tools = answer["result"]["tools"].as_array().expect("tools");
+    assert!(
+        tools.iter().any(|t| t["name"] == json!("echo")),
+        "the upstream's tools at the first request: {answer}"
+    );
+    host.finish().await;
+}
+
+#[tokio::test]
+async fn proxy_a_2026_host_whose_first_request_is_tools_list_sees_a_2025_upstreams_tools() {
+    first_request_lists_tools(Revision::V2025).await;
+}
+
+#[tokio::test]
+async fn proxy_a_2026_host_whose_first_request_is_tools_list_sees_a_2026_upstreams_tools() {
+    first_request_lists_tools(Revision::V2026).await;
+}
+
 /// A 2026-07-28 host on stdio hears a change of its tools on its listen stream, stamped with
 /// the stream's subscription id, and nowhere else; every message it gets is valid.
 async fn listen_on_stdio(upstream: Revision) {
