@@ -137,7 +137,7 @@ impl Supervisor {
 
     /// How many tool calls were sent again since the start: lost with their generation, or
     /// with their cut answer stream, to a tool annotated read-only or idempotent
-    /// ([`Replay`](crate::config::Replay)).
+    /// ([`Replay`](crate::config::Replay)). A call sent again both ways counts once.
     pub fn replayed_calls(&self) -> u64 {
         self.inner.calls.replays.get()
     }

@@ -157,8 +157,8 @@ impl CallPath {
                         may_have_run: true, ..
                     },
                 )) if !replayed && self.may_replay(&live, &params.name) => {
+                    self.replays.count_unless(reissued);
                     replayed = true;
-                    self.replays.count();
                     tracing::info!(server = %self.server, generation = %live.generation, tool = %params.name, "call lost with its generation; sending it again to the next, the tool being read-only or idempotent");
                     live = self.next_live(&live, deadline, lost).await?;
                 }
@@ -166,8 +166,8 @@ impl CallPath {
                 // Lost with its cut stream, and a second run is harmless: once more, as a new
                 // request on the same generation (SEP-2575; see `cut`).
                 Sent::Cut(_) if !reissued && self.may_replay(&live, &params.name) => {
+                    self.replays.count_unless(replayed);
                     reissued = true;
-                    self.replays.count();
                     tracing::info!(server = %self.server, generation = %live.generation, tool = %params.name, "the call's answer stream was cut; issuing it again as a new request, the tool being read-only or idempotent");
                 }
                 Sent::Cut(lost) => {

@@ -8,9 +8,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(in crate::supervisor) struct Replays(AtomicU64);
 
 impl Replays {
-    /// One more call sent again.
-    pub(in crate::supervisor) fn count(&self) {
-        self.0.fetch_add(1, Ordering::Relaxed);
+    /// One more call sent again, unless this call was `counted` already (sent again the other
+    /// way before).
+    pub(in crate::supervisor) fn count_unless(&self, counted: bool) {
+        if !counted {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// How many so far.
