@@ -114,20 +114,7 @@ impl Tag {
     pub(in crate::http) fn answer(&self) -> ServerSseMessage {
         const WHY: &str = "The gateway process that was answering this request stopped before it answered (another one serves the session now).";
         crate::calls::may_have_run();
-        let message = match self.call {
-            true => ServerJsonRpcMessage::response(
-                ServerResult::CallToolResult(CallToolResult::error(vec![ContentBlock::text(
-                    format!(
-                        "{WHY} The call may have run on the MCP server; it is not sent again by the gateway."
-                    ),
-                )])),
-                self.id.clone(),
-            ),
-            false => ServerJsonRpcMessage::error(
-                ErrorData::internal_error(format!("{WHY} The request may have run."), None),
-                Some(self.id.clone()),
-            ),
-        };
+        let message = may_have_run(self.call, &self.id, WHY);
         ServerSseMessage::from_message(message)
     }
 }
@@ -150,22 +137,26 @@ impl Unanswered {
     /// for anything else, each saying it may have run.
     pub(in crate::http) fn event(&self) -> bytes::Bytes {
         const WHY: &str = "The gateway stopped before it had the answer: its drain limit passed (a deploy or a restart).";
-        let message = match self.call {
-            true => ServerJsonRpcMessage::response(
-                ServerResult::CallToolResult(CallToolResult::error(vec![ContentBlock::text(
-                    format!(
-                        "{WHY} The call may have run on the MCP server; it is not sent again by the gateway."
-                    ),
-                )])),
-                self.id.clone(),
-            ),
-            false => ServerJsonRpcMessage::error(
-                ErrorData::internal_error(format!("{WHY} The request may have run."), None),
-                Some(self.id.clone()),
-            ),
-        };
+        let message = may_have_run(self.call, &self.id, WHY);
         let json = serde_json::to_string(&message).unwrap_or_default();
         bytes::Bytes::from(format!("data: {json}\n\n"))
+    }
+}
+
+/// The answer to a request that may have run, saying `why`: a tool result with `isError` for
+/// a call, a JSON-RPC error for anything else.
+fn may_have_run(call: bool, id: &NumberOrString, why: &str) -> ServerJsonRpcMessage {
+    match call {
+        true => ServerJsonRpcMessage::response(
+            ServerResult::CallToolResult(CallToolResult::error(vec![ContentBlock::text(format!(
+                "{why} The call may have run on the MCP server; it is not sent again by the gateway."
+            ))])),
+            id.clone(),
+        ),
+        false => ServerJsonRpcMessage::error(
+            ErrorData::internal_error(format!("{why} The request may have run."), None),
+            Some(id.clone()),
+        ),
     }
 }
 
