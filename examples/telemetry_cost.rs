@@ -15,6 +15,10 @@
 //! (started apart, e.g. `mcp-resilient mock-server --transport sse --port P`), so a call's cost
 //! over that transport is counted the same way (BENCHMARKS.md § 26).
 //!
+//! `--raw` makes the same calls with a bare rmcp client on the stdio mock's pipes (no supervisor,
+//! no heartbeat): the baseline the supervised stdio call is compared with (BENCHMARKS.md, call
+//! overhead). Both print the process's context switches and CPU time per call beside the totals.
+//!
 //! `--sdk` (feature `otel` only) installs an SDK meter provider (a periodic reader into memory,
 //! which exports once a minute: not during a run)
 //! and tracer provider (spans dropped at once); without it the library records into the
@@ -39,6 +43,7 @@ fn main() -> ExitCode {
     let calls: u64 = flag(&args, "--calls", 2000);
     let probes: u64 = flag(&args, "--probes", 200);
     let sdk = args.iter().any(|a| a == "--sdk");
+    let raw = args.iter().any(|a| a == "--raw");
     let url = |name: &str| {
         args.iter()
             .position(|a| a == name)
@@ -61,7 +66,89 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("runtime");
+    if raw {
+        return runtime.block_on(run_raw(mock, calls));
+    }
     runtime.block_on(run(mock, remote, calls, probes))
+}
+
+/// This process's context switches (voluntary + involuntary) and CPU time in clock ticks.
+fn switches_and_ticks() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let switches = status
+        .lines()
+        .filter(|l| l.contains("ctxt_switches:"))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum();
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // After the command's closing parenthesis come the state, then 10 fields, then utime and stime.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let field = |i: usize| -> u64 {
+        after
+            .split_whitespace()
+            .nth(i)
+            .and_then(|f| f.parse().ok())
+            .unwrap_or(0)
+    };
+    let ticks = field(11) + field(12);
+    (switches, ticks)
+}
+
+/// `calls` echo calls through the library (`supervised`) or a bare rmcp client, with the context
+/// switches and CPU they cost this process: the JSON fields after the totals.
+fn per_call(calls: u64, before: (u64, u64)) -> String {
+    let after = switches_and_ticks();
+    let n = calls.max(1) as f64;
+    format!(
+        "\"switches_per_call\": {:.2}, \"cpu_us_per_call\": {:.1}",
+        (after.0 - before.0) as f64 / n,
+        (after.1 - before.1) as f64 * 10_000.0 / n
+    )
+}
+
+/// The baseline: an rmcp client on the stdio of a mock child, the same calls, nothing else.
+async fn run_raw(mock: String, calls: u64) -> ExitCode {
+    use rmcp::{
+        ServiceExt,
+        model::{CallToolRequestParams, ClientConfig, ProtocolVersion},
+    };
+    let Ok(mut child) = tokio::process::Command::new(&mock)
+        .args(["--transport", "stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+    else {
+        return ExitCode::from(3);
+    };
+    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+        return ExitCode::from(3);
+    };
+    let config = ClientConfig::default().with_protocol_version(ProtocolVersion::V_2025_11_25);
+    let Ok(client) = config.serve((stdout, stdin)).await else {
+        return ExitCode::from(3);
+    };
+    // As the supervised session and the benchmark's raw baseline: rmcp's response cache off.
+    client
+        .peer()
+        .set_response_cache_config(rmcp::service::ClientCacheConfig::disabled())
+        .await;
+    let arguments = json!({"text": "hi"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let before = switches_and_ticks();
+    let mut failed = 0;
+    for _ in 0..calls {
+        let params = CallToolRequestParams::new("echo").with_arguments(arguments.clone());
+        if client.call_tool(params).await.is_err() {
+            failed += 1;
+        }
+    }
+    let figures = per_call(calls, before);
+    let _ = client.cancel().await;
+    println!("{{\"calls\": {calls}, \"failed\": {failed}, \"raw\": true, {figures}}}");
+    ExitCode::SUCCESS
 }
 
 async fn run(mock: String, remote: Option<ServerConfig>, calls: u64, probes: u64) -> ExitCode {
@@ -85,6 +172,7 @@ async fn run(mock: String, remote: Option<ServerConfig>, calls: u64, probes: u64
     let echo = registry.handle("mcp__cost__echo").expect("echo");
     let whoami = registry.handle("mcp__cost__whoami").expect("whoami");
     let mut failed = 0;
+    let before = switches_and_ticks();
     for _ in 0..calls {
         if let Err(e) = echo.call(json!({"text": "hi"})).await {
             if failed == 0 {
@@ -93,6 +181,7 @@ async fn run(mock: String, remote: Option<ServerConfig>, calls: u64, probes: u64
             failed += 1;
         }
     }
+    let figures = per_call(calls, before);
     let pings = |result: &rmcp::model::CallToolResult| {
         mcp_mock_server::Whoami::from_result(result)
             .and_then(|who| who.methods.get("ping").copied())
@@ -109,7 +198,7 @@ async fn run(mock: String, remote: Option<ServerConfig>, calls: u64, probes: u64
     let state = server.status().state;
     server.shutdown().await;
     println!(
-        "{{\"calls\": {calls}, \"failed\": {failed}, \"probes\": {probed}, \"otel\": {}, \"ready\": {}}}",
+        "{{\"calls\": {calls}, \"failed\": {failed}, \"probes\": {probed}, \"otel\": {}, \"ready\": {}, {figures}}}",
         cfg!(feature = "otel"),
         matches!(state, ConnectionState::Ready { .. })
     );
