@@ -60,8 +60,10 @@
 //! bytes say; there is no TLS. Its faults: [`MockOptions::h2_max_streams`]
 //! (`--h2-max-streams N`, the `SETTINGS_MAX_CONCURRENT_STREAMS`), [`Faults::goaway`] (a
 //! graceful `GOAWAY` on the connections open now), [`Faults::refuse_streams`] (`RST_STREAM
-//! REFUSED_STREAM` before the routes) and [`MockOptions::http1_only`] (`--http1-only`).
-//! [`Faults::wire`] ([`WireCounts`]) counts connections accepted and requests by version.
+//! REFUSED_STREAM` before the routes), [`Faults::silence_pings`] (the client's `PING`s go
+//! unanswered on the connections open now, every other frame flows) and
+//! [`MockOptions::http1_only`] (`--http1-only`). [`Faults::wire`] ([`WireCounts`]) counts
+//! connections accepted and closed, requests by version, and the client's `PING`s.
 //!
 //! # Conformance mode
 //!
