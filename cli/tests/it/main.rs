@@ -29,6 +29,7 @@ mod fleet;
 mod hostile_limits;
 mod hostile_replies;
 mod hostile_sse;
+mod http2_tls;
 mod http_stream;
 mod layers;
 mod list_flood;

@@ -15,7 +15,10 @@
 //! What it counts ([`Faults::wire`]) is what a test asserts on: connections that carried
 //! requests and the requests, by version, streams refused, and clients' HTTP/2 `PING`s.
 //!
-//! There is no TLS mode: h2 over TLS (ALPN) is not served.
+//! With TLS ([`MockOptions::tls`]) the same, on the bytes the handshake left: ALPN says which
+//! (it is counted too).
+//!
+//! [`MockOptions::tls`]: super::options::MockOptions::tls
 //!
 //! # Invariants
 //!
@@ -59,6 +62,10 @@ pub struct WireCounts {
     /// Accepted connections that have ended since (closed by either side, or by the server's
     /// kill).
     pub closed: u64,
+    /// TLS connections whose ALPN chose `h2` ([`MockOptions::tls`](crate::MockOptions::tls)).
+    pub alpn_h2: u64,
+    /// TLS connections whose ALPN chose `http/1.1`, or that named no protocol.
+    pub alpn_http1: u64,
     /// Connections that carried at least one HTTP/1.x request.
     pub http1_connections: u64,
     /// Connections that carried at least one HTTP/2 request.
@@ -86,6 +93,9 @@ pub(crate) struct Wire {
     accepted: AtomicU64,
     /// Changed by `serve`, when a connection ends.
     closed: AtomicU64,
+    /// Changed by `negotiated` only.
+    alpn_h2: AtomicU64,
+    alpn_http1: AtomicU64,
     /// Changed by `Counted::call` only.
     http1_connections: AtomicU64,
     http2_connections: AtomicU64,
@@ -107,6 +117,8 @@ impl Wire {
             max_streams,
             accepted: AtomicU64::new(0),
             closed: AtomicU64::new(0),
+            alpn_h2: AtomicU64::new(0),
+            alpn_http1: AtomicU64::new(0),
             http1_connections: AtomicU64::new(0),
             http2_connections: AtomicU64::new(0),
             http1_requests: AtomicU64::new(0),
@@ -122,6 +134,8 @@ impl Wire {
         WireCounts {
             accepted: self.accepted.load(Ordering::SeqCst),
             closed: self.closed.load(Ordering::SeqCst),
+            alpn_h2: self.alpn_h2.load(Ordering::SeqCst),
+            alpn_http1: self.alpn_http1.load(Ordering::SeqCst),
             http1_connections: self.http1_connections.load(Ordering::SeqCst),
             http2_connections: self.http2_connections.load(Ordering::SeqCst),
             http1_requests: self.http1_requests.load(Ordering::SeqCst),
@@ -130,6 +144,15 @@ impl Wire {
             pings: self.pings.sent.load(Ordering::SeqCst),
             unanswered_pings: self.pings.unanswered.load(Ordering::SeqCst),
         }
+    }
+
+    /// A TLS handshake ended with `alpn` chosen.
+    pub(crate) fn negotiated(&self, alpn: Option<&[u8]>) {
+        let counter = match alpn {
+            Some(b"h2") => &self.alpn_h2,
+            _ => &self.alpn_http1,
+        };
+        counter.fetch_add(1, Ordering::SeqCst);
     }
 
     /// The next `count` HTTP/2 requests are refused (replacing what was left to refuse).
