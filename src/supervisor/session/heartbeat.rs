@@ -57,15 +57,8 @@ impl Heartbeat {
         // (a 429, a 403) does not reset the idle clock, so without it the loop would spin.
         let mut not_before = Instant::now();
         // With the origin scope: when this session's own check is due, whatever the group's
-        // answers say. Started at random, so that sessions started together do not all check
-        // themselves in the same interval.
-        let mut own_due = self.origin.as_ref().map_or(not_before, |origin| {
-            later(
-                not_before,
-                self.interval,
-                rand::rng().random_range(1..=origin.check_every),
-            )
-        });
+        // answers say.
+        let mut own_due = self.first_check(not_before);
         // What woke this session from its rest in the group, if anything (origin scope).
         let mut woke: Option<Rest> = None;
         // The group proved this session alive just now: it rests until something is due.
@@ -131,18 +124,7 @@ impl Heartbeat {
             };
             // After a miss the next probe goes out at once; after anything else, an interval later.
             not_before = crate::clock::deadline_in(interval);
-            if let Some(origin) = &self.origin {
-                // A probe on this session's own id is its own check, whoever it was for.
-                own_due = later(Instant::now(), self.interval, origin.check_every);
-                let answered = matches!(probed, Some(Probed::Alive | Probed::Overloaded { .. }));
-                match for_group {
-                    true => origin.proof.finished(answered),
-                    false if answered => origin.proof.answered(),
-                    false => {}
-                }
-                // Answered, it stamped the group: the session rests in it.
-                rest = answered;
-            }
+            rest = self.tell_group(probed.as_ref(), for_group, &mut own_due);
             match probed {
                 // No probe rules: this generation has no heartbeat after all.
                 None => return,
@@ -164,6 +146,36 @@ impl Heartbeat {
                 Some(Probed::Dead(_)) => return live.dead.cancelled().await,
             }
         }
+    }
+}
+
+impl Heartbeat {
+    /// With the origin scope, when this session's first own check is due: at random within its
+    /// first `check_every` intervals, so that sessions started together do not all check
+    /// themselves in the same interval.
+    fn first_check(&self, now: Instant) -> Instant {
+        self.origin.as_ref().map_or(now, |origin| {
+            let intervals = rand::rng().random_range(1..=origin.check_every);
+            later(now, self.interval, intervals)
+        })
+    }
+
+    /// With the origin scope, tells the group how this session's probe ended and puts its next
+    /// own check `check_every` intervals off (a probe on its own session id is its own check,
+    /// whoever it was for). True when it was answered: it stamped the group, and the session
+    /// rests in it.
+    fn tell_group(&self, probed: Option<&Probed>, for_group: bool, own_due: &mut Instant) -> bool {
+        let Some(origin) = &self.origin else {
+            return false;
+        };
+        *own_due = later(Instant::now(), self.interval, origin.check_every);
+        let answered = matches!(probed, Some(Probed::Alive | Probed::Overloaded { .. }));
+        match for_group {
+            true => origin.proof.finished(answered),
+            false if answered => origin.proof.answered(),
+            false => {}
+        }
+        answered
     }
 }
 
