@@ -57,11 +57,15 @@
 //! # HTTP/2
 //!
 //! Every remote connection is served HTTP/1.1 or HTTP/2 by prior knowledge (h2c), as its first
-//! bytes say; there is no TLS. Its faults: [`MockOptions::h2_max_streams`]
+//! bytes say; with [`MockOptions::tls`] ([`MockTls`], `--tls CERT KEY`) it is https instead, and
+//! ALPN chooses between `h2` and `http/1.1` (`http/1.1` alone with `--http1-only`). Its faults: [`MockOptions::h2_max_streams`]
 //! (`--h2-max-streams N`, the `SETTINGS_MAX_CONCURRENT_STREAMS`), [`Faults::goaway`] (a
 //! graceful `GOAWAY` on the connections open now), [`Faults::refuse_streams`] (`RST_STREAM
-//! REFUSED_STREAM` before the routes) and [`MockOptions::http1_only`] (`--http1-only`).
-//! [`Faults::wire`] ([`WireCounts`]) counts connections accepted and requests by version.
+//! REFUSED_STREAM` before the routes), [`Faults::silence_pings`] (the client's `PING`s go
+//! unanswered on the connections open now, every other frame flows) and
+//! [`MockOptions::http1_only`] (`--http1-only`). [`Faults::wire`] ([`WireCounts`]) counts
+//! connections accepted and closed, ALPN's choices, requests by version, and the client's
+//! `PING`s.
 //!
 //! # Conformance mode
 //!
@@ -184,6 +188,7 @@ pub use remote::oauth::{IssuedTokens, OAuthOptions, OAuthStats};
 pub use remote::options::{MockOptions, MockTransport};
 pub use remote::report::{MockState, RecordedRequest};
 pub use remote::status::{InvalidFault, StatusFault};
+pub use remote::tls::MockTls;
 pub use remote::wire::WireCounts;
 pub use set_tools::SetTools;
 pub use tools::BUILTINS;

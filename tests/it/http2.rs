@@ -1,16 +1,19 @@
 //! Streamable HTTP over HTTP/2 (`http2 = prior-knowledge`, h2c to the in-process mock): the
 //! sessions of one origin share its connections, a second one opens at the server's stream
 //! limit, a `GOAWAY` drains a connection without ending a session, a refused stream is sent
-//! again, and an HTTP/1.1-only server is spoken to in HTTP/1.1. What is counted (connections
+//! again, a connection whose `PING`s go unanswered is closed and its sessions go on on a new
+//! one, and an HTTP/1.1-only server is spoken to in HTTP/1.1. What is counted (connections
 //! that carried requests, requests by version) is counted by the mock: not the connections it
 //! accepted, which on a shared machine include strangers' (another test's client reconnecting
 //! to a port the mock now holds).
 
 use mcp_mock_server::{MockOptions, MockServer, MockTransport};
+use std::time::Duration;
+
 use mcp_resilient::{
-    ServerConfig, Supervisor, ToolRegistry,
-    config::{Heartbeat, Http2},
-    state::{Event, EventReceiver},
+    ConnectionState, ServerConfig, Supervisor, ToolRegistry,
+    config::{Heartbeat, HeartbeatScope, Http2},
+    state::{Cause, Event, EventReceiver},
 };
 use serde_json::json;
 
@@ -196,5 +199,80 @@ async fn after_goaway_a_cut_standalone_stream_opens_again_on_a_new_connection() 
     echo(&registry, "s0", "after the cut").await;
     assert_eq!(server.faults().wire().http2_connections, 2);
     assert_stayed_ready(&supervisors[0], &mut events);
+    shutdown(supervisors).await;
+}
+
+/// The causes of the generations that ended among `events` (their `Reconnecting` states).
+fn deaths(events: &mut EventReceiver) -> Vec<Cause> {
+    let mut out = Vec::new();
+    while let Ok(Some(event)) = events.try_recv() {
+        if let Event::State { status, .. } = event
+            && let ConnectionState::Reconnecting { death, .. } = status.state
+        {
+            out.push(death.cause);
+        }
+    }
+    out
+}
+
+/// A connection whose server stopped acknowledging `PING`s (the TCP connection open, every
+/// other frame flowing) is closed by the client's keep-alive. What that ends is the
+/// connection, not the sessions: each session's standalone stream ends with it and opens again
+/// at once on a new connection, on the same session (a new stream is life). A request of a
+/// session in flight on the closed connection (a heartbeat probe, as the group's probes run
+/// every interval here too) fails on the transport: that session's generation ends as
+/// `transport_error` and its next generation comes up on the new connection. Either way every
+/// session answers on the new connection, and no other cause ends a generation.
+#[tokio::test]
+async fn a_connection_whose_pings_go_unanswered_is_closed_and_its_sessions_go_on_a_new_one() {
+    let server = mock(None, false).await;
+    let interval = Duration::from_millis(400);
+    // The heartbeat's interval and timeout are the connection's `PING` interval and timeout;
+    // three misses to death, so that no slow answer ends a generation here.
+    let beat = Heartbeat::default()
+        .interval(interval)
+        .timeout(interval * 9 / 10)
+        .failures(3)
+        .scope(HeartbeatScope::Origin)
+        .session_check_every(1000);
+    let registry = ToolRegistry::new();
+    let mut supervisors = Vec::new();
+    for i in 0..3 {
+        let config = config(&format!("p{i}"), &server).heartbeat(beat.clone());
+        let supervisor = Supervisor::spawn(config, &registry).expect("spawns");
+        assert_eq!(supervisor.wait_ready(LIMIT).await.expect("ready").get(), 1);
+        supervisors.push(supervisor);
+    }
+    let mut events: Vec<EventReceiver> = supervisors.iter().map(Supervisor::events).collect();
+    let before = server.faults().wire();
+    assert_eq!(before.http2_connections, 1, "{before:?}");
+    server.faults().silence_pings();
+    let faults = server.faults().clone();
+    until(
+        "a PING went unanswered and the client closed its connection",
+        || {
+            let wire = faults.wire();
+            wire.unanswered_pings >= 1 && wire.closed > before.closed && wire.http2_connections >= 2
+        },
+    )
+    .await;
+    for (i, supervisor) in supervisors.iter().enumerate() {
+        supervisor
+            .wait_ready(LIMIT)
+            .await
+            .expect("ready on the new connection");
+        echo(&registry, &format!("p{i}"), "on the new connection").await;
+    }
+    let wire = server.faults().wire();
+    assert_eq!(wire.http1_requests, 0, "{wire:?}");
+    for (supervisor, events) in supervisors.iter().zip(&mut events) {
+        let deaths = deaths(events);
+        assert!(
+            deaths.iter().all(|cause| *cause == Cause::TransportError),
+            "{deaths:?}"
+        );
+        let generation = supervisor.status().generation.map(|g| g.get());
+        assert_eq!(generation, Some(1 + deaths.len() as u64), "{deaths:?}");
+    }
     shutdown(supervisors).await;
 }

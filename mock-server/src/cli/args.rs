@@ -112,8 +112,10 @@ impl Args {
             Mode::Stdio | Mode::Sse if remote.stateless => {
                 Err("--stateless needs --transport http".into())
             }
-            Mode::Stdio if remote.http1_only || remote.h2_max_streams.is_some() => {
-                Err("--http1-only and --h2-max-streams need --transport sse|http".into())
+            Mode::Stdio
+                if remote.http1_only || remote.h2_max_streams.is_some() || remote.tls.is_some() =>
+            {
+                Err("--http1-only, --h2-max-streams and --tls need --transport sse|http".into())
             }
             Mode::Sse | Mode::Http if self.hostile.discover_late => {
                 Err("--discover-late needs --transport stdio".into())

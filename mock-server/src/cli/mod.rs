@@ -17,6 +17,7 @@ use std::sync::Arc;
 use clap::CommandFactory;
 use clap::error::ErrorKind;
 
+use crate::MockTls;
 use crate::binary::{
     RUNTIME_SHUTDOWN, block_sigterm, init_tracing, print_listening, wait_for_signal,
 };
@@ -149,6 +150,17 @@ async fn run_stdio(args: &Args, boot_id: String) -> ExitCode {
 
 /// The mock on 127.0.0.1, until SIGINT or SIGTERM.
 async fn run_remote(args: &Args, transport: MockTransport, boot_id: String) -> ExitCode {
+    let tls = match args.remote.tls.as_deref() {
+        Some([cert, key]) => match MockTls::from_files(cert, key) {
+            Ok(tls) => Some(tls),
+            Err(error) => {
+                let (cert, key) = (cert.display(), key.display());
+                eprintln!("mcp-mock-server: cannot read --tls {cert} {key}: {error}");
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => None,
+    };
     let opts = MockOptions {
         transport,
         port: args.port,
@@ -159,6 +171,7 @@ async fn run_remote(args: &Args, transport: MockTransport, boot_id: String) -> E
         oauth: args.oauth.options(),
         http1_only: args.remote.http1_only,
         h2_max_streams: args.remote.h2_max_streams,
+        tls,
         ..MockOptions::default()
     };
     let server = match MockServer::start_with(opts, true).await {

@@ -1,6 +1,7 @@
 //! The accept loop: owns the listener and every connection task (axum's `serve` would leave
 //! connection tasks running after a kill, which a restart-on-the-same-port test cannot allow).
-//! Each connection is served by [`wire::serve`]: HTTP/1.1 or h2c.
+//! Each connection is served by [`wire::serve`]: HTTP/1.1 or h2c, or with TLS, after the
+//! handshake in the connection's own task, what ALPN chose.
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -18,6 +19,8 @@ use super::pings::PingTap;
 use super::state::ServerState;
 use super::wire;
 use crate::crash::CrashTap;
+use tokio::net::TcpStream;
+use tokio_rustls::TlsAcceptor;
 
 /// How long a bind waits for a just-killed server (same process) to release its port.
 const REBIND_DEADLINE: Duration = Duration::from_secs(2);
@@ -43,8 +46,14 @@ pub(super) async fn bind(port: u16) -> io::Result<TcpListener> {
     }
 }
 
-/// Serves connections until the kill token is cancelled, then tears everything down.
-pub(super) async fn serve(listener: TcpListener, router: Router, server: Arc<ServerState>) {
+/// Serves connections until the kill token is cancelled, then tears everything down; with
+/// `tls`, https.
+pub(super) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    server: Arc<ServerState>,
+    tls: Option<TlsAcceptor>,
+) {
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
@@ -54,10 +63,14 @@ pub(super) async fn serve(listener: TcpListener, router: Router, server: Arc<Ser
                 Ok((stream, _)) => {
                     // Small JSON-RPC frames must not wait for Nagle's algorithm.
                     let _ = stream.set_nodelay(true);
-                    let stream = PingTap::new(stream, server.wire.pings.clone());
-                    let io = TokioIo::new(CrashTap::new(stream, server.shared.crash.clone()));
                     let service = TowerToHyperService::new(router.clone());
-                    connections.spawn(wire::serve(server.wire.clone(), io, service));
+                    let Some(tls) = &tls else {
+                        let stream = PingTap::new(stream, server.wire.pings.clone());
+                        let io = TokioIo::new(CrashTap::new(stream, server.shared.crash.clone()));
+                        connections.spawn(wire::serve(server.wire.clone(), io, service));
+                        continue;
+                    };
+                    connections.spawn(over_tls(tls.clone(), stream, server.clone(), service));
                 }
                 Err(error) => tracing::warn!(%error, "accept failed"),
             },
@@ -68,4 +81,25 @@ pub(super) async fn serve(listener: TcpListener, router: Router, server: Arc<Ser
     connections.shutdown().await;
     server.legacy.shutdown().await;
     server.streamable.sessions.write().await.clear();
+}
+
+/// How long a client may take over its TLS handshake.
+const TLS_HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// Serves one connection over TLS: the handshake (bounded), then what ALPN chose.
+async fn over_tls(
+    tls: TlsAcceptor,
+    stream: TcpStream,
+    server: Arc<ServerState>,
+    service: TowerToHyperService<Router>,
+) {
+    let stream = match tokio::time::timeout(TLS_HANDSHAKE, tls.accept(stream)).await {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(error)) => return tracing::debug!(%error, "TLS handshake failed"),
+        Err(_) => return tracing::debug!("TLS handshake timed out"),
+    };
+    server.wire.negotiated(stream.get_ref().1.alpn_protocol());
+    let stream = PingTap::new(stream, server.wire.pings.clone());
+    let io = TokioIo::new(CrashTap::new(stream, server.shared.crash.clone()));
+    wire::serve(server.wire.clone(), io, service).await;
 }

@@ -58,6 +58,10 @@ pub(crate) struct RemoteArgs {
         conflicts_with = "http1_only"
     )]
     pub(crate) h2_max_streams: Option<u32>,
+    /// Serve https with this certificate (chain) and key, PEM files: ALPN `h2` and `http/1.1`
+    /// (`http/1.1` alone with --http1-only) [default: plain TCP].
+    #[arg(long = "tls", num_args = 2, value_names = ["CERT", "KEY"])]
+    pub(crate) tls: Option<Vec<std::path::PathBuf>>,
 }
 
 impl RemoteArgs {

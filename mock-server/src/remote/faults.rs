@@ -39,6 +39,14 @@ impl Faults {
         self.state.wire.refuse_streams(count);
     }
 
+    /// Every HTTP/2 connection open now stops answering the client's `PING`s (they are kept from
+    /// the server's HTTP/2 layer), while the TCP connection stays open and every other frame
+    /// flows; connections accepted later answer. What a half-dead path (a middlebox that
+    /// stopped forwarding one direction's control frames) looks like to a client's keep-alive.
+    pub fn silence_pings(&self) {
+        self.state.wire.pings.silence_open();
+    }
+
     /// What the wire has seen: connections accepted, requests by HTTP version, streams refused.
     pub fn wire(&self) -> WireCounts {
         self.state.wire.counts()

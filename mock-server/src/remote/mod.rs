@@ -27,6 +27,7 @@ pub(crate) mod report;
 mod router;
 pub(crate) mod state;
 pub(crate) mod status;
+pub(crate) mod tls;
 pub(crate) mod wire;
 
 use std::net::SocketAddr;
@@ -52,6 +53,8 @@ const LEGACY_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// [`MockServer::shutdown`] also waits until everything has ended.
 pub struct MockServer {
     addr: SocketAddr,
+    /// `http`, or `https` with [`MockOptions::tls`].
+    scheme: &'static str,
     faults: Faults,
     /// The accept loop; it ends once the kill token is cancelled and everything is torn down.
     task: JoinHandle<()>,
@@ -84,6 +87,10 @@ impl MockServer {
         let mut manager = LocalSessionManager::default();
         manager.session_config.sse_retry = Some(opts.sse_retry);
         let manager = Arc::new(manager);
+        let tls = match &opts.tls {
+            Some(tls) => Some(tls.acceptor(opts.http1_only)?),
+            None => None,
+        };
         let listener = accept::bind(opts.port).await?;
         let addr = listener.local_addr()?;
         // The issuer and resource URLs name the bound port, so the authority comes after bind.
@@ -102,9 +109,14 @@ impl MockServer {
         );
         let state = Arc::new(state);
         let router = router::router(&opts, &state);
-        let task = tokio::spawn(accept::serve(listener, router, state.clone()));
+        let task = tokio::spawn(accept::serve(listener, router, state.clone(), tls.clone()));
+        let scheme = match tls {
+            Some(_) => "https",
+            None => "http",
+        };
         Ok(MockServer {
             addr,
+            scheme,
             faults: Faults { state },
             task,
         })
@@ -115,19 +127,20 @@ impl MockServer {
         self.addr
     }
 
-    /// `http://127.0.0.1:<port>`: in OAuth mode, the issuer (and authorization server).
+    /// `http://127.0.0.1:<port>` (`https` with [`MockOptions::tls`]): in OAuth mode, the
+    /// issuer (and authorization server).
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
-    /// `http://127.0.0.1:<port>/sse`.
+    /// `http://127.0.0.1:<port>/sse` (`https` with [`MockOptions::tls`]).
     pub fn sse_url(&self) -> String {
-        format!("http://{}/sse", self.addr)
+        format!("{}://{}/sse", self.scheme, self.addr)
     }
 
-    /// `http://127.0.0.1:<port>/mcp`.
+    /// `http://127.0.0.1:<port>/mcp` (`https` with [`MockOptions::tls`]).
     pub fn http_url(&self) -> String {
-        format!("http://{}/mcp", self.addr)
+        format!("{}://{}/mcp", self.scheme, self.addr)
     }
 
     /// The fault controls.

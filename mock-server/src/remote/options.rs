@@ -90,6 +90,12 @@ pub struct MockOptions {
     /// # Default
     /// `None`: hyper's, 200.
     pub h2_max_streams: Option<u32>,
+    /// Serve https with this certificate: ALPN offers `h2` and `http/1.1` (`http/1.1` alone
+    /// with [`http1_only`](Self::http1_only)); the URLs the server gives are `https`.
+    ///
+    /// # Default
+    /// `None`: plain TCP (HTTP/1.1 or h2c).
+    pub tls: Option<super::tls::MockTls>,
 }
 
 impl Default for MockOptions {
@@ -107,6 +113,7 @@ impl Default for MockOptions {
             sse_keep_alive: None,
             http1_only: false,
             h2_max_streams: None,
+            tls: None,
         }
     }
 }

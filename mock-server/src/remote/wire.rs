@@ -8,12 +8,17 @@
 //!   streams in flight finish and the connection closes after them;
 //! - refused streams ([`Faults::refuse_streams`]): the next HTTP/2 requests are reset with
 //!   `RST_STREAM REFUSED_STREAM` before any route sees them;
-//! - HTTP/1.1 only ([`MockOptions::http1_only`]): the h2c preface is not understood.
+//! - HTTP/1.1 only ([`MockOptions::http1_only`]): the h2c preface is not understood;
+//! - `PING`s unanswered on the connections open now ([`Faults::silence_pings`]): the TCP
+//!   connection stays open and every other frame flows.
 //!
 //! What it counts ([`Faults::wire`]) is what a test asserts on: connections that carried
 //! requests and the requests, by version, streams refused, and clients' HTTP/2 `PING`s.
 //!
-//! There is no TLS mode: h2 over TLS (ALPN) is not served.
+//! With TLS ([`MockOptions::tls`]) the same, on the bytes the handshake left: ALPN says which
+//! (it is counted too).
+//!
+//! [`MockOptions::tls`]: super::options::MockOptions::tls
 //!
 //! # Invariants
 //!
@@ -25,6 +30,7 @@
 //! [`MockOptions::http1_only`]: super::options::MockOptions::http1_only
 //! [`Faults::goaway`]: super::faults::Faults::goaway
 //! [`Faults::refuse_streams`]: super::faults::Faults::refuse_streams
+//! [`Faults::silence_pings`]: super::faults::Faults::silence_pings
 //! [`Faults::wire`]: super::faults::Faults::wire
 
 use std::convert::Infallible;
@@ -41,6 +47,8 @@ use hyper_util::rt::TokioExecutor;
 use hyper_util::server::conn::auto;
 use tokio::sync::watch;
 
+use super::pings::Pings;
+
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What the wire has seen since the server started ([`Faults::wire`](crate::Faults::wire)).
@@ -51,6 +59,13 @@ pub struct WireCounts {
     /// machine this counts strangers too (a port scan, another test's reconnecting client);
     /// count clients by the connections that carried a request.
     pub accepted: u64,
+    /// Accepted connections that have ended since (closed by either side, or by the server's
+    /// kill).
+    pub closed: u64,
+    /// TLS connections whose ALPN chose `h2` ([`MockOptions::tls`](crate::MockOptions::tls)).
+    pub alpn_h2: u64,
+    /// TLS connections whose ALPN chose `http/1.1`, or that named no protocol.
+    pub alpn_http1: u64,
     /// Connections that carried at least one HTTP/1.x request.
     pub http1_connections: u64,
     /// Connections that carried at least one HTTP/2 request.
@@ -63,6 +78,9 @@ pub struct WireCounts {
     pub refused_streams: u64,
     /// HTTP/2 `PING` frames clients sent (their keep-alive; acknowledgements not counted).
     pub pings: u64,
+    /// Of those, the ones never answered: sent on a connection silenced by
+    /// [`Faults::silence_pings`](crate::Faults::silence_pings).
+    pub unanswered_pings: u64,
 }
 
 /// The wire's settings and counters; one per server, shared by its connection tasks.
@@ -73,14 +91,19 @@ pub(crate) struct Wire {
     max_streams: Option<u32>,
     /// Changed by `accepted` only.
     accepted: AtomicU64,
+    /// Changed by `serve`, when a connection ends.
+    closed: AtomicU64,
+    /// Changed by `negotiated` only.
+    alpn_h2: AtomicU64,
+    alpn_http1: AtomicU64,
     /// Changed by `Counted::call` only.
     http1_connections: AtomicU64,
     http2_connections: AtomicU64,
     http1_requests: AtomicU64,
     http2_requests: AtomicU64,
     refused: AtomicU64,
-    /// Counted by every connection's [`PingTap`](super::pings::PingTap).
-    pub(crate) pings: Arc<AtomicU64>,
+    /// Counted by every connection's [`PingTap`](super::pings::PingTap), with its silence.
+    pub(crate) pings: Arc<Pings>,
     /// HTTP/2 requests still to refuse; set by `refuse_streams`, taken one by one (invariant 1).
     to_refuse: AtomicU32,
     /// Bumped by `goaway`; each connection task watches it from its start (invariant 2).
@@ -93,6 +116,9 @@ impl Wire {
             http1_only,
             max_streams,
             accepted: AtomicU64::new(0),
+            closed: AtomicU64::new(0),
+            alpn_h2: AtomicU64::new(0),
+            alpn_http1: AtomicU64::new(0),
             http1_connections: AtomicU64::new(0),
             http2_connections: AtomicU64::new(0),
             http1_requests: AtomicU64::new(0),
@@ -107,13 +133,26 @@ impl Wire {
     pub(crate) fn counts(&self) -> WireCounts {
         WireCounts {
             accepted: self.accepted.load(Ordering::SeqCst),
+            closed: self.closed.load(Ordering::SeqCst),
+            alpn_h2: self.alpn_h2.load(Ordering::SeqCst),
+            alpn_http1: self.alpn_http1.load(Ordering::SeqCst),
             http1_connections: self.http1_connections.load(Ordering::SeqCst),
             http2_connections: self.http2_connections.load(Ordering::SeqCst),
             http1_requests: self.http1_requests.load(Ordering::SeqCst),
             http2_requests: self.http2_requests.load(Ordering::SeqCst),
             refused_streams: self.refused.load(Ordering::SeqCst),
-            pings: self.pings.load(Ordering::SeqCst),
+            pings: self.pings.sent.load(Ordering::SeqCst),
+            unanswered_pings: self.pings.unanswered.load(Ordering::SeqCst),
         }
+    }
+
+    /// A TLS handshake ended with `alpn` chosen.
+    pub(crate) fn negotiated(&self, alpn: Option<&[u8]>) {
+        let counter = match alpn {
+            Some(b"h2") => &self.alpn_h2,
+            _ => &self.alpn_http1,
+        };
+        counter.fetch_add(1, Ordering::SeqCst);
     }
 
     /// The next `count` HTTP/2 requests are refused (replacing what was left to refuse).
@@ -175,6 +214,7 @@ where
             }
         }
     };
+    wire.closed.fetch_add(1, Ordering::SeqCst);
     if let Err(error) = result {
         tracing::debug!(%error, "connection ended with an error");
     }

@@ -227,16 +227,35 @@ where
     }
 }
 
+/// Roots trusted beside the platform's, set by the tests' hook alone
+/// ([`trust_beside_the_platform`]) before the first TLS connection.
+static EXTRA_ROOTS: OnceLock<Vec<rustls::pki_types::CertificateDer<'static>>> = OnceLock::new();
+
+/// Trusts the PEM certificates `pem` beside the platform's roots on the HTTP/2 connections of
+/// this process opened from now on; false when other roots were set before, or the connector
+/// was built already. For the tests' hook only (a test CA for the mock's https).
+#[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
+pub(crate) fn trust_beside_the_platform(pem: &[u8]) -> bool {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let Ok(roots) = CertificateDer::pem_slice_iter(pem).collect::<Result<Vec<_>, _>>() else {
+        return false;
+    };
+    EXTRA_ROOTS.set(roots.clone()).is_ok() || EXTRA_ROOTS.get() == Some(&roots)
+}
+
 /// TLS for HTTP/2 connections: rustls on aws-lc-rs with the platform's verifier (what
 /// reqwest's default client trusts), offering `h2` then `http/1.1` by ALPN. Built once.
 fn tls_connector() -> io::Result<tokio_rustls::TlsConnector> {
     static TLS: OnceLock<Result<tokio_rustls::TlsConnector, rustls::Error>> = OnceLock::new();
     let built = TLS.get_or_init(|| {
-        use rustls_platform_verifier::BuilderVerifierExt;
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let extra = EXTRA_ROOTS.get_or_init(Vec::new).clone();
+        let verifier =
+            rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider.clone())?;
         let config = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()?
-            .with_platform_verifier()?
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(verifier))
             .with_no_client_auth();
         Ok(offering_h2(config))
     });
