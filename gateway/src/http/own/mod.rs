@@ -117,6 +117,16 @@ pub(in crate::http) struct Parts {
 
 /// `/mcp` served by the own front (the guard goes in front of it, as of rmcp's).
 pub(in crate::http) fn router(parts: Parts) -> Router {
+    routed(build(parts))
+}
+
+/// `/mcp` served by `own`.
+pub(in crate::http) fn routed(own: Arc<Own>) -> Router {
+    Router::new().route("/mcp", any(serve).with_state(own))
+}
+
+/// The own front, its sweeper started.
+pub(in crate::http) fn build(parts: Parts) -> Arc<Own> {
     let own = Arc::new(Own {
         table: Table::new(parts.idle),
         make: parts.make,
@@ -135,7 +145,7 @@ pub(in crate::http) fn router(parts: Parts) -> Router {
         peers: std::sync::Mutex::default(),
     });
     sweep(own.clone(), parts.ended);
-    Router::new().route("/mcp", any(serve).with_state(own))
+    own
 }
 
 /// `/mcp`: rmcp's service, or the own front with rmcp's service behind it for the requests
@@ -207,8 +217,29 @@ impl Own {
         StatusCode::NO_CONTENT.into_response()
     }
 
+    /// What can be seen of session `id` from outside its requests (for the fuzz checks'
+    /// invariant 1: input naming another session leaves this one as it was).
+    #[cfg(feature = "fuzzing")]
+    pub(in crate::http) fn state_of(&self, id: &str) -> Option<String> {
+        let session = self.table.get(id)?;
+        Some(format!(
+            "{:p} {} hosts:{} held:{} owner:{:?}",
+            Arc::as_ptr(&session),
+            session.describe(),
+            self.hosts.has(id),
+            self.store.holds(id),
+            self.admission.owner(id),
+        ))
+    }
+
+    /// The ids of the sessions in the table.
+    #[cfg(feature = "fuzzing")]
+    pub(in crate::http) fn ids(&self) -> Vec<String> {
+        self.table.ids().iter().map(|id| id.to_string()).collect()
+    }
+
     /// Invariant 2.
-    fn close(&self, id: &str) {
+    pub(in crate::http) fn close(&self, id: &str) {
         if let Some(session) = self.table.remove(id) {
             session.end();
         }

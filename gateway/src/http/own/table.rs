@@ -112,6 +112,20 @@ impl Session {
         lock(&self.routes).get(token).cloned()
     }
 
+    /// Its state, in a line (the fuzz checks compare it before and after).
+    #[cfg(feature = "fuzzing")]
+    pub(super) fn describe(&self) -> String {
+        format!(
+            "ended:{} busy:{} streaming:{} running:{} routes:{} queued:{}",
+            self.ended.is_cancelled(),
+            self.busy.load(Ordering::Acquire),
+            self.streaming.load(Ordering::Acquire),
+            lock(&self.running).len(),
+            lock(&self.routes).len(),
+            self.handler.shared.link.outbox.mark(),
+        )
+    }
+
     pub(super) fn end(&self) {
         self.ended.cancel();
         for cancel in lock(&self.running).values() {
