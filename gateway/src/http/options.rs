@@ -203,6 +203,16 @@ pub enum HostFront {
     Own,
 }
 
+impl HostFront {
+    /// Its name, as `--front` and `MCP_RESILIENT_FRONT` spell it: `rmcp` or `own`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostFront::Rmcp => "rmcp",
+            HostFront::Own => "own",
+        }
+    }
+}
+
 /// What one host may hold or send; past a bound it gets an HTTP status (413, 429) or a
 /// JSON-RPC error, and nothing else is affected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
