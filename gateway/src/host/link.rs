@@ -53,6 +53,20 @@ pub(crate) struct HostLink {
     pub(crate) transport: &'static str,
     /// Counted among the open host sessions from the host's `initialize` to the link's drop.
     session: OnceLock<crate::telemetry::HostSession>,
+    /// What asks the host, when its front does without an rmcp peer (the own HTTP front);
+    /// else the peer does.
+    asker: OnceLock<Arc<dyn Asker>>,
+}
+
+/// How a front that has no rmcp peer for a host asks it a server's request (the own HTTP
+/// front: `gateway/src/http/own/asks.rs`). The link bounds the wait.
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
+pub(crate) trait Asker: Send + Sync + std::fmt::Debug + 'static {
+    /// Sends `request` to the host and waits for its answer.
+    fn ask(
+        &self,
+        request: ServerRequest,
+    ) -> futures::future::BoxFuture<'static, Result<ClientResult, ErrorData>>;
 }
 
 impl HostLink {
@@ -77,7 +91,14 @@ impl HostLink {
             store,
             local: format!("local-{}", NEXT.fetch_add(1, Ordering::Relaxed)),
             session_id: OnceLock::new(),
+            asker: OnceLock::new(),
         }
+    }
+
+    /// From now on the host is asked through `asker` (once; a later call does nothing).
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn asked_through(&self, asker: Arc<dyn Asker>) {
+        let _ = self.asker.set(asker);
     }
 
     /// The host's key in the store.
@@ -259,13 +280,17 @@ impl HostLink {
         let peer = self.peer.get().ok_or_else(|| {
             ErrorData::internal_error("the host has not initialized; it cannot be asked", None)
         })?;
-        match tokio::time::timeout(ASK_TIMEOUT, peer.send_request(request)).await {
-            Ok(answer) => answer.map_err(host_error),
-            Err(_) => Err(ErrorData::internal_error(
+        let answer = match self.asker.get() {
+            Some(asker) => tokio::time::timeout(ASK_TIMEOUT, asker.ask(request)).await,
+            None => (tokio::time::timeout(ASK_TIMEOUT, peer.send_request(request)).await)
+                .map(|answer| answer.map_err(host_error)),
+        };
+        answer.unwrap_or_else(|_| {
+            Err(ErrorData::internal_error(
                 format!("the host did not answer within {}s", ASK_TIMEOUT.as_secs()),
                 None,
-            )),
-        }
+            ))
+        })
     }
 }
 

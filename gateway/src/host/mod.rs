@@ -24,6 +24,8 @@ use super::Mode;
 use mcp_resilient::host::{Ask, HostHandlers};
 
 pub(crate) use callers::Callers;
+#[cfg(feature = "serve")]
+pub(crate) use link::Asker;
 pub(crate) use link::HostLink;
 pub(crate) use notify::for_host;
 

@@ -198,8 +198,7 @@ pub enum HostFront {
     Rmcp,
     /// The gateway's own (session-era hosts; a request answered as one JSON body, no task or
     /// channel per idle session), with rmcp's for requests without a session. It does not yet
-    /// carry server requests to the host (sampling, elicitation, roots) nor resume a request's
-    /// response.
+    /// resume a request's response (`Last-Event-ID`).
     Own,
 }
 

@@ -25,10 +25,14 @@
 //! - The guard in front of it is the same as rmcp's (tokens, JWT, rates, bounds, ownership of a
 //!   session); `Host` and `Origin` are checked here with the same settings ([`checks`]).
 //!
-//! Not here yet (see `BENCHMARKS.md`, "The own front"): server requests to the host (sampling,
-//! elicitation, roots; the upstream gets an error that says the host cannot be asked), event ids
-//! and resumption of a request's response (a `Last-Event-ID` of a request of rmcp's front is
-//! answered as lost), the early response head of a tool call in a fleet, batches (refused).
+//! - A server's request to the host (sampling, elicitation, roots) rides the response of the
+//!   host's request that caused it, which turns from JSON into an SSE stream at the first
+//!   question; without one, the standalone stream; the host's answer (a `POST` in its session)
+//!   reaches only its own session's question; bounded per session (`asks.rs`).
+//!
+//! Not here yet (see `BENCHMARKS.md`, "The own front"): event ids and resumption of a
+//! request's response (a `Last-Event-ID` of a request of rmcp's front is answered as lost), the
+//! early response head of a tool call in a fleet, batches (refused).
 //!
 //! # Invariants
 //!
@@ -65,6 +69,7 @@ use super::{
 use crate::{ProxyHandler, state::HostStore};
 
 mod answer;
+mod asks;
 mod checks;
 mod hooks;
 mod open;

@@ -34,7 +34,7 @@ pub(super) async fn initialize(
         ClientRequest::InitializeRequest(asked) => own.peer_for(&asked.params.protocol_version),
         _ => dead_peer(),
     };
-    let session = Arc::new(Session::new((own.make)(own.hooks.clone()), peer));
+    let session = Session::new((own.make)(own.hooks.clone()), peer);
     let answer = open(&session, &id, parts, request.request, request.id).await;
     if matches!(answer, ServerJsonRpcMessage::Response(_)) {
         own.store.share(&id).await;
@@ -95,7 +95,7 @@ impl Own {
         };
         tracing::info!("a host session held elsewhere is served here from now on");
         let peer = self.peer_for(&params.protocol_version);
-        let session = Arc::new(Session::new((self.make)(self.hooks.clone()), peer));
+        let session = Session::new((self.make)(self.hooks.clone()), peer);
         let replay = ClientRequest::InitializeRequest(InitializeRequest::new(params));
         let answer = open(&session, id, parts.clone(), replay, RequestId::Number(0)).await;
         if !matches!(answer, ServerJsonRpcMessage::Response(_)) {
@@ -133,7 +133,7 @@ fn new_id() -> String {
 }
 
 /// A peer for rmcp's dispatch, whose service has already ended: the host's revision is read
-/// from it; nothing sent through it goes anywhere (module docs: server requests).
+/// from it; nothing sent through it goes anywhere (the host is asked through `asks.rs`).
 fn dead_peer() -> Peer<RoleServer> {
     struct Nobody;
     impl ServerHandler for Nobody {}

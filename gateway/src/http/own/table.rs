@@ -45,6 +45,8 @@ pub(super) struct Session {
     routes: Mutex<HashMap<ProgressToken, mpsc::Sender<Bytes>>>,
     /// Cancelled when the session ends: its stream and its requests end with it.
     pub(super) ended: CancellationToken,
+    /// The server's requests to the host, and the host's requests they may ride (`asks.rs`).
+    pub(super) asks: Mutex<super::asks::Asks>,
 }
 
 /// Keeps a session busy while it lives.
@@ -61,8 +63,9 @@ impl Drop for Busy {
 }
 
 impl Session {
-    pub(super) fn new(handler: ProxyHandler, peer: Peer<RoleServer>) -> Self {
-        Self {
+    /// A session of `handler`'s host; the host is asked through it (`asks.rs`).
+    pub(super) fn new(handler: ProxyHandler, peer: Peer<RoleServer>) -> Arc<Self> {
+        let session = Arc::new(Self {
             handler,
             peer,
             touched: AtomicU64::new(0),
@@ -72,7 +75,12 @@ impl Session {
             running: Mutex::default(),
             routes: Mutex::default(),
             ended: CancellationToken::new(),
-        }
+            asks: Mutex::default(),
+        });
+        let asker: Arc<dyn crate::host::Asker> =
+            Arc::new(super::asks::Asker(Arc::downgrade(&session)));
+        session.handler.shared.link.asked_through(asker);
+        session
     }
 
     /// Marks the session busy (a request `id` in flight, cancellable with `cancel`, or a
@@ -203,6 +211,6 @@ fn millis(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
