@@ -14,16 +14,15 @@ use std::{
 };
 
 use rmcp::{
-    Peer, RoleServer, ServiceError,
+    Peer, RoleServer,
     model::{
         ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
-        ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData, Extensions,
-        InitializeRequestParams, ListRootsRequest, ListRootsResult, LoggingLevel, RequestId,
-        ServerRequest,
+        ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData, InitializeRequestParams,
+        ListRootsRequest, ListRootsResult, LoggingLevel, RequestId, ServerRequest,
     },
-    service::OriginatingRequestId,
 };
 
+use super::asking::{Asker, extensions, host_error, unexpected};
 use crate::{
     outbox::Outbox,
     shares::HostId,
@@ -53,20 +52,8 @@ pub(crate) struct HostLink {
     pub(crate) transport: &'static str,
     /// Counted among the open host sessions from the host's `initialize` to the link's drop.
     session: OnceLock<crate::telemetry::HostSession>,
-    /// What asks the host, when its front does without an rmcp peer (the own HTTP front);
-    /// else the peer does.
+    /// What asks the host when its front has no rmcp peer (the own HTTP front).
     asker: OnceLock<Arc<dyn Asker>>,
-}
-
-/// How a front that has no rmcp peer for a host asks it a server's request (the own HTTP
-/// front: `gateway/src/http/own/asks.rs`). The link bounds the wait.
-#[cfg_attr(not(feature = "serve"), allow(dead_code))]
-pub(crate) trait Asker: Send + Sync + std::fmt::Debug + 'static {
-    /// Sends `request` to the host and waits for its answer.
-    fn ask(
-        &self,
-        request: ServerRequest,
-    ) -> futures::future::BoxFuture<'static, Result<ClientResult, ErrorData>>;
 }
 
 impl HostLink {
@@ -298,26 +285,5 @@ impl Drop for HostLink {
     /// The host is gone: its state goes with it (invariant 1 of the store).
     fn drop(&mut self) {
         self.store.remove(self.key());
-    }
-}
-
-fn extensions(origin: Option<RequestId>) -> Extensions {
-    let mut extensions = Extensions::new();
-    if let Some(origin) = origin {
-        extensions.insert(OriginatingRequestId(origin));
-    }
-    extensions
-}
-
-fn unexpected() -> ErrorData {
-    ErrorData::internal_error("the host answered with the wrong kind of result", None)
-}
-
-/// The host's error as the upstream should see it: the host's own JSON-RPC error, or an
-/// internal error that says the host could not be asked.
-fn host_error(error: ServiceError) -> ErrorData {
-    match error {
-        ServiceError::McpError(error) => error,
-        other => ErrorData::internal_error(format!("the host did not answer: {other}"), None),
     }
 }
