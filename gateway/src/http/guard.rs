@@ -82,6 +82,7 @@ pub(in crate::http) async fn guard(
     // A session this gateway does not hold may be restored from the store by this request:
     // it is counted like a new one, and given back if it was not.
     let restoring = session.clone().filter(|id| !gate.hosts.has(id));
+    let taking_over = restoring.is_some();
     if restoring.is_some() && request.method() != Method::DELETE {
         match gate.admission.reserve(token.clone()) {
             Ok(taken) => reservation = Some(taken),
@@ -140,6 +141,15 @@ pub(in crate::http) async fn guard(
         // The session is ended: nothing follows (the official Python SDK logs a 202 as a
         // failed termination).
         *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    if taking_over && response.status() == StatusCode::INTERNAL_SERVER_ERROR {
+        // rmcp's answer when the store could not tell whether the session may be taken over
+        // here: nothing ran, so a 503 that a balancer may send to another replica.
+        response = refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the session store could not be read; ask again",
+        );
+        (response.headers_mut()).insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     }
     // The slot and the count last as long as the response's body: an SSE stream included.
     let unanswered = response.extensions().get::<Unanswered>().cloned();

@@ -67,7 +67,8 @@ async fn open(
 
 impl Own {
     /// Session `id`: in the table, or taken over from the store (invariant 1); else the
-    /// refusal (`404`, or `500` when the store cannot tell: the host keeps its session).
+    /// refusal (`404`, or `503` with `Retry-After` when the store cannot tell: the host keeps
+    /// its session, and nothing ran).
     pub(super) async fn session(&self, id: &str, parts: &Parts) -> Result<Arc<Session>, Response> {
         if let Some(session) = self.table.get(id) {
             if self.store.holds(id) {
@@ -85,9 +86,13 @@ impl Own {
             Ok(Some(state)) => state,
             Ok(None) => return Err(not_found()),
             Err(error) => {
+                // Nothing ran: 503 and Retry-After, so that a balancer may try another replica.
                 tracing::warn!(%error, "the session store could not tell whether it holds a session");
                 let message = "the session store could not be read; ask again";
-                return Err(refuse(StatusCode::INTERNAL_SERVER_ERROR, message));
+                let mut refused = refuse(StatusCode::SERVICE_UNAVAILABLE, message);
+                let again = axum::http::HeaderValue::from_static("1");
+                (refused.headers_mut()).insert(axum::http::header::RETRY_AFTER, again);
+                return Err(refused);
             }
         };
         let Some(params) = restore::replayable(&*self.store, id, state) else {
