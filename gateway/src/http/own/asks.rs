@@ -180,6 +180,7 @@ pub(super) async fn answer(
     parts: Parts,
     request: JsonRpcRequest<ClientRequest>,
 ) -> Response {
+    let unanswered = super::unanswered(&request);
     let (events, mut questions) = mpsc::channel(AHEAD);
     let ride = session.ride(&request.id, events);
     let mut call: BoxFuture<'static, ServerJsonRpcMessage> = {
@@ -206,5 +207,7 @@ pub(super) async fn answer(
         }
     });
     let first = futures::stream::once(async { Ok::<_, Infallible>(first) });
-    sse(Body::from_stream(futures::StreamExt::chain(first, rest)))
+    let mut response = sse(Body::from_stream(futures::StreamExt::chain(first, rest)));
+    response.extensions_mut().insert(unanswered);
+    response
 }

@@ -253,6 +253,18 @@ impl Own {
     }
 }
 
+/// What the drain's limit answers for `request` if its stream is still open then (the guard
+/// reads it from the response: `gateway/src/http/drain.rs`).
+fn unanswered(
+    request: &rmcp::model::JsonRpcRequest<rmcp::model::ClientRequest>,
+) -> super::lost::Unanswered {
+    let call = matches!(
+        request.request,
+        rmcp::model::ClientRequest::CallToolRequest(_)
+    );
+    super::lost::Unanswered::new(call, request.id.clone())
+}
+
 /// The sweeper: ends idle sessions until `ended`, then every session.
 fn sweep(own: Arc<Own>, ended: CancellationToken) {
     let every = own.table.sweep_every();

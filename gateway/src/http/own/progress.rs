@@ -35,6 +35,7 @@ pub(super) fn streamed(
     request: JsonRpcRequest<ClientRequest>,
     token: ProgressToken,
 ) -> Response {
+    let unanswered = super::unanswered(&request);
     let (events, rx) = mpsc::channel(AHEAD);
     // The upstream's questions for this request ride its response too (`asks.rs`).
     let ride = session.ride(&request.id, events.clone());
@@ -57,7 +58,9 @@ pub(super) fn streamed(
         held: (route, open, ride),
         outbox,
     });
-    sse(Body::from_stream(futures::stream::unfold(state, next)))
+    let mut response = sse(Body::from_stream(futures::stream::unfold(state, next)));
+    response.extensions_mut().insert(unanswered);
+    response
 }
 
 /// A streamed request while it runs.
