@@ -143,13 +143,7 @@ pub(in crate::http) async fn guard(
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
     if taking_over && response.status() == StatusCode::INTERNAL_SERVER_ERROR {
-        // rmcp's answer when the store could not tell whether the session may be taken over
-        // here: nothing ran, so a 503 that a balancer may send to another replica.
-        response = refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the session store could not be read; ask again",
-        );
-        (response.headers_mut()).insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        response = store_unreadable();
     }
     // The slot and the count last as long as the response's body: an SSE stream included.
     let unanswered = response.extensions().get::<Unanswered>().cloned();
@@ -290,4 +284,13 @@ fn over(full: Full) -> Response {
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     response
+}
+
+/// rmcp's `500` when the store could not tell whether a session may be taken over here:
+/// nothing ran, so a `503` that a balancer may send to another replica.
+fn store_unreadable() -> Response {
+    let message = "the session store could not be read; ask again";
+    let mut refused = refuse(StatusCode::SERVICE_UNAVAILABLE, message);
+    (refused.headers_mut()).insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    refused
 }

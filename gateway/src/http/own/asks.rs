@@ -5,16 +5,16 @@
 //! host answers with a `POST` of a JSON-RPC response in its session, which reaches only the
 //! question of that session it names.
 //!
-//! Bounds: at most [`MAX_PENDING`] questions wait per session (past it the upstream's request
+//! Bounds: at most 8 questions wait per session (`questions.rs`) (past it the upstream's request
 //! fails at once); an answer is at most the front's body bound (`413`); the wait is the core's
 //! (`host/link.rs`, ten minutes), and a question fails as soon as the host's request it rides
 //! ends (answered, cancelled, its stream closed) or the session ends. A question without a
 //! request of the host's to ride (none named: the host has several calls on that upstream; or
-//! the request already answered) //! goes on the session's standalone stream when it is open (as on rmcp's front), else fails
-//! with an error that says why.
+//! the request already answered) goes on the session's standalone stream when it is open (as
+//! on rmcp's front), else fails with an error that says why. What a session holds of them is
+//! in `questions.rs`.
 
 use std::{
-    collections::HashMap,
     convert::Infallible,
     sync::{Arc, Weak},
 };
@@ -30,7 +30,7 @@ use rmcp::{
     },
     service::OriginatingRequestId,
 };
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::{
     Own, answer,
@@ -38,23 +38,8 @@ use super::{
     table::{Session, lock},
 };
 
-/// Questions to the host waiting for its answer, per session.
-pub(super) const MAX_PENDING: usize = 8;
 /// Events written ahead of the host's reading on a request's response.
 const AHEAD: usize = 8;
-
-/// A session's questions and the responses they may ride.
-#[derive(Default)]
-pub(super) struct Asks {
-    next: u64,
-    /// By the id each was sent with: where its answer goes.
-    pending: HashMap<u64, oneshot::Sender<ClientJsonRpcMessage>>,
-    /// The host's requests in flight whose response a question may ride, by their id.
-    rides: HashMap<RequestId, mpsc::Sender<Bytes>>,
-    /// The standalone stream, while it is open: for a question that names no request of the
-    /// host's in flight (the host has several calls on that upstream).
-    pub(super) standalone: Option<mpsc::Sender<Bytes>>,
-}
 
 /// The host's request `id` may carry questions on `events` while it lives.
 pub(super) struct Ride(Arc<Session>, Option<RequestId>);
@@ -62,7 +47,7 @@ pub(super) struct Ride(Arc<Session>, Option<RequestId>);
 impl Drop for Ride {
     fn drop(&mut self) {
         if let Some(id) = self.1.take() {
-            lock(&self.0.asks).rides.remove(&id);
+            lock(&self.0.asks).unride(&id);
         }
     }
 }
@@ -71,29 +56,13 @@ impl Session {
     /// Questions for the host's request `id` go to `events` while the guard lives (unless
     /// another request in flight has that id: the first keeps it).
     pub(super) fn ride(self: &Arc<Self>, id: &RequestId, events: mpsc::Sender<Bytes>) -> Ride {
-        let mut asks = lock(&self.asks);
-        if asks.rides.contains_key(id) {
-            return Ride(self.clone(), None);
-        }
-        asks.rides.insert(id.clone(), events);
-        Ride(self.clone(), Some(id.clone()))
+        let taken = lock(&self.asks).ride(id, events);
+        Ride(self.clone(), taken.then(|| id.clone()))
     }
 
     /// The host answered one of our questions (else: nothing happens).
     pub(super) fn answered(&self, message: ClientJsonRpcMessage) {
-        let id = match &message {
-            ClientJsonRpcMessage::Response(response) => &response.id,
-            ClientJsonRpcMessage::Error(error) => match &error.id {
-                Some(id) => id,
-                None => return,
-            },
-            _ => return,
-        };
-        let RequestId::Number(number) = id else {
-            return;
-        };
-        let waiting =
-            (u64::try_from(*number).ok()).and_then(|n| lock(&self.asks).pending.remove(&n));
+        let waiting = lock(&self.asks).waiting_for(&message);
         if let Some(waiting) = waiting {
             let _ = waiting.send(message);
         }
@@ -101,7 +70,13 @@ impl Session {
 }
 
 /// What asks the host of one session (the core's `Asker`).
-pub(super) struct Asker(pub(super) Weak<Session>);
+pub(super) struct Asker(Weak<Session>);
+
+/// From now on the core asks `session`'s host through this front.
+pub(super) fn ask_through(session: &Arc<Session>) {
+    let asker: Arc<dyn crate::host::Asker> = Arc::new(Asker(Arc::downgrade(session)));
+    session.handler.shared.link.asked_through(asker);
+}
 
 impl std::fmt::Debug for Asker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -114,7 +89,7 @@ struct Pending(Arc<Session>, u64);
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        lock(&self.0.asks).pending.remove(&self.1);
+        lock(&self.0.asks).given_up(self.1);
     }
 }
 
@@ -125,27 +100,7 @@ impl crate::host::Asker for Asker {
             let session = session.upgrade().ok_or_else(ended)?;
             let origin = request.extensions().get::<OriginatingRequestId>();
             let origin = origin.map(|origin| origin.0.clone());
-            let (id, events, answer) = {
-                let mut asks = lock(&session.asks);
-                let events = (origin.as_ref()).and_then(|origin| asks.rides.get(origin).cloned());
-                let Some(events) = events.or_else(|| asks.standalone.clone()) else {
-                    return Err(ErrorData::internal_error(
-                        "the host cannot be asked: no request of its own carries the question and its stream is not open",
-                        None,
-                    ));
-                };
-                if asks.pending.len() >= MAX_PENDING {
-                    return Err(ErrorData::internal_error(
-                        format!("the host has {MAX_PENDING} questions to answer already"),
-                        None,
-                    ));
-                }
-                asks.next += 1;
-                let id = asks.next;
-                let (tx, rx) = oneshot::channel();
-                asks.pending.insert(id, tx);
-                (id, events, rx)
-            };
+            let (id, events, answer) = lock(&session.asks).ask(origin.as_ref())?;
             let _pending = Pending(session.clone(), id);
             let number = i64::try_from(id).unwrap_or(i64::MAX);
             let question = ServerJsonRpcMessage::request(request, RequestId::Number(number));

@@ -75,6 +75,7 @@ mod hooks;
 mod open;
 mod post;
 mod progress;
+mod questions;
 mod stream;
 mod table;
 

@@ -35,6 +35,7 @@ pub(super) async fn initialize(
         _ => dead_peer(),
     };
     let session = Session::new((own.make)(own.hooks.clone()), peer);
+    super::asks::ask_through(&session);
     let answer = open(&session, &id, parts, request.request, request.id).await;
     if matches!(answer, ServerJsonRpcMessage::Response(_)) {
         own.store.share(&id).await;
@@ -101,6 +102,7 @@ impl Own {
         tracing::info!("a host session held elsewhere is served here from now on");
         let peer = self.peer_for(&params.protocol_version);
         let session = Session::new((self.make)(self.hooks.clone()), peer);
+        super::asks::ask_through(&session);
         let replay = ClientRequest::InitializeRequest(InitializeRequest::new(params));
         let answer = open(&session, id, parts.clone(), replay, RequestId::Number(0)).await;
         if !matches!(answer, ServerJsonRpcMessage::Response(_)) {

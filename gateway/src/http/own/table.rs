@@ -46,7 +46,7 @@ pub(super) struct Session {
     /// Cancelled when the session ends: its stream and its requests end with it.
     pub(super) ended: CancellationToken,
     /// The server's requests to the host, and the host's requests they may ride (`asks.rs`).
-    pub(super) asks: Mutex<super::asks::Asks>,
+    pub(super) asks: Mutex<super::questions::Asks>,
 }
 
 /// Keeps a session busy while it lives.
@@ -63,7 +63,7 @@ impl Drop for Busy {
 }
 
 impl Session {
-    /// A session of `handler`'s host; the host is asked through it (`asks.rs`).
+    /// A session of `handler`'s host.
     pub(super) fn new(handler: ProxyHandler, peer: Peer<RoleServer>) -> Arc<Self> {
         let session = Arc::new(Self {
             handler,
@@ -77,9 +77,6 @@ impl Session {
             ended: CancellationToken::new(),
             asks: Mutex::default(),
         });
-        let asker: Arc<dyn crate::host::Asker> =
-            Arc::new(super::asks::Asker(Arc::downgrade(&session)));
-        session.handler.shared.link.asked_through(asker);
         session
     }
 
