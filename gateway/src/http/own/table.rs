@@ -65,7 +65,7 @@ impl Drop for Busy {
 impl Session {
     /// A session of `handler`'s host.
     pub(super) fn new(handler: ProxyHandler, peer: Peer<RoleServer>) -> Arc<Self> {
-        let session = Arc::new(Self {
+        Arc::new(Self {
             handler,
             peer,
             touched: AtomicU64::new(0),
@@ -76,8 +76,7 @@ impl Session {
             routes: Mutex::default(),
             ended: CancellationToken::new(),
             asks: Mutex::default(),
-        });
-        session
+        })
     }
 
     /// Marks the session busy (a request `id` in flight, cancellable with `cancel`, or a
