@@ -5,7 +5,7 @@
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
-# SECONDS: per target (default 600). TARGET: config, names, stdio, http, sse (default: all of
+# SECONDS: per target (default 600). TARGET: config, names, stdio, http, sse, front (default: all of
 # them).
 # Needs the nightly toolchain; installs cargo-fuzz from crates.io when it is missing. Each target
 # starts from its seeds in fuzz/corpus/<target>/ and from what earlier runs found in
@@ -22,7 +22,7 @@ seconds=${1:-600}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(config names stdio http sse)
+    targets=(config names stdio http sse front)
 fi
 sanitizer=${FUZZ_SANITIZER:-none}
 niceness=${FUZZ_NICE:-19}

@@ -62,6 +62,12 @@ mod handler;
 mod host;
 #[cfg(feature = "serve")]
 pub mod http;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    //! The own front built in memory, for the fuzz checks (`http/fuzz.rs`). Not a public API.
+    pub use crate::http::fuzz::{Answer, End, OwnFront};
+}
 mod inline;
 mod options;
 mod outage;

@@ -31,6 +31,7 @@ pub(crate) async fn run(args: &ServeArgs, signals: &Signals) -> ExitCode {
     } else {
         Gateway::aggregated(configs)
     };
+    let front = options.front.name();
     let gateway = match built {
         Ok(gateway) => gateway.options(options),
         Err(e) => return usage(with_causes(&e)),
@@ -46,7 +47,7 @@ pub(crate) async fn run(args: &ServeArgs, signals: &Signals) -> ExitCode {
         super::safe::eprint(
             "mcp-resilient serve",
             format!(
-                "serving MCP at http://{address}/mcp ({})",
+                "serving MCP at http://{address}/mcp (front {front}, {})",
                 workers(tokio::runtime::Handle::current().metrics().num_workers())
             ),
         );

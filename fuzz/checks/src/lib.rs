@@ -13,6 +13,7 @@
 //! input replays the same way in `cargo test` (`regressions`), on stable.
 
 mod config;
+mod front;
 mod http;
 mod names;
 mod sse;
@@ -24,6 +25,7 @@ mod properties;
 mod regressions;
 
 pub use config::{config_text, dotenv, expansion};
+pub use front::own_front;
 pub use http::http_answer;
 pub use names::public_name;
 pub use sse::{sse, sse_endpoint, sse_stream};

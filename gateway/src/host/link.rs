@@ -14,16 +14,15 @@ use std::{
 };
 
 use rmcp::{
-    Peer, RoleServer, ServiceError,
+    Peer, RoleServer,
     model::{
         ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
-        ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData, Extensions,
-        InitializeRequestParams, ListRootsRequest, ListRootsResult, LoggingLevel, RequestId,
-        ServerRequest,
+        ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData, InitializeRequestParams,
+        ListRootsRequest, ListRootsResult, LoggingLevel, RequestId, ServerRequest,
     },
-    service::OriginatingRequestId,
 };
 
+use super::asking::{Asker, extensions, host_error, unexpected};
 use crate::{
     outbox::Outbox,
     shares::HostId,
@@ -53,6 +52,8 @@ pub(crate) struct HostLink {
     pub(crate) transport: &'static str,
     /// Counted among the open host sessions from the host's `initialize` to the link's drop.
     session: OnceLock<crate::telemetry::HostSession>,
+    /// What asks the host when its front has no rmcp peer (the own HTTP front).
+    asker: OnceLock<Arc<dyn Asker>>,
 }
 
 impl HostLink {
@@ -77,7 +78,14 @@ impl HostLink {
             store,
             local: format!("local-{}", NEXT.fetch_add(1, Ordering::Relaxed)),
             session_id: OnceLock::new(),
+            asker: OnceLock::new(),
         }
+    }
+
+    /// From now on the host is asked through `asker` (once; a later call does nothing).
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn asked_through(&self, asker: Arc<dyn Asker>) {
+        let _ = self.asker.set(asker);
     }
 
     /// The host's key in the store.
@@ -259,13 +267,17 @@ impl HostLink {
         let peer = self.peer.get().ok_or_else(|| {
             ErrorData::internal_error("the host has not initialized; it cannot be asked", None)
         })?;
-        match tokio::time::timeout(ASK_TIMEOUT, peer.send_request(request)).await {
-            Ok(answer) => answer.map_err(host_error),
-            Err(_) => Err(ErrorData::internal_error(
+        let answer = match self.asker.get() {
+            Some(asker) => tokio::time::timeout(ASK_TIMEOUT, asker.ask(request)).await,
+            None => (tokio::time::timeout(ASK_TIMEOUT, peer.send_request(request)).await)
+                .map(|answer| answer.map_err(host_error)),
+        };
+        answer.unwrap_or_else(|_| {
+            Err(ErrorData::internal_error(
                 format!("the host did not answer within {}s", ASK_TIMEOUT.as_secs()),
                 None,
-            )),
-        }
+            ))
+        })
     }
 }
 
@@ -273,26 +285,5 @@ impl Drop for HostLink {
     /// The host is gone: its state goes with it (invariant 1 of the store).
     fn drop(&mut self) {
         self.store.remove(self.key());
-    }
-}
-
-fn extensions(origin: Option<RequestId>) -> Extensions {
-    let mut extensions = Extensions::new();
-    if let Some(origin) = origin {
-        extensions.insert(OriginatingRequestId(origin));
-    }
-    extensions
-}
-
-fn unexpected() -> ErrorData {
-    ErrorData::internal_error("the host answered with the wrong kind of result", None)
-}
-
-/// The host's error as the upstream should see it: the host's own JSON-RPC error, or an
-/// internal error that says the host could not be asked.
-fn host_error(error: ServiceError) -> ErrorData {
-    match error {
-        ServiceError::McpError(error) => error,
-        other => ErrorData::internal_error(format!("the host did not answer: {other}"), None),
     }
 }

@@ -12,6 +12,7 @@
 // era use them, and the proxy passes them on.
 #![allow(deprecated)]
 
+mod asking;
 mod callers;
 mod link;
 mod notify;
@@ -23,6 +24,8 @@ use rmcp::model::{ElicitResult, ElicitationAction, ErrorData, RequestId, ServerN
 use super::Mode;
 use mcp_resilient::host::{Ask, HostHandlers};
 
+#[cfg_attr(not(feature = "serve"), allow(unused_imports))]
+pub(crate) use asking::Asker;
 pub(crate) use callers::Callers;
 pub(crate) use link::HostLink;
 pub(crate) use notify::for_host;

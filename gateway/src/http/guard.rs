@@ -82,6 +82,7 @@ pub(in crate::http) async fn guard(
     // A session this gateway does not hold may be restored from the store by this request:
     // it is counted like a new one, and given back if it was not.
     let restoring = session.clone().filter(|id| !gate.hosts.has(id));
+    let taking_over = restoring.is_some();
     if restoring.is_some() && request.method() != Method::DELETE {
         match gate.admission.reserve(token.clone()) {
             Ok(taken) => reservation = Some(taken),
@@ -140,6 +141,9 @@ pub(in crate::http) async fn guard(
         // The session is ended: nothing follows (the official Python SDK logs a 202 as a
         // failed termination).
         *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    if taking_over && response.status() == StatusCode::INTERNAL_SERVER_ERROR {
+        response = store_unreadable();
     }
     // The slot and the count last as long as the response's body: an SSE stream included.
     let unanswered = response.extensions().get::<Unanswered>().cloned();
@@ -280,4 +284,13 @@ fn over(full: Full) -> Response {
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     response
+}
+
+/// rmcp's `500` when the store could not tell whether a session may be taken over here:
+/// nothing ran, so a `503` that a balancer may send to another replica.
+fn store_unreadable() -> Response {
+    let message = "the session store could not be read; ask again";
+    let mut refused = refuse(StatusCode::SERVICE_UNAVAILABLE, message);
+    (refused.headers_mut()).insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    refused
 }

@@ -51,6 +51,8 @@ mod auth;
 mod bounded;
 mod drain;
 mod front;
+#[cfg(feature = "fuzzing")]
+pub(crate) mod fuzz;
 mod guard;
 mod health;
 mod hub;

@@ -35,6 +35,7 @@ impl Operated {
             admission: gate.admission.clone(),
             doorway: allowed(options, address),
             replica: address.to_string(),
+            front: options.front.name(),
             store,
             host_store: options.store.clone(),
         });

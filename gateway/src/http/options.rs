@@ -198,9 +198,18 @@ pub enum HostFront {
     Rmcp,
     /// The gateway's own (session-era hosts; a request answered as one JSON body, no task or
     /// channel per idle session), with rmcp's for requests without a session. It does not yet
-    /// carry server requests to the host (sampling, elicitation, roots) nor resume a request's
-    /// response.
+    /// resume a request's response (`Last-Event-ID`).
     Own,
+}
+
+impl HostFront {
+    /// Its name, as `--front` and `MCP_RESILIENT_FRONT` spell it: `rmcp` or `own`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostFront::Rmcp => "rmcp",
+            HostFront::Own => "own",
+        }
+    }
 }
 
 /// What one host may hold or send; past a bound it gets an HTTP status (413, 429) or a

@@ -117,7 +117,7 @@ impl Gateway {
         );
         let app = routes(mcp, gate.clone(), readiness, metadata).merge(operated.routes());
         let server = tokio::spawn(run_server(listener, app, ended.clone()));
-        tracing::info!(%address, "serving MCP at http://{address}/mcp");
+        tracing::info!(%address, front = options.front.name(), "serving MCP at http://{address}/mcp");
         stop.cancelled().await;
         drained(&drain, &*options.store).await;
         ended.cancel();

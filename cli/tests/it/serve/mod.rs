@@ -11,6 +11,7 @@ mod guards;
 mod issuer;
 mod operate;
 mod own;
+mod own_asks;
 mod per_host;
 pub mod raw;
 mod reload;

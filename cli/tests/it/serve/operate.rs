@@ -205,7 +205,7 @@ async fn metrics_show_served_operations_and_the_host_sessions() {
 async fn workers_sets_the_runtimes_threads_and_zero_is_refused() {
     let mock = MockProcess::start("http").await;
     let url = mock.url();
-    for (workers, said) in [("1", "(1 worker thread)"), ("3", "(3 worker threads)")] {
+    for (workers, said) in [("1", ", 1 worker thread)"), ("3", ", 3 worker threads)")] {
         let gateway = Gateway::start(&["--workers", workers, "--url", &url]).await;
         // The count is the runtime's own (tokio's metrics), not the flag read back.
         assert!(

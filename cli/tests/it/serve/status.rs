@@ -298,3 +298,30 @@ async fn the_event_feed_takes_at_most_sixteen_watchers_and_frees_a_place_when_on
     assert!(event.starts_with("data: {"), "{event}");
     gateway.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_start_line_and_the_status_name_the_front() {
+    let mock = MockProcess::start("http").await;
+    let url = mock.url();
+    for front in ["own", "rmcp"] {
+        let gateway = Gateway::start(&["--front", front, "--url", &url]).await;
+        let said = format!("(front {front}, ");
+        assert!(
+            gateway
+                .log()
+                .iter()
+                .any(|line| line.contains("serving MCP at") && line.contains(&said)),
+            "--front {front}: {:?}",
+            gateway.log()
+        );
+        let facts = facts(&gateway, None).await;
+        assert_eq!(facts["front"], front, "{facts}");
+        let page = get(&gateway, "/status", &[])
+            .await
+            .text()
+            .await
+            .expect("the page");
+        assert!(page.contains(&format!("· front {front}<")), "{page}");
+        assert!(gateway.stop().await.success());
+    }
+}

@@ -77,10 +77,11 @@ async fn a_silent_redis_costs_a_claim_at_most_its_wait_and_the_core_nothing() {
 }
 
 /// A host whose session this replica does not hold, while the store cannot answer: the front
-/// says `500` (the host keeps its session and asks again), not `404` (which tells a host to
-/// start a new session, losing what it had).
+/// says `503` with `Retry-After` (nothing ran: the host keeps its session and asks again, and
+/// a balancer may send it to another replica), not `404` (which tells a host to start a new
+/// session, losing what it had), nor `500`. Either front.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_the_silent_store_cannot_look_up_is_a_500_not_a_404() {
+async fn a_session_the_silent_store_cannot_look_up_is_a_503_not_a_404() {
     let (port, silent) = silent_redis().await;
     let mock = MockProcess::start("http").await;
     let store = format!("redis://127.0.0.1:{port}");
@@ -104,12 +105,14 @@ async fn a_session_the_silent_store_cannot_look_up_is_a_500_not_a_404() {
     )
     .await
     .expect("answered within the claim's bound");
+    let again = answer.headers().get("retry-after").cloned();
     assert_eq!(
         answer.status(),
-        reqwest::StatusCode::INTERNAL_SERVER_ERROR,
+        reqwest::StatusCode::SERVICE_UNAVAILABLE,
         "{:?}",
         answer.text().await
     );
+    assert_eq!(again.as_ref().and_then(|v| v.to_str().ok()), Some("1"));
     gateway.stop().await;
     silent.abort();
 }

@@ -134,9 +134,10 @@ impl Unanswered {
     }
 
     /// The answer as one SSE event: a tool result with `isError` for a call, a JSON-RPC error
-    /// for anything else, each saying it may have run.
+    /// for anything else, each saying it may have run (and counted so, for the status page).
     pub(in crate::http) fn event(&self) -> bytes::Bytes {
         const WHY: &str = "The gateway stopped before it had the answer: its drain limit passed (a deploy or a restart).";
+        crate::calls::may_have_run();
         let message = may_have_run(self.call, &self.id, WHY);
         let json = serde_json::to_string(&message).unwrap_or_default();
         bytes::Bytes::from(format!("data: {json}\n\n"))

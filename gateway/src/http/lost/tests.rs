@@ -6,7 +6,7 @@ use rmcp::model::{
 };
 use rmcp::transport::streamable_http_server::session::ServerSseMessage;
 
-use super::{MAX_ID_CHARS, PROCESS, Tag, tagged};
+use super::{MAX_ID_CHARS, PROCESS, Tag, Unanswered, tagged};
 
 fn call(id: NumberOrString) -> ClientJsonRpcMessage {
     ClientJsonRpcMessage::request(
@@ -105,5 +105,17 @@ fn malformed_tags_do_not_parse_and_rmcps_own_ids_pass_whole() {
         if !id.contains('~') {
             assert_eq!(rmcp, id);
         }
+    }
+}
+
+#[test]
+fn the_drain_limits_answer_is_counted_as_may_have_run() {
+    // The count is the process's (other tests may add to it meanwhile): it grows by one at
+    // least with each answer.
+    for call in [true, false] {
+        let before = crate::calls::may_have_run_count();
+        let event = Unanswered::new(call, NumberOrString::Number(4)).event();
+        assert!(String::from_utf8_lossy(&event).contains("may have run"));
+        assert!(crate::calls::may_have_run_count() > before, "call: {call}");
     }
 }

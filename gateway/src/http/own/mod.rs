@@ -25,10 +25,14 @@
 //! - The guard in front of it is the same as rmcp's (tokens, JWT, rates, bounds, ownership of a
 //!   session); `Host` and `Origin` are checked here with the same settings ([`checks`]).
 //!
-//! Not here yet (see `BENCHMARKS.md`, "The own front"): server requests to the host (sampling,
-//! elicitation, roots; the upstream gets an error that says the host cannot be asked), event ids
-//! and resumption of a request's response (a `Last-Event-ID` of a request of rmcp's front is
-//! answered as lost), the early response head of a tool call in a fleet, batches (refused).
+//! - A server's request to the host (sampling, elicitation, roots) rides the response of the
+//!   host's request that caused it, which turns from JSON into an SSE stream at the first
+//!   question; without one, the standalone stream; the host's answer (a `POST` in its session)
+//!   reaches only its own session's question; bounded per session (`asks.rs`).
+//!
+//! Not here yet (see `BENCHMARKS.md`, "The own front"): event ids and resumption of a
+//! request's response (a `Last-Event-ID` of a request of rmcp's front is answered as lost), the
+//! early response head of a tool call in a fleet, batches (refused).
 //!
 //! # Invariants
 //!
@@ -65,11 +69,13 @@ use super::{
 use crate::{ProxyHandler, state::HostStore};
 
 mod answer;
+mod asks;
 mod checks;
 mod hooks;
 mod open;
 mod post;
 mod progress;
+mod questions;
 mod stream;
 mod table;
 
@@ -117,6 +123,16 @@ pub(in crate::http) struct Parts {
 
 /// `/mcp` served by the own front (the guard goes in front of it, as of rmcp's).
 pub(in crate::http) fn router(parts: Parts) -> Router {
+    routed(build(parts))
+}
+
+/// `/mcp` served by `own`.
+pub(in crate::http) fn routed(own: Arc<Own>) -> Router {
+    Router::new().route("/mcp", any(serve).with_state(own))
+}
+
+/// The own front, its sweeper started.
+pub(in crate::http) fn build(parts: Parts) -> Arc<Own> {
     let own = Arc::new(Own {
         table: Table::new(parts.idle),
         make: parts.make,
@@ -135,7 +151,7 @@ pub(in crate::http) fn router(parts: Parts) -> Router {
         peers: std::sync::Mutex::default(),
     });
     sweep(own.clone(), parts.ended);
-    Router::new().route("/mcp", any(serve).with_state(own))
+    own
 }
 
 /// `/mcp`: rmcp's service, or the own front with rmcp's service behind it for the requests
@@ -207,14 +223,47 @@ impl Own {
         StatusCode::NO_CONTENT.into_response()
     }
 
+    /// What can be seen of session `id` from outside its requests (for the fuzz checks'
+    /// invariant 1: input naming another session leaves this one as it was).
+    #[cfg(feature = "fuzzing")]
+    pub(in crate::http) fn state_of(&self, id: &str) -> Option<String> {
+        let session = self.table.get(id)?;
+        Some(format!(
+            "{:p} {} hosts:{} held:{} owner:{:?}",
+            Arc::as_ptr(&session),
+            session.describe(),
+            self.hosts.has(id),
+            self.store.holds(id),
+            self.admission.owner(id),
+        ))
+    }
+
+    /// The ids of the sessions in the table.
+    #[cfg(feature = "fuzzing")]
+    pub(in crate::http) fn ids(&self) -> Vec<String> {
+        self.table.ids().iter().map(|id| id.to_string()).collect()
+    }
+
     /// Invariant 2.
-    fn close(&self, id: &str) {
+    pub(in crate::http) fn close(&self, id: &str) {
         if let Some(session) = self.table.remove(id) {
             session.end();
         }
         self.hosts.close(id);
         self.admission.closed(id);
     }
+}
+
+/// What the drain's limit answers for `request` if its stream is still open then (the guard
+/// reads it from the response: `gateway/src/http/drain.rs`).
+fn unanswered(
+    request: &rmcp::model::JsonRpcRequest<rmcp::model::ClientRequest>,
+) -> super::lost::Unanswered {
+    let call = matches!(
+        request.request,
+        rmcp::model::ClientRequest::CallToolRequest(_)
+    );
+    super::lost::Unanswered::new(call, request.id.clone())
 }
 
 /// The sweeper: ends idle sessions until `ended`, then every session.

@@ -34,7 +34,8 @@ pub(super) async fn initialize(
         ClientRequest::InitializeRequest(asked) => own.peer_for(&asked.params.protocol_version),
         _ => dead_peer(),
     };
-    let session = Arc::new(Session::new((own.make)(own.hooks.clone()), peer));
+    let session = Session::new((own.make)(own.hooks.clone()), peer);
+    super::asks::ask_through(&session);
     let answer = open(&session, &id, parts, request.request, request.id).await;
     if matches!(answer, ServerJsonRpcMessage::Response(_)) {
         own.store.share(&id).await;
@@ -67,7 +68,8 @@ async fn open(
 
 impl Own {
     /// Session `id`: in the table, or taken over from the store (invariant 1); else the
-    /// refusal (`404`, or `500` when the store cannot tell: the host keeps its session).
+    /// refusal (`404`, or `503` with `Retry-After` when the store cannot tell: the host keeps
+    /// its session, and nothing ran).
     pub(super) async fn session(&self, id: &str, parts: &Parts) -> Result<Arc<Session>, Response> {
         if let Some(session) = self.table.get(id) {
             if self.store.holds(id) {
@@ -85,9 +87,13 @@ impl Own {
             Ok(Some(state)) => state,
             Ok(None) => return Err(not_found()),
             Err(error) => {
+                // Nothing ran: 503 and Retry-After, so that a balancer may try another replica.
                 tracing::warn!(%error, "the session store could not tell whether it holds a session");
                 let message = "the session store could not be read; ask again";
-                return Err(refuse(StatusCode::INTERNAL_SERVER_ERROR, message));
+                let mut refused = refuse(StatusCode::SERVICE_UNAVAILABLE, message);
+                let again = axum::http::HeaderValue::from_static("1");
+                (refused.headers_mut()).insert(axum::http::header::RETRY_AFTER, again);
+                return Err(refused);
             }
         };
         let Some(params) = restore::replayable(&*self.store, id, state) else {
@@ -95,7 +101,8 @@ impl Own {
         };
         tracing::info!("a host session held elsewhere is served here from now on");
         let peer = self.peer_for(&params.protocol_version);
-        let session = Arc::new(Session::new((self.make)(self.hooks.clone()), peer));
+        let session = Session::new((self.make)(self.hooks.clone()), peer);
+        super::asks::ask_through(&session);
         let replay = ClientRequest::InitializeRequest(InitializeRequest::new(params));
         let answer = open(&session, id, parts.clone(), replay, RequestId::Number(0)).await;
         if !matches!(answer, ServerJsonRpcMessage::Response(_)) {
@@ -133,7 +140,7 @@ fn new_id() -> String {
 }
 
 /// A peer for rmcp's dispatch, whose service has already ended: the host's revision is read
-/// from it; nothing sent through it goes anywhere (module docs: server requests).
+/// from it; nothing sent through it goes anywhere (the host is asked through `asks.rs`).
 fn dead_peer() -> Peer<RoleServer> {
     struct Nobody;
     impl ServerHandler for Nobody {}

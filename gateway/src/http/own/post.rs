@@ -13,7 +13,7 @@ use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, GetMeta, ProtocolVersion,
 };
 
-use super::{Own, answer, table::Session};
+use super::{Own, table::Session};
 use crate::http::refusal::refuse;
 
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -84,15 +84,15 @@ pub(super) async fn post(own: &Arc<Own>, request: Request, session: Option<Strin
             if let Some(token) = request.request.get_meta().get_progress_token() {
                 return super::progress::streamed(own, &session, parts, request, token);
             }
-            let answer = answer::ask(&own.table, &session, parts, request).await;
-            answer::json(&answer, None)
+            super::asks::answer(own, &session, parts, request).await
         }
         ClientJsonRpcMessage::Notification(notification) => {
             notified(&session, notification.notification);
             StatusCode::ACCEPTED.into_response()
         }
-        // An answer to a request of ours: none is asked on this front yet (module docs).
-        ClientJsonRpcMessage::Response(_) | ClientJsonRpcMessage::Error(_) => {
+        // An answer to a question of ours (`asks.rs`), for this session only.
+        answer @ (ClientJsonRpcMessage::Response(_) | ClientJsonRpcMessage::Error(_)) => {
+            session.answered(answer);
             StatusCode::ACCEPTED.into_response()
         }
     }

@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 
 use super::{
     Own, answer,
+    asks::Ride,
     stream::{self, event, sse},
     table::{Route, Session},
 };
@@ -34,7 +35,10 @@ pub(super) fn streamed(
     request: JsonRpcRequest<ClientRequest>,
     token: ProgressToken,
 ) -> Response {
+    let unanswered = super::unanswered(&request);
     let (events, rx) = mpsc::channel(AHEAD);
+    // The upstream's questions for this request ride its response too (`asks.rs`).
+    let ride = session.ride(&request.id, events.clone());
     let route = session.route(token, events);
     // Nothing drains the outbox: this response does, while it lasts.
     let drained = (session.drainer.clone().try_lock_owned().ok()).map(|drainer| {
@@ -51,10 +55,12 @@ pub(super) fn streamed(
         call,
         rx,
         others,
-        held: (route, open),
+        held: (route, open, ride),
         outbox,
     });
-    sse(Body::from_stream(futures::stream::unfold(state, next)))
+    let mut response = sse(Body::from_stream(futures::stream::unfold(state, next)));
+    response.extensions_mut().insert(unanswered);
+    response
 }
 
 /// A streamed request while it runs.
@@ -64,7 +70,7 @@ struct Running {
     rx: mpsc::Receiver<Bytes>,
     /// The rest of the outbox, if this response drains it.
     others: Option<mpsc::Receiver<Bytes>>,
-    held: (Route, Option<stream::Open>),
+    held: (Route, Option<stream::Open>, Ride),
     outbox: Outbox,
 }
 

@@ -21,7 +21,7 @@ use tokio::{
 
 use super::{
     Own,
-    table::{Busy, Session},
+    table::{Busy, Session, lock},
 };
 use crate::{
     http::{lost::Tag, refusal::refuse},
@@ -87,15 +87,20 @@ pub(super) async fn get(own: &Arc<Own>, request: Request, id: &str) -> Response 
         drainer = session.drainer.clone().lock_owned() => drainer,
         () = ended.cancelled() => return refuse(StatusCode::NOT_FOUND, "no such session"),
     };
+    // The questions that ride no request of the host's come here (`asks.rs`).
+    let (questions, asked) = mpsc::channel(AHEAD);
+    lock(&session.asks).standalone = Some(questions);
     let (rx, open) = drain(&session, busy, drainer, Some(standalone));
-    let state = (rx, open, own.keep_alive, ended);
-    let body = futures::stream::unfold(state, |(mut rx, open, every, ended)| async move {
+    let state = (rx, asked, open, own.keep_alive, ended);
+    let body = futures::stream::unfold(state, |state| async move {
+        let (mut rx, mut asked, open, every, ended) = state;
         let chunk = tokio::select! {
             chunk = rx.recv() => chunk?,
+            Some(question) = asked.recv() => question,
             () = tokio::time::sleep(every) => Bytes::from_static(b": keep-alive\n\n"),
             () = ended.cancelled() => return None,
         };
-        Some((Ok::<_, Infallible>(chunk), (rx, open, every, ended)))
+        Some((Ok::<_, Infallible>(chunk), (rx, asked, open, every, ended)))
     });
     let opened = futures::stream::once(async { Ok(Bytes::from_static(b": open\n\n")) });
     sse(Body::from_stream(futures::StreamExt::chain(opened, body)))
@@ -128,6 +133,7 @@ pub(super) struct Standalone(Arc<Session>);
 
 impl Drop for Standalone {
     fn drop(&mut self) {
+        lock(&self.0.asks).standalone = None;
         self.0.streaming.store(false, Ordering::Release);
     }
 }

@@ -45,6 +45,8 @@ pub(super) struct Session {
     routes: Mutex<HashMap<ProgressToken, mpsc::Sender<Bytes>>>,
     /// Cancelled when the session ends: its stream and its requests end with it.
     pub(super) ended: CancellationToken,
+    /// The server's requests to the host, and the host's requests they may ride (`asks.rs`).
+    pub(super) asks: Mutex<super::questions::Asks>,
 }
 
 /// Keeps a session busy while it lives.
@@ -61,8 +63,9 @@ impl Drop for Busy {
 }
 
 impl Session {
-    pub(super) fn new(handler: ProxyHandler, peer: Peer<RoleServer>) -> Self {
-        Self {
+    /// A session of `handler`'s host.
+    pub(super) fn new(handler: ProxyHandler, peer: Peer<RoleServer>) -> Arc<Self> {
+        Arc::new(Self {
             handler,
             peer,
             touched: AtomicU64::new(0),
@@ -72,7 +75,8 @@ impl Session {
             running: Mutex::default(),
             routes: Mutex::default(),
             ended: CancellationToken::new(),
-        }
+            asks: Mutex::default(),
+        })
     }
 
     /// Marks the session busy (a request `id` in flight, cancellable with `cancel`, or a
@@ -110,6 +114,20 @@ impl Session {
     /// Where the progress of `token` goes, if a request waits for it.
     pub(super) fn routed(&self, token: &ProgressToken) -> Option<mpsc::Sender<Bytes>> {
         lock(&self.routes).get(token).cloned()
+    }
+
+    /// Its state, in a line (the fuzz checks compare it before and after).
+    #[cfg(feature = "fuzzing")]
+    pub(super) fn describe(&self) -> String {
+        format!(
+            "ended:{} busy:{} streaming:{} running:{} routes:{} queued:{}",
+            self.ended.is_cancelled(),
+            self.busy.load(Ordering::Acquire),
+            self.streaming.load(Ordering::Acquire),
+            lock(&self.running).len(),
+            lock(&self.routes).len(),
+            self.handler.shared.link.outbox.mark(),
+        )
     }
 
     pub(super) fn end(&self) {
@@ -189,6 +207,6 @@ fn millis(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -51,6 +51,8 @@ pub(in crate::http) struct Board {
     doorway: Doorway,
     /// This replica's name on the page (its listening address).
     replica: String,
+    /// The host-facing front serving `/mcp` (`rmcp` or `own`).
+    front: &'static str,
     store: Arc<StoreCounts>,
     host_store: Arc<dyn crate::state::HostStore>,
     /// One per upstream serving, by name; a reload's replacement keeps its name's history.
@@ -79,6 +81,7 @@ pub(in crate::http) struct Parts {
     pub(in crate::http) admission: Admission,
     pub(in crate::http) doorway: Doorway,
     pub(in crate::http) replica: String,
+    pub(in crate::http) front: &'static str,
     pub(in crate::http) store: Arc<StoreCounts>,
     pub(in crate::http) host_store: Arc<dyn crate::state::HostStore>,
 }
@@ -93,6 +96,7 @@ impl Board {
             admission: parts.admission,
             doorway: parts.doorway,
             replica: parts.replica,
+            front: parts.front,
             store: parts.store,
             host_store: parts.host_store,
             tracks: Mutex::new(Vec::new()),

@@ -76,7 +76,7 @@
     body.replaceChildren.apply(body, rows);
   }
   function draw(facts) {
-    document.getElementById("replica").textContent = facts.replica;
+    document.getElementById("replica").textContent = facts.replica + " · front " + facts.front;
     upstreams(facts);
     timeline(facts);
     document.getElementById("sessions-total").textContent = show(facts.sessions.total);

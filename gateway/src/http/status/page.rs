@@ -114,12 +114,13 @@ pub(super) fn render(facts: &Value) -> String {
         html,
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>mcp-resilient \
          gateway status</title><style>{STYLE}</style></head><body><h1>Gateway status \
-         <small id=\"replica\">{}</small></h1><p id=\"live\">live updates need JavaScript; \
+         <small id=\"replica\">{} · front {}</small></h1><p id=\"live\">live updates need JavaScript; \
          reload to refresh</p><h2>Upstreams</h2><table id=\"upstreams\"><thead><tr><th>server\
          </th><th>state</th><th>generation</th><th>up for</th><th>last death</th><th>probe \
          round trip ms</th><th>attempt</th><th>next attempt in</th><th>host sessions</th></tr>\
          </thead><tbody>",
-        text(&facts["replica"])
+        text(&facts["replica"]),
+        text(&facts["front"])
     );
     let now = facts["at_ms"].as_u64().unwrap_or(0);
     let empty = Vec::new();

@@ -55,6 +55,7 @@ pub(super) fn take(board: &Board, now: SystemTime) -> Value {
     json!({
         "at_ms": millis(now),
         "replica": board.replica,
+        "front": board.front,
         "upstreams": upstreams,
         "sessions": {
             "total": sessions,
