@@ -9,7 +9,7 @@ use rmcp::{
     RoleClient,
     model::{ErrorCode, ProtocolVersion},
     service::{
-        ClientCacheConfig, ClientInitializeError, ClientLifecycleMode, RunningService,
+        ClientCacheConfig, ClientInitializeError, ClientLifecycleMode,
         serve_client_with_lifecycle_and_ct,
     },
     transport::Transport,
@@ -21,7 +21,7 @@ use super::ConnectContext;
 use crate::{
     config::{ProtocolChoice, ServerConfig},
     state::Cause,
-    supervisor::session::handler::GenerationHandler,
+    supervisor::session::{generation::Served, handler::GenerationHandler},
     transport::{self, Activity, Observed, refusal::DiscoverRefusals},
     verdict::Verdict,
 };
@@ -161,7 +161,7 @@ pub(super) async fn handshake<T>(
     session_ct: &CancellationToken,
     ct: &CancellationToken,
     deadline: Instant,
-) -> Result<RunningService<RoleClient, GenerationHandler>, Handshake>
+) -> Result<Served, Handshake>
 where
     T: Transport<RoleClient> + 'static,
 {
@@ -201,7 +201,7 @@ where
                 .peer()
                 .set_response_cache_config(ClientCacheConfig::disabled())
                 .await;
-            Ok(running)
+            Ok(Served::Rmcp(running))
         }
         Err(failed) => {
             session_ct.cancel();
@@ -210,12 +210,44 @@ where
     }
 }
 
+/// The `initialize` handshake of a 2025 Streamable HTTP session on the lean link, until
+/// `deadline` or until `ct` cancels the attempt (then, as on every failure, the session is
+/// cancelled through `session_ct` and the link dropped, which stops its transport).
+pub(super) async fn initialize_lean(
+    link: transport::http::link::Link,
+    params: rmcp::model::InitializeRequestParams,
+    session_ct: &CancellationToken,
+    ct: &CancellationToken,
+    deadline: Instant,
+) -> Result<Served, Handshake> {
+    let step = "initialize";
+    let opened = tokio::select! {
+        opened = tokio::time::timeout_at(deadline, link.initialize(params)) => opened,
+        _ = ct.cancelled() => {
+            session_ct.cancel();
+            return Err(Handshake::Cancelled);
+        }
+    };
+    match opened {
+        Ok(Ok(())) => Ok(Served::Lean(Arc::new(link))),
+        Ok(Err(error)) => {
+            session_ct.cancel();
+            Err(Handshake::Failed {
+                error: Box::new(error),
+                step,
+            })
+        }
+        Err(_) => {
+            session_ct.cancel();
+            Err(Handshake::TimedOut { step })
+        }
+    }
+}
+
 /// The version a handshake negotiated (2025-11-25 if the server did not say).
-pub(super) fn negotiated_of(
-    running: &rmcp::service::RunningService<rmcp::RoleClient, GenerationHandler>,
-) -> ProtocolVersion {
-    running
-        .peer()
+pub(super) fn negotiated_of(served: &Served) -> ProtocolVersion {
+    served
+        .link()
         .peer_info()
         .map(|info| info.protocol_version.clone())
         .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE)

@@ -3,18 +3,18 @@
 
 use std::time::Duration;
 
-use rmcp::{RoleClient, model::ProtocolVersion, service::RunningService};
+use rmcp::{model::ProtocolVersion, service::ClientLifecycleMode};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::{
     Attempt, era,
-    handshake::{Handshake, handshake, judge_refusal, negotiated_of},
+    handshake::{Handshake, handshake, initialize_lean, judge_refusal, negotiated_of},
 };
 use crate::{
     config::RemoteConfig,
     state::{Cause, Death},
-    supervisor::session::{generation::Session, handler::GenerationHandler},
+    supervisor::session::generation::{Served, Session},
     transport::{
         self, DeathSlot, Guard,
         detect::{Failure, Protocol},
@@ -27,7 +27,7 @@ use crate::{
 const STANDALONE_WAIT: Duration = Duration::from_secs(1);
 
 /// What a handshake ended with.
-type Served = Result<RunningService<RoleClient, GenerationHandler>, Handshake>;
+type Opened = Result<Served, Handshake>;
 
 /// Opens one remote session speaking `protocol`.
 pub(super) async fn open(
@@ -92,7 +92,7 @@ async fn serve_sse(
     deadline: Instant,
     slot: &DeathSlot,
     session_ct: &CancellationToken,
-) -> Result<Served, Failure> {
+) -> Result<Opened, Failure> {
     let Attempt {
         config,
         context,
@@ -134,14 +134,15 @@ async fn serve_sse(
 }
 
 /// Streamable HTTP: the transport (nothing is sent yet), the handshake, and a short wait for
-/// the standalone `GET` stream.
+/// the standalone `GET` stream. A 2025 handshake (`initialize`) runs on the lean link when it
+/// is switched on ([`transport::http::link::enabled`]); anything else on rmcp's session.
 async fn serve_http(
     attempt: &Attempt,
     remote: &RemoteConfig,
     deadline: Instant,
     slot: &DeathSlot,
     session_ct: &CancellationToken,
-) -> Result<Served, Failure> {
+) -> Result<Opened, Failure> {
     let Attempt {
         config,
         context,
@@ -157,25 +158,40 @@ async fn serve_http(
             interval: heartbeat.interval,
             timeout: heartbeat.timeout,
         });
-    let http = transport::http::transport(
-        &context.http,
-        remote,
+    let build = transport::http::Build {
+        http: &context.http,
+        config: remote,
         ping,
-        &config.limits,
-        context.auth.clone(),
-        standalone.clone(),
-        activity.clone(),
-        slot.clone(),
-    )
-    .map_err(|e| failed(e, None))?;
+        limits: &config.limits,
+        auth: context.auth.clone(),
+        standalone: standalone.clone(),
+        activity: activity.clone(),
+        slot: slot.clone(),
+    };
     let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
-    let _ = activity
-        .direct_probe
-        .set(transport::direct::DirectProbe::Http(Box::new(
-            http.direct_probe(handler.client_meta()),
-        )));
+    let meta = handler.client_meta();
     let lifecycle = era::lifecycle(config.protocol, &context.era, false);
-    let served = handshake(http, handler, lifecycle, activity, session_ct, ct, deadline).await;
+    let served = if transport::http::link::enabled()
+        && matches!(lifecycle, ClientLifecycleMode::Initialize)
+    {
+        let params = rmcp::ClientHandler::get_info(&handler);
+        let link = transport::http::lean(build, std::sync::Arc::new(handler))
+            .map_err(|e| failed(e, None))?;
+        let _ = activity
+            .direct_probe
+            .set(transport::direct::DirectProbe::Http(Box::new(
+                link.direct_probe(meta),
+            )));
+        initialize_lean(link, params, session_ct, ct, deadline).await
+    } else {
+        let http = transport::http::transport(build).map_err(|e| failed(e, None))?;
+        let _ = activity
+            .direct_probe
+            .set(transport::direct::DirectProbe::Http(Box::new(
+                http.direct_probe(meta),
+            )));
+        handshake(http, handler, lifecycle, activity, session_ct, ct, deadline).await
+    };
     // Nothing the server sends on the standalone stream is lost to our first requests.
     let until = deadline.min(Instant::now() + STANDALONE_WAIT);
     if served.is_ok() && !standalone.settled(until).await {
