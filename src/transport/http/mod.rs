@@ -103,6 +103,7 @@ pub struct HttpTransport {
 }
 
 /// What one generation's transport is built from, besides where its messages go.
+#[derive(Clone)]
 pub(crate) struct Build<'a> {
     pub(crate) http: &'a reqwest::Client,
     pub(crate) config: &'a RemoteConfig,

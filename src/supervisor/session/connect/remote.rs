@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Attempt, era,
-    handshake::{Handshake, handshake, initialize_lean, judge_refusal, negotiated_of},
+    handshake::{Handshake, LeanOpened, handshake, judge_refusal, negotiated_of, open_lean},
 };
 use crate::{
     config::RemoteConfig,
@@ -171,26 +171,42 @@ async fn serve_http(
     let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
     let meta = handler.client_meta();
     let lifecycle = era::lifecycle(config.protocol, &context.era, false);
-    let served = if transport::http::link::enabled()
-        && matches!(lifecycle, ClientLifecycleMode::Initialize)
-    {
-        let params = rmcp::ClientHandler::get_info(&handler);
-        let link = transport::http::lean(build, std::sync::Arc::new(handler))
-            .map_err(|e| failed(e, None))?;
-        let _ = activity
-            .direct_probe
-            .set(transport::direct::DirectProbe::Http(Box::new(
-                link.direct_probe(meta),
-            )));
-        initialize_lean(link, params, session_ct, ct, deadline).await
-    } else {
-        let http = transport::http::transport(build).map_err(|e| failed(e, None))?;
-        let _ = activity
-            .direct_probe
-            .set(transport::direct::DirectProbe::Http(Box::new(
-                http.direct_probe(meta),
-            )));
-        handshake(http, handler, lifecycle, activity, session_ct, ct, deadline).await
+    let lean = match &lifecycle {
+        _ if !transport::http::link::enabled() => None,
+        ClientLifecycleMode::Initialize => Some(false),
+        ClientLifecycleMode::Auto { .. } if !context.era.modern() => Some(true),
+        _ => None,
+    };
+    let served = match lean {
+        Some(auto) => {
+            let params = rmcp::ClientHandler::get_info(&handler);
+            let handler = std::sync::Arc::new(handler);
+            let link = transport::http::lean(build.clone(), handler.clone())
+                .map_err(|e| failed(e, None))?;
+            let probe = link.direct_probe(meta.clone());
+            match open_lean(link, params, auto, session_ct, ct, deadline).await {
+                Ok(LeanOpened::Session(served)) => {
+                    let probe = transport::direct::DirectProbe::Http(Box::new(probe));
+                    let _ = activity.direct_probe.set(probe);
+                    Ok(served)
+                }
+                Err(failed) => Err(failed),
+                // A 2026-07-28 server: rmcp's session opens it, on a transport of its own.
+                Ok(LeanOpened::Modern) => {
+                    let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
+                    rmcp_session(
+                        build, handler, meta, lifecycle, attempt, deadline, session_ct,
+                    )
+                    .await?
+                }
+            }
+        }
+        None => {
+            rmcp_session(
+                build, handler, meta, lifecycle, attempt, deadline, session_ct,
+            )
+            .await?
+        }
     };
     // Nothing the server sends on the standalone stream is lost to our first requests.
     let until = deadline.min(Instant::now() + STANDALONE_WAIT);
@@ -198,6 +214,26 @@ async fn serve_http(
         tracing::debug!(server = %config.name, "the standalone GET stream was not answered within {STANDALONE_WAIT:?}; going on without waiting for it");
     }
     Ok(served)
+}
+
+/// The handshake of a Streamable HTTP session on rmcp's session.
+async fn rmcp_session(
+    build: transport::http::Build<'_>,
+    handler: crate::supervisor::session::handler::GenerationHandler,
+    meta: transport::http::ClientMeta,
+    lifecycle: ClientLifecycleMode,
+    attempt: &Attempt,
+    deadline: Instant,
+    session_ct: &CancellationToken,
+) -> Result<Opened, Failure> {
+    let Attempt { ct, activity, .. } = attempt;
+    let http = transport::http::transport(build).map_err(|e| failed(e, None))?;
+    let _ = activity
+        .direct_probe
+        .set(transport::direct::DirectProbe::Http(Box::new(
+            http.direct_probe(meta),
+        )));
+    Ok(handshake(http, handler, lifecycle, activity, session_ct, ct, deadline).await)
 }
 
 /// A transient `connect_failed`, with the status by which the server said it speaks the other

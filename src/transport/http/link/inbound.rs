@@ -14,7 +14,7 @@
 //!    of the link's tracker that ends with the transport; one more is refused at once.
 
 use std::sync::{
-    Arc, OnceLock, Weak,
+    Arc, Mutex, OnceLock, PoisonError, Weak,
     atomic::{AtomicU64, Ordering},
 };
 
@@ -26,7 +26,11 @@ use rmcp::model::{
 use tokio_util::task::TaskTracker;
 
 use super::{Dispatch, pending::Pending};
-use crate::transport::{Activity, http::core::Core};
+use crate::transport::{
+    Activity,
+    http::core::Core,
+    refusal::{self, Judged},
+};
 
 /// The most requests of the server worked on at once (invariant 4).
 pub(super) const SERVER_REQUESTS: usize = 64;
@@ -41,6 +45,9 @@ pub(crate) struct Inbound {
     /// The server's requests being worked on.
     pub(super) tasks: TaskTracker,
     strays: AtomicU64,
+    /// The handshake's `server/discover` while it waits for its answer (see
+    /// [`super::handshake`]); whether the handshake went on to `initialize` after one.
+    probe: Mutex<(Option<RequestId>, bool)>,
 }
 
 impl Inbound {
@@ -52,6 +59,39 @@ impl Inbound {
             core: OnceLock::new(),
             tasks: TaskTracker::new(),
             strays: AtomicU64::new(0),
+            probe: Mutex::default(),
+        }
+    }
+
+    /// Reads answers as answers to the discover request `id` until it has one (see
+    /// [`super::handshake`]); `None` once it is over.
+    pub(super) fn expect_discover(&self, id: Option<RequestId>) {
+        let mut probe = self.probe.lock().unwrap_or_else(PoisonError::into_inner);
+        probe.1 |= probe.0.is_some() && id.is_none();
+        probe.0 = id;
+    }
+
+    /// True once a discover request was asked and the handshake went on.
+    pub(super) fn fell_back(&self) -> bool {
+        self.probe.lock().unwrap_or_else(PoisonError::into_inner).1
+    }
+
+    /// `message` as the answer to the handshake's discover request, if one waits and it is
+    /// its answer (read as `DiscoverRefusals` reads it); else `message` back.
+    fn discover_answer(
+        &self,
+        message: ServerJsonRpcMessage,
+    ) -> Result<(RequestId, ServerJsonRpcMessage), ServerJsonRpcMessage> {
+        let mut probe = self.probe.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(id) = probe.0.clone() else {
+            return Err(message);
+        };
+        match refusal::judge(&id, message) {
+            Judged::Answer(answer) => {
+                probe.0 = None;
+                Ok((id, answer))
+            }
+            Judged::Other(message) => Err(message),
         }
     }
 
@@ -67,6 +107,10 @@ impl Inbound {
     /// transport drops it only when it stops.
     pub(in crate::transport::http) async fn receive(&self, message: ServerJsonRpcMessage) {
         self.activity.touch();
+        let message = match self.discover_answer(message) {
+            Ok((id, answer)) => return self.answered(&id, answer),
+            Err(message) => message,
+        };
         match message {
             JsonRpcMessage::Response(ref response) => {
                 let id = response.id.clone();

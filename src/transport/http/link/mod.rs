@@ -18,7 +18,8 @@
 //!    stream is reset); the call path then sends `notifications/cancelled`, as before.
 //! 5. The server's requests (sampling, elicitation, roots, ping) are answered by a `POST` of
 //!    their own, each worked on in a task that ends with the transport.
-//! 6. The handshake: `initialize` and `notifications/initialized` (a 2025 session). Errors
+//! 6. The handshake ([`handshake`]): `initialize` and `notifications/initialized` (a 2025
+//!    session), after `server/discover` under `protocol: auto`. Errors
 //!    keep rmcp's shapes ([`ServiceError`], [`ClientInitializeError`]), so every verdict
 //!    (`crate::transport::judge`) reads them as it read rmcp's.
 //!
@@ -33,6 +34,7 @@
 //! 3. Once the transport stopped (closed, or a death it observed), every request fails with
 //!    `TransportClosed`, and none is sent.
 
+mod handshake;
 mod inbound;
 mod pending;
 
@@ -46,14 +48,13 @@ use rmcp::{
     RoleClient, ServiceError,
     model::{
         ClientJsonRpcMessage, ClientNotification, ClientRequest, ClientResult, ErrorData, GetMeta,
-        InitializeRequest, InitializeRequestParams, InitializedNotification, JsonRpcMessage,
-        NumberOrString, ProgressToken, RequestId, ServerNotification, ServerPeerInfo,
-        ServerRequest, ServerResult,
+        JsonRpcMessage, NumberOrString, ProgressToken, RequestId, ServerNotification,
+        ServerPeerInfo, ServerRequest, ServerResult,
     },
-    service::ClientInitializeError,
     transport::DynamicTransportError,
 };
 
+pub(crate) use handshake::Opened;
 pub(crate) use inbound::Inbound;
 
 use super::{
@@ -188,50 +189,6 @@ impl Link {
             .send(message)
             .await
             .map_err(transport_send)
-    }
-
-    /// The `initialize` handshake of a 2025 session: the request, then
-    /// `notifications/initialized` (which opens the standalone stream).
-    pub(crate) async fn initialize(
-        &self,
-        params: InitializeRequestParams,
-    ) -> Result<(), ClientInitializeError> {
-        // Like rmcp's, the handshake's request carries no progress token.
-        let request = ClientRequest::InitializeRequest(InitializeRequest::new(params));
-        let outgoing = Outgoing {
-            link: self,
-            id: self.next_id(),
-            request,
-        };
-        let result = match outgoing.answer().await {
-            Ok(ServerResult::InitializeResult(result)) => result,
-            Ok(other) => return Err(ClientInitializeError::ExpectedInitResult(Some(other))),
-            Err(ServiceError::McpError(error)) => {
-                return Err(ClientInitializeError::JsonRpcError(error));
-            }
-            Err(ServiceError::TransportSend(error)) => {
-                return Err(ClientInitializeError::TransportError {
-                    error,
-                    context: "send initialize request".into(),
-                });
-            }
-            Err(_) => {
-                return Err(ClientInitializeError::ConnectionClosed(
-                    "initialize response".to_owned(),
-                ));
-            }
-        };
-        let _ = self.info.set(Arc::new(result.into()));
-        let initialized =
-            ClientNotification::InitializedNotification(InitializedNotification::default());
-        let message = ClientJsonRpcMessage::notification(initialized);
-        let _writing = Writing::new(&self.core);
-        self.core.clone().send(message).await.map_err(|error| {
-            ClientInitializeError::transport::<HttpTransport>(
-                error,
-                "send initialized notification",
-            )
-        })
     }
 
     fn next_id(&self) -> RequestId {

@@ -80,7 +80,17 @@ impl Pending {
     /// Hands `answer` to the request `id` waits for; false (and `answer` dropped) if no request
     /// waits for it: an unknown id, or one already answered (invariant 2).
     pub(super) fn answer(&self, id: &RequestId, answer: Answer) -> bool {
-        let Some((_, tx)) = self.lock().remove(id) else {
+        let mut table = self.lock();
+        // rmcp's rule: the same id, or its number written as a string.
+        let waiting = table.remove(id).or_else(|| match id {
+            RequestId::String(text) => text
+                .parse()
+                .ok()
+                .and_then(|n| table.remove(&RequestId::Number(n))),
+            RequestId::Number(_) => None,
+        });
+        drop(table);
+        let Some((_, tx)) = waiting else {
             return false;
         };
         // Its caller may have gone meanwhile: the answer was still ours.
@@ -165,6 +175,14 @@ mod tests {
         assert!(!pending.answer(&id(7), answer_to(7)), "nobody asked for 7");
         assert!(waiting.take().is_none());
         assert_eq!(pending.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn an_answer_naming_its_number_as_a_string_is_its_answer() {
+        let pending = Pending::new(8);
+        let mut waiting = pending.enter(id(12)).await.unwrap();
+        assert!(pending.answer(&NumberOrString::String("12".into()), answer_to(12)));
+        assert!(waiting.take().is_some());
     }
 
     #[tokio::test]
