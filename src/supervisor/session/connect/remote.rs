@@ -134,8 +134,10 @@ async fn serve_sse(
 }
 
 /// Streamable HTTP: the transport (nothing is sent yet), the handshake, and a short wait for
-/// the standalone `GET` stream. A 2025 handshake (`initialize`) runs on the lean link when it
-/// is switched on ([`transport::http::link::enabled`]); anything else on rmcp's session.
+/// the standalone `GET` stream. A 2025 handshake (`initialize`), and an `auto` one while the
+/// server is not known to speak 2026-07-28, runs on the lean link (unless switched off:
+/// [`transport::http::link::enabled`]); a 2026-07-28 one on rmcp's session, which the lean
+/// link also hands a server over to when its `auto` handshake finds it speaks 2026-07-28.
 async fn serve_http(
     attempt: &Attempt,
     remote: &RemoteConfig,

@@ -63,12 +63,13 @@ use super::{
     probe::{ClientMeta, DirectProbe},
 };
 
-/// The switch: the lean link runs 2025 Streamable HTTP sessions when the environment sets
-/// `MCP_RESILIENT_LEAN_LINK=1` (read once per process). Internal, off by default, until every
-/// suite passes on it.
+/// The switch: the lean link runs Streamable HTTP sessions (2025, and `auto` until it finds a
+/// 2026-07-28 server) unless the environment sets `MCP_RESILIENT_LEAN_LINK=0` (read once per
+/// process), which puts them back on rmcp's session. Internal: for comparing the two, and a
+/// way back should the lean link misbehave.
 pub(crate) fn enabled() -> bool {
     static ENABLED: OnceLock<bool> = OnceLock::new();
-    *ENABLED.get_or_init(|| std::env::var("MCP_RESILIENT_LEAN_LINK").is_ok_and(|v| v == "1"))
+    *ENABLED.get_or_init(|| std::env::var("MCP_RESILIENT_LEAN_LINK").map_or(true, |v| v != "0"))
 }
 
 /// The most requests of one generation waiting for their answers at once; one more waits for
