@@ -140,6 +140,8 @@ impl CallPath {
     ) -> Result<ServerResult, ServiceError> {
         // rmcp picks the progress token inside the send, and the server's progress can come
         // back before the send returns: it is held for this call's route until then (`Relay`).
+        // The lean link numbers the request first and sends it only when its answer is awaited,
+        // so there the route is in place before anything can come back.
         let sending = progress.map(|_| self.relay.sending(live.generation));
         let outgoing = live.link.start(request).await?;
         let _ = id.set(outgoing.id().clone());

@@ -2,9 +2,9 @@
 //!
 //! # Invariants
 //!
-//! 1. The monitor task owns the rmcp session and the transport guard. When the session ends by
-//!    itself it reports the death (with the precise cause from the transport's slot or the exit
-//!    status) and stops what is left.
+//! 1. The monitor task owns the client session ([`Served`]: rmcp's, or the lean link) and the
+//!    transport guard. When the session ends by itself it reports the death (with the precise
+//!    cause from the transport's slot or the exit status) and stops what is left.
 //! 2. A close never waits on the rmcp session loop before stopping the process: the kill
 //!    escalation starts at once (after the grace of the [`Stop`] mode), so a session wedged on a
 //!    full pipe cannot stall it. The barrier is confirmed by the reap (stdio) — or, for remote

@@ -27,6 +27,11 @@ pub(in crate::supervisor) enum Link {
 }
 
 /// A request sent (rmcp) or about to be (lean), and then its answer.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one lives in one call's future, and the lean request moves into its send at once; \
+              boxing it would cost every call an allocation"
+)]
 pub(in crate::supervisor) enum Outgoing<'a> {
     Rmcp(RequestHandle<RoleClient>),
     Lean(lean::Outgoing<'a>),
@@ -87,8 +92,10 @@ impl Link {
         match self {
             Link::Rmcp(peer) => peer.list_tools(params).await,
             Link::Lean(link) => {
-                let mut request = ListToolsRequest::default();
-                request.params = params;
+                let request = ListToolsRequest {
+                    params,
+                    ..Default::default()
+                };
                 match link
                     .request(ClientRequest::ListToolsRequest(request))
                     .await?

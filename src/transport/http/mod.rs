@@ -1,8 +1,10 @@
-//! Streamable HTTP (spec 2025-03-26 and later, both eras), on reqwest: our [`Transport`] for
-//! rmcp's session, as legacy SSE is.
+//! Streamable HTTP (spec 2025-03-26 and later, both eras), on reqwest: the client session of
+//! our own ([`link`], the lean link, the default) or our [`Transport`] for rmcp's session (a
+//! 2026-07-28 session, or with the lean link switched off).
 //!
-//! rmcp keeps the JSON-RPC session (ids, responders, cancellation, the handler); this module
-//! owns every byte on the wire. Why not rmcp's `StreamableHttpClientWorker`: it never reports
+//! The session (ids, answers, cancellation, the handler) is the lean link's or rmcp's; this
+//! module owns every byte on the wire, for both alike: a [`core::Core`] hands what the server
+//! sends to its sink, the lean link's [`link::Inbound`] or rmcp's `receive`. Why not rmcp's `StreamableHttpClientWorker`: it never reports
 //! the end of the session's standalone `GET` stream (it re-opens it quietly), so a killed 2025
 //! server was found only by the heartbeat; and it costs what a session costs at scale (its
 //! channels of 32 large messages, a task, and three times a bare `POST`'s instructions per

@@ -77,21 +77,18 @@ impl Inbound {
     }
 
     /// `message` as the answer to the handshake's discover request, if one waits and it is
-    /// its answer (read as `DiscoverRefusals` reads it); else `message` back.
-    fn discover_answer(
-        &self,
-        message: ServerJsonRpcMessage,
-    ) -> Result<(RequestId, ServerJsonRpcMessage), ServerJsonRpcMessage> {
+    /// its answer (read as `DiscoverRefusals` reads it), with that request's id.
+    fn discover_answer(&self, message: ServerJsonRpcMessage) -> (Option<RequestId>, Judged) {
         let mut probe = self.probe.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(id) = probe.0.clone() else {
-            return Err(message);
+            return (None, Judged::Other(message));
         };
         match refusal::judge(&id, message) {
             Judged::Answer(answer) => {
                 probe.0 = None;
-                Ok((id, answer))
+                (Some(id), Judged::Answer(answer))
             }
-            Judged::Other(message) => Err(message),
+            other => (None, other),
         }
     }
 
@@ -108,8 +105,8 @@ impl Inbound {
     pub(in crate::transport::http) async fn receive(&self, message: ServerJsonRpcMessage) {
         self.activity.touch();
         let message = match self.discover_answer(message) {
-            Ok((id, answer)) => return self.answered(&id, answer),
-            Err(message) => message,
+            (Some(id), Judged::Answer(answer)) => return self.answered(&id, answer),
+            (_, Judged::Answer(message) | Judged::Other(message)) => message,
         };
         match message {
             JsonRpcMessage::Response(ref response) => {
