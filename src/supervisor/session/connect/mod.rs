@@ -11,6 +11,7 @@ use std::time::Duration;
 mod context;
 pub(crate) mod era;
 pub(crate) mod handshake;
+mod lean;
 mod remote;
 mod stdio;
 

@@ -9,7 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Attempt, era,
-    handshake::{Handshake, LeanOpened, handshake, judge_refusal, negotiated_of, open_lean},
+    handshake::{Handshake, handshake, judge_refusal, negotiated_of},
+    lean::{LeanOpened, open_lean},
 };
 use crate::{
     config::RemoteConfig,

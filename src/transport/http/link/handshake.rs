@@ -133,10 +133,10 @@ impl Link {
         let message = ClientJsonRpcMessage::notification(initialized);
         let _writing = super::Writing::new(&self.core);
         self.core.clone().send(message).await.map_err(|error| {
-            ClientInitializeError::transport::<super::HttpTransport>(
-                error,
-                "send initialized notification",
-            )
+            ClientInitializeError::TransportError {
+                error: super::dynamic(error),
+                context: "send initialized notification".into(),
+            }
         })
     }
 

@@ -14,7 +14,7 @@
 //!    of the link's tracker that ends with the transport; one more is refused at once.
 
 use std::sync::{
-    Arc, Mutex, OnceLock, PoisonError, Weak,
+    Arc, Mutex, OnceLock, PoisonError,
     atomic::{AtomicU64, Ordering},
 };
 
@@ -25,12 +25,28 @@ use rmcp::model::{
 };
 use tokio_util::task::TaskTracker;
 
-use super::{Dispatch, pending::Pending};
+use tokio_util::sync::CancellationToken;
+
+use super::pending::Pending;
 use crate::transport::{
     Activity,
-    http::core::Core,
     refusal::{self, Judged},
 };
+
+/// What a generation does with what its server sends besides answers.
+pub(crate) trait Dispatch: Send + Sync + 'static {
+    /// A notification, in the order received. It should not wait long: the stream it came on
+    /// is not read meanwhile.
+    fn notify(&self, notification: ServerNotification) -> BoxFuture<'_, ()>;
+
+    /// A request of the server's other than `ping` (which the link answers itself).
+    fn request(&self, request: ServerRequest) -> BoxFuture<'_, Result<ClientResult, ErrorData>>;
+}
+
+/// Sends our answer to a request of the server's, with the transport's own send. Its future is
+/// boxed and named `Send`: a send may deliver what the server sends back, which may be a
+/// request again, so the compiler could not otherwise see through the cycle.
+pub(super) type Reply = Arc<dyn Fn(ClientJsonRpcMessage) -> BoxFuture<'static, ()> + Send + Sync>;
 
 /// The most requests of the server worked on at once (invariant 4).
 pub(super) const SERVER_REQUESTS: usize = 64;
@@ -40,8 +56,9 @@ pub(crate) struct Inbound {
     pub(super) pending: Pending,
     dispatch: Arc<dyn Dispatch>,
     activity: Arc<Activity>,
-    /// The transport, for answering the server's requests (set once, when it is built).
-    core: OnceLock<Weak<Core>>,
+    /// How the server's requests are answered, and the transport's stop (set once, when the
+    /// transport is built).
+    reply: OnceLock<(Reply, CancellationToken)>,
     /// The server's requests being worked on.
     pub(super) tasks: TaskTracker,
     strays: AtomicU64,
@@ -56,7 +73,7 @@ impl Inbound {
             pending: Pending::new(limit),
             dispatch,
             activity,
-            core: OnceLock::new(),
+            reply: OnceLock::new(),
             tasks: TaskTracker::new(),
             strays: AtomicU64::new(0),
             probe: Mutex::default(),
@@ -92,8 +109,8 @@ impl Inbound {
         }
     }
 
-    pub(super) fn bind(&self, core: &Arc<Core>) {
-        let _ = self.core.set(Arc::downgrade(core));
+    pub(super) fn bind(&self, reply: Reply, stop: CancellationToken) {
+        let _ = self.reply.set((reply, stop));
     }
 
     /// Takes one message from the server (see the module invariants).
@@ -143,7 +160,7 @@ impl Inbound {
 
     /// A request of the server's: worked on in a task of its own, answered by a `POST`.
     async fn asked(&self, id: RequestId, request: ServerRequest) {
-        let Some(core) = self.core.get().and_then(Weak::upgrade) else {
+        let Some((reply, stop)) = self.reply.get() else {
             return;
         };
         if self.tasks.len() >= SERVER_REQUESTS {
@@ -152,11 +169,11 @@ impl Inbound {
                 "too many requests of the server in progress",
                 None,
             );
-            reply(core, ClientJsonRpcMessage::error(refusal, Some(id))).await;
+            reply(ClientJsonRpcMessage::error(refusal, Some(id))).await;
             return;
         }
         let dispatch = self.dispatch.clone();
-        let stop = core.stop.clone();
+        let (reply, stop) = (reply.clone(), stop.clone());
         self.tasks.spawn(async move {
             let work = async {
                 let answered = match request {
@@ -167,7 +184,7 @@ impl Inbound {
                     Ok(result) => ClientJsonRpcMessage::response(result, id),
                     Err(error) => ClientJsonRpcMessage::error(error, Some(id)),
                 };
-                reply(core, message).await;
+                reply(message).await;
             };
             tokio::select! {
                 () = work => {}
@@ -184,13 +201,4 @@ impl Inbound {
             tracing::debug!(strays = n, "the server sent {what}; dropped");
         }
     }
-}
-
-/// Sends our answer to a request of the server's. Its future is boxed and named `Send`: a send
-/// may deliver what the server sends back, which may be a request again, so the compiler could
-/// not otherwise see through the cycle.
-fn reply(core: Arc<Core>, message: ClientJsonRpcMessage) -> BoxFuture<'static, ()> {
-    Box::pin(async move {
-        let _ = core.send(message).await;
-    })
 }

@@ -34,7 +34,7 @@
 //! 3. Once the transport stopped (closed, or a death it observed), every request fails with
 //!    `TransportClosed`, and none is sent.
 
-mod handshake;
+pub(crate) mod handshake;
 mod inbound;
 mod pending;
 
@@ -43,23 +43,20 @@ use std::sync::{
     atomic::{AtomicI64, Ordering},
 };
 
-use futures::future::BoxFuture;
 use rmcp::{
-    RoleClient, ServiceError,
+    ServiceError,
     model::{
-        ClientJsonRpcMessage, ClientNotification, ClientRequest, ClientResult, ErrorData, GetMeta,
-        JsonRpcMessage, NumberOrString, ProgressToken, RequestId, ServerNotification,
-        ServerPeerInfo, ServerRequest, ServerResult,
+        ClientJsonRpcMessage, ClientNotification, ClientRequest, GetMeta, JsonRpcMessage,
+        NumberOrString, ProgressToken, RequestId, ServerPeerInfo, ServerResult,
     },
     transport::DynamicTransportError,
 };
 
-pub(crate) use handshake::Opened;
-pub(crate) use inbound::Inbound;
+pub(crate) use inbound::{Dispatch, Inbound};
 
 use super::{
-    HttpError, HttpTransport,
     core::{Core, Parts, Sink},
+    errors::HttpError,
     probe::{ClientMeta, DirectProbe},
 };
 
@@ -75,16 +72,6 @@ pub(crate) fn enabled() -> bool {
 /// The most requests of one generation waiting for their answers at once; one more waits for
 /// room (see [`pending`]).
 const PENDING: usize = 4096;
-
-/// What a generation does with what its server sends besides answers.
-pub(crate) trait Dispatch: Send + Sync + 'static {
-    /// A notification, in the order received. It should not wait long: the stream it came on
-    /// is not read meanwhile.
-    fn notify(&self, notification: ServerNotification) -> BoxFuture<'_, ()>;
-
-    /// A request of the server's other than `ping` (which the link answers itself).
-    fn request(&self, request: ServerRequest) -> BoxFuture<'_, Result<ClientResult, ErrorData>>;
-}
 
 /// One generation's client session over Streamable HTTP (see the module docs).
 pub(crate) struct Link {
@@ -117,7 +104,16 @@ impl Link {
     pub(super) fn new(parts: Parts, dispatch: Arc<dyn Dispatch>) -> Link {
         let inbound = Arc::new(Inbound::new(dispatch, parts.activity.clone(), PENDING));
         let core = Arc::new(Core::new(parts, Sink::Link(inbound.clone())));
-        inbound.bind(&core);
+        let weak = Arc::downgrade(&core);
+        let reply: inbound::Reply = Arc::new(move |message| {
+            let core = weak.upgrade();
+            Box::pin(async move {
+                if let Some(core) = core {
+                    let _ = core.send(message).await;
+                }
+            })
+        });
+        inbound.bind(reply, core.stop.clone());
         Link {
             core,
             inbound,
@@ -256,12 +252,22 @@ impl Outgoing<'_> {
     }
 }
 
-/// A transport error as rmcp hands it over.
+/// A transport error as rmcp hands it over (named as rmcp names the transport's).
 fn transport_send(error: HttpError) -> ServiceError {
-    ServiceError::TransportSend(DynamicTransportError::new::<HttpTransport, RoleClient>(
-        error,
-    ))
+    ServiceError::TransportSend(dynamic(error))
 }
+
+/// `error` as rmcp wraps a transport's error.
+fn dynamic(error: HttpError) -> DynamicTransportError {
+    DynamicTransportError::from_parts(
+        TRANSPORT_NAME,
+        std::any::TypeId::of::<Link>(),
+        Box::new(error),
+    )
+}
+
+/// The name rmcp gives errors of our Streamable HTTP transport (`HttpTransport::name`).
+const TRANSPORT_NAME: &str = "StreamableHttp";
 
 /// One write in flight, counted as `Observed` counts rmcp's (invariant 2).
 struct Writing(Arc<crate::transport::Activity>);
