@@ -143,7 +143,7 @@ impl Supervisor {
     /// instructions. `None` during an outage.
     pub fn server_info(&self) -> Option<ServerPeerInfo> {
         let live = self.inner.board.current().live?;
-        live.peer.peer_info().map(|info| (*info).clone())
+        live.link.peer_info().map(|info| (*info).clone())
     }
 
     /// The round trip of the last heartbeat probe the ready generation sent for itself and had

@@ -88,7 +88,7 @@ impl Actor {
             self.sync.again = true;
             return;
         }
-        let peer = running.live.peer.clone();
+        let peer = running.live.link.clone();
         let labels = running.live.telemetry.clone();
         let config = self.config.clone();
         let timeout = self.config.call_timeout;

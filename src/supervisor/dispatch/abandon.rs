@@ -24,12 +24,12 @@ impl Drop for Abandon<'_> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let peer = self.live.peer.clone();
+        let link = self.live.link.clone();
         let params =
             CancelledNotificationParam::new(Some(id), Some("abandoned by the caller".to_owned()));
         let notification = CancelledNotification::new(params);
         let send = async move {
-            let sent = peer.send_notification(notification.into());
+            let sent = link.send_notification(notification.into());
             let _ = tokio::time::timeout(CANCEL_SEND_LIMIT, sent).await;
         };
         self.live.cancels.spawn_on(send, &runtime);

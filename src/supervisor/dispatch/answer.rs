@@ -5,7 +5,6 @@ use std::{sync::Arc, time::Duration};
 use rmcp::{
     ServiceError,
     model::{ClientRequest, RequestId, ServerResult},
-    service::PeerRequestOptions,
 };
 use tokio::time::Instant;
 
@@ -141,21 +140,20 @@ impl CallPath {
     ) -> Result<ServerResult, ServiceError> {
         // rmcp picks the progress token inside the send, and the server's progress can come
         // back before the send returns: it is held for this call's route until then (`Relay`).
+        // The lean link numbers the request first and sends it only when its answer is awaited,
+        // so there the route is in place before anything can come back.
         let sending = progress.map(|_| self.relay.sending(live.generation));
-        let handle = live
-            .peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await?;
-        let _ = id.set(handle.id.clone());
-        crate::telemetry::request_id(&handle.id);
-        let route = sending.zip(progress).map(|(sending, callback)| {
-            sending.route(handle.progress_token.clone(), callback.clone())
-        });
+        let outgoing = live.link.start(request).await?;
+        let _ = id.set(outgoing.id().clone());
+        crate::telemetry::request_id(outgoing.id());
+        let route = sending
+            .zip(progress)
+            .map(|(sending, callback)| sending.route(outgoing.progress_token(), callback.clone()));
         let mut abandon = Abandon {
             live,
-            id: Some(handle.id.clone()),
+            id: Some(outgoing.id().clone()),
         };
-        let result = handle.await_response().await;
+        let result = outgoing.answer().await;
         abandon.id = None;
         if let Some(route) = &route
             && !route.settled(SETTLE_LIMIT).await

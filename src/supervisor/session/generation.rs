@@ -2,9 +2,9 @@
 //!
 //! # Invariants
 //!
-//! 1. The monitor task owns the rmcp session and the transport guard. When the session ends by
-//!    itself it reports the death (with the precise cause from the transport's slot or the exit
-//!    status) and stops what is left.
+//! 1. The monitor task owns the client session ([`Served`]: rmcp's, or the lean link) and the
+//!    transport guard. When the session ends by itself it reports the death (with the precise
+//!    cause from the transport's slot or the exit status) and stops what is left.
 //! 2. A close never waits on the rmcp session loop before stopping the process: the kill
 //!    escalation starts at once (after the grace of the [`Stop`] mode), so a session wedged on a
 //!    full pipe cannot stall it. The barrier is confirmed by the reap (stdio) — or, for remote
@@ -22,7 +22,7 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{handler::GenerationHandler, live::Live};
+use super::{handler::GenerationHandler, link::Link, live::Live};
 use crate::{
     state::{Cause, Death, Generation},
     transport::{Activity, DeathSlot, Guard, Stop},
@@ -40,9 +40,42 @@ const LISTEN_END: Duration = Duration::from_millis(250);
 /// child's stdin.
 const CANCELS_OUT: Duration = Duration::from_millis(500);
 
+/// A generation's client session: rmcp's, or the lean link of a 2025 Streamable HTTP session
+/// ([`crate::transport::http::link`]).
+pub(in crate::supervisor) enum Served {
+    Rmcp(RunningService<RoleClient, GenerationHandler>),
+    Lean(Arc<crate::transport::http::link::Link>),
+}
+
+impl Served {
+    /// The session as the supervisor uses it.
+    pub(in crate::supervisor) fn link(&self) -> Link {
+        match self {
+            Served::Rmcp(running) => Link::Rmcp(running.peer().clone()),
+            Served::Lean(link) => Link::Lean(link.clone()),
+        }
+    }
+
+    /// Resolves once the session ended by itself, or was ended through `session_ct`, and its
+    /// cleanup finished; says how it ended.
+    pub(in crate::supervisor) async fn waiting(self, session_ct: CancellationToken) -> String {
+        match self {
+            Served::Rmcp(running) => format!("{:?}", running.waiting().await),
+            Served::Lean(link) => {
+                let why = tokio::select! {
+                    () = link.ended() => "the transport stopped",
+                    () = session_ct.cancelled() => "closed",
+                };
+                link.close().await;
+                why.to_owned()
+            }
+        }
+    }
+}
+
 /// What an attempt hands over once the session is up.
 pub(in crate::supervisor) struct Session {
-    pub(in crate::supervisor) running: RunningService<RoleClient, GenerationHandler>,
+    pub(in crate::supervisor) running: Served,
     pub(in crate::supervisor) guard: Guard,
     pub(in crate::supervisor) slot: DeathSlot,
     pub(in crate::supervisor) activity: Arc<Activity>,
@@ -167,7 +200,7 @@ pub(in crate::supervisor) fn live(
     Arc::new(Live::new(
         server,
         generation,
-        session.running.peer().clone(),
+        session.running.link(),
         protocol,
         session.activity.clone(),
         guard,
@@ -203,14 +236,14 @@ impl Monitor {
         } = self;
         let mut guard = guard;
         let has_process = guard.has_process();
-        let mut waiting = Box::pin(running.waiting());
+        let mut waiting = Box::pin(running.waiting(session_ct.clone()));
         let requested = tokio::select! {
             quit = &mut waiting => {
                 let exit = guard.exit_detail(Duration::from_millis(100)).await;
                 let death = match (slot.get(), exit) {
                     (Some(death), _) => death.clone(),
                     (None, Some(status)) => Death::new(Cause::ProcessExited, status),
-                    (None, None) => Death::new(Cause::StreamClosed, format!("session ended ({quit:?})")),
+                    (None, None) => Death::new(Cause::StreamClosed, format!("session ended ({quit})")),
                 };
                 live.report_death(death);
                 let disposed = guard.dispose(Stop::Dead, close_limit).await;

@@ -5,15 +5,17 @@
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use rmcp::{
     ClientHandler, RoleClient,
     model::{
-        ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomNotification,
-        ElicitRequestParams, ElicitResult, ErrorData, Implementation, ListRootsResult,
-        LoggingMessageNotification, LoggingMessageNotificationParam, ProgressNotification,
-        ProgressNotificationParam, PromptListChangedNotification, ProtocolVersion,
-        ResourceListChangedNotification, ResourceUpdatedNotification,
-        ResourceUpdatedNotificationParam, ServerNotification,
+        ClientConfig, ClientResult, CreateMessageRequestParams, CreateMessageResult,
+        CustomNotification, ElicitRequestParams, ElicitResult, ErrorCode, ErrorData,
+        Implementation, ListRootsResult, LoggingMessageNotification,
+        LoggingMessageNotificationParam, ProgressNotification, ProgressNotificationParam,
+        PromptListChangedNotification, ProtocolVersion, ResourceListChangedNotification,
+        ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ServerNotification,
+        ServerRequest,
     },
     service::{NotificationContext, RequestContext},
 };
@@ -91,6 +93,76 @@ impl GenerationHandler {
             .notify(self.server.clone(), notification)
             .await;
     }
+
+    /// Progress: to the route of the call it belongs to, or else to the host.
+    async fn progress(&self, params: ProgressNotificationParam) {
+        if let Some(unclaimed) = self.relay.progress(self.generation, params).await {
+            self.tell_host(ProgressNotification::new(unclaimed).into())
+                .await;
+        }
+    }
+}
+
+/// The same handling on the lean link ([`crate::transport::http::link`]), which has no
+/// contexts to give: the notifications and requests the rmcp handler below answers, answered
+/// alike; the rest ignored, as rmcp's defaults ignore them.
+impl crate::transport::http::link::Dispatch for GenerationHandler {
+    fn notify(&self, notification: ServerNotification) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            match notification {
+                ServerNotification::ToolListChangedNotification(_) => {
+                    self.changed.raise();
+                }
+                ServerNotification::ProgressNotification(progress) => {
+                    // The link dispatches in the order received, before the answer: the count
+                    // the route settles on is kept all the same.
+                    self.relay
+                        .arrived(self.generation, &progress.params.progress_token);
+                    self.progress(progress.params).await;
+                }
+                ServerNotification::LoggingMessageNotification(_)
+                | ServerNotification::ResourceUpdatedNotification(_)
+                | ServerNotification::ResourceListChangedNotification(_)
+                | ServerNotification::PromptListChangedNotification(_)
+                | ServerNotification::CustomNotification(_) => self.tell_host(notification).await,
+                _ => {}
+            }
+        })
+    }
+
+    fn request(&self, request: ServerRequest) -> BoxFuture<'_, Result<ClientResult, ErrorData>> {
+        Box::pin(async move {
+            let server = self.server.clone();
+            match request {
+                ServerRequest::PingRequest(_) => Ok(ClientResult::empty(())),
+                ServerRequest::CreateMessageRequest(request) => self
+                    .handlers
+                    .sample(server, request.params)
+                    .await
+                    .map(|result| ClientResult::CreateMessageResult(Box::new(result))),
+                ServerRequest::ListRootsRequest(_) => self
+                    .handlers
+                    .roots(server)
+                    .await
+                    .map(ClientResult::ListRootsResult),
+                ServerRequest::ElicitRequest(request) => self
+                    .handlers
+                    .elicit(server, request.params)
+                    .await
+                    .map(ClientResult::ElicitResult),
+                ServerRequest::CustomRequest(request) => Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    request.method,
+                    None,
+                )),
+                _ => Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    "not a request this client answers",
+                    None,
+                )),
+            }
+        })
+    }
 }
 
 impl ClientHandler for GenerationHandler {
@@ -103,10 +175,7 @@ impl ClientHandler for GenerationHandler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(unclaimed) = self.relay.progress(self.generation, params).await {
-            self.tell_host(ProgressNotification::new(unclaimed).into())
-                .await;
-        }
+        self.progress(params).await;
     }
 
     async fn on_logging_message(

@@ -22,7 +22,6 @@
 use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use rmcp::{
-    Peer, RoleClient,
     model::{
         ClientRequest, ErrorCode, ProtocolVersion, ServerNotification, SubscribeRequestParams,
         SubscriptionFilter,
@@ -31,7 +30,7 @@ use rmcp::{
 };
 use tokio::sync::{mpsc, watch};
 
-use super::{connect::era::is_modern, live::Live, relay::Relay};
+use super::{connect::era::is_modern, link::Link, live::Live, relay::Relay};
 use crate::supervisor::mailbox::{ListChange, Msg};
 use crate::{
     host::HostHandlers,
@@ -60,8 +59,8 @@ impl Wanted {
 
     /// The listen filter for a server with `peer`'s capabilities: what it can send and the host
     /// wants. `None` when that is nothing.
-    fn filter(&self, peer: &Peer<RoleClient>) -> Option<SubscriptionFilter> {
-        let info = peer.peer_info()?;
+    fn filter(&self, link: &Link) -> Option<SubscriptionFilter> {
+        let info = link.peer_info()?;
         let capabilities = &info.capabilities;
         let mut filter = SubscriptionFilter::builder();
         let mut any = false;
@@ -91,15 +90,19 @@ impl Wanted {
 /// Opens the listen stream of a 2026-07-28 generation for what `wanted` asks and the server can
 /// send; `Ok(None)` when there is nothing to listen to (or the server speaks an earlier era).
 pub(in crate::supervisor) async fn subscribe(
-    peer: &Peer<RoleClient>,
+    link: &Link,
     protocol: &ProtocolVersion,
     wanted: &Wanted,
 ) -> Result<Option<Subscription>, String> {
     if !is_modern(protocol) {
         return Ok(None);
     }
-    let Some(filter) = wanted.filter(peer) else {
+    let Some(filter) = wanted.filter(link) else {
         return Ok(None);
+    };
+    // Only rmcp's session opens a 2026-07-28 generation (the lean link speaks 2025).
+    let Some(peer) = link.rmcp() else {
+        return Err("subscriptions/listen needs rmcp's session".to_owned());
     };
     match peer.listen(filter).await {
         Ok(subscription) => Ok(Some(subscription)),
@@ -146,7 +149,7 @@ async fn resubscribe(live: &Live, resources: &BTreeSet<String>) {
         let request = ClientRequest::SubscribeRequest(rmcp::model::SubscribeRequest::new(
             SubscribeRequestParams::new(uri.clone()),
         ));
-        let sent = tokio::time::timeout(SUBSCRIBE_LIMIT, live.peer.send_request(request));
+        let sent = tokio::time::timeout(SUBSCRIBE_LIMIT, live.link.send_request(request));
         match sent.await {
             Ok(Ok(_)) => {
                 tracing::debug!(server = %live.server, generation = %live.generation, %uri, "resource subscription renewed");
@@ -188,7 +191,7 @@ async fn listen(listener: Listener, live: Arc<Live>) {
                     return;
                 }
                 let wanted = Wanted::now(&handlers, &relay);
-                match Box::pin(subscribe(&live.peer, &live.protocol, &wanted)).await {
+                match Box::pin(subscribe(&live.link, &live.protocol, &wanted)).await {
                     Ok(again) => {
                         if let Some(mut old) = std::mem::replace(&mut subscription, again) {
                             let _ = Box::pin(old.cancel()).await;
@@ -223,7 +226,7 @@ async fn listen(listener: Listener, live: Arc<Live>) {
                 // A change may have been missed meanwhile.
                 changed.raise();
                 let wanted = Wanted::now(&handlers, &relay);
-                match Box::pin(subscribe(&live.peer, &live.protocol, &wanted)).await {
+                match Box::pin(subscribe(&live.link, &live.protocol, &wanted)).await {
                     Ok(again) => subscription = again,
                     Err(detail) => return die(&live, &format!("{why}, and {detail}")),
                 }

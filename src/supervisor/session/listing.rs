@@ -3,9 +3,11 @@
 use std::{collections::HashSet, time::Duration};
 
 use rmcp::{
-    Peer, RoleClient, ServiceError,
+    ServiceError,
     model::{PaginatedRequestParams, Tool},
 };
+
+use super::link::Link;
 
 use crate::{
     config::Limits,
@@ -28,7 +30,7 @@ pub(in crate::supervisor) struct Listing {
 /// cause `limit_exceeded` as soon as a page passes a bound — that page is not kept, and no further
 /// page is asked for. The caller keeps its previous set.
 pub(in crate::supervisor) async fn list_all_tools(
-    peer: &Peer<RoleClient>,
+    link: &Link,
     limits: &Limits,
     labels: &crate::telemetry::Labels,
 ) -> Result<Listing, Death> {
@@ -42,7 +44,7 @@ pub(in crate::supervisor) async fn list_all_tools(
             .clone()
             .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
         let op = crate::telemetry::Op::internal(labels, "tools/list");
-        let page = peer.list_tools(params).await;
+        let page = link.list_tools(params).await;
         op.end(match &page {
             Ok(_) => crate::telemetry::Outcome::Ok,
             Err(ServiceError::McpError(e)) => crate::telemetry::Outcome::Rpc(e),

@@ -1,4 +1,4 @@
-//! [`Live`]: what the rest of the crate may use of the current generation — its peer, how it
+//! [`Live`]: what the rest of the crate may use of the current generation — its link, how it
 //! reports its own death, and what it is busy with. Its probes are in [`super::probe`].
 //!
 //! # Invariants
@@ -17,7 +17,7 @@ use std::{
     time::Duration,
 };
 
-use rmcp::{Peer, RoleClient, model::ProtocolVersion};
+use rmcp::model::ProtocolVersion;
 use tokio::sync::mpsc;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
@@ -45,7 +45,8 @@ pub(in crate::supervisor) struct ProbeRules {
 pub(in crate::supervisor) struct Live {
     pub(in crate::supervisor) server: Arc<str>,
     pub(in crate::supervisor) generation: Generation,
-    pub(in crate::supervisor) peer: Peer<RoleClient>,
+    /// The generation's client session.
+    pub(in crate::supervisor) link: super::link::Link,
     /// The protocol version the handshake negotiated.
     pub(in crate::supervisor) protocol: ProtocolVersion,
     /// What this generation's metrics and spans carry (nothing without feature `otel`).
@@ -86,7 +87,7 @@ impl Live {
     pub(in crate::supervisor) fn new(
         server: Arc<str>,
         generation: Generation,
-        peer: Peer<RoleClient>,
+        link: super::link::Link,
         protocol: ProtocolVersion,
         activity: Arc<Activity>,
         guard: Arc<RetryGuard>,
@@ -106,7 +107,7 @@ impl Live {
         Live {
             server,
             generation,
-            peer,
+            link,
             protocol,
             telemetry,
             activity,
@@ -184,7 +185,7 @@ impl Live {
     /// Like [`report_death`](Self::report_death), unless the session loop has already ended:
     /// then the monitor reports the precise cause (an exit status, a stream end).
     pub(in crate::supervisor) fn report_unless_ended(&self, death: Death) -> bool {
-        if self.peer.is_transport_closed() {
+        if self.link.is_transport_closed() {
             self.dead.cancel();
             return false;
         }

@@ -9,6 +9,7 @@ pub(crate) mod connect;
 pub(crate) mod generation;
 pub(crate) mod handler;
 pub(crate) mod heartbeat;
+pub(crate) mod link;
 pub(crate) mod listen;
 pub(crate) mod listing;
 pub(crate) mod live;

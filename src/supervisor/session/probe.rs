@@ -226,7 +226,7 @@ impl Live {
                     // Boxed: rmcp's request future is ~3.3 KB; inline, it made every probe's
                     // future that large, copied each time it moved (callgrind: a fifth of a
                     // direct legacy SSE probe's instructions were `memcpy`).
-                    match Box::pin(self.peer.send_request(request)).await {
+                    match Box::pin(self.link.send_request(request)).await {
                         Ok(_) => Ok(()),
                         Err(ServiceError::McpError(e)) => Err(Refused::Error(e)),
                         Err(e) => Err(Refused::Verdict(judge(&e))),

@@ -99,7 +99,8 @@ pub(super) struct Core {
     pub(super) slot: DeathSlot,
     /// Cancelled by `close`, `Drop` and a death the transport observed: ends `receive`.
     pub(super) stop: CancellationToken,
-    inbox: mpsc::Sender<Box<ServerJsonRpcMessage>>,
+    /// Where the server's messages go: rmcp's session, or the lean link.
+    sink: Sink,
     pub(super) session: Session,
     /// Whether the handshake is over (see [`discover`]).
     pub(super) opening: discover::Opening,
@@ -126,8 +127,16 @@ pub(super) struct Parts {
     pub(super) standalone: Standalone,
 }
 
+/// Where a generation's transport hands the server's messages.
+pub(super) enum Sink {
+    /// rmcp's session reads them through `receive`.
+    Inbox(mpsc::Sender<Box<ServerJsonRpcMessage>>),
+    /// The lean link takes each one as it comes ([`super::link`]).
+    Link(Arc<super::link::Inbound>),
+}
+
 impl Core {
-    pub(super) fn new(parts: Parts, inbox: mpsc::Sender<Box<ServerJsonRpcMessage>>) -> Core {
+    pub(super) fn new(parts: Parts, sink: Sink) -> Core {
         Core {
             http: parts.http,
             http2: parts.http2,
@@ -138,7 +147,7 @@ impl Core {
             activity: parts.activity,
             slot: parts.slot,
             stop: CancellationToken::new(),
-            inbox,
+            sink,
             session: Session::default(),
             opening: discover::Opening::default(),
             standalone: parts.standalone,
@@ -150,9 +159,20 @@ impl Core {
 
     /// Hands `message` to `receive`; false once the transport is stopped (invariant 2).
     pub(super) async fn deliver(&self, message: ServerJsonRpcMessage) -> bool {
-        tokio::select! {
-            sent = self.inbox.send(Box::new(message)) => sent.is_ok(),
-            () = self.stop.cancelled() => false,
+        match &self.sink {
+            Sink::Inbox(inbox) => tokio::select! {
+                sent = inbox.send(Box::new(message)) => sent.is_ok(),
+                () = self.stop.cancelled() => false,
+            },
+            Sink::Link(inbound) => {
+                if self.stop.is_cancelled() {
+                    return false;
+                }
+                tokio::select! {
+                    () = inbound.receive(message) => true,
+                    () = self.stop.cancelled() => false,
+                }
+            }
         }
     }
 

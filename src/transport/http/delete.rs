@@ -17,6 +17,21 @@ use super::{
 pub(in crate::transport) const SESSION_DELETE_WAIT: Duration = Duration::from_secs(1);
 
 impl Core {
+    /// Ends the transport in good order: stops its streams, deletes the session (bounded),
+    /// and waits for the standalone stream's task.
+    pub(super) async fn close(&self) {
+        self.stop.cancel();
+        self.delete_session().await;
+        let task = self
+            .standalone_task
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+
     /// Deletes the session, if there is one, within [`SESSION_DELETE_WAIT`].
     pub(super) async fn delete_session(&self) {
         if self.session.id.get().is_none() {

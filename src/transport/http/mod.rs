@@ -1,8 +1,10 @@
-//! Streamable HTTP (spec 2025-03-26 and later, both eras), on reqwest: our [`Transport`] for
-//! rmcp's session, as legacy SSE is.
+//! Streamable HTTP (spec 2025-03-26 and later, both eras), on reqwest: the client session of
+//! our own ([`link`], the lean link, the default) or our [`Transport`] for rmcp's session (a
+//! 2026-07-28 session, or with the lean link switched off).
 //!
-//! rmcp keeps the JSON-RPC session (ids, responders, cancellation, the handler); this module
-//! owns every byte on the wire. Why not rmcp's `StreamableHttpClientWorker`: it never reports
+//! The session (ids, answers, cancellation, the handler) is the lean link's or rmcp's; this
+//! module owns every byte on the wire, for both alike: a [`core::Core`] hands what the server
+//! sends to its sink, the lean link's [`link::Inbound`] or rmcp's `receive`. Why not rmcp's `StreamableHttpClientWorker`: it never reports
 //! the end of the session's standalone `GET` stream (it re-opens it quietly), so a killed 2025
 //! server was found only by the heartbeat; and it costs what a session costs at scale (its
 //! channels of 32 large messages, a task, and three times a bare `POST`'s instructions per
@@ -56,6 +58,7 @@ mod discover;
 #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
 pub(crate) mod errors;
 mod events;
+pub(crate) mod link;
 mod params;
 mod probe;
 mod routing;
@@ -101,24 +104,55 @@ pub struct HttpTransport {
     inbox: mpsc::Receiver<Box<rmcp::model::ServerJsonRpcMessage>>,
 }
 
-/// Builds the transport of one generation. Nothing is sent until rmcp sends its first request.
-/// `standalone` learns when the session's standalone `GET` stream is answered; `activity` is
-/// stamped as bytes and answers arrive; `slot` is where a death the transport sees goes; `ping`
-/// is the keep-alive of its HTTP/2 connections, if it has any.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one generation's parts, each named at the one call site"
-)]
-pub(crate) fn transport(
-    http: &reqwest::Client,
-    config: &RemoteConfig,
-    ping: Option<crate::transport::http2::Ping>,
-    limits: &Limits,
-    auth: Option<Arc<Authorizer>>,
-    standalone: Standalone,
-    activity: Arc<Activity>,
-    slot: DeathSlot,
-) -> Result<HttpTransport, String> {
+/// What one generation's transport is built from, besides where its messages go.
+#[derive(Clone)]
+pub(crate) struct Build<'a> {
+    pub(crate) http: &'a reqwest::Client,
+    pub(crate) config: &'a RemoteConfig,
+    /// The keep-alive of its HTTP/2 connections, if it has any.
+    pub(crate) ping: Option<crate::transport::http2::Ping>,
+    pub(crate) limits: &'a Limits,
+    pub(crate) auth: Option<Arc<Authorizer>>,
+    /// Learns when the session's standalone `GET` stream is answered.
+    pub(crate) standalone: Standalone,
+    /// Stamped as bytes and answers arrive.
+    pub(crate) activity: Arc<Activity>,
+    /// Where a death the transport sees goes.
+    pub(crate) slot: DeathSlot,
+}
+
+/// Builds the transport of one generation for rmcp's session. Nothing is sent until rmcp
+/// sends its first request.
+pub(crate) fn transport(build: Build<'_>) -> Result<HttpTransport, String> {
+    let parts = parts(build)?;
+    let (tx, inbox) = mpsc::channel(INBOX);
+    Ok(HttpTransport {
+        core: Arc::new(Core::new(parts, core::Sink::Inbox(tx))),
+        inbox,
+    })
+}
+
+/// Builds the transport of one generation under the lean link ([`link`]), whose server
+/// messages go to `dispatch`. Nothing is sent until the link's handshake.
+pub(crate) fn lean(
+    build: Build<'_>,
+    dispatch: Arc<dyn link::Dispatch>,
+) -> Result<link::Link, String> {
+    let parts = parts(build)?;
+    Ok(link::Link::new(parts, dispatch))
+}
+
+fn parts(build: Build<'_>) -> Result<Parts, String> {
+    let Build {
+        http,
+        config,
+        ping,
+        limits,
+        auth,
+        standalone,
+        activity,
+        slot,
+    } = build;
     let headers = header_map(config)?;
     if let Some(name) = headers.keys().find(|n| RESERVED.contains(&n.as_str())) {
         return Err(format!(
@@ -134,7 +168,7 @@ pub(crate) fn transport(
         max_event: limits.max_sse_event_bytes,
         max_line: limits.max_sse_line_bytes,
     };
-    let parts = Parts {
+    Ok(Parts {
         http: http.clone(),
         http2: crate::transport::http2::origin_set(&config.url, config.http2, ping),
         url: config.url.clone(),
@@ -144,11 +178,6 @@ pub(crate) fn transport(
         activity,
         slot,
         standalone,
-    };
-    let (tx, inbox) = mpsc::channel(INBOX);
-    Ok(HttpTransport {
-        core: Arc::new(Core::new(parts, tx)),
-        inbox,
     })
 }
 
@@ -190,18 +219,8 @@ impl Transport<RoleClient> for HttpTransport {
     }
 
     async fn close(&mut self) -> Result<(), HttpError> {
-        self.core.stop.cancel();
         self.inbox.close();
-        self.core.delete_session().await;
-        let task = self
-            .core
-            .standalone_task
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some(task) = task {
-            let _ = task.await;
-        }
+        self.core.close().await;
         Ok(())
     }
 }

@@ -48,22 +48,20 @@ impl Core {
             JsonRpcMessage::Request(request) => {
                 let id = request.id.clone();
                 let stop = self.begin(&id);
-                let departure = Departure::default();
+                // Ends the request's entry however its send ends: finished, or dropped by the
+                // lean link's caller (rmcp never drops it).
+                let flight = Flight {
+                    core: &self,
+                    id: &id,
+                    departure: Departure::default(),
+                };
                 // Boxed: a request's future holds its whole answer's reading, too large to be
                 // moved about by value inside rmcp's handshake and serve loop.
-                let sent = tokio::select! {
-                    sent = Box::pin(self.request(&message, &id, &departure)) => sent,
+                tokio::select! {
+                    sent = Box::pin(self.request(&message, &id, &flight.departure)) => sent,
                     // Cancelled (the answer is no longer awaited), or the transport closed.
                     () = stop.cancelled() => Ok(()),
-                };
-                self.end(&id);
-                // Given up (or failed) before its POST was answered: whether it left is what
-                // its body says. Nothing else writes this id's entry meanwhile.
-                if self.activity.ledger.delivery(&id) == Delivery::Pending {
-                    let outcome = delivery::abandoned(departure.left());
-                    self.activity.ledger.sent(&id, outcome);
                 }
-                sent
             }
             // Boxed: inline, a notification's `POST` sized every request's future too (4,208
             // bytes against 880 boxed), and a request may stay pending for the whole session
@@ -225,6 +223,25 @@ impl Core {
             }
         }
         self.deliver(answer).await;
+    }
+}
+
+/// One request in flight; when dropped, its entry ends and, if it was given up (or failed)
+/// before its POST was answered, whether it left is what its body says. Nothing else writes
+/// this id's ledger entry meanwhile.
+struct Flight<'a> {
+    core: &'a Core,
+    id: &'a RequestId,
+    departure: Departure,
+}
+
+impl Drop for Flight<'_> {
+    fn drop(&mut self) {
+        self.core.end(self.id);
+        if self.core.activity.ledger.delivery(self.id) == Delivery::Pending {
+            let outcome = delivery::abandoned(self.departure.left());
+            self.core.activity.ledger.sent(self.id, outcome);
+        }
     }
 }
 

@@ -191,14 +191,14 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for DiscoverRefusals<T> {
 }
 
 /// A message received while `server/discover` waits for its answer.
-enum Judged {
+pub(in crate::transport) enum Judged {
     /// The answer (perhaps read as a refusal).
     Answer(ServerJsonRpcMessage),
     /// Something else (a notification, a request, a response to another id).
     Other(ServerJsonRpcMessage),
 }
 
-fn judge(probe: &RequestId, message: ServerJsonRpcMessage) -> Judged {
+pub(in crate::transport) fn judge(probe: &RequestId, message: ServerJsonRpcMessage) -> Judged {
     match message {
         JsonRpcMessage::Response(response) if answers(probe, &response.id) => {
             match &response.result {

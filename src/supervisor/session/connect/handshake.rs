@@ -9,7 +9,7 @@ use rmcp::{
     RoleClient,
     model::{ErrorCode, ProtocolVersion},
     service::{
-        ClientCacheConfig, ClientInitializeError, ClientLifecycleMode, RunningService,
+        ClientCacheConfig, ClientInitializeError, ClientLifecycleMode,
         serve_client_with_lifecycle_and_ct,
     },
     transport::Transport,
@@ -21,7 +21,7 @@ use super::ConnectContext;
 use crate::{
     config::{ProtocolChoice, ServerConfig},
     state::Cause,
-    supervisor::session::handler::GenerationHandler,
+    supervisor::session::{generation::Served, handler::GenerationHandler},
     transport::{self, Activity, Observed, refusal::DiscoverRefusals},
     verdict::Verdict,
 };
@@ -48,7 +48,11 @@ pub enum Handshake {
 /// What a handshake asked the server, for messages: `initialize`, `server/discover`, or (`auto`,
 /// no answer yet) both in turn. An `auto` failure names `initialize` once rmcp fell back to it
 /// (`initialize_only` is also true once `initialize` was sent).
-fn step(initialize_only: bool, auto: bool, error: Option<&ClientInitializeError>) -> &'static str {
+pub(super) fn step(
+    initialize_only: bool,
+    auto: bool,
+    error: Option<&ClientInitializeError>,
+) -> &'static str {
     match error {
         _ if initialize_only => "initialize",
         Some(ClientInitializeError::LegacyFallbackFailed { .. }) => "initialize",
@@ -161,7 +165,7 @@ pub(super) async fn handshake<T>(
     session_ct: &CancellationToken,
     ct: &CancellationToken,
     deadline: Instant,
-) -> Result<RunningService<RoleClient, GenerationHandler>, Handshake>
+) -> Result<Served, Handshake>
 where
     T: Transport<RoleClient> + 'static,
 {
@@ -201,7 +205,7 @@ where
                 .peer()
                 .set_response_cache_config(ClientCacheConfig::disabled())
                 .await;
-            Ok(running)
+            Ok(Served::Rmcp(running))
         }
         Err(failed) => {
             session_ct.cancel();
@@ -211,11 +215,9 @@ where
 }
 
 /// The version a handshake negotiated (2025-11-25 if the server did not say).
-pub(super) fn negotiated_of(
-    running: &rmcp::service::RunningService<rmcp::RoleClient, GenerationHandler>,
-) -> ProtocolVersion {
-    running
-        .peer()
+pub(super) fn negotiated_of(served: &Served) -> ProtocolVersion {
+    served
+        .link()
         .peer_info()
         .map(|info| info.protocol_version.clone())
         .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE)

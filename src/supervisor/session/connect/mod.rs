@@ -11,6 +11,7 @@ use std::time::Duration;
 mod context;
 pub(crate) mod era;
 pub(crate) mod handshake;
+mod lean;
 mod remote;
 mod stdio;
 
@@ -47,8 +48,9 @@ pub(in crate::supervisor) async fn attempt(attempt: Attempt) -> Result<Connected
     let (session, protocol) = (session?, protocol.unwrap_or_default());
     // Subscribe before listing, so that no change falls between the two.
     let wanted = listen::Wanted::now(&config.handlers, &attempt.context.relay);
+    let link = session.running.link();
     let subscription = tokio::select! {
-        listened = tokio::time::timeout_at(deadline, listen::subscribe(session.running.peer(), &protocol, &wanted)) => {
+        listened = tokio::time::timeout_at(deadline, listen::subscribe(&link, &protocol, &wanted)) => {
             listened.unwrap_or_else(|_| Err(format!("subscriptions/listen timed out (connect timeout {:?})", config.connect_timeout)))
         }
         _ = ct.cancelled() => Err("attempt cancelled".to_owned()),
@@ -61,7 +63,7 @@ pub(in crate::supervisor) async fn attempt(attempt: Attempt) -> Result<Connected
         }
     };
     let listed = tokio::select! {
-        listed = tokio::time::timeout_at(deadline, list_all_tools(session.running.peer(), &config.limits, &labels)) => {
+        listed = tokio::time::timeout_at(deadline, list_all_tools(&link, &config.limits, &labels)) => {
             listed.unwrap_or_else(|_| Err(Death::new(Cause::ConnectFailed, format!("tools/list timed out (connect timeout {:?})", config.connect_timeout))))
         }
         _ = ct.cancelled() => Err(Death::new(Cause::ConnectFailed, "attempt cancelled")),
@@ -96,7 +98,7 @@ fn negotiated(session: &Session) -> ProtocolVersion {
 pub(in crate::supervisor) async fn discard(session: Session, limit: Duration) {
     session.session_ct.cancel();
     let disposed = session.guard.dispose(Stop::Dead, limit).await;
-    if tokio::time::timeout(limit, session.running.waiting())
+    if tokio::time::timeout(limit, session.running.waiting(session.session_ct.clone()))
         .await
         .is_err()
     {

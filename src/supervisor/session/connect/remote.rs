@@ -3,18 +3,19 @@
 
 use std::time::Duration;
 
-use rmcp::{RoleClient, model::ProtocolVersion, service::RunningService};
+use rmcp::{model::ProtocolVersion, service::ClientLifecycleMode};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::{
     Attempt, era,
     handshake::{Handshake, handshake, judge_refusal, negotiated_of},
+    lean::{LeanOpened, open_lean},
 };
 use crate::{
     config::RemoteConfig,
     state::{Cause, Death},
-    supervisor::session::{generation::Session, handler::GenerationHandler},
+    supervisor::session::generation::{Served, Session},
     transport::{
         self, DeathSlot, Guard,
         detect::{Failure, Protocol},
@@ -27,7 +28,7 @@ use crate::{
 const STANDALONE_WAIT: Duration = Duration::from_secs(1);
 
 /// What a handshake ended with.
-type Served = Result<RunningService<RoleClient, GenerationHandler>, Handshake>;
+type Opened = Result<Served, Handshake>;
 
 /// Opens one remote session speaking `protocol`.
 pub(super) async fn open(
@@ -92,7 +93,7 @@ async fn serve_sse(
     deadline: Instant,
     slot: &DeathSlot,
     session_ct: &CancellationToken,
-) -> Result<Served, Failure> {
+) -> Result<Opened, Failure> {
     let Attempt {
         config,
         context,
@@ -134,14 +135,17 @@ async fn serve_sse(
 }
 
 /// Streamable HTTP: the transport (nothing is sent yet), the handshake, and a short wait for
-/// the standalone `GET` stream.
+/// the standalone `GET` stream. A 2025 handshake (`initialize`), and an `auto` one while the
+/// server is not known to speak 2026-07-28, runs on the lean link (unless switched off:
+/// [`transport::http::link::enabled`]); a 2026-07-28 one on rmcp's session, which the lean
+/// link also hands a server over to when its `auto` handshake finds it speaks 2026-07-28.
 async fn serve_http(
     attempt: &Attempt,
     remote: &RemoteConfig,
     deadline: Instant,
     slot: &DeathSlot,
     session_ct: &CancellationToken,
-) -> Result<Served, Failure> {
+) -> Result<Opened, Failure> {
     let Attempt {
         config,
         context,
@@ -157,31 +161,82 @@ async fn serve_http(
             interval: heartbeat.interval,
             timeout: heartbeat.timeout,
         });
-    let http = transport::http::transport(
-        &context.http,
-        remote,
+    let build = transport::http::Build {
+        http: &context.http,
+        config: remote,
         ping,
-        &config.limits,
-        context.auth.clone(),
-        standalone.clone(),
-        activity.clone(),
-        slot.clone(),
-    )
-    .map_err(|e| failed(e, None))?;
+        limits: &config.limits,
+        auth: context.auth.clone(),
+        standalone: standalone.clone(),
+        activity: activity.clone(),
+        slot: slot.clone(),
+    };
     let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
-    let _ = activity
-        .direct_probe
-        .set(transport::direct::DirectProbe::Http(Box::new(
-            http.direct_probe(handler.client_meta()),
-        )));
+    let meta = handler.client_meta();
     let lifecycle = era::lifecycle(config.protocol, &context.era, false);
-    let served = handshake(http, handler, lifecycle, activity, session_ct, ct, deadline).await;
+    let lean = match &lifecycle {
+        _ if !transport::http::link::enabled() => None,
+        ClientLifecycleMode::Initialize => Some(false),
+        ClientLifecycleMode::Auto { .. } if !context.era.modern() => Some(true),
+        _ => None,
+    };
+    let served = match lean {
+        Some(auto) => {
+            let params = rmcp::ClientHandler::get_info(&handler);
+            let handler = std::sync::Arc::new(handler);
+            let link = transport::http::lean(build.clone(), handler.clone())
+                .map_err(|e| failed(e, None))?;
+            let probe = link.direct_probe(meta.clone());
+            match open_lean(link, params, auto, session_ct, ct, deadline).await {
+                Ok(LeanOpened::Session(served)) => {
+                    let probe = transport::direct::DirectProbe::Http(Box::new(probe));
+                    let _ = activity.direct_probe.set(probe);
+                    Ok(served)
+                }
+                Err(failed) => Err(failed),
+                // A 2026-07-28 server: rmcp's session opens it, on a transport of its own.
+                Ok(LeanOpened::Modern) => {
+                    let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
+                    rmcp_session(
+                        build, handler, meta, lifecycle, attempt, deadline, session_ct,
+                    )
+                    .await?
+                }
+            }
+        }
+        None => {
+            rmcp_session(
+                build, handler, meta, lifecycle, attempt, deadline, session_ct,
+            )
+            .await?
+        }
+    };
     // Nothing the server sends on the standalone stream is lost to our first requests.
     let until = deadline.min(Instant::now() + STANDALONE_WAIT);
     if served.is_ok() && !standalone.settled(until).await {
         tracing::debug!(server = %config.name, "the standalone GET stream was not answered within {STANDALONE_WAIT:?}; going on without waiting for it");
     }
     Ok(served)
+}
+
+/// The handshake of a Streamable HTTP session on rmcp's session.
+async fn rmcp_session(
+    build: transport::http::Build<'_>,
+    handler: crate::supervisor::session::handler::GenerationHandler,
+    meta: transport::http::ClientMeta,
+    lifecycle: ClientLifecycleMode,
+    attempt: &Attempt,
+    deadline: Instant,
+    session_ct: &CancellationToken,
+) -> Result<Opened, Failure> {
+    let Attempt { ct, activity, .. } = attempt;
+    let http = transport::http::transport(build).map_err(|e| failed(e, None))?;
+    let _ = activity
+        .direct_probe
+        .set(transport::direct::DirectProbe::Http(Box::new(
+            http.direct_probe(meta),
+        )));
+    Ok(handshake(http, handler, lifecycle, activity, session_ct, ct, deadline).await)
 }
 
 /// A transient `connect_failed`, with the status by which the server said it speaks the other

@@ -1,0 +1,150 @@
+//! [`Link`]: the one way the supervisor talks to a generation's server, whichever client
+//! session runs it — rmcp's (stdio, legacy SSE, a 2026-07-28 or `auto` Streamable HTTP
+//! handshake) or the lean link of a 2025 Streamable HTTP session
+//! ([`crate::transport::http::link`]). Both speak rmcp's model types and fail with rmcp's
+//! [`ServiceError`], so everything above reads them alike.
+
+use std::sync::Arc;
+
+use rmcp::{
+    Peer, RoleClient, ServiceError,
+    model::{
+        ClientNotification, ClientRequest, ListToolsRequest, ListToolsResult,
+        PaginatedRequestParams, ProgressToken, RequestId, ServerPeerInfo, ServerResult,
+    },
+    service::{PeerRequestOptions, RequestHandle},
+};
+
+use crate::transport::http::link as lean;
+
+/// A generation's client session, as the supervisor uses it (cheap to clone).
+#[derive(Debug, Clone)]
+pub(in crate::supervisor) enum Link {
+    /// rmcp's session.
+    Rmcp(Peer<RoleClient>),
+    /// The lean link.
+    Lean(Arc<lean::Link>),
+}
+
+/// A request sent (rmcp) or about to be (lean), and then its answer.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one lives in one call's future, and the lean request moves into its send at once; \
+              boxing it would cost every call an allocation"
+)]
+pub(in crate::supervisor) enum Outgoing<'a> {
+    Rmcp(RequestHandle<RoleClient>),
+    Lean(lean::Outgoing<'a>),
+}
+
+impl Link {
+    /// What the server said of itself in the handshake.
+    pub(in crate::supervisor) fn peer_info(&self) -> Option<Arc<ServerPeerInfo>> {
+        match self {
+            Link::Rmcp(peer) => peer.peer_info(),
+            Link::Lean(link) => link.peer_info(),
+        }
+    }
+
+    /// True once the session's transport ended.
+    pub(in crate::supervisor) fn is_transport_closed(&self) -> bool {
+        match self {
+            Link::Rmcp(peer) => peer.is_transport_closed(),
+            Link::Lean(link) => link.is_closed(),
+        }
+    }
+
+    /// rmcp's peer, for what only rmcp's session does (a 2026-07-28 listen).
+    pub(in crate::supervisor) fn rmcp(&self) -> Option<&Peer<RoleClient>> {
+        match self {
+            Link::Rmcp(peer) => Some(peer),
+            Link::Lean(_) => None,
+        }
+    }
+
+    /// Sends `request` and waits for its answer.
+    pub(in crate::supervisor) async fn send_request(
+        &self,
+        request: ClientRequest,
+    ) -> Result<ServerResult, ServiceError> {
+        match self {
+            Link::Rmcp(peer) => peer.send_request(request).await,
+            Link::Lean(link) => link.request(request).await,
+        }
+    }
+
+    /// Sends `notification`.
+    pub(in crate::supervisor) async fn send_notification(
+        &self,
+        notification: ClientNotification,
+    ) -> Result<(), ServiceError> {
+        match self {
+            Link::Rmcp(peer) => peer.send_notification(notification).await,
+            Link::Lean(link) => link.notify(notification).await,
+        }
+    }
+
+    /// One page of `tools/list`.
+    pub(in crate::supervisor) async fn list_tools(
+        &self,
+        params: Option<PaginatedRequestParams>,
+    ) -> Result<ListToolsResult, ServiceError> {
+        match self {
+            Link::Rmcp(peer) => peer.list_tools(params).await,
+            Link::Lean(link) => {
+                let request = ListToolsRequest {
+                    params,
+                    ..Default::default()
+                };
+                match link
+                    .request(ClientRequest::ListToolsRequest(request))
+                    .await?
+                {
+                    ServerResult::ListToolsResult(result) => Ok(result),
+                    _ => Err(ServiceError::UnexpectedResponse),
+                }
+            }
+        }
+    }
+
+    /// Starts `request`: rmcp's session sends it now; the lean link numbers it and sends it
+    /// when its answer is awaited.
+    pub(in crate::supervisor) async fn start(
+        &self,
+        request: ClientRequest,
+    ) -> Result<Outgoing<'_>, ServiceError> {
+        match self {
+            Link::Rmcp(peer) => peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await
+                .map(Outgoing::Rmcp),
+            Link::Lean(link) => Ok(Outgoing::Lean(link.start(request))),
+        }
+    }
+}
+
+impl Outgoing<'_> {
+    /// The request's id.
+    pub(in crate::supervisor) fn id(&self) -> &RequestId {
+        match self {
+            Outgoing::Rmcp(handle) => &handle.id,
+            Outgoing::Lean(outgoing) => outgoing.id(),
+        }
+    }
+
+    /// The progress token the request carries.
+    pub(in crate::supervisor) fn progress_token(&self) -> ProgressToken {
+        match self {
+            Outgoing::Rmcp(handle) => handle.progress_token.clone(),
+            Outgoing::Lean(outgoing) => outgoing.progress_token(),
+        }
+    }
+
+    /// Waits for the answer (the lean link sends the request first).
+    pub(in crate::supervisor) async fn answer(self) -> Result<ServerResult, ServiceError> {
+        match self {
+            Outgoing::Rmcp(handle) => handle.await_response().await,
+            Outgoing::Lean(outgoing) => outgoing.answer().await,
+        }
+    }
+}
