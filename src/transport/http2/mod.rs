@@ -45,8 +45,10 @@ pub(crate) use error::Http2Error;
 pub(crate) use set::{OriginSet, SendError};
 
 use crate::config::Http2;
+pub(crate) use conn::Ping;
 use conn::Target;
-pub(crate) use conn::{Ping, trust_beside_the_platform};
+#[cfg(feature = "test-hooks")]
+pub(crate) use conn::trust_beside_the_platform;
 
 /// The origin set of `url`'s origin, when its requests go over HTTP/2 with `mode` (see the
 /// module docs); shared with every other session of that origin, mode and `ping` (invariant 1).
