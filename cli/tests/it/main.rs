@@ -34,7 +34,6 @@ mod http_stream;
 mod layers;
 mod list_flood;
 mod origin_budget;
-mod origin_wakes;
 mod progress;
 mod proxy;
 mod proxy_hostile;

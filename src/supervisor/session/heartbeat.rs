@@ -15,11 +15,9 @@
 //!
 //! With the origin scope ([`super::origin`]), a turn at which the group of this session's
 //! endpoint was answered less than an interval ago sends nothing: that answer proves the session
-//! alive, and the session rests in its group ([`super::origin_timer`]) until its own check is
-//! due, the group's timer hands it the group's probe, or the group's probe goes unanswered. The
-//! session still probes for itself when its own signal is suspect (a miss; its stream ended and
-//! waits to open again, told by the transport), when the group's answer is stale, and once in
-//! every `session_check_every` intervals.
+//! alive. The session still probes for itself when its own signal is suspect (a miss; its
+//! stream ended and waits to open again, told by the transport), when the group's answer is
+//! stale, and once in every `session_check_every` turns.
 
 use std::{sync::Arc, time::Duration};
 
@@ -30,7 +28,6 @@ use rand::Rng;
 use super::{
     live::Live,
     origin::{OriginBeat, Turn},
-    origin_timer::Rest,
     probe::{Probed, Prober},
 };
 use crate::verdict::probe::Stretch;
@@ -56,75 +53,72 @@ impl Heartbeat {
         // The next probe goes out no earlier than this: an answer that is not a JSON-RPC message
         // (a 429, a 403) does not reset the idle clock, so without it the loop would spin.
         let mut not_before = Instant::now();
-        // With the origin scope: when this session's own check is due, whatever the group's
-        // answers say.
-        let mut own_due = self.first_check(not_before);
-        // What woke this session from its rest in the group, if anything (origin scope).
-        let mut woke: Option<Rest> = None;
-        // The group proved this session alive just now: it rests until something is due.
-        let mut rest = false;
+        // With the origin scope: turns the group's answer stood in for this session's own probe
+        // since its last one. Started at random, so that sessions started together do not all
+        // check themselves in the same interval.
+        let mut trusted = self
+            .origin
+            .as_ref()
+            .map_or(0, |origin| rand::rng().random_range(0..origin.check_every));
+        // The transport said this session's own signal is suspect (its stream ended and waits
+        // to open again): it probes for itself at once.
+        let mut own_signal = false;
         loop {
-            if let Some(origin) = self.origin.as_ref().filter(|_| rest) {
-                rest = false;
-                let woken = tokio::select! {
-                    woken = origin.rest(own_due, live.activity.own_signal()) => woken,
-                    _ = live.dead.cancelled() => return,
-                };
-                woke = Some(woken);
-                not_before = not_before.min(Instant::now());
-                continue;
-            }
             let interval = stretch.apply(self.interval);
             let idle = live.activity.idle();
             let suspect = live.misses.count() > 0;
-            let own_signal = woke == Some(Rest::OwnSignal);
-            let duty = woke == Some(Rest::Duty);
             let wait = probe_wait(interval, idle, live.activity.quiet(), suspect)
                 .max(not_before.saturating_duration_since(Instant::now()));
-            if !wait.is_zero() && !own_signal && !duty {
+            if !wait.is_zero() && !own_signal {
                 if idle < self.interval {
                     live.misses.clear();
                 }
                 let signal = live.activity.own_signal();
                 tokio::select! {
-                    _ = tokio::time::sleep(wait) => {}
+                    _ = tokio::time::sleep(wait) => continue,
                     _ = live.dead.cancelled() => return,
-                    () = signal, if self.origin.is_some() => woke = Some(Rest::OwnSignal),
+                    () = signal, if self.origin.is_some() => {
+                        own_signal = true;
+                        continue;
+                    }
                 }
-                if let Some(origin) = &self.origin {
-                    origin.woke();
-                }
-                continue;
             }
             let mut for_group = false;
             if let Some(origin) = &self.origin
                 && !own_signal
                 && !suspect
-                && woke != Some(Rest::Stale)
-                && (duty || Instant::now() < own_due)
+                && trusted + 1 < origin.check_every
             {
-                woke = None;
                 let turn = tokio::select! {
-                    turn = origin.turn() => turn,
+                    turn = origin.turn(self.interval) => turn,
                     _ = live.dead.cancelled() => return,
                 };
                 match turn {
                     // The group's answer proves this session alive for this interval.
                     Turn::Proven => {
-                        rest = true;
+                        trusted += 1;
+                        not_before = crate::clock::deadline_in(interval);
                         continue;
                     }
                     Turn::Probe { for_group: group } => for_group = group,
                 }
             }
-            woke = None;
+            trusted = 0;
+            own_signal = false;
             let probed = tokio::select! {
                 probed = live.probe(Prober::Heartbeat, Duration::MAX) => probed,
                 _ = live.dead.cancelled() => return,
             };
             // After a miss the next probe goes out at once; after anything else, an interval later.
             not_before = crate::clock::deadline_in(interval);
-            rest = self.tell_group(probed.as_ref(), for_group, &mut own_due);
+            if let Some(origin) = &self.origin {
+                let answered = matches!(probed, Some(Probed::Alive | Probed::Overloaded { .. }));
+                match for_group {
+                    true => origin.proof.finished(answered),
+                    false if answered => origin.proof.answered(),
+                    false => {}
+                }
+            }
             match probed {
                 // No probe rules: this generation has no heartbeat after all.
                 None => return,
@@ -147,44 +141,6 @@ impl Heartbeat {
             }
         }
     }
-}
-
-impl Heartbeat {
-    /// With the origin scope, when this session's first own check is due: at random within its
-    /// first `check_every` intervals, so that sessions started together do not all check
-    /// themselves in the same interval.
-    fn first_check(&self, now: Instant) -> Instant {
-        self.origin.as_ref().map_or(now, |origin| {
-            let intervals = rand::rng().random_range(1..=origin.check_every);
-            later(now, self.interval, intervals)
-        })
-    }
-
-    /// With the origin scope, tells the group how this session's probe ended and puts its next
-    /// own check `check_every` intervals off (a probe on its own session id is its own check,
-    /// whoever it was for). True when it was answered: it stamped the group, and the session
-    /// rests in it.
-    fn tell_group(&self, probed: Option<&Probed>, for_group: bool, own_due: &mut Instant) -> bool {
-        let Some(origin) = &self.origin else {
-            return false;
-        };
-        *own_due = later(Instant::now(), self.interval, origin.check_every);
-        let answered = matches!(probed, Some(Probed::Alive | Probed::Overloaded { .. }));
-        match for_group {
-            true => origin.proof.finished(answered),
-            false if answered => origin.proof.answered(),
-            false => {}
-        }
-        answered
-    }
-}
-
-/// `intervals` intervals after `at`, or a year after it where that overflows (a check every
-/// `u32::MAX` intervals is as good as none).
-fn later(at: Instant, interval: Duration, intervals: u32) -> Instant {
-    const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
-    at.checked_add(interval.saturating_mul(intervals).min(YEAR))
-        .unwrap_or(at)
 }
 
 /// How long the heartbeat waits before its next probe (zero: probe now), given how long ago the

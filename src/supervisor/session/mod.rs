@@ -14,6 +14,5 @@ pub(crate) mod listen;
 pub(crate) mod listing;
 pub(crate) mod live;
 pub(crate) mod origin;
-pub(crate) mod origin_timer;
 pub(crate) mod probe;
 pub(crate) mod relay;

@@ -1,17 +1,14 @@
 //! Liveness per origin: the group of this process's sessions to one server endpoint whose
 //! heartbeats share one probe per interval ([`HeartbeatScope::Origin`]).
 //!
-//! When a member's turn comes it first looks at the group's last answer ([`OriginBeat::turn`]).
-//! An answer less than an interval old proves the member alive and it sends nothing; otherwise
-//! it probes and, answered, stamps the group. A member proven alive then rests until its own
-//! check is due, and the group's one timer ([`super::origin_timer`]) hands the group's next
-//! probe to one resting member when the answer goes stale. A group of N members sends about one
-//! probe per interval, plus the members' own checks (one each per `session_check_every`
-//! intervals), instead of N, and wakes about as often. What that proves and what it does not is
+//! There is no task per group: each member's heartbeat keeps its own timer, and when its turn
+//! comes it first looks at the group's last answer ([`OriginBeat::turn`]). An answer less than
+//! an interval old proves the member alive and it sends nothing; otherwise it probes and,
+//! answered, stamps the group. So the member whose turn comes first after the last answer went
+//! stale probes for everyone, and a group of
+//! N members sends about one probe per interval, plus the members' own checks (one each per
+//! `session_check_every` intervals), instead of N. What that proves and what it does not is
 //! said on [`HeartbeatScope`].
-//!
-//! Over 300 lines: one concept, a group's proof of life (its key, its stamp, its members'
-//! turns), with its tests.
 //!
 //! Why an endpoint (origin and path) and not the origin alone: two endpoints of one origin can
 //! be two servers behind one proxy, and one answering proves nothing about the other.
@@ -34,11 +31,11 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError, Weak, atomic::AtomicU64},
+    sync::{Arc, LazyLock, Mutex, PoisonError, Weak},
     time::Duration,
 };
 
-use tokio::{sync::Notify, task::JoinHandle, time::Instant};
+use tokio::{sync::Notify, time::Instant};
 
 /// What makes two sessions members of one group: the endpoint, and the heartbeat settings
 /// (a member with a shorter interval must not trust an answer as old as a longer one allows).
@@ -55,42 +52,15 @@ pub(in crate::supervisor) struct OriginProof {
     state: Mutex<ProofState>,
     /// Woken when the probe under way for the group ends, whatever its outcome.
     done: Notify,
-    /// One resting member is woken to probe for the group ([`super::origin_timer`]).
-    pub(in crate::supervisor) duty: Notify,
-    /// Every resting member is woken: the group's probe went unanswered.
-    pub(in crate::supervisor) stale: Notify,
-    /// The group's timer ([`super::origin_timer`]); aborted with the group.
-    timer: Mutex<Option<JoinHandle<()>>>,
-    /// What the group did, for the tests' hook ([`counts`]).
-    pub(in crate::supervisor) counts: Counts,
-}
-
-/// How often a group's members and its timer woke, and how often its probe went unanswered.
-#[derive(Debug, Default)]
-pub(in crate::supervisor) struct Counts {
-    /// Heartbeat wake-ups of its members' rests and normal waits, and of its timer.
-    pub(in crate::supervisor) wakes: AtomicU64,
-    /// Probes for the group that went unanswered (each wakes every resting member).
-    pub(in crate::supervisor) unanswered: AtomicU64,
-}
-
-impl Drop for OriginProof {
-    fn drop(&mut self) {
-        if let Some(timer) = self.timer().take() {
-            timer.abort();
-        }
-    }
 }
 
 #[derive(Debug, Default, Clone, Copy)]
-pub(in crate::supervisor) struct ProofState {
+struct ProofState {
     /// When a probe of a member was last answered.
-    pub(in crate::supervisor) last: Option<Instant>,
+    last: Option<Instant>,
     /// When the member probing for the group sent its probe (invariant 3); `None` when nobody
     /// does, and stale after one probe timeout (its member's task may have ended).
-    pub(in crate::supervisor) probing: Option<Instant>,
-    /// When the timer last handed the group's probe to a resting member.
-    pub(in crate::supervisor) asked: Option<Instant>,
+    probing: Option<Instant>,
 }
 
 /// What a member does at its turn.
@@ -104,12 +74,8 @@ pub(in crate::supervisor) enum Turn {
 }
 
 impl OriginProof {
-    pub(in crate::supervisor) fn state(&self) -> MutexGuard<'_, ProofState> {
+    fn state(&self) -> std::sync::MutexGuard<'_, ProofState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    pub(in crate::supervisor) fn timer(&self) -> MutexGuard<'_, Option<JoinHandle<()>>> {
-        self.timer.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// A member's own probe was answered now.
@@ -126,12 +92,6 @@ impl OriginProof {
         }
         drop(state);
         self.done.notify_waiters();
-        if !answered {
-            self.counts
-                .unanswered
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            self.stale.notify_waiters();
-        }
     }
 
     /// True when a member's probe was answered less than `within` ago.
@@ -141,7 +101,7 @@ impl OriginProof {
 }
 
 impl OriginBeat {
-    /// This member's turn (invariant 3): proven by an answer less than an interval old; else,
+    /// This member's turn (invariant 3): proven by an answer less than `interval` old; else,
     /// when another member's probe for the group is under way, its outcome is waited for (at
     /// most the probe timeout) and, unanswered, this member probes for itself; else it probes
     /// for the group.
@@ -149,8 +109,7 @@ impl OriginBeat {
     /// # Cancel safety
     ///
     /// Cancel-safe: a claim left by a dropped probe goes stale after one probe timeout.
-    pub(in crate::supervisor) async fn turn(&self) -> Turn {
-        let interval = self.interval;
+    pub(in crate::supervisor) async fn turn(&self, interval: Duration) -> Turn {
         let done = self.proof.done.notified();
         tokio::pin!(done);
         // Registered before the state is read, so a probe that ends meanwhile wakes us.
@@ -187,10 +146,8 @@ pub(in crate::supervisor) struct OriginBeat {
     pub(in crate::supervisor) proof: Arc<OriginProof>,
     /// The member's own probe goes out once in this many of its intervals, at least.
     pub(in crate::supervisor) check_every: u32,
-    /// The heartbeat's interval: how long an answer proves the group alive.
-    pub(in crate::supervisor) interval: Duration,
     /// The heartbeat's probe timeout: how long a probe for the group is waited for.
-    pub(in crate::supervisor) timeout: Duration,
+    timeout: Duration,
 }
 
 /// The group of the sessions to `url` with this heartbeat's `interval` and `timeout`, joined
@@ -201,7 +158,16 @@ pub(in crate::supervisor) fn join(
     timeout: Duration,
     check_every: u32,
 ) -> Option<OriginBeat> {
-    let endpoint = endpoint(url)?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    let endpoint = format!(
+        "{}://{}:{}{}",
+        url.scheme(),
+        url.host_str()?,
+        url.port_or_known_default()?,
+        url.path()
+    );
     let key = Key {
         endpoint,
         interval,
@@ -220,44 +186,7 @@ pub(in crate::supervisor) fn join(
     Some(OriginBeat {
         proof,
         check_every: check_every.max(1),
-        interval,
         timeout,
-    })
-}
-
-/// What names a group's endpoint: scheme, host, port and path. `None` unless `http` or `https`.
-fn endpoint(url: &url::Url) -> Option<String> {
-    if !matches!(url.scheme(), "http" | "https") {
-        return None;
-    }
-    Some(format!(
-        "{}://{}:{}{}",
-        url.scheme(),
-        url.host_str()?,
-        url.port_or_known_default()?,
-        url.path()
-    ))
-}
-
-/// The counts of the live groups of `url`'s endpoint, summed over their heartbeat settings:
-/// (wake-ups, unanswered probes for the group). For the tests' hook only.
-#[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
-pub(in crate::supervisor) fn counts(url: &url::Url) -> (u64, u64) {
-    use std::sync::atomic::Ordering::Relaxed;
-    let Some(endpoint) = endpoint(url) else {
-        return (0, 0);
-    };
-    let groups = GROUPS.lock().unwrap_or_else(PoisonError::into_inner);
-    let live = groups
-        .iter()
-        .filter(|(key, _)| key.endpoint == endpoint)
-        .filter_map(|(_, group)| group.upgrade());
-    live.fold((0, 0), |(wakes, unanswered), group| {
-        let counts = &group.counts;
-        (
-            wakes + counts.wakes.load(Relaxed),
-            unanswered + counts.unanswered.load(Relaxed),
-        )
     })
 }
 
@@ -286,10 +215,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_answer_proves_the_group_alive_for_one_interval() {
         let group = join(&url("http://127.0.0.1:9/paused"), S, S / 3, 20).unwrap();
-        assert_eq!(group.turn().await, Turn::Probe { for_group: true });
+        assert_eq!(group.turn(S).await, Turn::Probe { for_group: true });
         group.proof.finished(true);
         tokio::time::advance(S / 2).await;
-        assert_eq!(group.turn().await, Turn::Proven);
+        assert_eq!(group.turn(S).await, Turn::Proven);
         tokio::time::advance(S / 2).await;
         assert!(!group.proof.answered_within(S), "an interval old: stale");
     }
@@ -299,8 +228,8 @@ mod tests {
         let url = url("http://127.0.0.1:9/waits");
         let prober = join(&url, S, S / 3, 20).unwrap();
         let member = join(&url, S, S / 3, 20).unwrap();
-        assert_eq!(prober.turn().await, Turn::Probe { for_group: true });
-        let waiting = tokio::spawn(async move { member.turn().await });
+        assert_eq!(prober.turn(S).await, Turn::Probe { for_group: true });
+        let waiting = tokio::spawn(async move { member.turn(S).await });
         tokio::task::yield_now().await;
         assert!(!waiting.is_finished(), "waits for the probe under way");
         prober.proof.finished(true);
@@ -312,15 +241,15 @@ mod tests {
         let url = url("http://127.0.0.1:9/unanswered");
         let prober = join(&url, S, S / 3, 20).unwrap();
         let member = join(&url, S, S / 3, 20).unwrap();
-        assert_eq!(prober.turn().await, Turn::Probe { for_group: true });
-        let waiting = tokio::spawn(async move { member.turn().await });
+        assert_eq!(prober.turn(S).await, Turn::Probe { for_group: true });
+        let waiting = tokio::spawn(async move { member.turn(S).await });
         tokio::task::yield_now().await;
         prober.proof.finished(false);
         assert_eq!(waiting.await.unwrap(), Turn::Probe { for_group: false });
         // A claim whose probe never told how it ended goes stale after one probe timeout.
         let other = join(&url, S, S / 3, 20).unwrap();
-        assert_eq!(other.turn().await, Turn::Probe { for_group: true });
+        assert_eq!(other.turn(S).await, Turn::Probe { for_group: true });
         let late = join(&url, S, S / 3, 20).unwrap();
-        assert_eq!(late.turn().await, Turn::Probe { for_group: false });
+        assert_eq!(late.turn(S).await, Turn::Probe { for_group: false });
     }
 }
