@@ -132,7 +132,7 @@ pub(super) enum Sink {
     /// rmcp's session reads them through `receive`.
     Inbox(mpsc::Sender<Box<ServerJsonRpcMessage>>),
     /// The lean link takes each one as it comes ([`super::link`]).
-    Link(Arc<super::link::Inbound>),
+    Link(Arc<super::link::inbound::Inbound>),
 }
 
 impl Core {

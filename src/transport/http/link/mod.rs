@@ -35,7 +35,8 @@
 //!    `TransportClosed`, and none is sent.
 
 pub(crate) mod handshake;
-mod inbound;
+// The core names its `Inbound` by this path, not the re-export below: no import circle.
+pub(in crate::transport::http) mod inbound;
 mod pending;
 
 use std::sync::{
