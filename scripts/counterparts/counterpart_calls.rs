@@ -20,6 +20,9 @@
 //! - `--name NAME` the server's name (default `py`); the handle is `mcp__<name>__<tool>`
 //! - `--protocol auto|2025-11-25|2026-07-28` which MCP revision to speak (default `auto`:
 //!   `server/discover` first, `initialize` when the server does not know it)
+//! - `--http2 off|auto|prior-knowledge` Streamable HTTP over HTTP/2 (default `off`, the
+//!   library's); when not `off`, the library's HTTP/2 debug lines go to stderr, among them
+//!   `the origin speaks HTTP/1.1 only` when the server refused HTTP/2 and the client fell back
 //! - `--ready-timeout-ms`, `--heartbeat-interval-ms`, `--heartbeat-timeout-ms`,
 //!   `--heartbeat-failures`, `--reconnect-initial-ms`, `--reconnect-max-ms`,
 //!   `--max-attempts`, `--call-timeout-ms`, `--connect-timeout-ms`, `--call-wait-ms`
@@ -42,7 +45,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcp_resilient::{
     CallError, ConnectionState, ServerConfig, Supervisor, ToolRegistry,
-    config::{Heartbeat, ProtocolChoice, Reconnect},
+    config::{Heartbeat, Http2, ProtocolChoice, Reconnect},
     state::Event,
 };
 use serde_json::{Value, json};
@@ -69,6 +72,7 @@ struct Opts {
     connect_timeout: Option<Duration>,
     call_wait: Option<Duration>,
     protocol: ProtocolChoice,
+    http2: Http2,
     linger: Duration,
     events: bool,
     progress: bool,
@@ -78,7 +82,7 @@ const USAGE: &str = "usage: counterpart_calls (--url URL [--sse] | --stdio \"CMD
 [--calls N] [--spacing-ms M] [--name NAME] [--ready-timeout-ms M] [--heartbeat-interval-ms M] \
 [--heartbeat-timeout-ms M] [--heartbeat-failures N] [--reconnect-initial-ms M] \
 [--reconnect-max-ms M] [--max-attempts N] [--call-timeout-ms M] [--connect-timeout-ms M] \
-[--call-wait-ms M] [--protocol auto|2025-11-25|2026-07-28] [--linger-ms M] [--events] [--progress]";
+[--call-wait-ms M] [--protocol auto|2025-11-25|2026-07-28] [--http2 off|auto|prior-knowledge] [--linger-ms M] [--events] [--progress]";
 
 fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, String> {
     value
@@ -112,6 +116,7 @@ impl Opts {
             connect_timeout: None,
             call_wait: None,
             protocol: ProtocolChoice::Auto,
+            http2: Http2::Off,
             linger: Duration::ZERO,
             events: false,
             progress: false,
@@ -160,6 +165,7 @@ impl Opts {
                 "--protocol" => {
                     opts.protocol = value.parse().map_err(|e| format!("--protocol: {e}"))?;
                 }
+                "--http2" => opts.http2 = value.parse().map_err(|e| format!("--http2: {e}"))?,
                 "--linger-ms" => opts.linger = millis(&flag, &value)?,
                 _ => return Err(format!("unknown flag {flag:?}")),
             }
@@ -204,7 +210,8 @@ impl Opts {
         config = config
             .heartbeat(heartbeat)
             .reconnect(reconnect)
-            .protocol(self.protocol);
+            .protocol(self.protocol)
+            .http2(self.http2);
         if let Some(timeout) = self.call_timeout {
             config = config.call_timeout(timeout);
         }
@@ -459,6 +466,7 @@ async fn run(opts: Opts) -> ExitCode {
         "generation_end": generation_end,
         "state_end": state_end,
         "protocol": protocol,
+        "http2": format!("{:?}", opts.http2),
         "reconnects": seen.readies,
         "causes": seen.causes,
         "probe_missed": seen.probe_missed,
@@ -482,6 +490,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if opts.http2 != Http2::Off {
+        // What the HTTP/2 path decided (a fallback to HTTP/1.1 among it), for run.sh to read.
+        tracing_subscriber::fmt()
+            .with_env_filter("mcp_resilient::transport::http2=debug")
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .init();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

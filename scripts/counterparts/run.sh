@@ -11,7 +11,9 @@
 #   scripts/counterparts/run.sh [a b c d d_long e f g h] # default: a b c d e
 #
 # The binaries are taken from $CARGO_TARGET_DIR (default target/); OUT=dir writes the results
-# elsewhere (default target/counterparts).
+# elsewhere (default target/counterparts). HTTP2=auto|prior-knowledge runs the counterpart_calls
+# clients' Streamable HTTP over HTTP/2 where the server speaks it (their stderr names a fallback
+# to HTTP/1.1); the `mcp-resilient` commands stay on HTTP/1.1.
 #
 # f needs scripts/counterparts/setup-ts.sh first; d_long takes about 75 s.
 #
@@ -76,6 +78,18 @@ start_py() {
 }
 
 stop_pid() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
+# ex SECONDS ARGS...: the counterpart_calls client under `timeout SECONDS`; with
+# HTTP2=auto|prior-knowledge its Streamable HTTP sessions go over HTTP/2 where the server speaks
+# it (stderr then says when it fell back).
+ex() {
+    local seconds=$1 extra=()
+    shift
+    if [[ -n "${HTTP2:-}" && " $* " != *" --sse "* && " $* " != *" --stdio "* ]]; then
+        extra=(--http2 "$HTTP2")
+    fi
+    timeout "$seconds" "$EX" "$@" "${extra[@]}"
+}
 
 # start_gw DIR NAME UPSTREAM_PORT [fault args]: fault-proxy http on $GW, stdin held on fd 7.
 start_gw() {
@@ -143,7 +157,7 @@ exp_a() {
         done
         log "a/$name"
         start_gw "$dir" "$name" "$PY_HTTP" "${gw[@]}" || return 1
-        timeout 180 "$EX" --url "http://127.0.0.1:$GW/mcp" --tool echo --args '{"text":"hi"}' \
+        ex 180 --url "http://127.0.0.1:$GW/mcp" --tool echo --args '{"text":"hi"}' \
             --calls 200 --spacing-ms 10 "${ex[@]}" --events >"$dir/$name.json" 2>"$dir/$name.events.jsonl"
         echo "{\"rc\":$?}" >"$dir/$name.rc.json"
         stop_gw
@@ -251,13 +265,13 @@ exp_c() {
     local url="http://127.0.0.1:$PY_HTTP/mcp"
     local hb=(--heartbeat-interval-ms 500 --heartbeat-timeout-ms 200)
     log "c/block-3s"
-    timeout 60 "$EX" --url "$url" --calls 1 --tool block --args '{"ms":3000}' "${hb[@]}" --events \
+    ex 60 --url "$url" --calls 1 --tool block --args '{"ms":3000}' "${hb[@]}" --events \
         >"$dir/block-3s.json" 2>"$dir/block-3s.events.jsonl"
     log "c/block-3s-then-echo: the same handle keeps working"
-    timeout 60 "$EX" --url "$url" --calls 3 --spacing-ms 0 --tool block --args '{"ms":3000}' "${hb[@]}" \
+    ex 60 --url "$url" --calls 3 --spacing-ms 0 --tool block --args '{"ms":3000}' "${hb[@]}" \
         --events >"$dir/block-3s-x3.json" 2>"$dir/block-3s-x3.events.jsonl"
     log "c/block-3s-call-timeout-2s"
-    timeout 60 "$EX" --url "$url" --calls 1 --tool block --args '{"ms":3000}' "${hb[@]}" \
+    ex 60 --url "$url" --calls 1 --tool block --args '{"ms":3000}' "${hb[@]}" \
         --call-timeout-ms 2000 --linger-ms 4000 --events >"$dir/block-3s-timeout2s.json" 2>"$dir/block-3s-timeout2s.events.jsonl"
     log "c/idle-watcher: a second, idle client watches while the first one blocks the server"
     timeout -s INT 12 "$BIN" watch --json --url "$url" --transport http \
@@ -266,7 +280,7 @@ exp_c() {
     local watcher=$!
     sleep 3
     mark "$dir" idle-watcher block-start
-    timeout 60 "$EX" --url "$url" --calls 1 --tool block --args '{"ms":3000}' "${hb[@]}" --events \
+    ex 60 --url "$url" --calls 1 --tool block --args '{"ms":3000}' "${hb[@]}" --events \
         >"$dir/block-3s-with-watcher.json" 2>"$dir/block-3s-with-watcher.events.jsonl"
     mark "$dir" idle-watcher block-end
     wait "$watcher"
@@ -305,7 +319,7 @@ exp_d() {
         name="calls-$transport"
         log "d/$name"
         start_tcp "$dir" "$name" "$upstream" || return 1
-        timeout 90 "$EX" --url "$url" "${exflag[@]}" --calls 150 --spacing-ms 100 \
+        ex 90 --url "$url" "${exflag[@]}" --calls 150 --spacing-ms 100 \
             --heartbeat-interval-ms 1000 --reconnect-max-ms 500 --call-timeout-ms 2000 --events \
             >"$dir/$name.json" 2>"$dir/$name.events.jsonl" &
         client=$!
@@ -329,7 +343,7 @@ exp_d_long() {
     local srv=$SRV_PID name=calls-http-default-call-timeout
     log "d_long/$name (about 75 s)"
     start_tcp "$dir" "$name" "$PY_HTTP" || return 1
-    timeout 150 "$EX" --url "http://127.0.0.1:$TCP/mcp" --calls 40 --spacing-ms 100 \
+    ex 150 --url "http://127.0.0.1:$TCP/mcp" --calls 40 --spacing-ms 100 \
         --heartbeat-interval-ms 1000 --reconnect-max-ms 500 --events \
         >"$dir/$name.json" 2>"$dir/$name.events.jsonl" &
     local client=$!
@@ -399,7 +413,7 @@ exp_e() {
         e_setup
         log "e/$name (default heartbeat; a call every 5 s; what does the first call after the restart get?)"
         start_py "$dir/server-$name.log" "$port" "${sargs[@]}" || return 1
-        timeout 90 "$EX" --url "$url" "${exflag[@]}" --calls 4 --spacing-ms 5000 --events \
+        ex 90 --url "$url" "${exflag[@]}" --calls 4 --spacing-ms 5000 --events \
             >"$dir/$name.json" 2>"$dir/$name.events.jsonl" &
         client=$!
         sleep 2
@@ -415,7 +429,7 @@ exp_e() {
         e_setup
         log "e/$name"
         start_py "$dir/server-$name.log" "$port" "${sargs[@]}" || return 1
-        timeout 90 "$EX" --url "$url" "${exflag[@]}" --calls 150 --spacing-ms 100 \
+        ex 90 --url "$url" "${exflag[@]}" --calls 150 --spacing-ms 100 \
             --heartbeat-interval-ms 1000 --reconnect-max-ms 500 --call-timeout-ms 2000 "$@" --events \
             >"$dir/$name.json" 2>"$dir/$name.events.jsonl" &
         client=$!
@@ -466,7 +480,7 @@ exp_f() {
         shift
         log "f/$name"
         start_gw "$dir" "$name" "$TS_HTTP" "$@" || return 1
-        timeout 180 "$EX" --name ts --url "http://127.0.0.1:$GW/mcp" --calls 200 --spacing-ms 10 \
+        ex 180 --name ts --url "http://127.0.0.1:$GW/mcp" --calls 200 --spacing-ms 10 \
             --events >"$dir/$name.json" 2>"$dir/$name.events.jsonl"
         stop_gw
     }
@@ -479,7 +493,7 @@ exp_f() {
     t1=$(now)
     echo "{\"case\":\"wrong-path\",\"rc\":$rc,\"ms\":$((t1 - t0))}" >"$dir/wrong-path.meta.json"
     log "f/block-3s"
-    timeout 60 "$EX" --name ts --url "$url" --calls 1 --tool block --args '{"ms":3000}' \
+    ex 60 --name ts --url "$url" --calls 1 --tool block --args '{"ms":3000}' \
         --heartbeat-interval-ms 500 --heartbeat-timeout-ms 200 --events \
         >"$dir/block-3s.json" 2>"$dir/block-3s.events.jsonl"
     log "f/kill-restart"
@@ -505,7 +519,7 @@ exp_g() {
         local name=$1 tag="g-$1-$$"
         shift
         log "g/$name"
-        timeout 120 "$EX" --stdio "$PY $HERE/server.py --transport stdio --tag $tag" \
+        ex 120 --stdio "$PY $HERE/server.py --transport stdio --tag $tag" \
             --calls 400 --spacing-ms 10 --reconnect-max-ms 500 --events "$@" \
             >"$dir/$name.json" 2>"$dir/$name.events.jsonl" &
         local client=$!
@@ -538,7 +552,7 @@ exp_h() {
         log "h/$name"
         start_py "$dir/$name.server.log" "$PY_HTTP" || return 1
         local srv=$SRV_PID
-        timeout 120 "$EX" --url "http://127.0.0.1:$PY_HTTP/mcp" --calls 3 --spacing-ms 3000 \
+        ex 120 --url "http://127.0.0.1:$PY_HTTP/mcp" --calls 3 --spacing-ms 3000 \
             --heartbeat-interval-ms 1000 --heartbeat-timeout-ms 800 --heartbeat-failures 50 \
             --reconnect-max-ms 500 --call-timeout-ms 30000 --events "$@" \
             >"$dir/$name.json" 2>"$dir/$name.events.jsonl" &
