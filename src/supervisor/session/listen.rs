@@ -134,8 +134,10 @@ pub(in crate::supervisor) struct Listener {
 
 /// Keeps `live`'s generation listening (see the module docs).
 pub(in crate::supervisor) async fn run(listener: Listener, live: Arc<Live>) {
+    // Boxed: a 2025 generation's task, which only renews subscriptions and ends, would
+    // otherwise hold the listen loop's 4.4 KiB until the generation is closed.
     if is_modern(&live.protocol) {
-        listen(listener, live).await;
+        Box::pin(listen(listener, live)).await;
     } else {
         Box::pin(resubscribe(&live, &listener.relay.subscribed())).await;
     }

@@ -119,8 +119,10 @@ async fn run(core: Arc<Core>) {
     let mut ended: Option<String> = None;
     let mut delays = 0u32;
     loop {
+        // Boxed: the open (auth, the HTTP/2 set's send: 8.4 KiB of future) is held only while
+        // it runs, not for the stream's whole life beside the read.
         let opened = tokio::select! {
-            opened = core.open_get(last_id.as_deref()) => opened,
+            opened = Box::pin(core.open_get(last_id.as_deref())) => opened,
             () = core.stop.cancelled() => return,
         };
         let wait = match (opened, ended.take()) {
