@@ -278,7 +278,8 @@ async fn read(core: &Core, response: reqwest::Response, last_id: &mut Option<Str
                 .extensions_mut()
                 .insert(InboundStreamOrigin::Unassociated);
         }
-        if !core.deliver(message).await {
+        // Boxed: a delivery (1.8 KiB of future) is rare on this stream; the idle read is not.
+        if !Box::pin(core.deliver(message)).await {
             return End::Stopped;
         }
     };
