@@ -29,11 +29,14 @@ use tokio::{
     task::JoinHandle,
 };
 
-use super::frames::{Frames, NotHttp2, Seen};
+use super::{
+    budget::Descriptor,
+    frames::{Frames, NotHttp2, Seen},
+};
 
 /// The streams a connection is given when its server announces no limit: the least RFC 9113
 /// (§ 6.5.2) asks a server to allow, so the next connection opens before anyone waits on it.
-const UNANNOUNCED: usize = 100;
+pub(super) const UNANNOUNCED: usize = 100;
 /// Not announced (yet).
 const NO_LIMIT_SEEN: usize = usize::MAX;
 /// How long the server's first frame may take after the TLS or TCP handshake.
@@ -79,11 +82,13 @@ pub(super) struct Conn {
     /// (invariant 2).
     drained: Arc<AtomicBool>,
     driver: JoinHandle<()>,
+    /// Its place in the process's descriptor budget, given back when it is dropped.
+    _descriptor: Descriptor,
 }
 
 impl Conn {
     /// The streams the server allows at once.
-    fn limit(&self) -> usize {
+    pub(super) fn limit(&self) -> usize {
         match self.seen.max_streams.load(Ordering::Acquire) {
             NO_LIMIT_SEEN => UNANNOUNCED,
             limit => limit,
@@ -145,15 +150,17 @@ impl Drop for Slot {
     }
 }
 
-/// Opens a connection to `target` (see the module docs). The caller bounds the time it takes.
-pub(super) async fn open(target: &Target) -> io::Result<Opened> {
-    open_over(target, tls_connector).await
+/// Opens a connection to `target` (see the module docs), which holds `descriptor` for its
+/// life. The caller bounds the time it takes.
+pub(super) async fn open(target: &Target, descriptor: Descriptor) -> io::Result<Opened> {
+    open_over(target, tls_connector, descriptor).await
 }
 
 /// [`open`], with the TLS of `https` connections from `tls`.
 pub(super) async fn open_over(
     target: &Target,
     tls: fn() -> io::Result<tokio_rustls::TlsConnector>,
+    descriptor: Descriptor,
 ) -> io::Result<Opened> {
     let tcp = TcpStream::connect((target.host.as_str(), target.port)).await?;
     // Small JSON-RPC frames must not wait for Nagle's algorithm.
@@ -161,13 +168,13 @@ pub(super) async fn open_over(
     if !target.tls {
         // A server that does not speak h2c may answer the preface (nginx: a 400) or just close
         // (hyper's HTTP/1.1 server): either way it does not speak HTTP/2 there.
-        return handshake(tcp, true, target.ping).await;
+        return handshake(tcp, true, target.ping, descriptor).await;
     }
     let name = rustls::pki_types::ServerName::try_from(target.host.clone())
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let tls = tls()?.connect(name, tcp).await?;
     match tls.get_ref().1.alpn_protocol() {
-        Some(b"h2") => handshake(tls, false, target.ping).await,
+        Some(b"h2") => handshake(tls, false, target.ping, descriptor).await,
         _ => Ok(Opened::Http1),
     }
 }
@@ -175,7 +182,12 @@ pub(super) async fn open_over(
 /// The HTTP/2 handshake on `io`, done when the server's `SETTINGS` arrived; with
 /// `closed_is_http1`, a connection the server closes before any frame says it speaks HTTP/1.1.
 /// With `ping`, the connection keeps itself alive ([`Ping`]).
-async fn handshake<IO>(io: IO, closed_is_http1: bool, ping: Option<Ping>) -> io::Result<Opened>
+async fn handshake<IO>(
+    io: IO,
+    closed_is_http1: bool,
+    ping: Option<Ping>,
+    descriptor: Descriptor,
+) -> io::Result<Opened>
 where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -211,6 +223,7 @@ where
         open: AtomicUsize::new(0),
         drained,
         driver,
+        _descriptor: descriptor,
     };
     match tokio::time::timeout(SETTINGS_WAIT, first).await {
         Ok(Ok(Ok(()))) => Ok(Opened::Http2(Arc::new(conn))),
