@@ -33,7 +33,7 @@ pub async fn mock(h2_max_streams: Option<u32>, http1_only: bool) -> MockServer {
 
 /// A 2025 session (it holds a standalone `GET` stream for its life) over HTTP/2; no heartbeat,
 /// so every request the server sees is one the test made or the session's own.
-fn config(name: &str, server: &MockServer) -> ServerConfig {
+pub fn config(name: &str, server: &MockServer) -> ServerConfig {
     let config = ServerConfig::http(name, server.http_url()).http2(Http2::PriorKnowledge);
     era_2025(fast(config)).heartbeat(Heartbeat::disabled())
 }

@@ -117,10 +117,13 @@ impl Conn {
         !self.drained() && self.open_streams() < self.limit()
     }
 
-    /// A stream's slot on it (invariant 1).
-    pub(super) fn take(self: &Arc<Self>) -> Slot {
+    /// A stream's slot on it (invariant 1); its end sets `freed`.
+    pub(super) fn take(self: &Arc<Self>, freed: &Arc<AtomicBool>) -> Slot {
         self.open.fetch_add(1, Ordering::AcqRel);
-        Slot(self.clone())
+        Slot {
+            conn: self.clone(),
+            freed: freed.clone(),
+        }
     }
 
     /// The handle that sends a request on it.
@@ -135,18 +138,23 @@ impl Drop for Conn {
     }
 }
 
-/// One stream's place on a connection; released when dropped.
-pub(super) struct Slot(Arc<Conn>);
+/// One stream's place on a connection; released when dropped, which says so to the set.
+pub(super) struct Slot {
+    conn: Arc<Conn>,
+    /// The set's mark that a stream ended (see `list.rs`), set after the release.
+    freed: Arc<AtomicBool>,
+}
 
 impl Slot {
     pub(super) fn conn(&self) -> &Arc<Conn> {
-        &self.0
+        &self.conn
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.open.fetch_sub(1, Ordering::AcqRel);
+        self.conn.open.fetch_sub(1, Ordering::AcqRel);
+        self.freed.store(true, Ordering::Release);
     }
 }
 

@@ -36,6 +36,7 @@ mod budget;
 mod conn;
 mod error;
 mod frames;
+mod list;
 mod set;
 
 use std::{

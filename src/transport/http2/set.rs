@@ -1,7 +1,7 @@
 //! [`OriginSet`]: the HTTP/2 connections of one origin, shared by every session to it: which
 //! connection a request goes on, when another opens, and what a refused request does next.
-//! Over 300 lines: one decision, where a request goes, and the state it reads; the budget's
-//! arithmetic is [`budget`]'s.
+//! Over 300 lines: one decision, where a request goes, and the state it reads; which
+//! connection has room is [`Conns`]'s to find, the budget's arithmetic [`budget`]'s.
 //!
 //! # Invariants
 //!
@@ -23,7 +23,7 @@
 //! [`budget`]: super::budget
 
 use std::{
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
+    sync::{Mutex, MutexGuard, PoisonError},
     time::Duration,
 };
 
@@ -32,8 +32,9 @@ use tokio::sync::Notify;
 use super::{
     body::Tracked,
     budget::{self, Descriptor, PER_ORIGIN},
-    conn::{self, Conn, Opened, Slot, Target, UNANNOUNCED},
+    conn::{self, Opened, Slot, Target, UNANNOUNCED},
     error::{Failure, Http2Error, failure},
+    list::Conns,
 };
 
 /// The most connections of one origin being opened at once (invariant 1). One at a time, a
@@ -60,12 +61,13 @@ pub(crate) struct OriginSet {
 
 #[derive(Default)]
 struct State {
-    /// The connections that may take streams; drained ones are dropped from here as they are
-    /// found (their streams still hold them).
-    conns: Vec<Arc<Conn>>,
+    /// The connections that may take streams, oldest first; drained ones are dropped from here
+    /// as they are found (their streams still hold them).
+    conns: Conns,
     /// Connections being opened (invariant 1).
     opening: usize,
-    /// Requests waiting for an opening to end; counted by [`Waiting`].
+    /// Requests waiting for an opening to end: counted in and out by `pick`, out by [`Waiting`]
+    /// when one gives up.
     waiting: usize,
     /// The origin does not speak HTTP/2 (invariant 4).
     http1: bool,
@@ -161,21 +163,27 @@ impl OriginSet {
 
     /// A stream on a connection with room, opening one if none has; `None` for HTTP/1.1.
     async fn stream(&self) -> Result<Option<Slot>, Http2Error> {
+        let mut rejoining = false;
         loop {
             let opened = self.opened.notified();
             tokio::pin!(opened);
             // Registered before the state is read, so an opening that ends meanwhile wakes us.
             opened.as_mut().enable();
-            // `pick` counted this caller among the waiting; given back when it looks again.
-            let waiting = match self.pick() {
+            // `pick` counts this caller among the waiting, and out when it looks again; the
+            // guard counts it out if it gives up instead (a timeout, or its future dropped).
+            let waiting = match self.pick(rejoining) {
                 Pick::Stream(slot) => return Ok(Some(slot)),
                 Pick::Http1 => return Ok(None),
                 Pick::Open(descriptor) => return self.open(descriptor).await,
                 Pick::Wait => Waiting(self),
             };
             let woke = tokio::time::timeout(CONNECT_WAIT, opened).await;
-            drop(waiting);
-            if woke.is_err() {
+            if woke.is_ok() {
+                // The next `pick`, without an `.await` before it, counts it out.
+                std::mem::forget(waiting);
+                rejoining = true;
+            } else {
+                drop(waiting);
                 let why = std::io::Error::new(
                     std::io::ErrorKind::TimedOut,
                     "waited too long for a connection being opened",
@@ -185,21 +193,25 @@ impl OriginSet {
         }
     }
 
-    fn pick(&self) -> Pick {
+    /// Where a request goes; `rejoining`: its caller was among the waiting (counted out here,
+    /// under the same lock).
+    fn pick(&self, rejoining: bool) -> Pick {
         let mut state = self.state();
+        if rejoining {
+            state.waiting -= 1;
+        }
         if state.http1 {
             return Pick::Http1;
         }
-        state.conns.retain(|conn| !conn.drained());
         // The oldest with room first: the others empty out as their streams end.
-        if let Some(conn) = state.conns.iter().find(|conn| conn.has_room()) {
-            return Pick::Stream(conn.take());
+        if let Some(slot) = state.conns.with_room() {
+            return Pick::Stream(slot);
         }
         if state.opening > 0 && !another_opening_helps(&state) {
             state.waiting += 1;
             return Pick::Wait;
         }
-        match self.descriptor(&state) {
+        match self.descriptor(&mut state) {
             Ok(descriptor) => {
                 state.opening += 1;
                 Pick::Open(descriptor)
@@ -215,7 +227,16 @@ impl OriginSet {
 
     /// A place in the budget for one more connection, or the limit that refuses it
     /// (invariant 2).
-    fn descriptor(&self, state: &State) -> Result<Descriptor, Limit> {
+    fn descriptor(&self, state: &mut State) -> Result<Descriptor, Limit> {
+        self.within_budget(state).or_else(|_| {
+            // Drained connections no look has met yet hold no place in the origin's count (and
+            // a set of drained ones only would have nowhere to queue): count again without them.
+            state.conns.forget_drained();
+            self.within_budget(state)
+        })
+    }
+
+    fn within_budget(&self, state: &State) -> Result<Descriptor, Limit> {
         let held = state.conns.len() + state.opening;
         if held == 0 {
             return Ok(Descriptor::first());
@@ -237,7 +258,7 @@ impl OriginSet {
                 Limit::Origin(max) => ("connections per origin", max),
                 Limit::Process(max) => ("the process's descriptor budget", max),
             };
-            let streams = state.conns.iter().map(|conn| conn.limit()).max();
+            let streams = state.conns.newest_limit();
             tracing::warn!(
                 host = %self.target.host,
                 port = self.target.port,
@@ -250,9 +271,10 @@ impl OriginSet {
                  other may open; requests queue on the least busy one (warned once per origin)"
             );
         }
-        match state.conns.iter().min_by_key(|conn| conn.open_streams()) {
-            Some(conn) => Pick::Stream(conn.take()),
-            // Not reached: an origin without connections gets its first whatever the budget.
+        match state.conns.least_busy() {
+            Some(slot) => Pick::Stream(slot),
+            // Not reached: with no connection left, the origin's next is its first, which opens
+            // whatever the budget.
             None => {
                 state.waiting += 1;
                 Pick::Wait
@@ -271,11 +293,7 @@ impl OriginSet {
         });
         let mut state = self.state();
         let slot = match opened {
-            Ok(Opened::Http2(conn)) => {
-                let slot = conn.take();
-                state.conns.push(conn);
-                Ok(Some(slot))
-            }
+            Ok(Opened::Http2(conn)) => Ok(Some(state.conns.push(conn))),
             Ok(Opened::Http1) => {
                 tracing::debug!(host = %self.target.host, "the origin speaks HTTP/1.1 only");
                 state.http1 = true;
@@ -291,8 +309,7 @@ impl OriginSet {
     /// Connections that take new streams now.
     #[cfg(test)]
     pub(super) fn connections(&self) -> usize {
-        let state = self.state();
-        state.conns.iter().filter(|conn| !conn.drained()).count()
+        self.state().conns.taking()
     }
 
     /// Requests sent on a full connection because the budget was reached.
@@ -312,7 +329,7 @@ enum Limit {
 /// opened will bring, and fewer than [`MAX_OPENINGS`] are (invariant 1).
 fn another_opening_helps(state: &State) -> bool {
     // The server's limit on its newest connection; each opener takes one stream of its own.
-    let streams = state.conns.last().map_or(UNANNOUNCED, |conn| conn.limit());
+    let streams = state.conns.newest_limit().unwrap_or(UNANNOUNCED);
     let room = state.opening * streams.saturating_sub(1);
     state.opening < MAX_OPENINGS && state.waiting + 1 > room
 }
@@ -328,7 +345,8 @@ impl Drop for Opening<'_> {
     }
 }
 
-/// A request waiting for an opening (counted by `pick`); no longer when dropped.
+/// A request waiting for an opening (counted by `pick`); counted out when dropped, which is
+/// when it gives up: one woken looks again instead (`pick` counts it out).
 struct Waiting<'a>(&'a OriginSet);
 
 impl Drop for Waiting<'_> {

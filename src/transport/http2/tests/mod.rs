@@ -8,6 +8,8 @@ use mcp_mock_server::{MockOptions, MockServer, MockTransport};
 use super::{Http2Error, SendError, origin_set, set::MAX_ATTEMPTS};
 use crate::config::Http2;
 
+mod sizing;
+
 const LIMIT: Duration = Duration::from_secs(20);
 
 async fn mock(http1_only: bool) -> MockServer {
@@ -91,83 +93,11 @@ async fn sessions_of_one_origin_get_one_set_and_other_modes_none() {
     assert!(origin_set(&tls, Http2::Auto, None).is_some());
 }
 
-#[test]
-fn the_process_budget_is_half_the_soft_limit_left_after_the_reserve() {
-    use super::budget::{RESERVE, share};
-    assert_eq!(share(1024), 384);
-    assert_eq!(share(20_000), 9_872);
-    assert_eq!(
-        share(RESERVE as u64),
-        0,
-        "the origin's first connection only"
-    );
-    assert_eq!(share(0), 0);
-    assert!(share(u64::MAX) > super::budget::PER_ORIGIN);
-}
-
-/// Past its budget (a ceiling of two connections, the mock allowing two streams on each) the
-/// set opens no third connection: the requests past the four streams go on the least busy
-/// connection, hyper queues them there, and they are answered as streams end.
-#[tokio::test]
-async fn past_the_budget_requests_queue_on_the_connections_open_and_are_answered() {
-    use std::sync::Arc;
-
-    use super::{OriginSet, conn::Target};
-
-    let options = MockOptions {
-        transport: MockTransport::Http,
-        h2_max_streams: Some(2),
-        ..Default::default()
-    };
-    let server = MockServer::start(options).await.expect("mock starts");
-    let url: url::Url = server.http_url().parse().unwrap();
-    let target = Target {
-        host: "127.0.0.1".to_owned(),
-        port: url.port().expect("the mock's port"),
-        tls: false,
-        ping: None,
-    };
-    let set = Arc::new(OriginSet::with_ceiling(target, 2));
-    // Every request is held at the server until `unhang`, so the four streams stay taken.
-    server.faults().hang();
-    let sends: Vec<_> = (0..6)
-        .map(|_| {
-            let (set, url) = (set.clone(), server.http_url());
-            let make = move || reqwest::Client::new().delete(&url);
-            tokio::spawn(async move { set.send(make).await.map(|answer| answer.is_some()) })
-        })
-        .collect();
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    loop {
-        let held = server.faults().requests().len();
-        if held == 4 && set.past_budget_count() == 2 {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "not within {LIMIT:?}: {held} requests at the server, {} past the budget",
-            set.past_budget_count()
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    server.faults().unhang();
-    for send in sends {
-        let sent = tokio::time::timeout(LIMIT, send)
-            .await
-            .expect("answered in time");
-        assert!(matches!(sent.expect("the task ends"), Ok(true)));
-    }
-    let wire = server.faults().wire();
-    assert_eq!(wire.http2_connections, 2, "{wire:?}");
-    assert_eq!(wire.http2_requests, 6, "{wire:?}");
-    assert_eq!(set.connections(), 2);
-}
-
 /// A certificate for 127.0.0.1 and localhost (valid until 2126), its key, and the throwaway CA
 /// that signed it (whose key was not kept): test material only, trusted by these tests alone.
-const CA: &[u8] = include_bytes!("../../../tests/fixtures/tls/ca.pem");
-const CERT: &[u8] = include_bytes!("../../../tests/fixtures/tls/localhost.pem");
-const KEY: &[u8] = include_bytes!("../../../tests/fixtures/tls/localhost.key");
+const CA: &[u8] = include_bytes!("../../../../tests/fixtures/tls/ca.pem");
+const CERT: &[u8] = include_bytes!("../../../../tests/fixtures/tls/localhost.pem");
+const KEY: &[u8] = include_bytes!("../../../../tests/fixtures/tls/localhost.key");
 
 mod tls {
     use std::{convert::Infallible, io, net::SocketAddr, sync::Arc};
