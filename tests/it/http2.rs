@@ -19,7 +19,7 @@ use serde_json::json;
 
 use crate::common::{LIMIT, era_2025, fast, until};
 
-async fn mock(h2_max_streams: Option<u32>, http1_only: bool) -> MockServer {
+pub async fn mock(h2_max_streams: Option<u32>, http1_only: bool) -> MockServer {
     let options = MockOptions {
         transport: MockTransport::Http,
         h2_max_streams,
@@ -33,14 +33,14 @@ async fn mock(h2_max_streams: Option<u32>, http1_only: bool) -> MockServer {
 
 /// A 2025 session (it holds a standalone `GET` stream for its life) over HTTP/2; no heartbeat,
 /// so every request the server sees is one the test made or the session's own.
-fn config(name: &str, server: &MockServer) -> ServerConfig {
+pub fn config(name: &str, server: &MockServer) -> ServerConfig {
     let config = ServerConfig::http(name, server.http_url()).http2(Http2::PriorKnowledge);
     era_2025(fast(config)).heartbeat(Heartbeat::disabled())
 }
 
 /// Spawns `n` sessions to `server` (named `s0`, `s1`, …) in one registry and waits until each is
 /// ready on its first generation.
-async fn sessions(server: &MockServer, n: usize) -> (Vec<Supervisor>, ToolRegistry) {
+pub async fn sessions(server: &MockServer, n: usize) -> (Vec<Supervisor>, ToolRegistry) {
     let registry = ToolRegistry::new();
     let supervisors: Vec<Supervisor> = (0..n)
         .map(|i| Supervisor::spawn(config(&format!("s{i}"), server), &registry).expect("spawns"))
@@ -52,7 +52,7 @@ async fn sessions(server: &MockServer, n: usize) -> (Vec<Supervisor>, ToolRegist
     (supervisors, registry)
 }
 
-async fn echo(registry: &ToolRegistry, server: &str, text: &str) {
+pub async fn echo(registry: &ToolRegistry, server: &str, text: &str) {
     let handle = registry
         .handle(&format!("mcp__{server}__echo"))
         .expect("echo is registered");
@@ -76,7 +76,7 @@ fn assert_stayed_ready(supervisor: &Supervisor, events: &mut EventReceiver) {
     }
 }
 
-async fn shutdown(supervisors: Vec<Supervisor>) {
+pub async fn shutdown(supervisors: Vec<Supervisor>) {
     for supervisor in supervisors {
         supervisor.shutdown().await;
     }

@@ -11,6 +11,7 @@ mod common;
 
 mod direct_probe;
 mod http2;
+mod http2_many;
 mod liveness;
 mod oauth;
 mod pre_call_probe;

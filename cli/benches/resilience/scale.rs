@@ -32,7 +32,12 @@
 //!
 //! `MCP_SCALE_N` sets N of the idle rows, `MCP_SCALE_KINDS` (e.g. `HTTP-2025,legacy-SSE`) picks
 //! kinds, `MCP_SCALE_HEARTBEAT=off` turns the idle rows' probes off (what idleness costs
-//! without them), `MCP_SCALE_HTTP2=prior-knowledge` puts Streamable HTTP on HTTP/2 (h2c), `MCP_SCALE_CALLGRIND_KEEP=DIR` keeps every callgrind profile in DIR. The
+//! without them), `MCP_SCALE_HTTP2=prior-knowledge` puts Streamable HTTP on HTTP/2 (h2c),
+//! `MCP_SCALE_H2_MAX_STREAMS=N` has the idle rows' mock allow N streams per HTTP/2 connection
+//! (hyper's 200 without it; the client opens a connection per N sessions, within its descriptor
+//! budget: half its `RLIMIT_NOFILE` after 256, at most 1,024 per origin, so 100,000 sessions
+//! need N >= 98 and, at N = 100, 1,000 connections, within 20,000 descriptors),
+//! `MCP_SCALE_CALLGRIND_KEEP=DIR` keeps every callgrind profile in DIR. The
 //! parent raises its own `RLIMIT_NOFILE` (children inherit it): 10,000 idle connections hold a
 //! stream each, and their requests share a pool of kept-alive connections; the bench asks for
 //! 16,000 descriptors in the client and as many in the mock (12,500 fit under 20,000).
@@ -471,11 +476,27 @@ async fn child_cost_floor(
     Ok(json!({ "posts": ok, "wanted": per * n as u64 }))
 }
 
+/// The idle rows' mock's flags: `MCP_SCALE_H2_MAX_STREAMS=N` gives `--h2-max-streams N` (the
+/// `SETTINGS_MAX_CONCURRENT_STREAMS` of its HTTP/2 connections; hyper's 200 without it). Kept
+/// for the restart too.
+fn mock_flags() -> Res<Vec<&'static str>> {
+    match std::env::var("MCP_SCALE_H2_MAX_STREAMS") {
+        Ok(n) => {
+            let n: u32 = n
+                .parse()
+                .map_err(|e| format!("MCP_SCALE_H2_MAX_STREAMS={n}: {e}"))?;
+            // Once per child: the mock's flags outlive it.
+            Ok(vec!["--h2-max-streams", n.to_string().leak()])
+        }
+        Err(_) => Ok(Vec::new()),
+    }
+}
+
 /// `--scale-child idle KIND N WINDOW_MS [SCOPE]`: N supervisors at the default heartbeat and
 /// backoff of a mock this child starts, their heartbeat in `SCOPE` (`origin`, the default, or
 /// `session`, the earlier path); then, in the `origin` scope, the mock is killed and restarted.
 async fn child_idle(kind: Kind, n: usize, window: Duration, scope: HeartbeatScope) -> Res<Value> {
-    let mut mock = MockProcess::try_start(kind.transport).await?;
+    let mut mock = MockProcess::try_start_with(kind.transport, &mock_flags()?).await?;
     let (rss0, cpu0) = (rss_kib(), cpu_ticks());
     // MCP_SCALE_HEARTBEAT=off: no probes at all, for what idleness costs without them.
     let heartbeat = match std::env::var("MCP_SCALE_HEARTBEAT").as_deref() {

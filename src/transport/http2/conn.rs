@@ -29,11 +29,14 @@ use tokio::{
     task::JoinHandle,
 };
 
-use super::frames::{Frames, NotHttp2, Seen};
+use super::{
+    budget::Descriptor,
+    frames::{Frames, NotHttp2, Seen},
+};
 
 /// The streams a connection is given when its server announces no limit: the least RFC 9113
 /// (§ 6.5.2) asks a server to allow, so the next connection opens before anyone waits on it.
-const UNANNOUNCED: usize = 100;
+pub(super) const UNANNOUNCED: usize = 100;
 /// Not announced (yet).
 const NO_LIMIT_SEEN: usize = usize::MAX;
 /// How long the server's first frame may take after the TLS or TCP handshake.
@@ -79,11 +82,13 @@ pub(super) struct Conn {
     /// (invariant 2).
     drained: Arc<AtomicBool>,
     driver: JoinHandle<()>,
+    /// Its place in the process's descriptor budget, given back when it is dropped.
+    _descriptor: Descriptor,
 }
 
 impl Conn {
     /// The streams the server allows at once.
-    fn limit(&self) -> usize {
+    pub(super) fn limit(&self) -> usize {
         match self.seen.max_streams.load(Ordering::Acquire) {
             NO_LIMIT_SEEN => UNANNOUNCED,
             limit => limit,
@@ -112,10 +117,13 @@ impl Conn {
         !self.drained() && self.open_streams() < self.limit()
     }
 
-    /// A stream's slot on it (invariant 1).
-    pub(super) fn take(self: &Arc<Self>) -> Slot {
+    /// A stream's slot on it (invariant 1); its end sets `freed`.
+    pub(super) fn take(self: &Arc<Self>, freed: &Arc<AtomicBool>) -> Slot {
         self.open.fetch_add(1, Ordering::AcqRel);
-        Slot(self.clone())
+        Slot {
+            conn: self.clone(),
+            freed: freed.clone(),
+        }
     }
 
     /// The handle that sends a request on it.
@@ -130,30 +138,37 @@ impl Drop for Conn {
     }
 }
 
-/// One stream's place on a connection; released when dropped.
-pub(super) struct Slot(Arc<Conn>);
+/// One stream's place on a connection; released when dropped, which says so to the set.
+pub(super) struct Slot {
+    conn: Arc<Conn>,
+    /// The set's mark that a stream ended (see `list.rs`), set after the release.
+    freed: Arc<AtomicBool>,
+}
 
 impl Slot {
     pub(super) fn conn(&self) -> &Arc<Conn> {
-        &self.0
+        &self.conn
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.open.fetch_sub(1, Ordering::AcqRel);
+        self.conn.open.fetch_sub(1, Ordering::AcqRel);
+        self.freed.store(true, Ordering::Release);
     }
 }
 
-/// Opens a connection to `target` (see the module docs). The caller bounds the time it takes.
-pub(super) async fn open(target: &Target) -> io::Result<Opened> {
-    open_over(target, tls_connector).await
+/// Opens a connection to `target` (see the module docs), which holds `descriptor` for its
+/// life. The caller bounds the time it takes.
+pub(super) async fn open(target: &Target, descriptor: Descriptor) -> io::Result<Opened> {
+    open_over(target, tls_connector, descriptor).await
 }
 
 /// [`open`], with the TLS of `https` connections from `tls`.
 pub(super) async fn open_over(
     target: &Target,
     tls: fn() -> io::Result<tokio_rustls::TlsConnector>,
+    descriptor: Descriptor,
 ) -> io::Result<Opened> {
     let tcp = TcpStream::connect((target.host.as_str(), target.port)).await?;
     // Small JSON-RPC frames must not wait for Nagle's algorithm.
@@ -161,13 +176,13 @@ pub(super) async fn open_over(
     if !target.tls {
         // A server that does not speak h2c may answer the preface (nginx: a 400) or just close
         // (hyper's HTTP/1.1 server): either way it does not speak HTTP/2 there.
-        return handshake(tcp, true, target.ping).await;
+        return handshake(tcp, true, target.ping, descriptor).await;
     }
     let name = rustls::pki_types::ServerName::try_from(target.host.clone())
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let tls = tls()?.connect(name, tcp).await?;
     match tls.get_ref().1.alpn_protocol() {
-        Some(b"h2") => handshake(tls, false, target.ping).await,
+        Some(b"h2") => handshake(tls, false, target.ping, descriptor).await,
         _ => Ok(Opened::Http1),
     }
 }
@@ -175,7 +190,12 @@ pub(super) async fn open_over(
 /// The HTTP/2 handshake on `io`, done when the server's `SETTINGS` arrived; with
 /// `closed_is_http1`, a connection the server closes before any frame says it speaks HTTP/1.1.
 /// With `ping`, the connection keeps itself alive ([`Ping`]).
-async fn handshake<IO>(io: IO, closed_is_http1: bool, ping: Option<Ping>) -> io::Result<Opened>
+async fn handshake<IO>(
+    io: IO,
+    closed_is_http1: bool,
+    ping: Option<Ping>,
+    descriptor: Descriptor,
+) -> io::Result<Opened>
 where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -211,6 +231,7 @@ where
         open: AtomicUsize::new(0),
         drained,
         driver,
+        _descriptor: descriptor,
     };
     match tokio::time::timeout(SETTINGS_WAIT, first).await {
         Ok(Ok(Ok(()))) => Ok(Opened::Http2(Arc::new(conn))),

@@ -6,9 +6,12 @@
 //! one stream for good (its standalone `GET`), so the hundred-and-first session to a server that
 //! allows a hundred would wait forever. Here:
 //!
-//! 1. A request goes on the oldest connection with a free stream; when none has one, another
-//!    connection opens ([`set`]). The limit is the server's, read from its `SETTINGS` as they
-//!    arrive ([`frames`]).
+//! 1. A request goes on the oldest connection with a free stream ([`list`]); when none has one,
+//!    another connection opens ([`set`]). The limit is the server's, read from its `SETTINGS`
+//!    as they arrive ([`frames`]). How many connections open is bounded by a descriptor budget
+//!    ([`budget`]: a share of the process's `RLIMIT_NOFILE`, and at most 1,024 per origin);
+//!    past it, requests queue on the least busy connection, and a warning says so once per
+//!    origin.
 //! 2. A `GOAWAY` drains its connection: no new stream goes there, the streams in flight finish,
 //!    new requests go to another connection.
 //! 3. A request the server did not process (`REFUSED_STREAM`, above a `GOAWAY`'s last stream,
@@ -29,9 +32,11 @@
 //! 2. A request that failed here says whether it never ran ([`Http2Error::never_ran`]).
 
 mod body;
+mod budget;
 mod conn;
 mod error;
 mod frames;
+mod list;
 mod set;
 
 use std::{

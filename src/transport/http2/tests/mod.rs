@@ -8,6 +8,8 @@ use mcp_mock_server::{MockOptions, MockServer, MockTransport};
 use super::{Http2Error, SendError, origin_set, set::MAX_ATTEMPTS};
 use crate::config::Http2;
 
+mod sizing;
+
 const LIMIT: Duration = Duration::from_secs(20);
 
 async fn mock(http1_only: bool) -> MockServer {
@@ -93,9 +95,9 @@ async fn sessions_of_one_origin_get_one_set_and_other_modes_none() {
 
 /// A certificate for 127.0.0.1 and localhost (valid until 2126), its key, and the throwaway CA
 /// that signed it (whose key was not kept): test material only, trusted by these tests alone.
-const CA: &[u8] = include_bytes!("../../../tests/fixtures/tls/ca.pem");
-const CERT: &[u8] = include_bytes!("../../../tests/fixtures/tls/localhost.pem");
-const KEY: &[u8] = include_bytes!("../../../tests/fixtures/tls/localhost.key");
+const CA: &[u8] = include_bytes!("../../../../tests/fixtures/tls/ca.pem");
+const CERT: &[u8] = include_bytes!("../../../../tests/fixtures/tls/localhost.pem");
+const KEY: &[u8] = include_bytes!("../../../../tests/fixtures/tls/localhost.key");
 
 mod tls {
     use std::{convert::Infallible, io, net::SocketAddr, sync::Arc};
@@ -105,7 +107,10 @@ mod tls {
     use tokio::{net::TcpListener, task::JoinHandle};
 
     use super::{CA, CERT, KEY, LIMIT};
-    use crate::transport::http2::conn::{Opened, Target, offering_h2, open_over};
+    use crate::transport::http2::{
+        budget::Descriptor,
+        conn::{Opened, Target, offering_h2, open_over},
+    };
 
     fn provider() -> Arc<rustls::crypto::CryptoProvider> {
         Arc::new(rustls::crypto::aws_lc_rs::default_provider())
@@ -175,7 +180,10 @@ mod tls {
     async fn alpn_h2_gives_an_http2_connection_that_answers() {
         let (addr, server) = server(&[b"h2", b"http/1.1"]).await;
         let target = target(addr);
-        let opened = tokio::time::timeout(LIMIT, open_over(&target, trusting_the_test_cert));
+        let opened = tokio::time::timeout(
+            LIMIT,
+            open_over(&target, trusting_the_test_cert, Descriptor::first()),
+        );
         let Opened::Http2(conn) = opened.await.expect("in time").expect("opens") else {
             panic!("ALPN agreed on h2, yet no HTTP/2 connection");
         };
@@ -196,7 +204,10 @@ mod tls {
     async fn alpn_http1_says_the_server_speaks_http1() {
         let (addr, server) = server(&[b"http/1.1"]).await;
         let target = target(addr);
-        let opened = tokio::time::timeout(LIMIT, open_over(&target, trusting_the_test_cert));
+        let opened = tokio::time::timeout(
+            LIMIT,
+            open_over(&target, trusting_the_test_cert, Descriptor::first()),
+        );
         let opened = opened.await.expect("in time").expect("opens");
         assert!(matches!(opened, Opened::Http1));
         server.abort();
