@@ -129,7 +129,9 @@ impl Running {
         };
         let monitor = tokio::spawn(watch.run(session));
         let heartbeat = heartbeat.map(|hb| tokio::spawn(hb.run(live.clone())));
-        let listener = Some(tokio::spawn(super::listen::run(listen, live.clone())));
+        let listener = listen
+            .needed(&live)
+            .then(|| tokio::spawn(super::listen::run(listen, live.clone())));
         Running {
             live,
             stop,

@@ -132,6 +132,14 @@ pub(in crate::supervisor) struct Listener {
     pub(in crate::supervisor) handlers: HostHandlers,
 }
 
+impl Listener {
+    /// Whether [`run`] has anything to do for `live`'s generation: a 2026-07-28 listen stream,
+    /// or resources of a 2025 one to subscribe to again. When not, no task is spawned.
+    pub(in crate::supervisor) fn needed(&self, live: &Live) -> bool {
+        is_modern(&live.protocol) || !self.relay.subscribed().is_empty()
+    }
+}
+
 /// Keeps `live`'s generation listening (see the module docs).
 pub(in crate::supervisor) async fn run(listener: Listener, live: Arc<Live>) {
     // Boxed: a 2025 generation's task, which only renews subscriptions and ends, would
