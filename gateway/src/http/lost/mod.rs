@@ -43,6 +43,11 @@ static PROCESS: LazyLock<String> = LazyLock::new(|| {
     format!("{:016x}", hasher.finish())
 });
 
+/// This process, as event ids name it.
+pub(in crate::http) fn process() -> &'static str {
+    PROCESS.as_str()
+}
+
 /// What a tag says: the request's kind and id, and whether this process made it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(in crate::http) struct Tag {
@@ -131,6 +136,11 @@ impl Unanswered {
     /// The request `id`, a `tools/call` if `call`.
     pub(in crate::http) fn new(call: bool, id: NumberOrString) -> Self {
         Self { call, id }
+    }
+
+    /// The tag of the stream that answers it, if its id can be carried.
+    pub(in crate::http) fn tag(&self) -> Option<String> {
+        Tag::for_request(self.call, &self.id)
     }
 
     /// The answer as one SSE event: a tool result with `isError` for a call, a JSON-RPC error

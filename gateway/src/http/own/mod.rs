@@ -30,9 +30,12 @@
 //!   question; without one, the standalone stream; the host's answer (a `POST` in its session)
 //!   reaches only its own session's question; bounded per session (`asks.rs`).
 //!
-//! Not here yet (see `BENCHMARKS.md`, "The own front"): event ids and resumption of a
-//! request's response (a `Last-Event-ID` of a request of rmcp's front is answered as lost), the
-//! early response head of a tool call in a fleet, batches (refused).
+//! - Every SSE stream has event ids and can be asked for again with `Last-Event-ID`
+//!   (`resumable.rs`, `replay.rs`); a `Last-Event-ID` of another process (a replica gone, rmcp's
+//!   front) is answered as lost.
+//!
+//! Not here yet (see `BENCHMARKS.md`, "The own front"): the early response head of a tool call
+//! in a fleet (a call answered as one JSON body has no event id to resume), batches (refused).
 //!
 //! # Invariants
 //!
@@ -76,6 +79,8 @@ mod open;
 mod post;
 mod progress;
 mod questions;
+mod replay;
+mod resumable;
 mod stream;
 mod table;
 
