@@ -143,6 +143,8 @@ pub(super) async fn answer(
         biased;
         answer = &mut call => return answer::json(&answer, None),
         Some(first) = questions.recv() => first,
+        // Past the drain's limit the gateway ends: the host is told the call may have run.
+        () = own.cut.cancelled() => return answer::json(&unanswered.message(), None),
     };
     let state = Some((call, questions, ride));
     let rest = futures::stream::unfold(state, |state| async move {
