@@ -121,7 +121,10 @@ async fn stream_of(front: &OwnFront, id: &str) -> (String, String) {
     let answer = (front.send("POST", &host_headers(Some(id)), STREAMED.into(), MAX_ANSWER)).await;
     check(&answer);
     let body = String::from_utf8_lossy(&answer.body);
-    let last = body.lines().filter_map(|l| l.strip_prefix("id: ")).last();
+    let last = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .next_back();
     let last = last.unwrap_or_else(|| panic!("a stream with ids: {body}"));
     let stream = last.split('.').next().expect("a stream number");
     (format!("id: {stream}."), last.to_owned())
