@@ -31,7 +31,7 @@ use tokio::sync::mpsc;
 
 use super::{
     Own, answer,
-    stream::event,
+    answer::event,
     table::{Session, lock},
 };
 

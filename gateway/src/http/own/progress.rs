@@ -15,8 +15,9 @@ use tokio::sync::mpsc;
 
 use super::{
     Own, answer,
+    answer::event,
     asks::Ride,
-    stream::{self, event},
+    stream,
     table::{Route, Session},
 };
 use crate::outbox::Outbox;

@@ -23,15 +23,13 @@
 use std::{
     collections::VecDeque,
     sync::{
-        Arc, Mutex,
+        Arc, Mutex, MutexGuard, PoisonError,
         atomic::{AtomicU64, Ordering},
     },
 };
 
 use bytes::Bytes;
 use tokio::sync::Notify;
-
-use super::table::lock;
 
 /// Events a stream keeps for a resumption.
 pub(super) const MAX_EVENTS: usize = 64;
@@ -211,6 +209,10 @@ pub(super) fn parse(local: &str) -> Option<Resume> {
         stream: number(stream)?,
         from: number(index)?.checked_add(1)?,
     })
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -20,8 +20,8 @@ use bytes::Bytes;
 use futures::{Stream, StreamExt};
 
 use super::{
+    answer::{event, sse},
     replay::{self, Log, STANDALONE},
-    stream::{event, sse},
     table::{Session, lock},
 };
 use crate::http::{

@@ -9,7 +9,7 @@ use std::{convert::Infallible, sync::Arc, sync::atomic::Ordering};
 use axum::{
     body::Body,
     extract::Request,
-    http::{HeaderValue, StatusCode, header},
+    http::{StatusCode, header},
     response::Response,
 };
 use bytes::Bytes;
@@ -22,6 +22,7 @@ use tokio::{
 
 use super::{
     Own,
+    answer::{event, sse},
     replay::Log,
     resumable::{Resumed, resumed},
     table::{Busy, Session, lock},
@@ -33,23 +34,6 @@ use crate::{
 
 /// Events written ahead of the host's reading.
 const AHEAD: usize = 8;
-
-pub(super) fn sse(body: Body) -> Response {
-    let mut response = Response::new(body);
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
-}
-
-/// One SSE event carrying `message`.
-pub(super) fn event(message: &ServerJsonRpcMessage) -> Option<Bytes> {
-    let json = serde_json::to_string(message).ok()?;
-    Some(Bytes::from(format!("event: message\ndata: {json}\n\n")))
-}
 
 pub(super) async fn get(own: &Arc<Own>, request: Request, id: &str) -> Response {
     let accepts_sse = (request.headers().get_all(header::ACCEPT).iter())
