@@ -2,7 +2,7 @@
 """Writes CONFORMANCE-SERVER.md from the suite's result folders (scripts/conformance-server.sh).
 
     conformance-server-report.py RESULTS NODE COMMIT STATE SECONDS VERSIONS \
-        --legs LEG... --upstreams UPSTREAM... --targets TARGET...
+        --legs LEG... --upstreams UPSTREAM... --targets TARGET... [--front own|rmcp|default]
 
 RESULTS holds <leg>/<upstream>/<target>/server-<scenario>-<timestamp>/checks.json and, per suite
 version, scenarios-<version>.txt (`conformance list --server`). A scenario passes when its
@@ -21,6 +21,8 @@ for name in ("results", "node", "commit", "state", "seconds", "versions"):
 parser.add_argument("--legs", nargs="+", required=True)
 parser.add_argument("--upstreams", nargs="+", required=True)
 parser.add_argument("--targets", nargs="+", required=True)
+parser.add_argument("--front", default="default",
+                    help="serve's host-facing front (`--front`): own, rmcp, or default (serve's own choice)")
 args = parser.parse_args()
 
 UPSTREAMS = {
@@ -97,6 +99,8 @@ out = ["# Conformance: the server side", "",
        f"- Date: {now}; wall time {args.seconds} s",
        f"- Commit built and run: `{args.commit}` ({args.state} src/, gateway/, cli/ and mock-server/); Node {args.node}",
        "- Upstream packages: " + "; ".join(f"`{v}`" for v in args.versions.split(";") if v),
+       "- serve's host-facing front: " + ("its default (no `--front`)" if args.front == "default"
+                                          else f"`--front {args.front}`"),
        "- Upstreams:"]
 out += [f"  - {u}: {UPSTREAMS.get(u, u)}" for u in args.upstreams]
 out += ["- Suite runs (legs):"]

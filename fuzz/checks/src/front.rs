@@ -20,14 +20,16 @@
 //!
 //! In header values and the body, `{A}` and `{B}` stand for the two sessions' ids, except in an
 //! `Mcp-Session-Id` line, where `{B}` is B's id with its last digit changed: the input may
-//! name B anywhere but in the one header that would address B.
+//! name B anywhere but in the one header that would address B. `{E}` stands for the event id of
+//! the answer on a stream of B's (a `ping` that asked for progress), for a `Last-Event-ID`.
 //!
 //! Asserted: no panic; every answer has a status below 500 and a body no longer than the
 //! bound, read without error; a `202` or `204` has no body; a whole JSON body is JSON; a new
 //! `Mcp-Session-Id` comes only with a `200` and is a session of its own; no session exists but
 //! A, B and those the input opened; session B is as it was after every request (invariant 1
-//! of `gateway/src/http/own/`: a request reaches only the session it names) and still answers
-//! a `ping` at the end.
+//! of `gateway/src/http/own/`: a request reaches only the session it names), no answer carries
+//! an event of B's stream (`own/replay.rs`, invariant 1), and B still answers a `ping` at the
+//! end.
 
 use mcp_resilient_gateway::fuzzing::{Answer, End, OwnFront};
 
@@ -41,6 +43,8 @@ const MAX_ANSWER: usize = 256 * 1024;
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}"#;
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 const PING: &str = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+const STREAMED: &str =
+    r#"{"jsonrpc":"2.0","id":8,"method":"ping","params":{"_meta":{"progressToken":"b"}}}"#;
 
 /// Runs `data`'s requests through the own front (module docs).
 pub fn own_front(data: &[u8]) {
@@ -53,15 +57,23 @@ pub fn own_front(data: &[u8]) {
         let front = OwnFront::start(MAX_BODY).await;
         let a = open(&front).await;
         let b = open(&front).await;
+        let (b_events, e) = stream_of(&front, &b).await;
         let b_was = front.state_of(&b).expect("B is open");
         let mut opened = vec![a.clone(), b.clone()];
         for request in data.split(|&byte| byte == 0).take(MAX_REQUESTS) {
             let Some((&selector, rest)) = request.split_first() else {
                 continue;
             };
-            let (method, headers, body) = shape(selector, rest, &a, &b);
+            let (method, headers, body) = shape(selector, rest, &a, &b, &e);
             let answer = front.send(method, &headers, body, MAX_ANSWER).await;
             check(&answer);
+            let lines = answer.body.split(|&byte| byte == b'\n');
+            assert!(
+                !lines
+                    .clone()
+                    .any(|line| line.starts_with(b_events.as_bytes())),
+                "B's events answered {method} {headers:?}"
+            );
             if let Some(id) = header(&answer, "mcp-session-id") {
                 let id = String::from_utf8(id.to_vec()).expect("a session id is text");
                 assert_eq!(answer.status, 200, "a session opened with {answer:?}");
@@ -104,6 +116,20 @@ async fn open(front: &OwnFront) -> String {
     id
 }
 
+/// A stream of session `id`'s: the start of its event ids (`id: {stream}.`) and its last id.
+async fn stream_of(front: &OwnFront, id: &str) -> (String, String) {
+    let answer = (front.send("POST", &host_headers(Some(id)), STREAMED.into(), MAX_ANSWER)).await;
+    check(&answer);
+    let body = String::from_utf8_lossy(&answer.body);
+    let last = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .next_back();
+    let last = last.unwrap_or_else(|| panic!("a stream with ids: {body}"));
+    let stream = last.split('.').next().expect("a stream number");
+    (format!("id: {stream}."), last.to_owned())
+}
+
 type Headers = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn host_headers(session: Option<&str>) -> Headers {
@@ -123,7 +149,7 @@ fn host_headers(session: Option<&str>) -> Headers {
 }
 
 /// One request of the input (module docs).
-fn shape(selector: u8, rest: &[u8], a: &str, b: &str) -> (&'static str, Headers, Vec<u8>) {
+fn shape(selector: u8, rest: &[u8], a: &str, b: &str, e: &str) -> (&'static str, Headers, Vec<u8>) {
     let method = ["POST", "GET", "DELETE", "PUT"][usize::from(selector & 3)];
     let session = match (selector >> 2) & 3 {
         1 => Some(a.to_owned()),
@@ -156,7 +182,7 @@ fn shape(selector: u8, rest: &[u8], a: &str, b: &str) -> (&'static str, Headers,
         let value = line[colon + 1..].trim_ascii();
         let value = match name.eq_ignore_ascii_case(b"mcp-session-id") {
             true => replace(&replace(value, "{B}", &not_b), "{A}", a),
-            false => replace(&replace(value, "{B}", b), "{A}", a),
+            false => replace(&replace(&replace(value, "{E}", e), "{B}", b), "{A}", a),
         };
         headers.push((name, value));
     }

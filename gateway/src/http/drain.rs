@@ -13,7 +13,8 @@
 //! 1. Only requests count as in flight (`POST`, `DELETE`); a `GET` stream (a host's standalone
 //!    stream) never holds the drain up: it ends with the sessions.
 //! 2. The drain ends at the limit at the latest; after the limit, a request answerable as lost
-//!    gets that answer in its stream before the stream ends.
+//!    gets that answer in its stream before the stream ends (on the own front, a request whose
+//!    one JSON body is not written yet gets it as that body: `own/asks.rs`).
 
 use std::{
     sync::{

@@ -14,19 +14,14 @@ use axum::{
     http::{HeaderName, HeaderValue, Method, Request},
 };
 use futures::StreamExt;
-use rmcp::transport::streamable_http_server::StreamableHttpService;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use super::{
     FrontLimits, HostFront, ServeOptions,
-    admit::Admission,
     hub::Hub,
-    opening::Openings,
     own::{self, Own},
-    restore::{Restore, StoreCounts},
-    sessions::Sessions,
-    settings::rmcp_config,
+    parts::FrontParts,
 };
 use crate::{Mode, outbox::NotificationBuffer};
 
@@ -89,43 +84,11 @@ impl OwnFront {
             Ok(hub) => Arc::new(hub),
             Err(_) => unreachable!("no upstream to start"),
         };
-        let admission = Admission::new(options.limits);
-        let sessions = Arc::new(Sessions::new(
-            hub.hosts.clone(),
-            admission.clone(),
-            options.limits.session_idle,
-            options.store.clone(),
-        ));
-        let ended = CancellationToken::new();
-        let make = hub.maker(mode, Vec::new(), &options, NotificationBuffer::of(&[]));
-        let front = Arc::new(crate::http::front::HttpFront {
-            hosts: hub.hosts.clone(),
-            policed: false,
-        });
-        let rmcp_make = make.clone();
-        let factory = move || Ok(rmcp_make(front.clone()));
-        let restore = Restore(
-            options.store.clone(),
-            Arc::new(Openings::default()),
-            Arc::new(StoreCounts::default()),
-        );
-        let config = rmcp_config(&options, address, ended.clone(), restore);
-        let service = StreamableHttpService::new(factory, sessions, config.clone());
-        let own = own::build(own::Parts {
-            make,
-            hooks: Arc::new(own::OwnHooks {
-                hosts: hub.hosts.clone(),
-                policed: false,
-            }),
-            rmcp: service,
-            config,
-            max_body,
-            idle: options.limits.session_idle,
-            store: options.store.clone(),
-            hosts: hub.hosts.clone(),
-            admission,
-            ended: ended.clone(),
-        });
+        let buffer = NotificationBuffer::of(&[]);
+        let parts = FrontParts::new(&hub, mode, Vec::new(), &options, address, buffer);
+        let ended = parts.ended.clone();
+        // No drain here: nothing cuts a request.
+        let own = own::build(parts.own(&options, &hub, CancellationToken::new()));
         let router = own::routed(own.clone());
         Self {
             own,

@@ -64,6 +64,7 @@ mod opening;
 mod operate;
 mod options;
 mod own;
+mod parts;
 mod prm;
 mod refusal;
 mod reload;

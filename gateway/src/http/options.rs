@@ -197,8 +197,9 @@ pub enum HostFront {
     #[default]
     Rmcp,
     /// The gateway's own (session-era hosts; a request answered as one JSON body, no task or
-    /// channel per idle session), with rmcp's for requests without a session. It does not yet
-    /// resume a request's response (`Last-Event-ID`).
+    /// channel per idle session), with rmcp's for requests without a session. Its streams resume
+    /// with `Last-Event-ID`; a tool call answered as one JSON body has no early head for a
+    /// fleet's balancer.
     Own,
 }
 

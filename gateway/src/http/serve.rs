@@ -12,28 +12,21 @@
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use axum::{Router, middleware, routing::get, serve::ListenerExt};
-use rmcp::transport::streamable_http_server::StreamableHttpService;
 use tokio_util::sync::CancellationToken;
 
 use super::{
     Gateway, HostFront, ServeError,
     access::rate::Buckets,
-    admit::Admission,
     drain::{Drain, Ended},
-    front::HttpFront,
     guard::{Gate, guard},
     health::{Readiness, healthz, readyz},
     hub::Hub,
     identify::Doors,
     jwt::Verifier,
     maker::split,
-    opening::Openings,
     operate::Operated,
-    own,
+    parts::FrontParts,
     prm::{Metadata, WELL_KNOWN},
-    restore::{Restore, StoreCounts},
-    sessions::Sessions,
-    settings::rmcp_config,
 };
 use crate::outbox::NotificationBuffer;
 
@@ -69,34 +62,16 @@ impl Gateway {
                     source: failed.source,
                 })?,
         );
-        let admission = Admission::new(options.limits);
-        let front = Arc::new(HttpFront {
-            hosts: hub.hosts.clone(),
-            policed: options.access.is_some(),
-        });
-        let sessions = Arc::new(Sessions::new(
-            hub.hosts.clone(),
-            admission.clone(),
-            options.limits.session_idle,
-            options.store.clone(),
-        ));
-        let ended = CancellationToken::new();
-        let make = hub.maker(self.mode, own, &options, buffer);
-        let rmcp_make = make.clone();
-        let factory = move || Ok(rmcp_make(front.clone()));
-        let openings = Arc::new(Openings::default());
-        let counts = Arc::new(StoreCounts::default());
-        let restore = Restore(options.store.clone(), openings.clone(), counts.clone());
-        let config = rmcp_config(&options, address, ended.clone(), restore);
-        let service = StreamableHttpService::new(factory, sessions, config.clone());
+        let parts = FrontParts::new(&hub, self.mode, own, &options, address, buffer);
+        let ended = parts.ended.clone();
         let drain = Arc::new(Drain::new(options.drain, stop.clone()));
         let gate = Arc::new(Gate {
             doors,
             metadata: metadata.clone(),
             rates: Buckets::default(),
-            admission: admission.clone(),
+            admission: parts.admission.clone(),
             hosts: hub.hosts.clone(),
-            openings,
+            openings: parts.openings.clone(),
             max_body: options.limits.max_body_bytes,
             drain: drain.clone(),
             open_sessions_early: options.front == HostFront::Rmcp,
@@ -105,16 +80,9 @@ impl Gateway {
             hub: hub.clone(),
             gate: gate.clone(),
         });
+        let counts = parts.counts.clone();
         let operated = Operated::start(&hub, &gate, &options, address, counts, per_host);
-        let mcp = own::route(
-            &options,
-            service,
-            config,
-            make,
-            &hub,
-            admission,
-            ended.clone(),
-        );
+        let mcp = parts.route(&options, &hub, drain.cut.clone());
         let app = routes(mcp, gate.clone(), readiness, metadata).merge(operated.routes());
         let server = tokio::spawn(run_server(listener, app, ended.clone()));
         tracing::info!(%address, front = options.front.name(), "serving MCP at http://{address}/mcp");

@@ -12,6 +12,7 @@ mod issuer;
 mod operate;
 mod own;
 mod own_asks;
+mod own_resume;
 mod per_host;
 pub mod raw;
 mod reload;

@@ -223,3 +223,42 @@ async fn workers_sets_the_runtimes_threads_and_zero_is_refused() {
     let stderr = String::from_utf8_lossy(&zero.stderr);
     assert!(stderr.contains("--workers"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_drain_limit_answers_an_own_front_call_waiting_for_its_json_answer_as_may_have_run() {
+    let mock = MockProcess::start("http").await;
+    let url = mock.url();
+    let mut args: Vec<&str> = FAST.to_vec();
+    args.extend(["--front", "own", "--drain-limit", "300ms"]);
+    args.extend(["--name", "mock", "--url", &url]);
+    let gateway = Gateway::start(&args).await;
+    let raw = super::raw::Raw::new(&gateway.url());
+    let id = raw.session().await;
+    // No progress asked for: the answer would be one JSON body, a minute from now.
+    let call = json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call",
+        "params": {"name": "peek", "arguments": {"ms": 60_000}}});
+    let headers = raw.in_session(&id);
+    let posted = raw.post(&call, &headers);
+    let stop = async {
+        mock.wait_requests("tools/call", 1).await;
+        let pid = gateway.child.id().expect("running") as i32;
+        let term = nix::sys::signal::Signal::SIGTERM;
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), term).expect("SIGTERM");
+    };
+    let (response, ()) = tokio::join!(posted, stop);
+    let kind = response.headers().get("content-type").cloned();
+    assert_eq!(
+        kind.as_ref().and_then(|v| v.to_str().ok()),
+        Some("application/json")
+    );
+    let answer = super::raw::answer(response, 41).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("may have run"), "{text}");
+    let mut child = gateway.child;
+    let status = tokio::time::timeout(LIMIT, child.wait()).await;
+    let status = status.expect("serve exits in time").expect("wait");
+    assert!(status.success(), "{status}");
+}

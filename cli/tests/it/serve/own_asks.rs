@@ -79,7 +79,8 @@ impl Events {
                 if let Some(end) = self.1.find("\n\n") {
                     let event: String = self.1.drain(..end + 2).collect();
                     let data = event.lines().find_map(|l| l.strip_prefix("data:"));
-                    if let Some(data) = data {
+                    // The priming event (an id and no data) carries no message.
+                    if let Some(data) = data.filter(|data| !data.trim().is_empty()) {
                         return serde_json::from_str(data.trim()).expect("JSON in an event");
                     }
                     continue;

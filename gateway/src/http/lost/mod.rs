@@ -43,6 +43,11 @@ static PROCESS: LazyLock<String> = LazyLock::new(|| {
     format!("{:016x}", hasher.finish())
 });
 
+/// This process, as event ids name it.
+pub(in crate::http) fn process() -> &'static str {
+    PROCESS.as_str()
+}
+
 /// What a tag says: the request's kind and id, and whether this process made it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(in crate::http) struct Tag {
@@ -133,14 +138,23 @@ impl Unanswered {
         Self { call, id }
     }
 
+    /// The tag of the stream that answers it, if its id can be carried.
+    pub(in crate::http) fn tag(&self) -> Option<String> {
+        Tag::for_request(self.call, &self.id)
+    }
+
     /// The answer as one SSE event: a tool result with `isError` for a call, a JSON-RPC error
     /// for anything else, each saying it may have run (and counted so, for the status page).
     pub(in crate::http) fn event(&self) -> bytes::Bytes {
+        let json = serde_json::to_string(&self.message()).unwrap_or_default();
+        bytes::Bytes::from(format!("data: {json}\n\n"))
+    }
+
+    /// The answer as one JSON-RPC message (for a response not yet begun: one JSON body).
+    pub(in crate::http) fn message(&self) -> ServerJsonRpcMessage {
         const WHY: &str = "The gateway stopped before it had the answer: its drain limit passed (a deploy or a restart).";
         crate::calls::may_have_run();
-        let message = may_have_run(self.call, &self.id, WHY);
-        let json = serde_json::to_string(&message).unwrap_or_default();
-        bytes::Bytes::from(format!("data: {json}\n\n"))
+        may_have_run(self.call, &self.id, WHY)
     }
 }
 

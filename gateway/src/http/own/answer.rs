@@ -8,6 +8,7 @@ use axum::{
     http::{HeaderValue, StatusCode, header, request::Parts},
     response::Response,
 };
+use bytes::Bytes;
 use rmcp::{
     RoleServer, Service,
     model::{
@@ -84,4 +85,22 @@ pub(super) fn dispatch(
     context: RequestContext<RoleServer>,
 ) -> impl Future<Output = Result<ServerResult, rmcp::ErrorData>> + Send + '_ {
     handler.handle_request(request, context)
+}
+
+/// A response whose body is an SSE stream.
+pub(super) fn sse(body: Body) -> Response {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// One SSE event carrying `message`.
+pub(super) fn event(message: &ServerJsonRpcMessage) -> Option<Bytes> {
+    let json = serde_json::to_string(message).ok()?;
+    Some(Bytes::from(format!("event: message\ndata: {json}\n\n")))
 }

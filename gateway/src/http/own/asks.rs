@@ -14,12 +14,9 @@
 //! on rmcp's front), else fails with an error that says why. What a session holds of them is
 //! in `questions.rs`.
 
-use std::{
-    convert::Infallible,
-    sync::{Arc, Weak},
-};
+use std::sync::{Arc, Weak};
 
-use axum::{body::Body, http::request::Parts, response::Response};
+use axum::{http::request::Parts, response::Response};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use rmcp::{
@@ -34,7 +31,7 @@ use tokio::sync::mpsc;
 
 use super::{
     Own, answer,
-    stream::{event, sse},
+    answer::event,
     table::{Session, lock},
 };
 
@@ -146,23 +143,24 @@ pub(super) async fn answer(
         biased;
         answer = &mut call => return answer::json(&answer, None),
         Some(first) = questions.recv() => first,
+        // Past the drain's limit the gateway ends: the host is told the call may have run.
+        () = own.cut.cancelled() => return answer::json(&unanswered.message(), None),
     };
     let state = Some((call, questions, ride));
     let rest = futures::stream::unfold(state, |state| async move {
         let (mut call, mut questions, ride) = state?;
         tokio::select! {
             biased;
-            Some(question) = questions.recv() => {
-                Some((Ok::<_, Infallible>(question), Some((call, questions, ride))))
-            }
+            Some(question) = questions.recv() => Some((question, Some((call, questions, ride)))),
             answer = &mut call => {
                 drop(ride);
-                Some((Ok(event(&answer).unwrap_or_default()), None))
+                Some((event(&answer).unwrap_or_default(), None))
             }
         }
     });
-    let first = futures::stream::once(async { Ok::<_, Infallible>(first) });
-    let mut response = sse(Body::from_stream(futures::StreamExt::chain(first, rest)));
+    let work = futures::StreamExt::chain(futures::stream::once(async { first }), rest);
+    // From here the request runs on its own task, and its stream can be asked for again.
+    let mut response = super::resumable::respond(session, unanswered.tag(), work);
     response.extensions_mut().insert(unanswered);
     response
 }

@@ -30,9 +30,12 @@
 //!   question; without one, the standalone stream; the host's answer (a `POST` in its session)
 //!   reaches only its own session's question; bounded per session (`asks.rs`).
 //!
-//! Not here yet (see `BENCHMARKS.md`, "The own front"): event ids and resumption of a
-//! request's response (a `Last-Event-ID` of a request of rmcp's front is answered as lost), the
-//! early response head of a tool call in a fleet, batches (refused).
+//! - Every SSE stream has event ids and can be asked for again with `Last-Event-ID`
+//!   (`resumable.rs`, `replay.rs`); a `Last-Event-ID` of another process (a replica gone, rmcp's
+//!   front) is answered as lost.
+//!
+//! Not here yet (see `BENCHMARKS.md`, "The own front"): the early response head of a tool call
+//! in a fleet (a call answered as one JSON body has no event id to resume), batches (refused).
 //!
 //! # Invariants
 //!
@@ -58,14 +61,7 @@ use rmcp::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    HostFront,
-    admit::Admission,
-    hub::{Hosts, Hub},
-    maker::Make,
-    refusal::refuse,
-    sessions::Sessions,
-};
+use super::{admit::Admission, hub::Hosts, maker::Make, refusal::refuse, sessions::Sessions};
 use crate::{ProxyHandler, state::HostStore};
 
 mod answer;
@@ -76,6 +72,8 @@ mod open;
 mod post;
 mod progress;
 mod questions;
+mod replay;
+mod resumable;
 mod stream;
 mod table;
 
@@ -98,6 +96,9 @@ pub(in crate::http) struct Own {
     store: Arc<dyn HostStore>,
     hosts: Arc<Hosts>,
     admission: Admission,
+    /// Cancelled when the drain's limit passes: a request still waiting for its answer to be
+    /// written as one JSON body is answered as lost then (`asks.rs`).
+    cut: CancellationToken,
     /// One take-over from the store at a time (two requests for a session held elsewhere
     /// rebuild it once).
     restoring: tokio::sync::Mutex<()>,
@@ -119,6 +120,8 @@ pub(in crate::http) struct Parts {
     pub(in crate::http) admission: Admission,
     /// Ends the sweeper, and every session with the gateway.
     pub(in crate::http) ended: CancellationToken,
+    /// The drain's limit (`gateway/src/http/drain.rs`).
+    pub(in crate::http) cut: CancellationToken,
 }
 
 /// `/mcp` served by the own front (the guard goes in front of it, as of rmcp's).
@@ -147,42 +150,12 @@ pub(in crate::http) fn build(parts: Parts) -> Arc<Own> {
         store: parts.store,
         hosts: parts.hosts,
         admission: parts.admission,
+        cut: parts.cut,
         restoring: tokio::sync::Mutex::new(()),
         peers: std::sync::Mutex::default(),
     });
     sweep(own.clone(), parts.ended);
     own
-}
-
-/// `/mcp`: rmcp's service, or the own front with rmcp's service behind it for the requests
-/// without a session (`gateway/src/http/own/`).
-pub(in crate::http) fn route(
-    options: &super::ServeOptions,
-    service: StreamableHttpService<ProxyHandler, Sessions>,
-    config: StreamableHttpServerConfig,
-    make: Make,
-    hub: &Hub,
-    admission: Admission,
-    ended: CancellationToken,
-) -> Router {
-    if options.front != HostFront::Own {
-        return Router::new().route_service("/mcp", service);
-    }
-    router(Parts {
-        make,
-        hooks: Arc::new(OwnHooks {
-            hosts: hub.hosts.clone(),
-            policed: options.access.is_some(),
-        }),
-        rmcp: service,
-        config,
-        max_body: options.limits.max_body_bytes,
-        idle: options.limits.session_idle,
-        store: options.store.clone(),
-        hosts: hub.hosts.clone(),
-        admission,
-        ended,
-    })
 }
 
 async fn serve(State(own): State<Arc<Own>>, request: Request) -> Response {

@@ -1,21 +1,23 @@
 //! A request that asked for progress (`_meta.progressToken`): answered as an SSE stream, its
 //! progress going out as it comes and before the answer, as on rmcp's front (when no standalone
-//! stream is open, everything else the session's outbox holds meanwhile too). Every other request
+//! stream is open, everything else the session's outbox holds meanwhile too). The request runs
+//! on its own task and its stream can be asked for again (`resumable.rs`). Every other request
 //! is answered as one JSON body.
 
-use std::{convert::Infallible, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
-use axum::{body::Body, http::request::Parts, response::Response};
+use axum::{http::request::Parts, response::Response};
 use bytes::Bytes;
-use futures::future::BoxFuture;
+use futures::{StreamExt, future::BoxFuture};
 use rmcp::model::ProgressToken;
 use rmcp::model::{ClientRequest, JsonRpcRequest, ServerJsonRpcMessage};
 use tokio::sync::mpsc;
 
 use super::{
     Own, answer,
+    answer::event,
     asks::Ride,
-    stream::{self, event, sse},
+    stream,
     table::{Route, Session},
 };
 use crate::outbox::Outbox;
@@ -36,6 +38,7 @@ pub(super) fn streamed(
     token: ProgressToken,
 ) -> Response {
     let unanswered = super::unanswered(&request);
+    let tag = unanswered.tag();
     let (events, rx) = mpsc::channel(AHEAD);
     // The upstream's questions for this request ride its response too (`asks.rs`).
     let ride = session.ride(&request.id, events.clone());
@@ -43,7 +46,7 @@ pub(super) fn streamed(
     // Nothing drains the outbox: this response does, while it lasts.
     let drained = (session.drainer.clone().try_lock_owned().ok()).map(|drainer| {
         let busy = session.busy(&own.table, None);
-        stream::drain(session, busy, drainer, None)
+        stream::drain_to_channel(session, busy, drainer)
     });
     let (others, open) = drained.unzip();
     let outbox = session.handler.shared.link.outbox.clone();
@@ -58,7 +61,8 @@ pub(super) fn streamed(
         held: (route, open, ride),
         outbox,
     });
-    let mut response = sse(Body::from_stream(futures::stream::unfold(state, next)));
+    let work = futures::stream::unfold(state, next).flat_map(futures::stream::iter);
+    let mut response = super::resumable::respond(session, tag, work);
     response.extensions_mut().insert(unanswered);
     response
 }
@@ -74,13 +78,13 @@ struct Running {
     outbox: Outbox,
 }
 
-/// The stream's next chunk: an event, or the last ones and the answer.
-async fn next(state: Option<Running>) -> Option<(Result<Bytes, Infallible>, Option<Running>)> {
+/// The stream's next events: one, or the last ones and the answer.
+async fn next(state: Option<Running>) -> Option<(Vec<Bytes>, Option<Running>)> {
     let mut state = state?;
     tokio::select! {
         biased;
-        Some(event) = state.rx.recv() => Some((Ok(event), Some(state))),
-        Some(event) = recv(&mut state.others) => Some((Ok(event), Some(state))),
+        Some(event) = state.rx.recv() => Some((vec![event], Some(state))),
+        Some(event) = recv(&mut state.others) => Some((vec![event], Some(state))),
         answer = &mut state.call => {
             // What the request queued goes out before its answer.
             let mut out = Vec::new();
@@ -89,20 +93,20 @@ async fn next(state: Option<Running>) -> Option<(Result<Bytes, Infallible>, Opti
             loop {
                 tokio::select! {
                     biased;
-                    Some(event) = state.rx.recv() => out.extend_from_slice(&event),
-                    Some(event) = recv(&mut state.others) => out.extend_from_slice(&event),
+                    Some(event) = state.rx.recv() => out.push(event),
+                    Some(event) = recv(&mut state.others) => out.push(event),
                     () = &mut flushed => break,
                 }
             }
             while let Ok(event) = state.rx.try_recv() {
-                out.extend_from_slice(&event);
+                out.push(event);
             }
             while let Some(Ok(event)) = state.others.as_mut().map(mpsc::Receiver::try_recv) {
-                out.extend_from_slice(&event);
+                out.push(event);
             }
-            out.extend_from_slice(&event(&answer).unwrap_or_default());
+            out.extend(event(&answer));
             drop(state.held);
-            Some((Ok(Bytes::from(out)), None))
+            Some((out, None))
         }
     }
 }

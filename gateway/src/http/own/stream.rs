@@ -1,14 +1,15 @@
 //! A host's `GET`: the session's standalone stream, which the session's outbox drains to while
 //! it is open (one task, ended with the stream), with a keep-alive comment when it has nothing
-//! to say. A `Last-Event-ID` naming a request of rmcp's front (a fleet that changed fronts, or a
-//! process that died with the request) is answered as lost, as rmcp's front answers it.
+//! to say. Its events go through the session's standalone log (`replay.rs`), so a `GET` with the
+//! `Last-Event-ID` of one of them gets what came after it; a `Last-Event-ID` of a request's
+//! stream is answered from that stream's log (`resumable.rs`).
 
 use std::{convert::Infallible, sync::Arc, sync::atomic::Ordering};
 
 use axum::{
     body::Body,
     extract::Request,
-    http::{HeaderValue, StatusCode, header},
+    http::{StatusCode, header},
     response::Response,
 };
 use bytes::Bytes;
@@ -21,32 +22,18 @@ use tokio::{
 
 use super::{
     Own,
+    answer::{event, sse},
+    replay::Log,
+    resumable::{Resumed, resumed},
     table::{Busy, Session, lock},
 };
 use crate::{
-    http::{lost::Tag, refusal::refuse},
+    http::{refusal::refuse, sessions::RESUME_AFTER},
     outbox::sink::{self, Sink},
 };
 
 /// Events written ahead of the host's reading.
 const AHEAD: usize = 8;
-
-pub(super) fn sse(body: Body) -> Response {
-    let mut response = Response::new(body);
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
-}
-
-/// One SSE event carrying `message`.
-pub(super) fn event(message: &ServerJsonRpcMessage) -> Option<Bytes> {
-    let json = serde_json::to_string(message).ok()?;
-    Some(Bytes::from(format!("event: message\ndata: {json}\n\n")))
-}
 
 pub(super) async fn get(own: &Arc<Own>, request: Request, id: &str) -> Response {
     let accepts_sse = (request.headers().get_all(header::ACCEPT).iter())
@@ -59,18 +46,15 @@ pub(super) async fn get(own: &Arc<Own>, request: Request, id: &str) -> Response 
         );
     }
     let (parts, _) = request.into_parts();
-    let last = (parts.headers.get("last-event-id")).and_then(|v| v.to_str().ok());
-    if let Some((_, Some(tag))) = last.map(Tag::split) {
-        tracing::info!(
-            "a request's stream is asked for again; this front has none: answered as lost"
-        );
-        let lost = tag.answer();
-        let answer = lost.message.as_deref().and_then(event).unwrap_or_default();
-        return sse(Body::from(answer));
-    }
     let session = match own.session(id, &parts).await {
         Ok(session) => session,
         Err(refused) => return refused,
+    };
+    let last = (parts.headers.get("last-event-id")).and_then(|v| v.to_str().ok());
+    let from = match last.map(|last| resumed(&session, last)) {
+        Some(Resumed::Answered(response)) => return response,
+        Some(Resumed::Standalone(from)) => from,
+        None => None,
     };
     if session.streaming.swap(true, Ordering::AcqRel) {
         return refuse(
@@ -90,42 +74,73 @@ pub(super) async fn get(own: &Arc<Own>, request: Request, id: &str) -> Response 
     // The questions that ride no request of the host's come here (`asks.rs`).
     let (questions, asked) = mpsc::channel(AHEAD);
     lock(&session.asks).standalone = Some(questions);
-    let (rx, open) = drain(&session, busy, drainer, Some(standalone));
-    let state = (rx, asked, open, own.keep_alive, ended);
+    let log = session.standalone.clone();
+    let from = from.unwrap_or_else(|| log.unread());
+    let open = drain(
+        &session,
+        busy,
+        drainer,
+        Target::Log(log.clone()),
+        Some(standalone),
+    );
+    let state = (log, from, asked, open, own.keep_alive, ended);
     let body = futures::stream::unfold(state, |state| async move {
-        let (mut rx, mut asked, open, every, ended) = state;
+        let (log, mut from, mut asked, open, every, ended) = state;
         let chunk = tokio::select! {
-            chunk = rx.recv() => chunk?,
+            chunk = log.next(&mut from) => chunk?,
             Some(question) = asked.recv() => question,
             () = tokio::time::sleep(every) => Bytes::from_static(b": keep-alive\n\n"),
             () = ended.cancelled() => return None,
         };
-        Some((Ok::<_, Infallible>(chunk), (rx, asked, open, every, ended)))
+        Some((
+            Ok::<_, Infallible>(chunk),
+            (log, from, asked, open, every, ended),
+        ))
     });
-    let opened = futures::stream::once(async { Ok(Bytes::from_static(b": open\n\n")) });
+    // The host's wait before it asks again, its first event.
+    let retry = format!("retry: {}\n\n", RESUME_AFTER.as_millis());
+    let opened = futures::stream::once(async { Ok(Bytes::from(retry)) });
     sse(Body::from_stream(futures::StreamExt::chain(opened, body)))
 }
 
-/// The session's outbox drained to the receiver while the guard lives (with `busy`, the
-/// session's `drainer`, and the standalone stream's mark if it is that stream).
+/// Where a drained outbox goes: a request's response, or the standalone stream's log.
+pub(super) enum Target {
+    Channel(mpsc::Sender<Bytes>),
+    Log(Arc<Log>),
+}
+
+/// The session's outbox drained to `target` while the guard lives (with `busy`, the session's
+/// `drainer`, and the standalone stream's mark if it is that stream).
 pub(super) fn drain(
     session: &Arc<Session>,
     busy: Busy,
     drainer: OwnedMutexGuard<()>,
+    target: Target,
     standalone: Option<Standalone>,
-) -> (mpsc::Receiver<Bytes>, Open) {
-    let (events, rx) = mpsc::channel(AHEAD);
+) -> Open {
     let outbox = session.handler.shared.link.outbox.clone();
     let events = Events {
-        events,
+        target,
         session: session.clone(),
     };
     let writer = tokio::spawn(sink::run(outbox, events));
-    let open = Open {
+    Open {
         writer,
         _held: (busy, drainer, standalone),
-    };
-    (rx, open)
+    }
+}
+
+/// The outbox drained to a channel that the caller reads (`AHEAD` events ahead at most).
+pub(super) fn drain_to_channel(
+    session: &Arc<Session>,
+    busy: Busy,
+    drainer: OwnedMutexGuard<()>,
+) -> (mpsc::Receiver<Bytes>, Open) {
+    let (events, rx) = mpsc::channel(AHEAD);
+    (
+        rx,
+        drain(session, busy, drainer, Target::Channel(events), None),
+    )
 }
 
 /// The standalone stream is open while it lives.
@@ -153,7 +168,7 @@ impl Drop for Open {
 /// The stream's events; a request's progress goes to that request's response if it waits
 /// for it (`progress.rs`).
 struct Events {
-    events: mpsc::Sender<Bytes>,
+    target: Target,
     session: Arc<Session>,
 }
 
@@ -175,9 +190,15 @@ impl Sink for Events {
                 let _ = route.send(event).await;
                 return Ok(());
             }
-            if self.events.send(event).await.is_err() {
-                // The stream is gone and its writer is being ended: what is left stays queued.
-                std::future::pending::<()>().await;
+            match &self.target {
+                Target::Log(log) => log.push_paced(&event).await,
+                Target::Channel(events) => {
+                    if events.send(event).await.is_err() {
+                        // The response is gone and its writer is being ended: what is left
+                        // stays queued.
+                        std::future::pending::<()>().await;
+                    }
+                }
             }
             Ok(())
         })

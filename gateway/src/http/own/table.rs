@@ -47,6 +47,10 @@ pub(super) struct Session {
     pub(super) ended: CancellationToken,
     /// The server's requests to the host, and the host's requests they may ride (`asks.rs`).
     pub(super) asks: Mutex<super::questions::Asks>,
+    /// The request streams' events, for a resumption (`replay.rs`).
+    pub(super) logs: Mutex<super::replay::Logs>,
+    /// The standalone stream's events.
+    pub(super) standalone: Arc<super::replay::Log>,
 }
 
 /// Keeps a session busy while it lives.
@@ -76,6 +80,11 @@ impl Session {
             routes: Mutex::default(),
             ended: CancellationToken::new(),
             asks: Mutex::default(),
+            logs: Mutex::default(),
+            standalone: super::replay::Log::new(
+                super::replay::STANDALONE,
+                crate::http::lost::process().to_owned(),
+            ),
         })
     }
 

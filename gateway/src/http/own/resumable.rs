@@ -1,0 +1,106 @@
+//! A request's response as a resumable SSE stream, and a host's `GET` with `Last-Event-ID`
+//! (the logs and the ids are `replay.rs`'s).
+//!
+//! What a `Last-Event-ID` gets, in the host's session only:
+//!
+//! - an event of a request stream this process wrote and still keeps: the events after it,
+//!   then the rest as it comes (the request's answer last);
+//! - a request's event it cannot serve (another process wrote it: a replica killed, or this
+//!   gateway restarted; or its stream is no longer kept): that request's answer "may have run"
+//!   (`gateway/src/http/lost/mod.rs`), as rmcp's front answers it;
+//! - an event of the standalone stream: the standalone stream, from after that event when this
+//!   process wrote it and still keeps it, else from now;
+//! - anything else (garbled, or a request's id with no request named): an empty stream that
+//!   ends at once, as rmcp's front answers it (an error would have the host ask again forever).
+
+use std::{convert::Infallible, sync::Arc};
+
+use axum::{body::Body, response::Response};
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+
+use super::{
+    answer::{event, sse},
+    replay::{self, Log, STANDALONE},
+    table::{Session, lock},
+};
+use crate::http::{
+    lost::{self, Tag},
+    sessions::RESUME_AFTER,
+};
+
+/// `work`'s events as the response of the host's request (its tag, if its id can be carried):
+/// the work runs on its own task, through a new log of the session's, so that it goes on while
+/// the host is away and can be asked for again.
+pub(super) fn respond(
+    session: &Arc<Session>,
+    tag: Option<String>,
+    work: impl Stream<Item = Bytes> + Send + 'static,
+) -> Response {
+    let suffix = tag.unwrap_or_else(|| lost::process().to_owned());
+    let log = lock(&session.logs).open(suffix);
+    log.prime(RESUME_AFTER);
+    let writer = log.clone();
+    tokio::spawn(async move {
+        let mut work = std::pin::pin!(work);
+        while let Some(event) = work.next().await {
+            writer.push(&event);
+        }
+        writer.end();
+    });
+    sse(read(log, 0))
+}
+
+/// `log`'s events from `from` on, as a body.
+fn read(log: Arc<Log>, from: u64) -> Body {
+    let events = futures::stream::unfold((log, from), |(log, mut from)| async move {
+        let event = log.next(&mut from).await?;
+        Some((Ok::<_, Infallible>(event), (log, from)))
+    });
+    Body::from_stream(events)
+}
+
+/// What a `GET` with `Last-Event-ID` is answered.
+pub(super) enum Resumed {
+    /// This response.
+    Answered(Response),
+    /// The standalone stream, from this event on (`None`: from the first no stream took).
+    Standalone(Option<u64>),
+}
+
+/// `last` asked for in `session` (module docs).
+pub(super) fn resumed(session: &Session, last: &str) -> Resumed {
+    let Some((local, suffix)) = last.rsplit_once('~') else {
+        return Resumed::Answered(empty());
+    };
+    let (_, tag) = Tag::split(last);
+    let here = tag.as_ref().map_or(suffix == lost::process(), Tag::here);
+    let asked = replay::parse(local);
+    if let Some(asked) = &asked
+        && asked.stream == STANDALONE
+    {
+        return Resumed::Standalone(here.then_some(asked.from));
+    }
+    let log = (asked.filter(|_| here)).and_then(|asked| {
+        let log = lock(&session.logs).get(asked.stream)?;
+        Some((log, asked.from))
+    });
+    if let Some((log, from)) = log {
+        tracing::debug!("a request's stream is asked for again; its events are replayed");
+        return Resumed::Answered(sse(read(log, from)));
+    }
+    match tag {
+        Some(tag) => {
+            tracing::info!("a request's stream asked for again is not here: answered as lost");
+            let lost = tag.answer();
+            let answer = lost.message.as_deref().and_then(event).unwrap_or_default();
+            Resumed::Answered(sse(Body::from(answer)))
+        }
+        None => Resumed::Answered(empty()),
+    }
+}
+
+/// An SSE stream that ends at once.
+fn empty() -> Response {
+    sse(Body::empty())
+}
