@@ -22,6 +22,8 @@ use tokio::time::Instant;
 #[derive(Debug, Default)]
 pub(crate) struct Misses {
     state: Mutex<MissState>,
+    /// Woken at each counted miss: a heartbeat resting in its origin's group wakes for it.
+    counted: tokio::sync::Notify,
 }
 
 #[derive(Debug, Default)]
@@ -51,7 +53,19 @@ impl Misses {
         }
         state.count += 1;
         state.last_counted = Some(Instant::now());
-        Some(state.count)
+        let count = state.count;
+        drop(state);
+        self.counted.notify_waiters();
+        Some(count)
+    }
+
+    /// Resolves at the next counted miss (after it was enabled or first polled).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: it only waits.
+    pub(crate) fn counted(&self) -> tokio::sync::futures::Notified<'_> {
+        self.counted.notified()
     }
 
     /// Consecutive misses so far.
