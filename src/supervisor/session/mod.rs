@@ -17,3 +17,4 @@ pub(crate) mod origin;
 pub(crate) mod origin_rest;
 pub(crate) mod probe;
 pub(crate) mod relay;
+pub(crate) mod resting;

@@ -4,9 +4,7 @@
 //! When a member's turn comes it first looks at the group's last answer ([`OriginBeat::turn`]).
 //! An answer less than an interval old proves the member alive and it sends nothing; otherwise
 //! it probes and, answered, stamps the group. A member the group proved alive then rests in the
-//! group ([`super::origin_rest`]) instead of waking every interval: until its own check is due,
-//! its own signal is suspect, or the group wakes it, to send the group's next probe when its
-//! own rules allow one, or because the group's probe went unanswered. A group of N members sends
+//! group ([`super::origin_rest`]) instead of waking every interval. A group of N members sends
 //! about one probe per interval, plus the members' own checks (one each per
 //! `session_check_every` intervals), instead of N, and wakes about as often. What that proves
 //! and what it does not is said on [`HeartbeatScope`].
@@ -41,7 +39,7 @@ use std::{
 
 use tokio::{sync::Notify, task::JoinHandle, time::Instant};
 
-use super::origin_rest::{Resting, Woke};
+use super::resting::{Resting, Woke};
 
 /// What makes two sessions members of one group: the endpoint, and the heartbeat settings
 /// (a member with a shorter interval must not trust an answer as old as a longer one allows).
@@ -68,7 +66,7 @@ pub(in crate::supervisor) struct OriginProof {
     /// holds the group weakly.
     pub(super) poke: Arc<Notify>,
     /// The group's timer; aborted with the group.
-    pub(super) timer: Mutex<Option<JoinHandle<()>>>,
+    timer: Mutex<Option<JoinHandle<()>>>,
     /// Heartbeat wake-ups of the members and the timer, and group probes that went unanswered:
     /// what the tests' hook reads ([`counts`]).
     pub(super) wakes: AtomicU64,
@@ -297,65 +295,5 @@ pub(in crate::supervisor) fn counts(url: &url::Url) -> (u64, u64, u64) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn url(s: &str) -> url::Url {
-        url::Url::parse(s).unwrap()
-    }
-
-    const S: Duration = Duration::from_secs(1);
-
-    #[test]
-    fn sessions_to_one_endpoint_with_one_heartbeat_share_a_group() {
-        let a = join(&url("http://127.0.0.1:9/mcp"), S, S / 3, 20).unwrap();
-        let b = join(&url("http://127.0.0.1:9/mcp?x=1"), S, S / 3, 20).unwrap();
-        assert!(Arc::ptr_eq(&a.proof, &b.proof));
-        let other_path = join(&url("http://127.0.0.1:9/other"), S, S / 3, 20).unwrap();
-        let other_interval = join(&url("http://127.0.0.1:9/mcp"), 2 * S, S / 3, 20).unwrap();
-        assert!(!Arc::ptr_eq(&a.proof, &other_path.proof));
-        assert!(!Arc::ptr_eq(&a.proof, &other_interval.proof));
-        assert!(join(&url("file:///tmp/x"), S, S / 3, 20).is_none());
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_answer_proves_the_group_alive_for_one_interval() {
-        let group = join(&url("http://127.0.0.1:9/paused"), S, S / 3, 20).unwrap();
-        assert_eq!(group.turn(S).await, Turn::Probe { for_group: true });
-        group.proof.finished(true);
-        tokio::time::advance(S / 2).await;
-        assert_eq!(group.turn(S).await, Turn::Proven);
-        tokio::time::advance(S / 2).await;
-        assert!(!group.proof.answered_within(S), "an interval old: stale");
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_turn_during_the_groups_probe_waits_for_its_outcome() {
-        let url = url("http://127.0.0.1:9/waits");
-        let prober = join(&url, S, S / 3, 20).unwrap();
-        let member = join(&url, S, S / 3, 20).unwrap();
-        assert_eq!(prober.turn(S).await, Turn::Probe { for_group: true });
-        let waiting = tokio::spawn(async move { member.turn(S).await });
-        tokio::task::yield_now().await;
-        assert!(!waiting.is_finished(), "waits for the probe under way");
-        prober.proof.finished(true);
-        assert_eq!(waiting.await.unwrap(), Turn::Proven);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_unanswered_group_probe_leaves_each_member_to_probe_for_itself() {
-        let url = url("http://127.0.0.1:9/unanswered");
-        let prober = join(&url, S, S / 3, 20).unwrap();
-        let member = join(&url, S, S / 3, 20).unwrap();
-        assert_eq!(prober.turn(S).await, Turn::Probe { for_group: true });
-        let waiting = tokio::spawn(async move { member.turn(S).await });
-        tokio::task::yield_now().await;
-        prober.proof.finished(false);
-        assert_eq!(waiting.await.unwrap(), Turn::Probe { for_group: false });
-        // A claim whose probe never told how it ended goes stale after one probe timeout.
-        let other = join(&url, S, S / 3, 20).unwrap();
-        assert_eq!(other.turn(S).await, Turn::Probe { for_group: true });
-        let late = join(&url, S, S / 3, 20).unwrap();
-        assert_eq!(late.turn(S).await, Turn::Probe { for_group: false });
-    }
-}
+#[path = "origin_tests.rs"]
+mod tests;

@@ -25,76 +25,18 @@
 //!    runtime ended is started again by the next member that lies down.
 
 use std::{
-    sync::{
-        Arc, Weak,
-        atomic::{AtomicU8, Ordering},
-    },
+    sync::{Arc, Weak, atomic::Ordering},
     time::Duration,
 };
 
 use tokio::{sync::Notify, time::Instant};
 
+pub(in crate::supervisor) use super::resting::{Resting, Woke};
 use super::{
-    heartbeat::probe_wait,
     live::Live,
     origin::{OriginBeat, OriginProof},
 };
-use crate::{clock::after, transport::Activity};
-
-/// What ended a member's rest, or why it did not lie down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub(in crate::supervisor) enum Woke {
-    /// It did not rest: alone in its group (invariant 2), suspect, or the group's answer stale.
-    NotLaid,
-    /// Its own check is due.
-    OwnCheck,
-    /// The timer handed it the group's probe.
-    Duty,
-    /// The group's probe went unanswered: probe for itself at its next turn (invariant 3).
-    Stale,
-    /// One of its own probes or calls was a miss: probe for itself at its next turn.
-    Suspect,
-    /// The transport said its own signal is suspect: probe for itself at once.
-    OwnSignal,
-    /// Its generation ended.
-    Dead,
-}
-
-/// A resting member, as the group sees it: what its rules say, and how to wake it.
-#[derive(Debug)]
-pub(in crate::supervisor) struct Resting {
-    activity: Arc<Activity>,
-    /// Its heartbeat interval as it stands (stretched after "overloaded").
-    interval: Duration,
-    /// Its next turn when it lay down: no probe before it (after "overloaded", the backoff).
-    not_before: Instant,
-    wake: Notify,
-    why: AtomicU8,
-}
-
-impl Resting {
-    /// The earliest moment this member's rules allow a probe, as of `now` (invariant 1).
-    fn due(&self, now: Instant) -> Instant {
-        let activity = &self.activity;
-        let wait = probe_wait(self.interval, activity.idle(), activity.quiet(), false);
-        self.not_before.max(after(now, wait))
-    }
-
-    /// Wakes the member, for `why`. Each member is woken once: whoever wakes it takes it off
-    /// the group's list first.
-    pub(super) fn wake(&self, why: Woke) {
-        self.why.store(why as u8, Ordering::Release);
-        self.wake.notify_one();
-    }
-
-    fn why(&self) -> Woke {
-        match self.why.load(Ordering::Acquire) {
-            x if x == Woke::Duty as u8 => Woke::Duty,
-            _ => Woke::Stale,
-        }
-    }
-}
+use crate::clock::after;
 
 /// A member on the group's list; taken off when its rest ends, however it ends.
 struct Laid<'a> {
@@ -132,13 +74,7 @@ impl OriginBeat {
         if live.misses.count() > 0 {
             return Woke::NotLaid;
         }
-        let member = Arc::new(Resting {
-            activity: live.activity.clone(),
-            interval,
-            not_before,
-            wake: Notify::new(),
-            why: AtomicU8::new(Woke::Stale as u8),
-        });
+        let member = Arc::new(Resting::new(live.activity.clone(), interval, not_before));
         let Some(_laid) = self.lay(&member) else {
             return Woke::NotLaid;
         };
@@ -163,7 +99,7 @@ impl OriginBeat {
     fn lay(&self, member: &Arc<Resting>) -> Option<Laid<'_>> {
         let proof = &*self.proof;
         let mut state = proof.state();
-        if !state.last.is_some_and(|at| at.elapsed() < proof.interval) {
+        if state.last.is_none_or(|at| at.elapsed() >= proof.interval) {
             return None;
         }
         let key = state.next_rest;

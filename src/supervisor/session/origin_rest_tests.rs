@@ -13,13 +13,11 @@ fn url(s: &str) -> url::Url {
 
 /// A member resting with `not_before`, whose last message is now.
 fn resting(not_before: Instant) -> Arc<Resting> {
-    Arc::new(Resting {
-        activity: Activity::new(false),
-        interval: S,
+    Arc::new(Resting::new(
+        crate::transport::Activity::new(false),
+        S,
         not_before,
-        wake: Notify::new(),
-        why: AtomicU8::new(Woke::Stale as u8),
-    })
+    ))
 }
 
 #[tokio::test(start_paused = true)]
