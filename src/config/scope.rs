@@ -7,8 +7,9 @@ use std::str::FromStr;
 ///
 /// With [`Origin`](Self::Origin), the sessions of this process that share a server endpoint
 /// (scheme, host, port and path of its URL) and the same heartbeat interval and timeout form
-/// one group. While the group's probes are answered, one probe per interval, sent by whichever
-/// member's turn comes first, proves every member alive, and the others send none. A member
+/// one group. While the group's probes are answered, one probe per interval, sent by one
+/// member whose own rules allow a probe then (the one that waited longest), proves every member
+/// alive, and the others send none and sleep until their own check is due. A member
 /// whose own signal is suspect probes for itself at once, as with [`Session`](Self::Session):
 /// after a missed or suspect answer, when its standalone stream (or 2026-07-28 listen stream)
 /// ended, or when the group's last answer is older than an interval. Every member also probes

@@ -119,6 +119,16 @@ impl Supervisor {
         self.inner.depth.peak()
     }
 
+    /// What the liveness groups of `url`'s endpoint did so far: heartbeat wake-ups (their
+    /// members' and their timers'), group probes that went unanswered (each wakes every resting
+    /// member), and the members resting now. Not part of the API: the test that bounds a
+    /// group's wake-ups reads it.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn origin_wakes(url: &url::Url) -> (u64, u64, u64) {
+        session::origin::counts(url)
+    }
+
     /// Trusts the PEM certificates `pem` beside the platform's roots on this process's HTTP/2
     /// connections (`Http2::Auto` over TLS); false when it comes too late (other roots were set,
     /// or a TLS connection was opened already). Not part of the API: the tests of the mock's

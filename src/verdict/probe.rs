@@ -22,6 +22,8 @@ use tokio::time::Instant;
 #[derive(Debug, Default)]
 pub(crate) struct Misses {
     state: Mutex<MissState>,
+    /// Woken at each counted miss: a heartbeat resting in its origin's group wakes for it.
+    counted: tokio::sync::Notify,
 }
 
 #[derive(Debug, Default)]
@@ -51,7 +53,19 @@ impl Misses {
         }
         state.count += 1;
         state.last_counted = Some(Instant::now());
-        Some(state.count)
+        let count = state.count;
+        drop(state);
+        self.counted.notify_waiters();
+        Some(count)
+    }
+
+    /// Resolves at the next counted miss (after it was enabled or first polled).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: it only waits.
+    pub(crate) fn counted(&self) -> tokio::sync::futures::Notified<'_> {
+        self.counted.notified()
     }
 
     /// Consecutive misses so far.
@@ -104,5 +118,65 @@ impl Stretch {
     /// The interval to wait now.
     pub(crate) fn apply(self, interval: std::time::Duration) -> std::time::Duration {
         interval * self.0
+    }
+}
+
+/// How long the heartbeat waits before its next probe (zero: probe now), given how long ago the
+/// last message (`since_message`) and the last bytes of any kind (`since_bytes`) arrived.
+///
+/// A message within `interval` puts the probe off until `interval` after it. Bytes without a
+/// message put it off until `interval` after them, but never past `2 × interval` after the last
+/// message, and not at all once a probe has been missed (`suspect`): a trickle of bytes cannot
+/// keep a session alive that no longer answers.
+pub(crate) fn probe_wait(
+    interval: std::time::Duration,
+    since_message: std::time::Duration,
+    since_bytes: std::time::Duration,
+    suspect: bool,
+) -> std::time::Duration {
+    let by_message = interval.saturating_sub(since_message);
+    if !by_message.is_zero() || suspect {
+        return by_message;
+    }
+    let by_bytes = interval.saturating_sub(since_bytes);
+    by_bytes.min((interval * 2).saturating_sub(since_message))
+}
+
+#[cfg(test)]
+mod wait_tests {
+    use super::probe_wait;
+    use std::time::Duration;
+
+    const S: Duration = Duration::from_secs(1);
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_message_within_the_interval_puts_the_probe_off_until_an_interval_after_it() {
+        assert_eq!(probe_wait(S, ms(300), ms(300), false), ms(700));
+        assert_eq!(probe_wait(S, ms(300), ms(0), false), ms(700));
+        assert_eq!(probe_wait(S, ms(1000), ms(1000), false), ms(0));
+        assert_eq!(probe_wait(S, ms(5000), ms(5000), false), ms(0));
+    }
+
+    #[test]
+    fn bytes_without_a_message_put_it_off_by_one_interval_at_most() {
+        // Bytes 200 ms ago, the last message 1.2 s ago: probe 800 ms from now.
+        assert_eq!(probe_wait(S, ms(1200), ms(200), false), ms(800));
+        // Bytes just now, the message 1.7 s ago: 2 intervals after the message, not 1 s from now.
+        assert_eq!(probe_wait(S, ms(1700), ms(0), false), ms(300));
+        // A steady trickle of bytes: probed 2 intervals after the last message, every time.
+        for since_message in [2000, 2001, 10_000] {
+            assert_eq!(probe_wait(S, ms(since_message), ms(0), false), ms(0));
+        }
+    }
+
+    #[test]
+    fn after_a_miss_bytes_put_nothing_off() {
+        assert_eq!(probe_wait(S, ms(1200), ms(0), true), ms(0));
+        // A message still does (it also clears the misses, in the loop).
+        assert_eq!(probe_wait(S, ms(100), ms(0), true), ms(900));
     }
 }

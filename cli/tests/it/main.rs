@@ -34,6 +34,7 @@ mod http_stream;
 mod layers;
 mod list_flood;
 mod origin_budget;
+mod origin_wakes;
 mod progress;
 mod proxy;
 mod proxy_hostile;

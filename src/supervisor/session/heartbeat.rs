@@ -15,9 +15,10 @@
 //!
 //! With the origin scope ([`super::origin`]), a turn at which the group of this session's
 //! endpoint was answered less than an interval ago sends nothing: that answer proves the session
-//! alive. The session still probes for itself when its own signal is suspect (a miss; its
-//! stream ended and waits to open again, told by the transport), when the group's answer is
-//! stale, and once in every `session_check_every` turns.
+//! alive, and the session rests in its group ([`super::origin_rest`]) until something is due for
+//! it. The session still probes for itself when its own signal is suspect (a miss; its stream
+//! ended and waits to open again, told by the transport), when the group's answer is stale, and
+//! once in every `session_check_every` intervals.
 
 use std::{sync::Arc, time::Duration};
 
@@ -28,15 +29,16 @@ use rand::Rng;
 use super::{
     live::Live,
     origin::{OriginBeat, Turn},
+    origin_rest::{Woke, next_turn},
     probe::{Probed, Prober},
 };
-use crate::verdict::probe::Stretch;
+use crate::verdict::probe::{Stretch, probe_wait};
 
 /// One generation's heartbeat: how often it probes, and with the origin scope, the group whose
 /// answers stand in for its own probes ([`super::origin`]). What a probe's outcome means is
 /// decided by [`Live::probe`](super::live::Live) (the generation's
 /// [`ProbeRules`](super::live::ProbeRules)).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(in crate::supervisor) struct Heartbeat {
     pub(in crate::supervisor) interval: Duration,
     /// The group of this session's endpoint ([`HeartbeatScope::Origin`] on a remote
@@ -46,48 +48,58 @@ pub(in crate::supervisor) struct Heartbeat {
     pub(in crate::supervisor) origin: Option<OriginBeat>,
 }
 
+/// Where a heartbeat stands between its turns.
+struct Beat {
+    stretch: Stretch,
+    /// The next probe goes out no earlier than this: an answer that is not a JSON-RPC message
+    /// (a 429, a 403) does not reset the idle clock, so without it the loop would spin.
+    not_before: Instant,
+    /// With the origin scope: when this session's own check is due, whatever the group's
+    /// answers say. Started at random, so that sessions started together do not all check
+    /// themselves in the same interval.
+    own_check: Instant,
+    /// The transport said this session's own signal is suspect (its stream ended and waits to
+    /// open again): it probes for itself at once.
+    own_signal: bool,
+}
+
 impl Heartbeat {
     /// Runs until the generation is reported dead (by anyone) or the task is aborted.
     pub(in crate::supervisor) async fn run(self, live: Arc<Live>) {
-        let mut stretch = Stretch::default();
-        // The next probe goes out no earlier than this: an answer that is not a JSON-RPC message
-        // (a 429, a 403) does not reset the idle clock, so without it the loop would spin.
-        let mut not_before = Instant::now();
-        // With the origin scope: turns the group's answer stood in for this session's own probe
-        // since its last one. Started at random, so that sessions started together do not all
-        // check themselves in the same interval.
-        let mut trusted = self
-            .origin
-            .as_ref()
-            .map_or(0, |origin| rand::rng().random_range(0..origin.check_every));
-        // The transport said this session's own signal is suspect (its stream ended and waits
-        // to open again): it probes for itself at once.
-        let mut own_signal = false;
+        let now = Instant::now();
+        let mut beat = Beat {
+            stretch: Stretch::default(),
+            not_before: now,
+            own_check: self.origin.as_ref().map_or(now, |origin| {
+                let first = rand::rng().random_range(1..=origin.check_every);
+                later(now, self.interval, first)
+            }),
+            own_signal: false,
+        };
         loop {
-            let interval = stretch.apply(self.interval);
+            let interval = beat.stretch.apply(self.interval);
             let idle = live.activity.idle();
             let suspect = live.misses.count() > 0;
             let wait = probe_wait(interval, idle, live.activity.quiet(), suspect)
-                .max(not_before.saturating_duration_since(Instant::now()));
-            if !wait.is_zero() && !own_signal {
+                .max(beat.not_before.saturating_duration_since(Instant::now()));
+            if !wait.is_zero() && !beat.own_signal {
                 if idle < self.interval {
                     live.misses.clear();
                 }
                 let signal = live.activity.own_signal();
                 tokio::select! {
-                    _ = tokio::time::sleep(wait) => continue,
+                    _ = tokio::time::sleep(wait) => {}
                     _ = live.dead.cancelled() => return,
-                    () = signal, if self.origin.is_some() => {
-                        own_signal = true;
-                        continue;
-                    }
+                    () = signal, if self.origin.is_some() => beat.own_signal = true,
                 }
+                self.origin.as_ref().inspect(|origin| origin.woke());
+                continue;
             }
             let mut for_group = false;
             if let Some(origin) = &self.origin
-                && !own_signal
+                && !beat.own_signal
                 && !suspect
-                && trusted + 1 < origin.check_every
+                && Instant::now() < beat.own_check
             {
                 let turn = tokio::select! {
                     turn = origin.turn(self.interval) => turn,
@@ -96,109 +108,95 @@ impl Heartbeat {
                 match turn {
                     // The group's answer proves this session alive for this interval.
                     Turn::Proven => {
-                        trusted += 1;
-                        not_before = crate::clock::deadline_in(interval);
-                        continue;
+                        beat.not_before = crate::clock::deadline_in(interval);
+                        match self.rest(&live, &mut beat).await {
+                            true => continue,
+                            false => return,
+                        }
                     }
                     Turn::Probe { for_group: group } => for_group = group,
                 }
             }
-            trusted = 0;
-            own_signal = false;
+            beat.own_signal = false;
             let probed = tokio::select! {
                 probed = live.probe(Prober::Heartbeat, Duration::MAX) => probed,
                 _ = live.dead.cancelled() => return,
             };
             // After a miss the next probe goes out at once; after anything else, an interval later.
-            not_before = crate::clock::deadline_in(interval);
+            beat.not_before = crate::clock::deadline_in(interval);
+            let answered = matches!(probed, Some(Probed::Alive | Probed::Overloaded { .. }));
             if let Some(origin) = &self.origin {
-                let answered = matches!(probed, Some(Probed::Alive | Probed::Overloaded { .. }));
+                // A probe on this session's own id is its own check, whoever it was for.
+                beat.own_check = later(Instant::now(), self.interval, origin.check_every);
                 match for_group {
                     true => origin.proof.finished(answered),
                     false if answered => origin.proof.answered(),
                     false => {}
                 }
             }
-            match probed {
-                // No probe rules: this generation has no heartbeat after all.
-                None => return,
-                Some(Probed::Alive) => stretch.clean(),
-                Some(Probed::Overloaded { status }) => {
-                    stretch.overloaded();
-                    not_before = crate::clock::deadline_in(stretch.apply(self.interval));
-                    tracing::debug!(server = %live.server, generation = %live.generation, status, "probe answered overloaded; probing less often");
-                }
-                // The server is working on a call inside its deadline: look again an interval
-                // later. (A heartbeat probe waits the whole probe timeout, so is never cut short.)
-                Some(Probed::Busy | Probed::CutShort(_)) => {}
-                // No token to probe with: nothing learned about the server; an interval later.
-                Some(Probed::NotSent(detail)) => {
-                    tracing::debug!(server = %live.server, generation = %live.generation, "probe not sent: {detail}");
-                }
-                Some(Probed::Missed { dead: true, .. } | Probed::Unauthorized(_)) => return,
-                Some(Probed::Missed { .. }) => not_before = Instant::now(),
-                Some(Probed::Dead(_)) => return live.dead.cancelled().await,
+            if !self.judged(&live, &mut beat, probed).await {
+                return;
+            }
+            // Answered, it stamped the group: the session rests in it.
+            if answered && !self.rest(&live, &mut beat).await {
+                return;
             }
         }
     }
-}
 
-/// How long the heartbeat waits before its next probe (zero: probe now), given how long ago the
-/// last message (`since_message`) and the last bytes of any kind (`since_bytes`) arrived.
-///
-/// A message within `interval` puts the probe off until `interval` after it. Bytes without a
-/// message put it off until `interval` after them, but never past `2 × interval` after the last
-/// message, and not at all once a probe has been missed (`suspect`): a trickle of bytes cannot
-/// keep a session alive that no longer answers.
-pub(in crate::supervisor) fn probe_wait(
-    interval: Duration,
-    since_message: Duration,
-    since_bytes: Duration,
-    suspect: bool,
-) -> Duration {
-    let by_message = interval.saturating_sub(since_message);
-    if !by_message.is_zero() || suspect {
-        return by_message;
-    }
-    let by_bytes = interval.saturating_sub(since_bytes);
-    by_bytes.min((interval * 2).saturating_sub(since_message))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::probe_wait;
-    use std::time::Duration;
-
-    const S: Duration = Duration::from_secs(1);
-
-    fn ms(n: u64) -> Duration {
-        Duration::from_millis(n)
-    }
-
-    #[test]
-    fn a_message_within_the_interval_puts_the_probe_off_until_an_interval_after_it() {
-        assert_eq!(probe_wait(S, ms(300), ms(300), false), ms(700));
-        assert_eq!(probe_wait(S, ms(300), ms(0), false), ms(700));
-        assert_eq!(probe_wait(S, ms(1000), ms(1000), false), ms(0));
-        assert_eq!(probe_wait(S, ms(5000), ms(5000), false), ms(0));
-    }
-
-    #[test]
-    fn bytes_without_a_message_put_it_off_by_one_interval_at_most() {
-        // Bytes 200 ms ago, the last message 1.2 s ago: probe 800 ms from now.
-        assert_eq!(probe_wait(S, ms(1200), ms(200), false), ms(800));
-        // Bytes just now, the message 1.7 s ago: 2 intervals after the message, not 1 s from now.
-        assert_eq!(probe_wait(S, ms(1700), ms(0), false), ms(300));
-        // A steady trickle of bytes: probed 2 intervals after the last message, every time.
-        for since_message in [2000, 2001, 10_000] {
-            assert_eq!(probe_wait(S, ms(since_message), ms(0), false), ms(0));
+    /// Carries out what a heartbeat probe's outcome means for the heartbeat; false when it
+    /// ends (the generation is dead, or has no probes).
+    async fn judged(&self, live: &Live, beat: &mut Beat, probed: Option<Probed>) -> bool {
+        match probed {
+            // No probe rules: this generation has no heartbeat after all.
+            None => return false,
+            Some(Probed::Alive) => beat.stretch.clean(),
+            Some(Probed::Overloaded { status }) => {
+                beat.stretch.overloaded();
+                beat.not_before = crate::clock::deadline_in(beat.stretch.apply(self.interval));
+                tracing::debug!(server = %live.server, generation = %live.generation, status, "probe answered overloaded; probing less often");
+            }
+            // The server is working on a call inside its deadline: look again an interval
+            // later. (A heartbeat probe waits the whole probe timeout, so is never cut short.)
+            Some(Probed::Busy | Probed::CutShort(_)) => {}
+            // No token to probe with: nothing learned about the server; an interval later.
+            Some(Probed::NotSent(detail)) => {
+                tracing::debug!(server = %live.server, generation = %live.generation, "probe not sent: {detail}");
+            }
+            Some(Probed::Missed { dead: true, .. } | Probed::Unauthorized(_)) => return false,
+            Some(Probed::Missed { .. }) => beat.not_before = Instant::now(),
+            Some(Probed::Dead(_)) => {
+                live.dead.cancelled().await;
+                return false;
+            }
         }
+        true
     }
 
-    #[test]
-    fn after_a_miss_bytes_put_nothing_off() {
-        assert_eq!(probe_wait(S, ms(1200), ms(0), true), ms(0));
-        // A message still does (it also clears the misses, in the loop).
-        assert_eq!(probe_wait(S, ms(100), ms(0), true), ms(900));
+    /// With the origin scope, rests in the group until something is due for this session
+    /// ([`OriginBeat::rest`]); false when the generation is dead.
+    async fn rest(&self, live: &Live, beat: &mut Beat) -> bool {
+        let Some(origin) = &self.origin else {
+            return true;
+        };
+        let interval = beat.stretch.apply(self.interval);
+        let woke = origin
+            .rest(live, interval, beat.not_before, beat.own_check)
+            .await;
+        match woke {
+            Woke::Dead => return false,
+            Woke::OwnSignal => beat.own_signal = true,
+            // Its next turn on its resting clock, as if it had woken every interval.
+            Woke::Stale | Woke::Suspect => {
+                beat.not_before = next_turn(beat.not_before, interval, Instant::now());
+            }
+            Woke::NotLaid | Woke::OwnCheck | Woke::Duty => {}
+        }
+        true
     }
+}
+
+/// `intervals` intervals after `at` (far in the future where that overflows).
+fn later(at: Instant, interval: Duration, intervals: u32) -> Instant {
+    crate::clock::after(at, interval.saturating_mul(intervals))
 }

@@ -14,5 +14,7 @@ pub(crate) mod listen;
 pub(crate) mod listing;
 pub(crate) mod live;
 pub(crate) mod origin;
+pub(crate) mod origin_rest;
 pub(crate) mod probe;
 pub(crate) mod relay;
+pub(crate) mod resting;

@@ -1,14 +1,13 @@
 //! Liveness per origin: the group of this process's sessions to one server endpoint whose
 //! heartbeats share one probe per interval ([`HeartbeatScope::Origin`]).
 //!
-//! There is no task per group: each member's heartbeat keeps its own timer, and when its turn
-//! comes it first looks at the group's last answer ([`OriginBeat::turn`]). An answer less than
-//! an interval old proves the member alive and it sends nothing; otherwise it probes and,
-//! answered, stamps the group. So the member whose turn comes first after the last answer went
-//! stale probes for everyone, and a group of
-//! N members sends about one probe per interval, plus the members' own checks (one each per
-//! `session_check_every` intervals), instead of N. What that proves and what it does not is
-//! said on [`HeartbeatScope`].
+//! When a member's turn comes it first looks at the group's last answer ([`OriginBeat::turn`]).
+//! An answer less than an interval old proves the member alive and it sends nothing; otherwise
+//! it probes and, answered, stamps the group. A member the group proved alive then rests in the
+//! group ([`super::origin_rest`]) instead of waking every interval. A group of N members sends
+//! about one probe per interval, plus the members' own checks (one each per
+//! `session_check_every` intervals), instead of N, and wakes about as often. What that proves
+//! and what it does not is said on [`HeartbeatScope`].
 //!
 //! Why an endpoint (origin and path) and not the origin alone: two endpoints of one origin can
 //! be two servers behind one proxy, and one answering proves nothing about the other.
@@ -30,12 +29,17 @@
 //! [`HeartbeatScope::Origin`]: crate::config::HeartbeatScope::Origin
 
 use std::{
-    collections::HashMap,
-    sync::{Arc, LazyLock, Mutex, PoisonError, Weak},
+    collections::{BTreeMap, HashMap},
+    sync::{
+        Arc, LazyLock, Mutex, MutexGuard, PoisonError, Weak,
+        atomic::{AtomicU64, AtomicUsize, Ordering},
+    },
     time::Duration,
 };
 
-use tokio::{sync::Notify, time::Instant};
+use tokio::{sync::Notify, task::JoinHandle, time::Instant};
+
+use super::resting::{Resting, Woke};
 
 /// What makes two sessions members of one group: the endpoint, and the heartbeat settings
 /// (a member with a shorter interval must not trust an answer as old as a longer one allows).
@@ -46,21 +50,52 @@ struct Key {
     timeout: Duration,
 }
 
-/// The last answer to a probe of one group (invariant 1), and the probe under way for it.
-#[derive(Debug, Default)]
+/// The last answer to a probe of one group (invariant 1), the probe under way for it, and its
+/// resting members ([`super::origin_rest`]).
+#[derive(Debug)]
 pub(in crate::supervisor) struct OriginProof {
     state: Mutex<ProofState>,
     /// Woken when the probe under way for the group ends, whatever its outcome.
     done: Notify,
+    /// The group's heartbeat interval (how long an answer proves it alive) and probe timeout.
+    pub(super) interval: Duration,
+    pub(super) timeout: Duration,
+    /// The members holding the group ([`OriginBeat`]s not dropped).
+    members: AtomicUsize,
+    /// Wakes the group's timer ([`super::origin_rest`]); its own allocation, so that the timer
+    /// holds the group weakly.
+    pub(super) poke: Arc<Notify>,
+    /// The group's timer; aborted with the group.
+    timer: Mutex<Option<JoinHandle<()>>>,
+    /// Heartbeat wake-ups of the members and the timer, and group probes that went unanswered:
+    /// what the tests' hook reads ([`counts`]).
+    pub(super) wakes: AtomicU64,
+    unanswered: AtomicU64,
 }
 
-#[derive(Debug, Default, Clone, Copy)]
-struct ProofState {
+#[derive(Debug, Default)]
+pub(super) struct ProofState {
     /// When a probe of a member was last answered.
-    last: Option<Instant>,
+    pub(super) last: Option<Instant>,
     /// When the member probing for the group sent its probe (invariant 3); `None` when nobody
     /// does, and stale after one probe timeout (its member's task may have ended).
-    probing: Option<Instant>,
+    pub(super) probing: Option<Instant>,
+    /// When the timer last handed the group's probe to a resting member.
+    pub(super) asked: Option<Instant>,
+    /// The members resting in the group, by the order they lay down.
+    pub(super) resting: BTreeMap<u64, Arc<Resting>>,
+    /// The key of the next member to lie down.
+    pub(super) next_rest: u64,
+    /// The timer waits for a member to lie down: the next one pokes it.
+    pub(super) timer_waits: bool,
+}
+
+impl Drop for OriginProof {
+    fn drop(&mut self) {
+        if let Some(timer) = self.timer().take() {
+            timer.abort();
+        }
+    }
 }
 
 /// What a member does at its turn.
@@ -74,8 +109,31 @@ pub(in crate::supervisor) enum Turn {
 }
 
 impl OriginProof {
-    fn state(&self) -> std::sync::MutexGuard<'_, ProofState> {
+    fn new(interval: Duration, timeout: Duration) -> Self {
+        OriginProof {
+            state: Mutex::default(),
+            done: Notify::new(),
+            interval,
+            timeout,
+            members: AtomicUsize::new(0),
+            poke: Arc::new(Notify::new()),
+            timer: Mutex::new(None),
+            wakes: AtomicU64::new(0),
+            unanswered: AtomicU64::new(0),
+        }
+    }
+
+    pub(super) fn state(&self) -> MutexGuard<'_, ProofState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(super) fn timer(&self) -> MutexGuard<'_, Option<JoinHandle<()>>> {
+        self.timer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many members hold the group.
+    pub(super) fn members(&self) -> usize {
+        self.members.load(Ordering::Relaxed)
     }
 
     /// A member's own probe was answered now.
@@ -83,15 +141,24 @@ impl OriginProof {
         self.state().last = Some(Instant::now());
     }
 
-    /// The probe a member sent for the group ended, `answered` or not (invariant 3).
+    /// The probe a member sent for the group ended, `answered` or not (invariant 3). Unanswered,
+    /// it wakes every resting member to probe for itself at its next turn.
     pub(in crate::supervisor) fn finished(&self, answered: bool) {
         let mut state = self.state();
         state.probing = None;
-        if answered {
-            state.last = Some(Instant::now());
-        }
+        let resting = match answered {
+            true => {
+                state.last = Some(Instant::now());
+                BTreeMap::new()
+            }
+            false => std::mem::take(&mut state.resting),
+        };
         drop(state);
         self.done.notify_waiters();
+        if !answered {
+            self.unanswered.fetch_add(1, Ordering::Relaxed);
+            resting.values().for_each(|member| member.wake(Woke::Stale));
+        }
     }
 
     /// True when a member's probe was answered less than `within` ago.
@@ -110,6 +177,10 @@ impl OriginBeat {
     ///
     /// Cancel-safe: a claim left by a dropped probe goes stale after one probe timeout.
     pub(in crate::supervisor) async fn turn(&self, interval: Duration) -> Turn {
+        // The common case first, without registering for the outcome of a probe.
+        if self.proof.answered_within(interval) {
+            return Turn::Proven;
+        }
         let done = self.proof.done.notified();
         tokio::pin!(done);
         // Registered before the state is read, so a probe that ends meanwhile wakes us.
@@ -140,14 +211,20 @@ type Groups = Mutex<HashMap<Key, Weak<OriginProof>>>;
 /// Every group some member holds (invariant 2).
 static GROUPS: LazyLock<Groups> = LazyLock::new(Groups::default);
 
-/// One member's place in its group.
-#[derive(Debug, Clone)]
+/// One member's place in its group; dropped, it leaves the group.
+#[derive(Debug)]
 pub(in crate::supervisor) struct OriginBeat {
     pub(in crate::supervisor) proof: Arc<OriginProof>,
     /// The member's own probe goes out once in this many of its intervals, at least.
     pub(in crate::supervisor) check_every: u32,
     /// The heartbeat's probe timeout: how long a probe for the group is waited for.
     timeout: Duration,
+}
+
+impl Drop for OriginBeat {
+    fn drop(&mut self) {
+        self.proof.members.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// The group of the sessions to `url` with this heartbeat's `interval` and `timeout`, joined
@@ -158,16 +235,7 @@ pub(in crate::supervisor) fn join(
     timeout: Duration,
     check_every: u32,
 ) -> Option<OriginBeat> {
-    if !matches!(url.scheme(), "http" | "https") {
-        return None;
-    }
-    let endpoint = format!(
-        "{}://{}:{}{}",
-        url.scheme(),
-        url.host_str()?,
-        url.port_or_known_default()?,
-        url.path()
-    );
+    let endpoint = endpoint(url)?;
     let key = Key {
         endpoint,
         interval,
@@ -178,11 +246,12 @@ pub(in crate::supervisor) fn join(
         Some(proof) => proof,
         None => {
             groups.retain(|_, group| group.strong_count() > 0);
-            let proof = Arc::new(OriginProof::default());
+            let proof = Arc::new(OriginProof::new(interval, timeout));
             groups.insert(key, Arc::downgrade(&proof));
             proof
         }
     };
+    proof.members.fetch_add(1, Ordering::Relaxed);
     Some(OriginBeat {
         proof,
         check_every: check_every.max(1),
@@ -190,66 +259,41 @@ pub(in crate::supervisor) fn join(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn url(s: &str) -> url::Url {
-        url::Url::parse(s).unwrap()
+/// What names a group's endpoint: scheme, host, port and path. `None` unless `http` or `https`.
+fn endpoint(url: &url::Url) -> Option<String> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
     }
-
-    const S: Duration = Duration::from_secs(1);
-
-    #[test]
-    fn sessions_to_one_endpoint_with_one_heartbeat_share_a_group() {
-        let a = join(&url("http://127.0.0.1:9/mcp"), S, S / 3, 20).unwrap();
-        let b = join(&url("http://127.0.0.1:9/mcp?x=1"), S, S / 3, 20).unwrap();
-        assert!(Arc::ptr_eq(&a.proof, &b.proof));
-        let other_path = join(&url("http://127.0.0.1:9/other"), S, S / 3, 20).unwrap();
-        let other_interval = join(&url("http://127.0.0.1:9/mcp"), 2 * S, S / 3, 20).unwrap();
-        assert!(!Arc::ptr_eq(&a.proof, &other_path.proof));
-        assert!(!Arc::ptr_eq(&a.proof, &other_interval.proof));
-        assert!(join(&url("file:///tmp/x"), S, S / 3, 20).is_none());
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_answer_proves_the_group_alive_for_one_interval() {
-        let group = join(&url("http://127.0.0.1:9/paused"), S, S / 3, 20).unwrap();
-        assert_eq!(group.turn(S).await, Turn::Probe { for_group: true });
-        group.proof.finished(true);
-        tokio::time::advance(S / 2).await;
-        assert_eq!(group.turn(S).await, Turn::Proven);
-        tokio::time::advance(S / 2).await;
-        assert!(!group.proof.answered_within(S), "an interval old: stale");
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_turn_during_the_groups_probe_waits_for_its_outcome() {
-        let url = url("http://127.0.0.1:9/waits");
-        let prober = join(&url, S, S / 3, 20).unwrap();
-        let member = join(&url, S, S / 3, 20).unwrap();
-        assert_eq!(prober.turn(S).await, Turn::Probe { for_group: true });
-        let waiting = tokio::spawn(async move { member.turn(S).await });
-        tokio::task::yield_now().await;
-        assert!(!waiting.is_finished(), "waits for the probe under way");
-        prober.proof.finished(true);
-        assert_eq!(waiting.await.unwrap(), Turn::Proven);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_unanswered_group_probe_leaves_each_member_to_probe_for_itself() {
-        let url = url("http://127.0.0.1:9/unanswered");
-        let prober = join(&url, S, S / 3, 20).unwrap();
-        let member = join(&url, S, S / 3, 20).unwrap();
-        assert_eq!(prober.turn(S).await, Turn::Probe { for_group: true });
-        let waiting = tokio::spawn(async move { member.turn(S).await });
-        tokio::task::yield_now().await;
-        prober.proof.finished(false);
-        assert_eq!(waiting.await.unwrap(), Turn::Probe { for_group: false });
-        // A claim whose probe never told how it ended goes stale after one probe timeout.
-        let other = join(&url, S, S / 3, 20).unwrap();
-        assert_eq!(other.turn(S).await, Turn::Probe { for_group: true });
-        let late = join(&url, S, S / 3, 20).unwrap();
-        assert_eq!(late.turn(S).await, Turn::Probe { for_group: false });
-    }
+    Some(format!(
+        "{}://{}:{}{}",
+        url.scheme(),
+        url.host_str()?,
+        url.port_or_known_default()?,
+        url.path()
+    ))
 }
+
+/// What the live groups of `url`'s endpoint did, summed over their heartbeat settings:
+/// (heartbeat wake-ups, group probes unanswered, members resting now). For the tests' hook only.
+#[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
+pub(in crate::supervisor) fn counts(url: &url::Url) -> (u64, u64, u64) {
+    let mut counts = (0, 0, 0);
+    let Some(endpoint) = endpoint(url) else {
+        return counts;
+    };
+    let groups = GROUPS.lock().unwrap_or_else(PoisonError::into_inner);
+    let live = groups
+        .iter()
+        .filter(|(key, _)| key.endpoint == endpoint)
+        .filter_map(|(_, group)| group.upgrade());
+    for group in live {
+        counts.0 += group.wakes.load(Ordering::Relaxed);
+        counts.1 += group.unanswered.load(Ordering::Relaxed);
+        counts.2 += group.state().resting.len() as u64;
+    }
+    counts
+}
+
+#[cfg(test)]
+#[path = "origin_tests.rs"]
+mod tests;
