@@ -19,8 +19,9 @@
 //!   per probe = (I₂ − I₁) / (P₂ − P₁), so start-up and the handshakes cancel out.
 //! - **idle**: N = 10,000 (quick: 2,000) supervisors with the default heartbeat (30 s) and
 //!   backoff: started until all ready, resident memory per connection after a 5 s settle, CPU
-//!   over a window of two heartbeat intervals (quick: one), then the mock is SIGKILLed and
-//!   restarted on its port: until all are ready on a new generation, failures, and the peak
+//!   over a window of two heartbeat intervals (quick: one) that opens once every session's
+//!   stability mark (the default stability window after its ready) is behind it, then the mock
+//!   is SIGKILLed and restarted on its port: until all are ready on a new generation, failures, and the peak
 //!   attempts per 100 ms (client events: the scheduled times of attempts, which the origin watch
 //!   may bring forward and its budget hold back; and the new server's log: requests that start
 //!   an attempt, `support::starts_attempt`).
@@ -507,8 +508,13 @@ async fn child_idle(kind: Kind, n: usize, window: Duration, scope: HeartbeatScop
     };
     let (servers, generations, took) = start_all(&kind, &mock, n, heartbeat).await?;
     let start_cpu = (cpu_ticks() - cpu0) as f64 / clk_tck();
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    let settled = Duration::from_secs(5);
+    tokio::time::sleep(settled).await;
     let rss1 = rss_kib();
+    // The CPU window is steady idleness: it opens once every session's one stability mark
+    // (the default stability window, `max_delay`, after its ready) is behind it.
+    let stable = Reconnect::default().get_max_delay() + Duration::from_secs(1);
+    tokio::time::sleep(stable.saturating_sub(settled)).await;
     mock.try_clear_requests().await?;
     let (cpu1, t1) = (cpu_ticks(), Instant::now());
     tokio::time::sleep(window).await;
