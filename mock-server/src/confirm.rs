@@ -12,6 +12,8 @@
 //! elicitation capability gets a tool error (`isError`) saying so; one that declines or cancels
 //! gets a tool error naming its choice.
 //!
+//! With `"withdraw": true` the question is taken back instead ([`crate::withdraw`]).
+//!
 //! # Invariants
 //!
 //! 1. A `requestState` is redeemed at most once: the first round issues its nonce, the retry
@@ -39,7 +41,10 @@ pub(crate) const INPUT_KEY: &str = "confirm";
 /// The arguments of `confirm`.
 #[derive(Deserialize)]
 pub(crate) struct Confirm {
-    question: String,
+    pub(crate) question: String,
+    /// Take the question back once the counter is bumped ([`crate::withdraw`]).
+    #[serde(default)]
+    pub(crate) withdraw: bool,
 }
 
 /// What a retry's call carries besides the arguments.
@@ -107,12 +112,12 @@ fn ok() -> String {
     "ok".to_owned()
 }
 
-fn tool_error(text: String) -> CallToolResult {
+pub(crate) fn tool_error(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
 /// The form both eras send.
-fn form(question: &str) -> Result<ElicitRequestParams, ErrorData> {
+pub(crate) fn form(question: &str) -> Result<ElicitRequestParams, ErrorData> {
     let params = json!({
         "mode": "form",
         "message": question,
@@ -149,7 +154,7 @@ fn reply(answer: ElicitResult) -> Result<CallToolResult, ErrorData> {
 /// Runs `confirm` for one call.
 pub(crate) async fn run(
     nonces: &Nonces,
-    Confirm { question }: Confirm,
+    Confirm { question, .. }: Confirm,
     retry: Retry,
     context: RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {

@@ -176,6 +176,7 @@ mod stdio;
 mod subscribers;
 mod tools;
 mod whoami;
+mod withdraw;
 
 pub use cli::main_with_args;
 pub use hold::PortHold;

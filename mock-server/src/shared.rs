@@ -49,7 +49,7 @@ pub(crate) struct Shared {
     /// by those tools only.
     cancelled: AtomicU64,
     /// The value of `mock://counter`; changed only by [`Shared::bump_counter`].
-    counter: AtomicU64,
+    counter: watch::Sender<u64>,
     /// The level `logging/setLevel` set last; set by the handler only.
     pub(crate) log_level: LastLevel,
     /// Initialize-era resource subscriptions; changed by the handler only.
@@ -94,7 +94,7 @@ impl Shared {
             calls: AtomicU64::new(0),
             traceparent: std::sync::Mutex::new(None),
             cancelled: AtomicU64::new(0),
-            counter: AtomicU64::new(0),
+            counter: watch::Sender::new(0),
             log_level: LastLevel::default(),
             subscribers: Subscribers::default(),
             sessions: AtomicU64::new(0),
@@ -166,7 +166,13 @@ impl Shared {
     }
 
     pub(crate) fn counter(&self) -> u64 {
-        self.counter.load(Ordering::SeqCst)
+        *self.counter.borrow()
+    }
+
+    /// Waits until `mock://counter` is above `value` (cancel safe: it only observes a watch).
+    pub(crate) async fn counter_above(&self, value: u64) {
+        // The sender lives as long as `self`: the wait ends only by a bump.
+        let _ = self.counter.subscribe().wait_for(|now| *now > value).await;
     }
 
     /// Live resource subscriptions: initialize-era (session, URI) pairs plus the URIs accepted
@@ -178,7 +184,11 @@ impl Shared {
     /// Adds one to `mock://counter`, then sends `notifications/resources/updated` for it to
     /// every subscriber; returns the new value.
     pub(crate) async fn bump_counter(&self) -> u64 {
-        let value = self.counter.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut value = 0;
+        self.counter.send_modify(|now| {
+            *now += 1;
+            value = *now;
+        });
         let peers = self.subscribers.of(COUNTER);
         let sinks = self.listens.resource_updated(COUNTER);
         notify::resource_updated(COUNTER, peers, sinks).await;

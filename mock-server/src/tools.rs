@@ -165,8 +165,8 @@ fn builtin_shape(name: &str) -> (&'static str, Value, &'static [&'static str]) {
         ),
         "confirm" => (
             "asks the client to confirm `question` (2026-07-28: input_required; earlier: \
-             elicitation/create), then replies `confirmed: <bool> (<note>)`",
-            json!({"question": {"type": "string"}}),
+             elicitation/create, taken back once mock://counter is bumped if `withdraw`)",
+            json!({"question": {"type": "string"}, "withdraw": {"type": "boolean"}}),
             &["question"],
         ),
         "end_listens" => (

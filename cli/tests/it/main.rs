@@ -26,6 +26,7 @@ mod era_fallback;
 mod era_late;
 #[cfg(feature = "fleet-tests")]
 mod fleet;
+mod host_cancel;
 mod hostile_limits;
 mod hostile_replies;
 mod hostile_sse;

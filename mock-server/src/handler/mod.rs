@@ -26,7 +26,7 @@ use crate::hostile::escapes;
 use crate::listen::{self, PendingMarks};
 use crate::shared::Shared;
 use crate::tools::ToolKind;
-use crate::{complete, prompts, resources};
+use crate::{complete, prompts, resources, withdraw};
 use params::{Echo, parse, text};
 
 /// `tools/list` and `resources/list` page size.
@@ -124,8 +124,13 @@ impl ServerHandler for MockHandler {
                     input_responses: request.input_responses,
                     request_state: request.request_state,
                 };
-                let nonces = &self.shared.confirms;
-                return confirm::run(nonces, parse(args)?, retry, context).await;
+                let asked: confirm::Confirm = parse(args)?;
+                if asked.withdraw {
+                    return withdraw::run(&self.shared, asked, context)
+                        .await
+                        .map(Into::into);
+                }
+                return confirm::run(&self.shared.confirms, asked, retry, context).await;
             }
             Some(ToolKind::Builtin) => self.call_builtin(&request.name, args, context).await?,
         };

@@ -12,6 +12,10 @@
 //!    the same stream: the progress of a request reaches its route before its answer.
 //! 4. At most [`SERVER_REQUESTS`] requests of the server are worked on at once, each in a task
 //!    of the link's tracker that ends with the transport; one more is refused at once.
+//! 5. A `notifications/cancelled` of the server's naming one of its requests in progress drops
+//!    that request's work (the host's handler future with it) and no answer is sent for it; one
+//!    naming no request in progress changes nothing. The table of requests in progress holds
+//!    one entry per task, so invariant 4 bounds it too.
 
 use std::sync::{
     Arc, Mutex, OnceLock, PoisonError,
@@ -28,6 +32,7 @@ use tokio_util::task::TaskTracker;
 use tokio_util::sync::CancellationToken;
 
 use super::pending::Pending;
+use super::working::Working;
 use crate::transport::{
     Activity,
     refusal::{self, Judged},
@@ -61,6 +66,8 @@ pub(crate) struct Inbound {
     reply: OnceLock<(Reply, CancellationToken)>,
     /// The server's requests being worked on.
     pub(super) tasks: TaskTracker,
+    /// The stop of each request of the server's in progress, by its id (invariant 5).
+    working: Working,
     strays: AtomicU64,
     /// The handshake's `server/discover` while it waits for its answer (see
     /// [`super::handshake`]); whether the handshake went on to `initialize` after one.
@@ -75,6 +82,7 @@ impl Inbound {
             activity,
             reply: OnceLock::new(),
             tasks: TaskTracker::new(),
+            working: Working::new(SERVER_REQUESTS),
             strays: AtomicU64::new(0),
             probe: Mutex::default(),
         }
@@ -155,6 +163,11 @@ impl Inbound {
             self.stray("progress for no request in flight");
             return;
         }
+        if let ServerNotification::CancelledNotification(cancelled) = &notification
+            && let Some(id) = &cancelled.params.request_id
+        {
+            self.withdrawn(id);
+        }
         self.dispatch.notify(notification).await;
     }
 
@@ -173,8 +186,11 @@ impl Inbound {
             return;
         }
         let dispatch = self.dispatch.clone();
-        let (reply, stop) = (reply.clone(), stop.clone());
+        let reply = reply.clone();
+        // Entered before the task, so the entry goes even if the task is never polled.
+        let (stop, untrack) = self.working.track(&id, stop);
         self.tasks.spawn(async move {
+            let _untrack = untrack;
             let work = async {
                 let answered = match request {
                     ServerRequest::PingRequest(_) => Ok(ClientResult::empty(())),
@@ -186,11 +202,21 @@ impl Inbound {
                 };
                 reply(message).await;
             };
+            // The stop first: a request cancelled before its task ran never reaches the host.
             tokio::select! {
-                () = work => {}
+                biased;
                 () = stop.cancelled() => {}
+                () = work => {}
             }
         });
+    }
+
+    /// The server withdrew its request `id` (invariant 5).
+    fn withdrawn(&self, id: &RequestId) {
+        match self.working.cancel(id) {
+            true => tracing::debug!(%id, "the server cancelled its request; its work is dropped"),
+            false => tracing::debug!(%id, "the server cancelled no request in progress"),
+        }
     }
 
     fn stray(&self, what: &str) {

@@ -17,7 +17,8 @@
 //! 4. Cancellation: a caller that drops its request's future drops its `POST` (an HTTP/2
 //!    stream is reset); the call path then sends `notifications/cancelled`, as before.
 //! 5. The server's requests (sampling, elicitation, roots, ping) are answered by a `POST` of
-//!    their own, each worked on in a task that ends with the transport.
+//!    their own, each worked on in a task that ends with the transport, or when the server
+//!    cancels that request ([`working`]): the host's handler future is dropped, nothing is sent.
 //! 6. The handshake ([`handshake`]): `initialize` and `notifications/initialized` (a 2025
 //!    session), after `server/discover` under `protocol: auto`. Errors
 //!    keep rmcp's shapes ([`ServiceError`], [`ClientInitializeError`]), so every verdict
@@ -38,6 +39,7 @@ pub(crate) mod handshake;
 // The core names its `Inbound` by this path, not the re-export below: no import circle.
 pub(in crate::transport::http) mod inbound;
 mod pending;
+mod working;
 
 use std::sync::{
     Arc, OnceLock,
