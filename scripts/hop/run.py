@@ -159,14 +159,18 @@ def start(bin_, which):
     mock = Proc([bin_, "mock-server", "--transport", "http", "--port", "0"])
     port = int(mock.wait_for(r"LISTENING 127\.0\.0\.1:(\d+)").group(1))
     upstream = f"http://127.0.0.1:{port}/mcp"
+    # HOP_SERVE_ARGS: more arguments for both serve targets (e.g. `--protocol 2025-11-25`, the
+    # upstream on the lean client link instead of `auto`'s 2026-07-28 on rmcp's session).
+    extra = os.environ.get("HOP_SERVE_ARGS", "").split()
     targets = {"direct": Target("direct", port, "/mcp", "echo", mock)}
     if "serve" in which:
-        serve = Proc([bin_, "serve", "--listen", "127.0.0.1:0", "--url", upstream])
+        serve = Proc([bin_, "serve", "--listen", "127.0.0.1:0", "--url", upstream, *extra])
         port = int(serve.wait_for(r"http://127\.0\.0\.1:(\d+)/mcp").group(1))
         wait_http(port, "/readyz")
         targets["serve"] = Target("serve", port, "/mcp", "echo", serve)
     if "serve-own" in which:
-        own = Proc([bin_, "serve", "--front", "own", "--listen", "127.0.0.1:0", "--url", upstream])
+        own = Proc([bin_, "serve", "--front", "own", "--listen", "127.0.0.1:0", "--url", upstream,
+                    *extra])
         port = int(own.wait_for(r"http://127\.0\.0\.1:(\d+)/mcp").group(1))
         wait_http(port, "/readyz")
         targets["serve-own"] = Target("serve-own", port, "/mcp", "echo", own)
