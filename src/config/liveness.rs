@@ -16,7 +16,8 @@ impl Heartbeat {
     /// of its intervals, however its origin answers: the bound on how long a session the server
     /// lost goes unseen when nothing else (a call, its stream) shows it. Must be at least 1
     /// (1: every session probes for itself every interval, as with
-    /// [`HeartbeatScope::Session`]).
+    /// [`HeartbeatScope::Session`]). A session whose standalone stream is held on a shared
+    /// HTTP/2 connection checks itself once in four times this many (see [`HeartbeatScope`]).
     ///
     /// Default: 20.
     pub fn session_check_every(mut self, intervals: u32) -> Self {

@@ -33,6 +33,14 @@ use std::str::FromStr;
 ///    `session_check_every × interval` (plus one probe timeout) after its last message: 20
 ///    intervals by default, 10 minutes at the default 30 s heartbeat.
 ///
+/// A session whose standalone stream is open on a shared HTTP/2 connection (which this scope
+/// keeps proven by `PING`s) checks itself four times less often: 80 intervals by default,
+/// 40 minutes at the default heartbeat. Its stream already covers what the check would find
+/// in most cases: a server that restarted, or ended the session and its streams, ends the
+/// stream (2.), and each reopening asks for the session anew; a dead or half-open connection
+/// is found by its `PING`. What is left for the rarer check is a server that forgot a session
+/// and kept its stream open; the next call finds that one at once (1.).
+///
 /// A server killed or hung is seen as with [`Session`](Self::Session): its members' streams
 /// end (each probes for itself, and a refused connection is death at once), and once the
 /// group's probe goes unanswered every member probes for itself and counts its own misses; a

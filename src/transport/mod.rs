@@ -24,7 +24,7 @@ mod stray;
 use std::{
     sync::{
         Arc, OnceLock,
-        atomic::{AtomicU64, AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
     time::Duration,
 };
@@ -67,6 +67,9 @@ pub struct Activity {
     /// Told by the transport when this session's own signal became suspect (its standalone
     /// stream ended); the heartbeat of an origin-scoped session then probes for itself at once.
     own_signal: tokio::sync::Notify,
+    /// The session's standalone stream is open on a shared HTTP/2 connection whose `PING`s
+    /// prove it: set and cleared by the transport as the stream opens and ends.
+    stream_held: AtomicBool,
     /// Milliseconds from `base` to the last finished write, or to when writes began to pend.
     send_progress_ms: AtomicU64,
     /// Milliseconds from `base` to the last call that ran past its deadline (0: none).
@@ -101,6 +104,7 @@ impl Activity {
             ledger: ledger::Ledger::default(),
             settled: tokio::sync::Notify::new(),
             own_signal: tokio::sync::Notify::new(),
+            stream_held: AtomicBool::new(false),
             session_id: std::sync::OnceLock::new(),
             direct_probe: std::sync::OnceLock::new(),
             authorizer: std::sync::OnceLock::new(),
@@ -180,6 +184,20 @@ impl Activity {
     /// itself at once, whatever its origin's answers say. Kept until the heartbeat takes it.
     pub(crate) fn suspect_own_signal(&self) {
         self.own_signal.notify_one();
+    }
+
+    /// Records whether the session's standalone stream is open on a shared HTTP/2 connection
+    /// kept proven by `PING`s (see [`stream_held`](Self::stream_held)).
+    pub(crate) fn hold_stream(&self, held: bool) {
+        self.stream_held.store(held, Ordering::Relaxed);
+    }
+
+    /// Whether the session's standalone stream is open on a shared HTTP/2 connection that
+    /// `PING`s keep proven: every reopening of it checked the session (a 404 is its death),
+    /// and a cut or a dead connection would have ended it. The heartbeat then checks the
+    /// session itself less often ([`crate::config::HeartbeatScope`]).
+    pub(crate) fn stream_held(&self) -> bool {
+        self.stream_held.load(Ordering::Relaxed)
     }
 
     /// Resolves when the transport said this session's own signal is suspect

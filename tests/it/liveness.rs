@@ -2,7 +2,8 @@
 //! one endpoint share one probe per interval; a session the server lost while it answers the
 //! others is found by its next call and by its own bounded check, and rebuilt alone; a killed
 //! server is seen dead by every session; a session whose stream ended probes for itself; the
-//! sessions riding one HTTP/2 connection are kept alive by one `PING` per connection.
+//! sessions riding one HTTP/2 connection are kept alive by one `PING` per connection, and one
+//! that holds its stream there checks itself less often.
 //!
 //! Counts are the mock's (its request log), and every bound asserted is loose: what the
 //! per-session path would send is many times what is allowed here.
@@ -269,5 +270,52 @@ async fn sessions_sharing_an_http2_connection_are_kept_alive_by_one_ping_per_con
     let bound = after.http2_connections * u64::from(INTERVALS + 2);
     assert!(pings <= bound, "{pings} PINGs, bound {bound}: {after:?}");
     assert_eq!(after.http1_requests, 0, "{after:?}");
+    shutdown(all).await;
+}
+
+/// A session whose standalone stream is held on a `PING`ed HTTP/2 connection checks itself
+/// four times less often than one on HTTP/1.1: two groups alike but for the protocol, side by
+/// side, counted while the HTTP/1.1 group sends a set number of probes (so load slows both
+/// alike).
+#[tokio::test]
+async fn a_session_holding_its_stream_on_http2_checks_itself_less_often() {
+    const N: usize = 6;
+    // Each HTTP/1.1 session checks itself every 2 intervals; the group probes once in each.
+    let interval = Duration::from_millis(200);
+    let beat = heartbeat(interval, HeartbeatScope::Origin, 2);
+    let registry = ToolRegistry::new();
+    let (h1, h2) = (mock(0).await, mock(0).await);
+    let mut all = sessions(&h1, &registry, &names("one", N), &beat).await;
+    for name in names("two", N) {
+        let config = config(&name, &h2, beat.clone()).http2(Http2::PriorKnowledge);
+        let supervisor = Supervisor::spawn(config, &registry).expect("spawns");
+        assert_eq!(supervisor.wait_ready(LIMIT).await.expect("ready").get(), 1);
+        all.push((supervisor, String::new()));
+    }
+    tokio::time::timeout(LIMIT, h2.faults().wait_streams(N))
+        .await
+        .expect("every HTTP/2 session holds its stream");
+    h1.faults().clear_requests();
+    h2.faults().clear_requests();
+    // On HTTP/1.1 about N/2 own checks and the group's probe an interval (4); on HTTP/2 the
+    // group's probe alone, whose turn (once in N intervals a member) comes before a held
+    // stream's own check (once in 8).
+    let counted = 12 * N;
+    until("the HTTP/1.1 group sent its probes", || {
+        pings(&h1.faults().requests()) >= counted
+    })
+    .await;
+    let held = pings(&h2.faults().requests());
+    let wire = h2.faults().wire();
+    assert_eq!(wire.http1_requests, 0, "{wire:?}");
+    // About 1 against 4 an interval: the per-session rule would send as many as HTTP/1.1.
+    assert!(
+        held * 2 < counted,
+        "{held} probes on HTTP/2 against {counted}"
+    );
+    assert!(held > 0, "the HTTP/2 group still probes");
+    for (supervisor, _) in &all {
+        assert_eq!(generation(supervisor), Some(1), "{:?}", supervisor.status());
+    }
     shutdown(all).await;
 }

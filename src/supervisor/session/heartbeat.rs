@@ -18,7 +18,8 @@
 //! alive, and the session rests in its group ([`super::origin_rest`]) until something is due for
 //! it. The session still probes for itself when its own signal is suspect (a miss; its stream
 //! ended and waits to open again, told by the transport), when the group's answer is stale, and
-//! once in every `session_check_every` intervals.
+//! once in every `session_check_every` intervals (once in [`HELD_STREAM_STRETCH`] times that
+//! while its standalone stream is held on a `PING`ed HTTP/2 connection).
 
 use std::{sync::Arc, time::Duration};
 
@@ -61,7 +62,14 @@ struct Beat {
     /// The transport said this session's own signal is suspect (its stream ended and waits to
     /// open again): it probes for itself at once.
     own_signal: bool,
+    /// Own checks in a row that its held stream stood in for ([`HELD_STREAM_STRETCH`]).
+    passed_over: u32,
 }
+
+/// With its standalone stream held on a `PING`ed HTTP/2 connection, a session checks itself
+/// once in this many of its check periods: the stream stands in for the others (see
+/// [`HeartbeatScope`](crate::config::HeartbeatScope)).
+const HELD_STREAM_STRETCH: u32 = 4;
 
 impl Heartbeat {
     /// Runs until the generation is reported dead (by anyone) or the task is aborted.
@@ -75,6 +83,9 @@ impl Heartbeat {
                 later(now, self.interval, first)
             }),
             own_signal: false,
+            // Started at random too, so that the checks of sessions that hold their streams
+            // spread over the longer period from the start.
+            passed_over: rand::rng().random_range(0..HELD_STREAM_STRETCH),
         };
         loop {
             let interval = beat.stretch.apply(self.interval);
@@ -94,6 +105,17 @@ impl Heartbeat {
                 }
                 self.origin.as_ref().inspect(|origin| origin.woke());
                 continue;
+            }
+            if let Some(origin) = &self.origin
+                && !beat.own_signal
+                && !suspect
+                && Instant::now() >= beat.own_check
+                && beat.passed_over + 1 < HELD_STREAM_STRETCH
+                && live.activity.stream_held()
+            {
+                // Its held stream stands in for this check: the next is a period later.
+                beat.passed_over += 1;
+                beat.own_check = later(Instant::now(), self.interval, origin.check_every);
             }
             let mut for_group = false;
             if let Some(origin) = &self.origin
@@ -128,6 +150,7 @@ impl Heartbeat {
             if let Some(origin) = &self.origin {
                 // A probe on this session's own id is its own check, whoever it was for.
                 beat.own_check = later(Instant::now(), self.interval, origin.check_every);
+                beat.passed_over = 0;
                 match for_group {
                     true => origin.proof.finished(answered),
                     false if answered => origin.proof.answered(),

@@ -86,7 +86,7 @@ pub(super) struct Session {
 pub(super) struct Core {
     pub(super) http: reqwest::Client,
     /// The origin's shared HTTP/2 connections, when the server is configured for them.
-    http2: Option<Arc<OriginSet>>,
+    pub(super) http2: Option<Arc<OriginSet>>,
     pub(super) url: Url,
     /// The configured headers (already checked).
     pub(super) headers: HeaderMap,

@@ -134,7 +134,13 @@ async fn run(core: Arc<Core>) {
                     );
                 }
                 let began = Instant::now();
-                match read(&core, response, &mut last_id).await {
+                // Held on a shared HTTP/2 connection that `PING`s keep proven?
+                let pinged = core.http2.as_ref().is_some_and(|set| set.pinged());
+                let h2 = response.version() == reqwest::Version::HTTP_2;
+                core.activity.hold_stream(pinged && h2);
+                let end = read(&core, response, &mut last_id).await;
+                core.activity.hold_stream(false);
+                match end {
                     End::Stopped => return,
                     End::Ended { why, hint } => {
                         tracing::debug!("standalone GET stream ended ({why}); opening it again");

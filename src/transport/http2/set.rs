@@ -110,6 +110,12 @@ impl OriginSet {
         }
     }
 
+    /// Whether its connections send `PING`s when idle (liveness per origin), so that a stream
+    /// open on one is known to be on a live connection.
+    pub(crate) fn pinged(&self) -> bool {
+        self.target.ping.is_some()
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
