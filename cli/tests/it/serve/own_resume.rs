@@ -183,3 +183,45 @@ async fn a_call_not_answered_within_the_grace_gets_a_stream_primed_first_and_its
     let status = gateway.stop().await;
     assert!(status.success(), "{status}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_streaming_when_its_host_deletes_the_session_ends_with_it_upstream_too() {
+    let gateway = own().await;
+    let raw = Raw::new(&gateway.url());
+    let (id, other) = (raw.session().await, raw.session().await);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "sleep", "arguments": {"ms": 600_000}}});
+    let response = raw.post(&call, &raw.in_session(&id)).await;
+    let (_, mut body) = first_event(response).await;
+    assert_eq!(raw.delete(&id).await.status(), StatusCode::NO_CONTENT);
+    // The call's stream ends, with no answer: the host ended the session itself.
+    let rest = async {
+        let mut seen = String::new();
+        while let Some(chunk) = body.next().await {
+            seen.push_str(&String::from_utf8_lossy(&chunk.expect("bytes")));
+        }
+        seen
+    };
+    let rest = tokio::time::timeout(LIMIT, rest)
+        .await
+        .expect("the stream ends in time");
+    assert!(!rest.contains("\"id\":2"), "{rest}");
+    // The upstream's call was cancelled (the mock counts it; asked through another session).
+    let whoami = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "whoami", "arguments": {}}});
+    let cancelled = async {
+        loop {
+            let reply = super::raw::answer(raw.post(&whoami, &raw.in_session(&other)).await, 3);
+            let who = reply.await["result"]["structuredContent"].clone();
+            if who["cancelled"] == 1 {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(LIMIT, cancelled)
+        .await
+        .expect("the upstream's call cancelled in time");
+    let status = gateway.stop().await;
+    assert!(status.success(), "{status}");
+}

@@ -1,5 +1,7 @@
 //! A request's response as a resumable SSE stream, and a host's `GET` with `Last-Event-ID`
-//! (the logs and the ids are `replay.rs`'s).
+//! (the logs and the ids are `replay.rs`'s). The request's work runs on a task that belongs to
+//! its session: it goes on when the host's connection breaks, and ends (its work dropped, its
+//! log ended) when the session does.
 //!
 //! What a `Last-Event-ID` gets, in the host's session only:
 //!
@@ -55,16 +57,27 @@ pub(super) fn respond(
         }
         false => (None, None),
     };
+    // The writer belongs to the session: it ends with it (the host's `DELETE`, its expiry, a
+    // take-over elsewhere, the gateway's end), the request's work dropped; not with the host's
+    // connection, which may come back with `Last-Event-ID`.
+    let ended = session.ended.clone();
     tokio::spawn(async move {
-        if let Some(written) = written {
-            // Sent or dropped: either way the head is out or nobody waits for it.
-            if tokio::time::timeout(OUT_LIMIT, written).await.is_err() {
-                tracing::debug!("a call's response head was not out in time; the call runs anyway");
+        let run = async {
+            if let Some(written) = written {
+                // Sent or dropped: either way the head is out or nobody waits for it.
+                if tokio::time::timeout(OUT_LIMIT, written).await.is_err() {
+                    tracing::debug!("a response head was not out in time; its work runs anyway");
+                }
             }
-        }
-        let mut work = std::pin::pin!(work);
-        while let Some(event) = work.next().await {
-            writer.push(&event);
+            let mut work = std::pin::pin!(work);
+            while let Some(event) = work.next().await {
+                writer.push(&event);
+            }
+        };
+        tokio::select! {
+            biased;
+            () = ended.cancelled() => tracing::debug!("a request's stream ends with its session"),
+            () = run => {}
         }
         writer.end();
     });
