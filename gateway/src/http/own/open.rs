@@ -72,8 +72,9 @@ async fn open(
 pub(super) enum Found {
     /// In the table.
     Here(Arc<Session>),
-    /// Claimed from the store for this process just now: to be rebuilt here.
-    Claimed(Claimed),
+    /// Claimed from the store for this process just now: to be rebuilt here (boxed: the
+    /// common case is the other).
+    Claimed(Box<Claimed>),
 }
 
 /// A session claimed from the store, not rebuilt yet (its upstreams not started, not in the
@@ -130,11 +131,11 @@ impl Own {
         let peer = self.peer_for(&params.protocol_version);
         let session = Session::new((self.make)(self.hooks.clone()), peer);
         super::asks::ask_through(&session);
-        Ok(Found::Claimed(Claimed {
+        Ok(Found::Claimed(Box::new(Claimed {
             session,
             params,
             _one_at_a_time: one_at_a_time,
-        }))
+        })))
     }
 }
 
@@ -143,14 +144,14 @@ impl Claimed {
     /// again, what the host had set up on them renewed) and put in the table; `404` if that
     /// failed.
     pub(super) async fn rebuild(
-        self,
+        self: Box<Self>,
         own: &Own,
         id: &str,
         parts: &Parts,
     ) -> Result<Arc<Session>, Response> {
         let Self {
             session, params, ..
-        } = self;
+        } = *self;
         let replay = ClientRequest::InitializeRequest(InitializeRequest::new(params));
         let answer = open(&session, id, parts.clone(), replay, RequestId::Number(0)).await;
         if !matches!(answer, ServerJsonRpcMessage::Response(_)) {

@@ -128,7 +128,7 @@ fn initialize(request: &JsonRpcRequest<ClientRequest>) -> bool {
 /// and is told it may have run.
 fn taken_over(
     own: &Arc<Own>,
-    claimed: Claimed,
+    claimed: Box<Claimed>,
     id: String,
     parts: Parts,
     request: JsonRpcRequest<ClientRequest>,
