@@ -13,8 +13,8 @@
 #   scripts/hop/setup.sh --profile && cargo build --release -p mcp-resilient-cli
 #   scripts/hop/profile.sh [--seconds 20] [--bin target/release/mcp-resilient] [--peer]
 #
-# serve's front is rmcp's unless MCP_RESILIENT_FRONT=own is set (the own front, as `serve --front
-# own`): `MCP_RESILIENT_FRONT=own scripts/hop/profile.sh` profiles it.
+# serve runs its default front (the own front) unless MCP_RESILIENT_FRONT says otherwise:
+# `MCP_RESILIENT_FRONT=rmcp scripts/hop/profile.sh` profiles rmcp's front.
 #
 # --peer: also mcp-proxy 0.6.0 (scripts/hop/setup.sh) under callgrind, the same windows, for its
 # instructions per call beside serve's.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The hop's price, side by side (issue 44): wrk driving `tools/call echo` at the mock server
-directly, through `mcp-resilient serve --url` (rmcp's front, and `--front own` as `serve-own`), and through the Rust gateway mcp-proxy 0.6.0
+directly, through `mcp-resilient serve --url` (`--front rmcp` as `serve`, and `--front own`, the default, as `serve-own`), and through the Rust gateway mcp-proxy 0.6.0
 (tower-mcp), all in front of one mock process over Streamable HTTP; then the memory of 1,000
 idle host sessions on each. Everything binds and dials 127.0.0.1; every wait has a deadline;
 every process started here is stopped on exit.
@@ -164,7 +164,8 @@ def start(bin_, which):
     extra = os.environ.get("HOP_SERVE_ARGS", "").split()
     targets = {"direct": Target("direct", port, "/mcp", "echo", mock)}
     if "serve" in which:
-        serve = Proc([bin_, "serve", "--listen", "127.0.0.1:0", "--url", upstream, *extra])
+        serve = Proc([bin_, "serve", "--front", "rmcp", "--listen", "127.0.0.1:0", "--url",
+                      upstream, *extra])
         port = int(serve.wait_for(r"http://127\.0\.0\.1:(\d+)/mcp").group(1))
         wait_http(port, "/readyz")
         targets["serve"] = Target("serve", port, "/mcp", "echo", serve)

@@ -116,10 +116,9 @@ pub(crate) struct ServeArgs {
     /// scripts/fleet/haproxy.cfg.in), with `--store` shared.
     #[arg(long)]
     pub(crate) drain_hand_off: bool,
-    /// Which front serves hosts at /mcp: `rmcp` (rmcp's Streamable HTTP service) or `own` (the
-    /// gateway's own: cheaper per call and per idle session; a tool call answered as one JSON
-    /// body has no early head for a fleet's balancer). Default: `$MCP_RESILIENT_FRONT`, else
-    /// `rmcp`.
+    /// Which front serves hosts at /mcp: `own` (the gateway's own: cheaper per call and per
+    /// idle session) or `rmcp` (rmcp's Streamable HTTP service, the way back). Default:
+    /// `$MCP_RESILIENT_FRONT`, else `own`.
     #[arg(long, value_name = "own|rmcp", value_parser = ["own", "rmcp"])]
     pub(crate) front: Option<String>,
     /// Threads that run the gateway (tokio's workers; one per core by default). One costs
@@ -132,7 +131,7 @@ pub(crate) struct ServeArgs {
 }
 
 impl ServeArgs {
-    /// The front asked for: the flag, else `MCP_RESILIENT_FRONT`, else rmcp's.
+    /// The front asked for: the flag, else `MCP_RESILIENT_FRONT`, else the own front.
     pub(crate) fn host_front(&self) -> Result<mcp_resilient_gateway::http::HostFront, String> {
         use mcp_resilient_gateway::http::HostFront;
         let asked = match &self.front {
@@ -140,8 +139,8 @@ impl ServeArgs {
             None => std::env::var("MCP_RESILIENT_FRONT").unwrap_or_default(),
         };
         match asked.trim() {
-            "" | "rmcp" => Ok(HostFront::Rmcp),
-            "own" => Ok(HostFront::Own),
+            "rmcp" => Ok(HostFront::Rmcp),
+            "" | "own" => Ok(HostFront::Own),
             other => Err(format!(
                 "--front (or MCP_RESILIENT_FRONT): '{other}' is not own or rmcp"
             )),

@@ -102,7 +102,7 @@ pub struct ServeOptions {
     /// Which front serves hosts at `/mcp`.
     ///
     /// # Default
-    /// [`HostFront::Rmcp`]
+    /// [`HostFront::Own`]
     pub front: HostFront,
     /// Where each host session's state (revision, capabilities, client info, log level,
     /// subscriptions) is kept, by session id.
@@ -193,13 +193,13 @@ impl Default for ServeOptions {
 #[non_exhaustive]
 pub enum HostFront {
     /// rmcp's `StreamableHttpService`, with the gateway's session manager: every revision and
-    /// every feature of the transport.
-    #[default]
+    /// every feature of the transport; each host session has a task and channels of its own.
     Rmcp,
-    /// The gateway's own (session-era hosts; a request answered as one JSON body, no task or
-    /// channel per idle session), with rmcp's for requests without a session. Its streams resume
-    /// with `Last-Event-ID`; a tool call answered as one JSON body has no early head for a
-    /// fleet's balancer.
+    /// The gateway's own (session-era hosts, with rmcp's for requests without a session): no
+    /// task or channel per idle session, a request answered as one JSON body unless it becomes
+    /// a stream (progress, a question to the host, a tool call past a short grace; in a fleet
+    /// a tool call's stream opens before it runs). Its streams resume with `Last-Event-ID`.
+    #[default]
     Own,
 }
 

@@ -154,6 +154,17 @@ pub trait HostStore: Send + Sync + fmt::Debug + 'static {
         Box::pin(std::future::ready(()))
     }
 
+    /// Whether other processes serve this store's sessions too (a fleet behind a balancer):
+    /// a host's request may then reach any of them, and a balancer may send a request whose
+    /// process died before its response head to another one. The own front opens a tool
+    /// call's response before the call runs when it is (`gateway/src/http/own/`).
+    ///
+    /// # Default
+    /// `false`: a store of one process.
+    fn shared(&self) -> bool {
+        false
+    }
+
     /// The host ended session `key` itself (`DELETE`): forget it everywhere, not only here.
     /// The state held here stays until the core [removes](Self::remove) it, as the session's
     /// end gives back what it held.

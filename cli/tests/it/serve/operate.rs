@@ -225,7 +225,7 @@ async fn workers_sets_the_runtimes_threads_and_zero_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_drain_limit_answers_an_own_front_call_waiting_for_its_json_answer_as_may_have_run() {
+async fn the_drain_limit_answers_an_own_front_call_in_flight_as_may_have_run_on_its_stream() {
     let mock = MockProcess::start("http").await;
     let url = mock.url();
     let mut args: Vec<&str> = FAST.to_vec();
@@ -234,7 +234,8 @@ async fn the_drain_limit_answers_an_own_front_call_waiting_for_its_json_answer_a
     let gateway = Gateway::start(&args).await;
     let raw = super::raw::Raw::new(&gateway.url());
     let id = raw.session().await;
-    // No progress asked for: the answer would be one JSON body, a minute from now.
+    // No progress asked for: past the grace the call's response is a stream, its answer a
+    // minute from now.
     let call = json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call",
         "params": {"name": "peek", "arguments": {"ms": 60_000}}});
     let headers = raw.in_session(&id);
@@ -249,7 +250,7 @@ async fn the_drain_limit_answers_an_own_front_call_waiting_for_its_json_answer_a
     let kind = response.headers().get("content-type").cloned();
     assert_eq!(
         kind.as_ref().and_then(|v| v.to_str().ok()),
-        Some("application/json")
+        Some("text/event-stream")
     );
     let answer = super::raw::answer(response, 41).await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");

@@ -52,18 +52,20 @@ async fn a_request_is_answered_as_one_json_body_and_a_notification_with_202() {
     // `session` asserts the 202 of `notifications/initialized`.
     let id = raw.session().await;
     let headers = raw.in_session(&id);
+    // A call is one JSON body when answered within the grace (else a stream: `own_resume.rs`).
     let response = raw
         .post(&call(2, "echo", json!({"text": "hi"})), &headers)
         .await;
     assert_eq!(response.status(), StatusCode::OK);
-    let kind = response.headers().get("content-type").cloned();
+    assert_eq!(result_text(response, 2).await, "hi");
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let listed = raw.post(&list, &headers).await;
+    let kind = listed.headers().get("content-type").cloned();
     assert_eq!(
         kind.as_ref().and_then(|v| v.to_str().ok()),
         Some("application/json")
     );
-    assert_eq!(result_text(response, 2).await, "hi");
-    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
-    let listed = answer(raw.post(&list, &headers).await, 3).await;
+    let listed = answer(listed, 3).await;
     let tools = listed["result"]["tools"].as_array().expect("a tool list");
     assert!(tools.iter().any(|tool| tool["name"] == "echo"), "{listed}");
     let ping = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::{
     gateway::{FAST, Gateway},
-    raw::Raw,
+    raw::{Raw, messages},
 };
 use crate::common::{LIMIT, mock_binary};
 
@@ -122,15 +122,12 @@ async fn a_question_rides_its_calls_response_and_only_its_hosts_answer_reaches_i
         .as_str()
         .unwrap_or_default();
     assert!(text.starts_with("confirmed: true (yes)"), "{result}");
-    // A call that asks nothing is still one JSON body.
+    // A call that asks nothing carries its answer alone.
     let echo = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": "echo", "arguments": {"text": "plain"}}});
-    let plain = raw.post(&echo, &raw.in_session(&b)).await;
-    let kind = plain.headers().get("content-type").cloned();
-    assert_eq!(
-        kind.as_ref().and_then(|v| v.to_str().ok()),
-        Some("application/json")
-    );
+    let plain = messages(raw.post(&echo, &raw.in_session(&b)).await).await;
+    assert_eq!(plain.len(), 1, "{plain:?}");
+    assert_eq!(plain[0]["id"], 3, "{plain:?}");
     let status = gateway.stop().await;
     assert!(status.success(), "{status}");
 }

@@ -118,3 +118,110 @@ async fn an_id_of_another_session_process_or_none_brings_no_other_streams_events
     let status = gateway.stop().await;
     assert!(status.success(), "{status}");
 }
+
+/// The first whole event of `response`'s stream (its lines), and the rest of the stream.
+async fn first_event(
+    response: reqwest::Response,
+) -> (
+    String,
+    futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+) {
+    let mut body = response.bytes_stream().boxed();
+    let mut seen = String::new();
+    let read = async {
+        loop {
+            if let Some(end) = seen.find("\n\n") {
+                return seen[..end].to_owned();
+            }
+            let chunk = body.next().await.expect("an event").expect("bytes");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    };
+    let event = tokio::time::timeout(LIMIT, read)
+        .await
+        .expect("an event in time");
+    (event, body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_not_answered_within_the_grace_gets_a_stream_primed_first_and_its_answer_after_a_resumption()
+ {
+    let gateway = own().await;
+    let raw = Raw::new(&gateway.url());
+    let id = raw.session().await;
+    // `sleep` for ten minutes: it ends here only when its host cancels it (the release).
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "sleep", "arguments": {"ms": 600_000}}});
+    let response = raw.post(&call, &raw.in_session(&id)).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let kind = response.headers().get("content-type").cloned();
+    assert_eq!(
+        kind.as_ref().and_then(|v| v.to_str().ok()),
+        Some("text/event-stream")
+    );
+    // The priming event first: an id tagged with the call, the host's wait, empty data.
+    let (primed, body) = first_event(response).await;
+    let field = |name: &str| {
+        let found = primed.lines().find_map(|line| line.strip_prefix(name));
+        found.map(|value| value.trim().to_owned())
+    };
+    let last = field("id:").unwrap_or_else(|| panic!("an event id: {primed}"));
+    assert!(last.contains('~'), "a tagged id: {last}");
+    assert_eq!(field("retry:").as_deref(), Some("1000"), "{primed}");
+    assert_eq!(field("data:").as_deref(), Some(""), "{primed}");
+    // The host's stream breaks; it asks for the rest, then releases the call.
+    drop(body);
+    let resumed = raw.resume(&id, &last).await;
+    assert_eq!(resumed.status(), StatusCode::OK);
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "released by the test"}});
+    let sent = raw.post(&cancel, &raw.in_session(&id)).await;
+    assert_eq!(sent.status(), StatusCode::ACCEPTED);
+    let rest = messages(resumed).await;
+    assert_eq!(rest.len(), 1, "the answer alone, once: {rest:?}");
+    assert_eq!(rest[0]["id"], 2, "{rest:?}");
+    let status = gateway.stop().await;
+    assert!(status.success(), "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_streaming_when_its_host_deletes_the_session_ends_with_it_upstream_too() {
+    let gateway = own().await;
+    let raw = Raw::new(&gateway.url());
+    let (id, other) = (raw.session().await, raw.session().await);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "sleep", "arguments": {"ms": 600_000}}});
+    let response = raw.post(&call, &raw.in_session(&id)).await;
+    let (_, mut body) = first_event(response).await;
+    assert_eq!(raw.delete(&id).await.status(), StatusCode::NO_CONTENT);
+    // The call's stream ends, with no answer: the host ended the session itself.
+    let rest = async {
+        let mut seen = String::new();
+        while let Some(chunk) = body.next().await {
+            seen.push_str(&String::from_utf8_lossy(&chunk.expect("bytes")));
+        }
+        seen
+    };
+    let rest = tokio::time::timeout(LIMIT, rest)
+        .await
+        .expect("the stream ends in time");
+    assert!(!rest.contains("\"id\":2"), "{rest}");
+    // The upstream's call was cancelled (the mock counts it; asked through another session).
+    let whoami = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "whoami", "arguments": {}}});
+    let cancelled = async {
+        loop {
+            let reply = super::raw::answer(raw.post(&whoami, &raw.in_session(&other)).await, 3);
+            let who = reply.await["result"]["structuredContent"].clone();
+            if who["cancelled"] == 1 {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(LIMIT, cancelled)
+        .await
+        .expect("the upstream's call cancelled in time");
+    let status = gateway.stop().await;
+    assert!(status.success(), "{status}");
+}

@@ -18,7 +18,7 @@ use rmcp::model::NumberOrString;
 const ANSWER_LIMIT: usize = 4 << 20;
 
 /// A body's bytes, as axum streams them.
-pub(super) type Chunks = futures::stream::BoxStream<'static, Result<Bytes, axum::Error>>;
+pub(in crate::http) type Chunks = futures::stream::BoxStream<'static, Result<Bytes, axum::Error>>;
 
 /// rmcp's answer as events of a stream already open (invariant 2).
 pub(super) async fn events(response: Response, id: NumberOrString) -> Chunks {
@@ -68,7 +68,7 @@ enum Step {
 }
 
 /// A response body that marks its opening out once its first chunk was written (invariant 1).
-pub(super) struct Paced {
+pub(in crate::http) struct Paced {
     chunks: Chunks,
     step: Step,
     /// Marks the opening out; called once, when the first chunk was written.
@@ -78,7 +78,7 @@ pub(super) struct Paced {
 }
 
 impl Paced {
-    pub(super) fn new(
+    pub(in crate::http) fn new(
         chunks: Chunks,
         out: impl FnOnce() + Send + 'static,
         held: impl Send + 'static,

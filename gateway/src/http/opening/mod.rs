@@ -51,7 +51,7 @@ use rmcp::model::NumberOrString;
 use serde::Deserialize;
 
 use self::{
-    body::{Paced, events},
+    body::events,
     stage::{OpeningOf, Release},
     table::Registered,
 };
@@ -64,7 +64,8 @@ mod body;
 mod stage;
 mod table;
 
-pub(in crate::http) use stage::Opening;
+pub(in crate::http) use body::Paced;
+pub(in crate::http) use stage::{OUT_LIMIT, Opening};
 pub(in crate::http) use table::Openings;
 
 /// What the guard does once rmcp's own answer is known (a session's slot bound or given back).

@@ -96,6 +96,8 @@ pub(super) fn sse(body: Body) -> Response {
         HeaderValue::from_static("text/event-stream"),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // A proxy passes each event on as it comes (nginx reads this).
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
 }
 

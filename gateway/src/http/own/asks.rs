@@ -14,11 +14,14 @@
 //! on rmcp's front), else fails with an error that says why. What a session holds of them is
 //! in `questions.rs`.
 
-use std::sync::{Arc, Weak};
+use std::{
+    sync::{Arc, Weak},
+    time::Duration,
+};
 
 use axum::{http::request::Parts, response::Response};
 use bytes::Bytes;
-use futures::future::BoxFuture;
+use futures::{Stream, StreamExt, future::BoxFuture};
 use rmcp::{
     ErrorData,
     model::{
@@ -124,8 +127,15 @@ fn ended() -> ErrorData {
     )
 }
 
-/// A request in a session, answered as one JSON body, or, once the upstream asks the host
-/// something for it, as an SSE stream of the questions and then the answer.
+/// How long a tool call's answer may take before its response opens as an SSE stream (the
+/// priming event first, the answer an event later): a call answered within it is one JSON
+/// body (the hop's fast path: no task, no log); a longer one gets an event id to resume from.
+pub(super) const STREAM_AFTER: Duration = Duration::from_millis(10);
+
+/// A request in a session, answered as one JSON body, or as an SSE stream (the priming event,
+/// the questions, then the answer) once the upstream asks the host something for it, or, for
+/// a `tools/call`, once [`STREAM_AFTER`] has passed without its answer. In a fleet a
+/// `tools/call`'s stream opens before the call runs (`mod.rs`).
 pub(super) async fn answer(
     own: &Arc<Own>,
     session: &Arc<Session>,
@@ -133,34 +143,82 @@ pub(super) async fn answer(
     request: JsonRpcRequest<ClientRequest>,
 ) -> Response {
     let unanswered = super::unanswered(&request);
-    let (events, mut questions) = mpsc::channel(AHEAD);
-    let ride = session.ride(&request.id, events);
-    let mut call: BoxFuture<'static, ServerJsonRpcMessage> = {
-        let (own, session) = (own.clone(), session.clone());
-        Box::pin(async move { answer::ask(&own.table, &session, parts, request).await })
-    };
-    let first = tokio::select! {
-        biased;
-        answer = &mut call => return answer::json(&answer, None),
-        Some(first) = questions.recv() => first,
-        // Past the drain's limit the gateway ends: the host is told the call may have run.
-        () = own.cut.cancelled() => return answer::json(&unanswered.message(), None),
-    };
-    let state = Some((call, questions, ride));
-    let rest = futures::stream::unfold(state, |state| async move {
-        let (mut call, mut questions, ride) = state?;
-        tokio::select! {
+    let call = matches!(request.request, ClientRequest::CallToolRequest(_));
+    let early = call && own.store.shared();
+    let mut asking = Asking::new(own, session, parts, request);
+    let first = match early {
+        true => None,
+        false => tokio::select! {
             biased;
-            Some(question) = questions.recv() => Some((question, Some((call, questions, ride)))),
-            answer = &mut call => {
-                drop(ride);
-                Some((event(&answer).unwrap_or_default(), None))
-            }
-        }
-    });
-    let work = futures::StreamExt::chain(futures::stream::once(async { first }), rest);
+            answer = &mut asking.call => return answer::json(&answer, None),
+            Some(first) = asking.questions.recv() => Some(first),
+            () = grace(call) => None,
+            // Past the drain's limit the gateway ends: the host is told the call may have run.
+            () = own.cut.cancelled() => return answer::json(&unanswered.message(), None),
+        },
+    };
     // From here the request runs on its own task, and its stream can be asked for again.
-    let mut response = super::resumable::respond(session, unanswered.tag(), work);
+    let work = asking.events(first);
+    let mut response = super::resumable::respond(session, unanswered.tag(), early, work);
     response.extensions_mut().insert(unanswered);
     response
+}
+
+/// [`STREAM_AFTER`] for a call; never for anything else.
+async fn grace(call: bool) {
+    match call {
+        true => tokio::time::sleep(STREAM_AFTER).await,
+        false => std::future::pending().await,
+    }
+}
+
+/// A request on its way: its answer to come, and the questions that ride its response.
+pub(super) struct Asking {
+    call: BoxFuture<'static, ServerJsonRpcMessage>,
+    questions: mpsc::Receiver<Bytes>,
+    ride: Ride,
+}
+
+impl Asking {
+    /// `request` dispatched (it runs when the answer is first awaited).
+    pub(super) fn new(
+        own: &Arc<Own>,
+        session: &Arc<Session>,
+        parts: Parts,
+        request: JsonRpcRequest<ClientRequest>,
+    ) -> Self {
+        let (events, questions) = mpsc::channel(AHEAD);
+        let ride = session.ride(&request.id, events);
+        let call: BoxFuture<'static, ServerJsonRpcMessage> = {
+            let (own, session) = (own.clone(), session.clone());
+            Box::pin(async move { answer::ask(&own.table, &session, parts, request).await })
+        };
+        Self {
+            call,
+            questions,
+            ride,
+        }
+    }
+
+    /// Its events on a stream: `first`, the questions as they come, then the answer.
+    pub(super) fn events(self, first: Option<Bytes>) -> impl Stream<Item = Bytes> + Send + 'static {
+        let rest = futures::stream::unfold(Some(self), |state| async move {
+            let Self {
+                mut call,
+                mut questions,
+                ride,
+            } = state?;
+            tokio::select! {
+                biased;
+                Some(question) = questions.recv() => {
+                    Some((question, Some(Self { call, questions, ride })))
+                }
+                answer = &mut call => {
+                    drop(ride);
+                    Some((event(&answer).unwrap_or_default(), None))
+                }
+            }
+        });
+        futures::stream::iter(first).chain(rest)
+    }
 }

@@ -12,6 +12,21 @@
 //!   The answer is written as one `application/json` body (a host must accept it: `406`). A
 //!   notification or a host's answer gets `202`. A request that asks for progress is answered
 //!   as an SSE stream instead, its progress before its answer (`progress.rs`).
+//! - A `tools/call` not answered within a short grace (`asks::STREAM_AFTER`, 10 ms) is
+//!   answered as an SSE stream from then on: the response's head and a priming event (an event
+//!   id, `retry`, empty data) go out when the grace ends, the answer is an event later, and the
+//!   host whose stream breaks asks for the rest with `Last-Event-ID`. A call answered within it
+//!   (the hop's fast path) is one JSON body, and pays one timer for the grace. Only calls get
+//!   the grace (what runs long and what must not run twice; a read or a list is asked again).
+//! - In a fleet (a store shared with other processes: `HostStore::shared`) a `tools/call`'s
+//!   stream opens at once, and the call runs only once its head and priming event were handed
+//!   to the socket (or the host is gone, or `opening::OUT_LIMIT`): a balancer that resends a
+//!   request whose process died before its head (nginx's `non_idempotent`) never has a call
+//!   run twice, and a host whose replica died mid-call resumes elsewhere and is told the call
+//!   may have run. A request in a session this process must take over from the store gets its
+//!   head and priming event once the store has made this process the owner, before the session
+//!   is rebuilt (its upstreams started again), whatever the request (`post.rs`). The same as
+//!   rmcp's front's early opening (`gateway/src/http/opening/mod.rs`).
 //! - An idle session is an entry in the table (the core's per-session state, which both fronts
 //!   have, and a clone of an rmcp `Peer` whose service has ended, one per revision: rmcp's
 //!   dispatch reads the host's revision from it). It holds no task and no channel; one sweeper
@@ -34,8 +49,7 @@
 //!   (`resumable.rs`, `replay.rs`); a `Last-Event-ID` of another process (a replica gone, rmcp's
 //!   front) is answered as lost.
 //!
-//! Not here yet (see `BENCHMARKS.md`, "The own front"): the early response head of a tool call
-//! in a fleet (a call answered as one JSON body has no event id to resume), batches (refused).
+//! Not here (see `BENCHMARKS.md`, "The own front"): batches (refused).
 //!
 //! # Invariants
 //!
@@ -101,7 +115,7 @@ pub(in crate::http) struct Own {
     cut: CancellationToken,
     /// One take-over from the store at a time (two requests for a session held elsewhere
     /// rebuild it once).
-    restoring: tokio::sync::Mutex<()>,
+    restoring: Arc<tokio::sync::Mutex<()>>,
     /// The peers rmcp's dispatch is given, by the revision a host asked for (`open.rs`).
     peers: std::sync::Mutex<std::collections::HashMap<String, rmcp::Peer<RoleServer>>>,
 }
@@ -151,7 +165,7 @@ pub(in crate::http) fn build(parts: Parts) -> Arc<Own> {
         hosts: parts.hosts,
         admission: parts.admission,
         cut: parts.cut,
-        restoring: tokio::sync::Mutex::new(()),
+        restoring: Arc::default(),
         peers: std::sync::Mutex::default(),
     });
     sweep(own.clone(), parts.ended);

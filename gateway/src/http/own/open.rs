@@ -3,6 +3,8 @@
 
 use std::sync::{Arc, PoisonError};
 
+use tokio::sync::OwnedMutexGuard;
+
 use axum::{
     http::{StatusCode, request::Parts},
     response::Response,
@@ -11,7 +13,7 @@ use rmcp::{
     Peer, RoleServer, ServerHandler,
     model::{
         ClientJsonRpcMessage, ClientRequest, GetExtensions, GetMeta, InitializeRequest,
-        JsonRpcRequest, ProtocolVersion, RequestId, ServerJsonRpcMessage,
+        InitializeRequestParams, JsonRpcRequest, ProtocolVersion, RequestId, ServerJsonRpcMessage,
     },
     service::RequestContext,
 };
@@ -66,21 +68,47 @@ async fn open(
     )
 }
 
+/// A session a request names, found.
+pub(super) enum Found {
+    /// In the table.
+    Here(Arc<Session>),
+    /// Claimed from the store for this process just now: to be rebuilt here (boxed: the
+    /// common case is the other).
+    Claimed(Box<Claimed>),
+}
+
+/// A session claimed from the store, not rebuilt yet (its upstreams not started, not in the
+/// table); no other request of this process takes a session over until it is.
+pub(super) struct Claimed {
+    /// The session it becomes (its logs already usable: a response may open on it).
+    pub(super) session: Arc<Session>,
+    params: InitializeRequestParams,
+    _one_at_a_time: OwnedMutexGuard<()>,
+}
+
 impl Own {
-    /// Session `id`: in the table, or taken over from the store (invariant 1); else the
-    /// refusal (`404`, or `503` with `Retry-After` when the store cannot tell: the host keeps
-    /// its session, and nothing ran).
+    /// Session `id`, in the table or taken over from the store and rebuilt here.
     pub(super) async fn session(&self, id: &str, parts: &Parts) -> Result<Arc<Session>, Response> {
+        match self.find(id).await? {
+            Found::Here(session) => Ok(session),
+            Found::Claimed(claimed) => claimed.rebuild(self, id, parts).await,
+        }
+    }
+
+    /// Session `id`: in the table, or claimed from the store (invariant 1); else the refusal
+    /// (`404`, or `503` with `Retry-After` when the store cannot tell: the host keeps its
+    /// session, and nothing ran).
+    pub(super) async fn find(&self, id: &str) -> Result<Found, Response> {
         if let Some(session) = self.table.get(id) {
             if self.store.holds(id) {
-                return Ok(session);
+                return Ok(Found::Here(session));
             }
             tracing::info!("a host session claimed by another replica is let go here");
             self.close(id);
         }
-        let _one_at_a_time = self.restoring.lock().await;
+        let one_at_a_time = self.restoring.clone().lock_owned().await;
         if let Some(session) = self.table.get(id) {
-            return Ok(session);
+            return Ok(Found::Here(session));
         }
         let not_found = || refuse(StatusCode::NOT_FOUND, "no such session");
         let state = match self.store.claim(id).await {
@@ -103,16 +131,37 @@ impl Own {
         let peer = self.peer_for(&params.protocol_version);
         let session = Session::new((self.make)(self.hooks.clone()), peer);
         super::asks::ask_through(&session);
+        Ok(Found::Claimed(Box::new(Claimed {
+            session,
+            params,
+            _one_at_a_time: one_at_a_time,
+        })))
+    }
+}
+
+impl Claimed {
+    /// The session rebuilt from what its host said in its `initialize` (its upstreams started
+    /// again, what the host had set up on them renewed) and put in the table; `404` if that
+    /// failed.
+    pub(super) async fn rebuild(
+        self: Box<Self>,
+        own: &Own,
+        id: &str,
+        parts: &Parts,
+    ) -> Result<Arc<Session>, Response> {
+        let Self {
+            session, params, ..
+        } = *self;
         let replay = ClientRequest::InitializeRequest(InitializeRequest::new(params));
         let answer = open(&session, id, parts.clone(), replay, RequestId::Number(0)).await;
         if !matches!(answer, ServerJsonRpcMessage::Response(_)) {
-            self.close(id);
-            return Err(not_found());
+            own.close(id);
+            return Err(refuse(StatusCode::NOT_FOUND, "no such session"));
         }
         // What the host had set up on the upstreams, again; and its `initialized`, long ago.
         session.handler.renew();
         session.handler.shared.link.outbox.open();
-        self.table.insert(id, session.clone());
+        own.table.insert(id, session.clone());
         Ok(session)
     }
 }

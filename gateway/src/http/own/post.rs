@@ -1,19 +1,28 @@
 //! A host's `POST`: its body read once and parsed once, an `initialize` opening a session, a
-//! request in a session answered as one JSON body, a notification or an answer taken (`202`).
+//! request in a session answered (`asks.rs`, `progress.rs`), a notification or an answer taken
+//! (`202`); a request in a session this process must take over from the store answered as a
+//! stream opened before the session is rebuilt.
 
 use std::sync::Arc;
 
 use axum::{
     body::Body,
     extract::Request,
-    http::{HeaderMap, StatusCode, header},
+    http::{HeaderMap, StatusCode, header, request::Parts},
     response::{IntoResponse, Response},
 };
+use bytes::Bytes;
+use futures::{StreamExt, stream::BoxStream};
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ClientRequest, GetMeta, ProtocolVersion,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, GetMeta, JsonRpcRequest,
+    ProtocolVersion, ServerJsonRpcMessage,
 };
 
-use super::{Own, table::Session};
+use super::{
+    Own,
+    open::{Claimed, Found},
+    table::Session,
+};
 use crate::http::refusal::refuse;
 
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -71,13 +80,23 @@ pub(super) async fn post(own: &Arc<Own>, request: Request, session: Option<Strin
             );
         }
     };
-    let session = match own.session(&id, &parts).await {
-        Ok(session) => session,
+    let (session, message) = match own.find(&id).await {
+        Ok(Found::Here(session)) => (session, message),
+        // A request waiting on a take-over: its response opens before the session is rebuilt.
+        Ok(Found::Claimed(claimed)) => match message {
+            ClientJsonRpcMessage::Request(request) if !initialize(&request) => {
+                return taken_over(own, claimed, id, parts, request);
+            }
+            message => match claimed.rebuild(own, &id, &parts).await {
+                Ok(session) => (session, message),
+                Err(refused) => return refused,
+            },
+        },
         Err(refused) => return refused,
     };
     match message {
         ClientJsonRpcMessage::Request(request) => {
-            if matches!(request.request, ClientRequest::InitializeRequest(_)) {
+            if initialize(&request) {
                 let message = "this session is initialized already";
                 return refuse(StatusCode::BAD_REQUEST, message);
             }
@@ -95,6 +114,61 @@ pub(super) async fn post(own: &Arc<Own>, request: Request, session: Option<Strin
             session.answered(answer);
             StatusCode::ACCEPTED.into_response()
         }
+    }
+}
+
+fn initialize(request: &JsonRpcRequest<ClientRequest>) -> bool {
+    matches!(request.request, ClientRequest::InitializeRequest(_))
+}
+
+/// `request` in session `id`, which this process has just claimed from the store: its
+/// response's head and priming event go out now, then the session is rebuilt (its upstreams
+/// started again, which may take seconds) and the request answered as events of that stream;
+/// a host whose request dies with this process from here on can ask for it again elsewhere
+/// and is told it may have run.
+fn taken_over(
+    own: &Arc<Own>,
+    claimed: Box<Claimed>,
+    id: String,
+    parts: Parts,
+    request: JsonRpcRequest<ClientRequest>,
+) -> Response {
+    let unanswered = super::unanswered(&request);
+    let session = claimed.session.clone();
+    let own = own.clone();
+    let work = futures::stream::once(async move {
+        match claimed.rebuild(&own, &id, &parts).await {
+            Ok(session) => events(&own, &session, parts, request),
+            Err(_) => {
+                let error = rmcp::ErrorData::internal_error(
+                    "this session could not be rebuilt here (its upstreams did not start); \
+                     the request did not run",
+                    None,
+                );
+                let failed = ServerJsonRpcMessage::error(error, Some(request.id));
+                futures::stream::iter(super::answer::event(&failed)).boxed()
+            }
+        }
+    })
+    .flatten();
+    let mut response = super::resumable::respond(&session, unanswered.tag(), true, work);
+    response.extensions_mut().insert(unanswered);
+    response
+}
+
+/// The events of `request` on a response already open: its progress if it asked for it, the
+/// questions that ride it, its answer.
+fn events(
+    own: &Arc<Own>,
+    session: &Arc<Session>,
+    parts: Parts,
+    request: JsonRpcRequest<ClientRequest>,
+) -> BoxStream<'static, Bytes> {
+    match request.request.get_meta().get_progress_token() {
+        Some(token) => super::progress::events(own, session, parts, request, token).boxed(),
+        None => super::asks::Asking::new(own, session, parts, request)
+            .events(None)
+            .boxed(),
     }
 }
 

@@ -29,7 +29,8 @@ const AHEAD: usize = 8;
 const FLUSH_LIMIT: Duration = Duration::from_secs(2);
 
 /// `request` answered as a stream that carries its progress (`token`), and, when nothing
-/// drains the session's outbox, everything else the outbox holds meanwhile.
+/// drains the session's outbox, everything else the outbox holds meanwhile. In a fleet a
+/// `tools/call`'s stream opens before the call runs (`mod.rs`).
 pub(super) fn streamed(
     own: &Arc<Own>,
     session: &Arc<Session>,
@@ -38,7 +39,22 @@ pub(super) fn streamed(
     token: ProgressToken,
 ) -> Response {
     let unanswered = super::unanswered(&request);
-    let tag = unanswered.tag();
+    let early = own.store.shared() && matches!(request.request, ClientRequest::CallToolRequest(_));
+    let work = events(own, session, parts, request, token);
+    let mut response = super::resumable::respond(session, unanswered.tag(), early, work);
+    response.extensions_mut().insert(unanswered);
+    response
+}
+
+/// The events of `request`, which asked for progress (`token`): its progress (and what else
+/// its response drains), then its answer.
+pub(super) fn events(
+    own: &Arc<Own>,
+    session: &Arc<Session>,
+    parts: Parts,
+    request: JsonRpcRequest<ClientRequest>,
+    token: ProgressToken,
+) -> impl futures::Stream<Item = Bytes> + Send + 'static {
     let (events, rx) = mpsc::channel(AHEAD);
     // The upstream's questions for this request ride its response too (`asks.rs`).
     let ride = session.ride(&request.id, events.clone());
@@ -61,10 +77,7 @@ pub(super) fn streamed(
         held: (route, open, ride),
         outbox,
     });
-    let work = futures::stream::unfold(state, next).flat_map(futures::stream::iter);
-    let mut response = super::resumable::respond(session, tag, work);
-    response.extensions_mut().insert(unanswered);
-    response
+    futures::stream::unfold(state, next).flat_map(futures::stream::iter)
 }
 
 /// A streamed request while it runs.

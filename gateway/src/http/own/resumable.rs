@@ -1,5 +1,7 @@
 //! A request's response as a resumable SSE stream, and a host's `GET` with `Last-Event-ID`
-//! (the logs and the ids are `replay.rs`'s).
+//! (the logs and the ids are `replay.rs`'s). The request's work runs on a task that belongs to
+//! its session: it goes on when the host's connection breaks, and ends (its work dropped, its
+//! log ended) when the session does.
 //!
 //! What a `Last-Event-ID` gets, in the host's session only:
 //!
@@ -26,38 +28,79 @@ use super::{
 };
 use crate::http::{
     lost::{self, Tag},
+    opening::{OUT_LIMIT, Paced},
     sessions::RESUME_AFTER,
 };
 
 /// `work`'s events as the response of the host's request (its tag, if its id can be carried):
 /// the work runs on its own task, through a new log of the session's, so that it goes on while
-/// the host is away and can be asked for again.
+/// the host is away and can be asked for again. The priming event is the first.
+///
+/// `early`: the work starts only once the response's head and the priming event were handed
+/// to the socket (or the host is gone, or [`OUT_LIMIT`] passed), so that a balancer that saw no
+/// head from a process that died knows nothing ran there (`gateway/src/http/opening/mod.rs`,
+/// invariant 1).
 pub(super) fn respond(
     session: &Arc<Session>,
     tag: Option<String>,
+    early: bool,
     work: impl Stream<Item = Bytes> + Send + 'static,
 ) -> Response {
     let suffix = tag.unwrap_or_else(|| lost::process().to_owned());
     let log = lock(&session.logs).open(suffix);
     log.prime(RESUME_AFTER);
     let writer = log.clone();
+    let (out, written) = match early {
+        true => {
+            let (out, written) = tokio::sync::oneshot::channel::<()>();
+            (Some(out), Some(written))
+        }
+        false => (None, None),
+    };
+    // The writer belongs to the session: it ends with it (the host's `DELETE`, its expiry, a
+    // take-over elsewhere, the gateway's end), the request's work dropped; not with the host's
+    // connection, which may come back with `Last-Event-ID`.
+    let ended = session.ended.clone();
     tokio::spawn(async move {
-        let mut work = std::pin::pin!(work);
-        while let Some(event) = work.next().await {
-            writer.push(&event);
+        let run = async {
+            if let Some(written) = written {
+                // Sent or dropped: either way the head is out or nobody waits for it.
+                if tokio::time::timeout(OUT_LIMIT, written).await.is_err() {
+                    tracing::debug!("a response head was not out in time; its work runs anyway");
+                }
+            }
+            let mut work = std::pin::pin!(work);
+            while let Some(event) = work.next().await {
+                writer.push(&event);
+            }
+        };
+        tokio::select! {
+            biased;
+            () = ended.cancelled() => tracing::debug!("a request's stream ends with its session"),
+            () = run => {}
         }
         writer.end();
     });
-    sse(read(log, 0))
+    match out {
+        Some(out) => {
+            let events = events(log, 0).map(Ok::<_, axum::Error>).boxed();
+            sse(Body::from_stream(Paced::new(events, move || drop(out), ())))
+        }
+        None => sse(read(log, 0)),
+    }
 }
 
 /// `log`'s events from `from` on, as a body.
 fn read(log: Arc<Log>, from: u64) -> Body {
-    let events = futures::stream::unfold((log, from), |(log, mut from)| async move {
+    Body::from_stream(events(log, from).map(Ok::<_, Infallible>))
+}
+
+/// `log`'s events from `from` on.
+fn events(log: Arc<Log>, from: u64) -> impl Stream<Item = Bytes> + Send + 'static {
+    futures::stream::unfold((log, from), |(log, mut from)| async move {
         let event = log.next(&mut from).await?;
-        Some((Ok::<_, Infallible>(event), (log, from)))
-    });
-    Body::from_stream(events)
+        Some((event, (log, from)))
+    })
 }
 
 /// What a `GET` with `Last-Event-ID` is answered.

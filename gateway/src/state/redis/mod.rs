@@ -169,6 +169,10 @@ impl Inner {
 }
 
 impl HostStore for RedisHostStore {
+    fn shared(&self) -> bool {
+        true
+    }
+
     fn view(&self, key: &str, look: &mut dyn FnMut(Option<&HostState>)) {
         let inner = &self.shared;
         let mut table = inner.lock();
