@@ -210,8 +210,11 @@ impl Opts {
         config = config
             .heartbeat(heartbeat)
             .reconnect(reconnect)
-            .protocol(self.protocol)
-            .http2(self.http2);
+            .protocol(self.protocol);
+        // HTTP/2 is a remote transport's setting: a stdio server refuses it, `off` included.
+        if self.stdio.is_empty() {
+            config = config.http2(self.http2);
+        }
         if let Some(timeout) = self.call_timeout {
             config = config.call_timeout(timeout);
         }

@@ -78,6 +78,11 @@ def section_calls(root: Path, title: str):
             continue
         result = load(result_path)
         if result is None or "calls" not in result:
+            # A client that printed no totals did not run: say so, with its first words.
+            said = root / f"{name}.events.jsonl"
+            first = said.read_text(errors="replace").strip().splitlines()[:1] if said.exists() else []
+            why = first[0][:160] if first else "no totals and nothing on stderr"
+            rows.append([name, "–", "–", "–", f"**no result**: {why}"] + ["–"] * 6)
             continue
         gw = gateway_totals(root / f"{name}.gw.out")
         rows.append(
@@ -270,6 +275,7 @@ def main():
     parts.append(section_outage(root / "d", "d. Black hole and heal (`fault-proxy tcp`)", "blackhole", "pass"))
     parts.append(section_outage(root / "d_long", "d (long). Black hole and heal, default call timeout (60 s)", "blackhole", "pass"))
     parts.append(section_outage(root / "e", "e. kill -9 and restart on the same port", "killed", "restarted"))
+    parts.append(section_calls(root / "g", "g. stdio: the Python SDK's server as our child, SIGKILLed once"))
     parts.append(section_outage(root / "h", "h. SIGSTOP between calls, SIGCONT 5 s later (Python SDK, Streamable HTTP)", "stopped", "continued"))
     f = root / "f"
     if f.exists():
