@@ -64,7 +64,10 @@ impl Link {
         filter: SubscriptionFilter,
     ) -> Result<Listening, ServiceError> {
         match self {
-            Link::Rmcp(peer) => peer.listen(filter).await.map(Listening::Rmcp),
+            Link::Rmcp(peer) => peer
+                .listen(filter)
+                .await
+                .map(|s| Listening::Rmcp(Box::new(s))),
             Link::Lean(link) => link.listen(filter).await.map(Listening::Lean),
         }
     }
@@ -159,7 +162,8 @@ impl Outgoing<'_> {
 /// A 2026-07-28 listen stream: rmcp's subscription, or the lean link's.
 #[derive(Debug)]
 pub(in crate::supervisor) enum Listening {
-    Rmcp(Subscription),
+    /// Boxed: the lean one, the default, is what an idle generation holds.
+    Rmcp(Box<Subscription>),
     Lean(lean::Subscription),
 }
 

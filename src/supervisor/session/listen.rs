@@ -192,8 +192,8 @@ async fn listen(listener: Listener, live: Arc<Live>) {
         resources.mark_changed();
     }
     // What is awaited only now and then (a new subscription, a cancellation, a host's handler)
-    // is boxed, so the task's idle size is the stream's wait (4,856 bytes, of which rmcp's
-    // `Subscription::next` 2,520) and not theirs too (5,824).
+    // is boxed, so the task's idle size is the stream's wait (on rmcp's session 4,856 bytes, of
+    // which its `Subscription::next` 2,520) and not theirs too (5,824).
     loop {
         let next = tokio::select! {
             next = next(&mut subscription) => next,

@@ -145,15 +145,14 @@ impl Link {
             self.inbound.expect_discover(Some(outgoing.id.clone()));
             match outgoing.answer().await {
                 Ok(ServerResult::DiscoverResult(result)) => {
-                    return self
-                        .opened(params, preferred, result)
-                        .map(|()| Discovered::Modern);
+                    let opened = self.opened(params, preferred, result);
+                    return opened.map(|()| Discovered::Modern).map_err(|e| *e);
                 }
                 Ok(other) => return Err(ClientInitializeError::ExpectedInitResult(Some(other))),
                 Err(ServiceError::McpError(error))
                     if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
                 {
-                    offered = again(preferred, &asked, &offered, &error)?;
+                    offered = again(preferred, &asked, &offered, &error).map_err(|e| *e)?;
                 }
                 Err(ServiceError::McpError(error))
                     if !matches!(
@@ -176,16 +175,18 @@ impl Link {
         params: &InitializeRequestParams,
         preferred: &[ProtocolVersion],
         result: DiscoverResult,
-    ) -> Result<(), ClientInitializeError> {
+    ) -> Result<(), Box<ClientInitializeError>> {
         let Some(version) = preferred
             .iter()
             .find(|v| result.supported_versions.contains(v))
             .cloned()
         else {
-            return Err(ClientInitializeError::NoCompatibleProtocolVersion {
-                client_supported: preferred.to_vec(),
-                server_supported: result.supported_versions,
-            });
+            return Err(Box::new(
+                ClientInitializeError::NoCompatibleProtocolVersion {
+                    client_supported: preferred.to_vec(),
+                    server_supported: result.supported_versions,
+                },
+            ));
         };
         let info = ServerPeerInfo::from_discover_result(version.clone(), result);
         let _ = self.info.set(Arc::new(info));
@@ -230,7 +231,7 @@ fn again(
     asked: &[ProtocolVersion],
     offered: &ProtocolVersion,
     error: &ErrorData,
-) -> Result<ProtocolVersion, ClientInitializeError> {
+) -> Result<ProtocolVersion, Box<ClientInitializeError>> {
     let supported: Vec<ProtocolVersion> = error
         .data
         .as_ref()
@@ -243,9 +244,11 @@ fn again(
         .iter()
         .find(|v| supported.contains(v) && (!asked.contains(v) || (once && *v == offered)))
         .cloned()
-        .ok_or_else(|| ClientInitializeError::NoCompatibleProtocolVersion {
-            client_supported: preferred.to_vec(),
-            server_supported: supported,
+        .ok_or_else(|| {
+            Box::new(ClientInitializeError::NoCompatibleProtocolVersion {
+                client_supported: preferred.to_vec(),
+                server_supported: supported,
+            })
         })
 }
 

@@ -15,10 +15,9 @@
 //!    ends the subscription as lagged after those (rmcp's `SubscriptionEnd::Lagged`).
 //! 2. Ending, cancelling or dropping the handle drops its `POST` (how 2026-07-28 cancels a
 //!    request) and takes its mailbox out of the link's routing.
-//! 3. Its ends are read as rmcp's `Subscription` reads them: a final result naming the
-//!    subscription is `Graceful`; the server's `notifications/cancelled` for it, `Cancelled`;
-//!    the transport stopping, `Abrupt`; any other answer, or a notification outside the
-//!    acknowledged filter, an error (and `Abrupt`).
+//! 3. Its ends read as rmcp's `Subscription` reads them: a final result naming it `Graceful`;
+//!    the server's `notifications/cancelled` for it `Cancelled`; the transport stopping `Abrupt`;
+//!    any other answer, or a notification outside the acknowledged filter, an error.
 
 use std::{
     collections::VecDeque,
@@ -42,7 +41,7 @@ use super::{Inbound, Link, Outgoing};
 /// The most notifications one subscription holds unread (invariant 1).
 const CAPACITY: usize = 64;
 
-/// Where the link puts the notifications of one subscription (see the module docs).
+/// Where the link puts one subscription's notifications (see the module docs).
 #[derive(Debug, Default)]
 pub(crate) struct Mailbox {
     mail: Mutex<Mail>,
@@ -53,16 +52,16 @@ struct Mail {
     queue: VecDeque<ServerNotification>,
     /// More came than [`CAPACITY`] (those past it were dropped).
     lagged: bool,
-    /// The task reading the subscription, woken when a notification comes from another's poll.
+    /// The task reading the subscription (a notification may come in another task's poll).
     waker: Option<Waker>,
 }
 
+#[expect(clippy::large_enum_variant, reason = "one poll's value, never kept")]
 enum Taken {
     Notification(ServerNotification),
     Lagged,
     Nothing,
 }
-
 impl Mailbox {
     pub(super) fn post(&self, notification: ServerNotification) {
         let mut mail = self.lock();
@@ -108,8 +107,8 @@ pub(crate) struct Subscription {
     inbound: Arc<Inbound>,
     /// The request's `POST` and its answer; `None` once it ended (invariant 2).
     request: Option<BoxFuture<'static, Result<ServerResult, ServiceError>>>,
-    /// The answer, once it came, kept while notifications before it are read (invariant 1).
-    answer: Option<Result<ServerResult, ServiceError>>,
+    /// The answer, kept while the notifications before it are read (invariant 1); boxed.
+    answer: Option<Box<Result<ServerResult, ServiceError>>>,
     end: Option<SubscriptionEnd>,
 }
 
@@ -224,13 +223,13 @@ impl Subscription {
                 && let Poll::Ready(answered) = Pin::new(pending).poll(cx)
             {
                 *request = None;
-                *answer = Some(answered);
+                *answer = Some(Box::new(answered));
             }
             match mailbox.take(cx.waker()) {
                 Taken::Notification(notification) => Poll::Ready(Read::Notification(notification)),
                 Taken::Lagged => Poll::Ready(Read::Lagged),
                 Taken::Nothing => match answer.take() {
-                    Some(answered) => Poll::Ready(Read::Answer(answered)),
+                    Some(answered) => Poll::Ready(Read::Answer(*answered)),
                     None if request.is_none() => Poll::Ready(Read::Ended),
                     None => Poll::Pending,
                 },
