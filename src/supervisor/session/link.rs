@@ -164,7 +164,7 @@ impl Outgoing<'_> {
 pub(in crate::supervisor) enum Listening {
     /// Boxed: the lean one, the default, is what an idle generation holds.
     Rmcp(Box<Subscription>),
-    Lean(lean::Subscription),
+    Lean(lean::listen::Subscription),
 }
 
 impl Listening {

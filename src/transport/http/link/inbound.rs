@@ -37,7 +37,7 @@ use tokio_util::task::TaskTracker;
 
 use tokio_util::sync::CancellationToken;
 
-use super::listen::Mailbox;
+use super::mailbox::Mailbox;
 use super::pending::Pending;
 use super::working::Working;
 use crate::transport::{

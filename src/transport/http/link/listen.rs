@@ -19,12 +19,7 @@
 //!    the server's `notifications/cancelled` for it `Cancelled`; the transport stopping `Abrupt`;
 //!    any other answer, or a notification outside the acknowledged filter, an error.
 
-use std::{
-    collections::VecDeque,
-    pin::Pin,
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
-    task::{Poll, Waker},
-};
+use std::{pin::Pin, sync::Arc, task::Poll};
 
 use futures::future::BoxFuture;
 use rmcp::{
@@ -36,68 +31,8 @@ use rmcp::{
     service::SubscriptionEnd,
 };
 
+use super::mailbox::{CAPACITY, Mailbox, Taken};
 use super::{Inbound, Link, Outgoing};
-
-/// The most notifications one subscription holds unread (invariant 1).
-const CAPACITY: usize = 64;
-
-/// Where the link puts one subscription's notifications (see the module docs).
-#[derive(Debug, Default)]
-pub(crate) struct Mailbox {
-    mail: Mutex<Mail>,
-}
-
-#[derive(Debug, Default)]
-struct Mail {
-    queue: VecDeque<ServerNotification>,
-    /// More came than [`CAPACITY`] (those past it were dropped).
-    lagged: bool,
-    /// The task reading the subscription (a notification may come in another task's poll).
-    waker: Option<Waker>,
-}
-
-#[expect(clippy::large_enum_variant, reason = "one poll's value, never kept")]
-enum Taken {
-    Notification(ServerNotification),
-    Lagged,
-    Nothing,
-}
-impl Mailbox {
-    pub(super) fn post(&self, notification: ServerNotification) {
-        let mut mail = self.lock();
-        if mail.lagged {
-            return;
-        }
-        match mail.queue.len() < CAPACITY {
-            true => mail.queue.push_back(notification),
-            false => {
-                tracing::warn!("a listen stream's notifications were not read in time: lagged");
-                mail.lagged = true;
-            }
-        }
-        if let Some(waker) = mail.waker.take() {
-            waker.wake();
-        }
-    }
-
-    /// The next notification; lagged once the queue is drained; or nothing yet, and then
-    /// `waker` is woken by the next post.
-    fn take(&self, waker: &Waker) -> Taken {
-        let mut mail = self.lock();
-        match mail.queue.pop_front() {
-            Some(notification) => Taken::Notification(notification),
-            None if mail.lagged => Taken::Lagged,
-            None => {
-                mail.waker = Some(waker.clone());
-                Taken::Nothing
-            }
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Mail> {
-        self.mail.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
 
 /// One open `subscriptions/listen` request (see the module docs).
 pub(crate) struct Subscription {

@@ -43,7 +43,8 @@
 pub(crate) mod handshake;
 // The core names its `Inbound` by this path, not the re-export below: no import circle.
 pub(in crate::transport::http) mod inbound;
-mod listen;
+pub(crate) mod listen;
+mod mailbox;
 mod pending;
 mod working;
 
@@ -62,7 +63,6 @@ use rmcp::{
 };
 
 pub(crate) use inbound::{Dispatch, Inbound};
-pub(crate) use listen::Subscription;
 
 use super::{
     core::{Core, Parts, Sink},
