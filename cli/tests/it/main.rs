@@ -33,6 +33,7 @@ mod hostile_sse;
 mod http2_tls;
 mod http_stream;
 mod layers;
+mod lean_2026;
 mod list_flood;
 mod origin_budget;
 mod origin_wakes;

@@ -40,8 +40,8 @@ const LISTEN_END: Duration = Duration::from_millis(250);
 /// child's stdin.
 const CANCELS_OUT: Duration = Duration::from_millis(500);
 
-/// A generation's client session: rmcp's, or the lean link of a 2025 Streamable HTTP session
-/// ([`crate::transport::http::link`]).
+/// A generation's client session: rmcp's, or the lean link of a Streamable HTTP session of
+/// either era ([`crate::transport::http::link`]).
 pub(in crate::supervisor) enum Served {
     Rmcp(RunningService<RoleClient, GenerationHandler>),
     Lean(Arc<crate::transport::http::link::Link>),

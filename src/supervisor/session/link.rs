@@ -1,8 +1,9 @@
 //! [`Link`]: the one way the supervisor talks to a generation's server, whichever client
-//! session runs it — rmcp's (stdio, legacy SSE, a 2026-07-28 or `auto` Streamable HTTP
-//! handshake) or the lean link of a 2025 Streamable HTTP session
+//! session runs it — rmcp's (stdio, legacy SSE, and Streamable HTTP with the lean link switched
+//! off) or the lean link of a Streamable HTTP session of either era
 //! ([`crate::transport::http::link`]). Both speak rmcp's model types and fail with rmcp's
-//! [`ServiceError`], so everything above reads them alike.
+//! [`ServiceError`], so everything above reads them alike; a 2026-07-28 listen stream is
+//! either's ([`Listening`]).
 
 use std::sync::Arc;
 
@@ -10,9 +11,10 @@ use rmcp::{
     Peer, RoleClient, ServiceError,
     model::{
         ClientNotification, ClientRequest, ListToolsRequest, ListToolsResult,
-        PaginatedRequestParams, ProgressToken, RequestId, ServerPeerInfo, ServerResult,
+        PaginatedRequestParams, ProgressToken, RequestId, ServerNotification, ServerPeerInfo,
+        ServerResult, SubscriptionFilter,
     },
-    service::{PeerRequestOptions, RequestHandle},
+    service::{PeerRequestOptions, RequestHandle, Subscription, SubscriptionEnd},
 };
 
 use crate::transport::http::link as lean;
@@ -56,11 +58,17 @@ impl Link {
         }
     }
 
-    /// rmcp's peer, for what only rmcp's session does (a 2026-07-28 listen).
-    pub(in crate::supervisor) fn rmcp(&self) -> Option<&Peer<RoleClient>> {
+    /// Opens a 2026-07-28 listen stream for `filter`, once the server acknowledged it.
+    pub(in crate::supervisor) async fn listen(
+        &self,
+        filter: SubscriptionFilter,
+    ) -> Result<Listening, ServiceError> {
         match self {
-            Link::Rmcp(peer) => Some(peer),
-            Link::Lean(_) => None,
+            Link::Rmcp(peer) => peer
+                .listen(filter)
+                .await
+                .map(|s| Listening::Rmcp(Box::new(s))),
+            Link::Lean(link) => link.listen(filter).await.map(Listening::Lean),
         }
     }
 
@@ -147,6 +155,49 @@ impl Outgoing<'_> {
         match self {
             Outgoing::Rmcp(handle) => handle.await_response().await,
             Outgoing::Lean(outgoing) => outgoing.answer().await,
+        }
+    }
+}
+
+/// A 2026-07-28 listen stream: rmcp's subscription, or the lean link's.
+#[derive(Debug)]
+pub(in crate::supervisor) enum Listening {
+    /// Boxed: the lean one, the default, is what an idle generation holds.
+    Rmcp(Box<Subscription>),
+    Lean(lean::listen::Subscription),
+}
+
+impl Listening {
+    /// The next notification, or `None` once the stream ended (how: [`Self::end`]).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe, both: what was read stays for the next call.
+    pub(in crate::supervisor) async fn next(
+        &mut self,
+    ) -> Result<Option<ServerNotification>, ServiceError> {
+        match self {
+            Listening::Rmcp(subscription) => subscription.next().await,
+            Listening::Lean(subscription) => subscription.next().await,
+        }
+    }
+
+    /// How the stream ended, once it did.
+    pub(in crate::supervisor) fn end(&self) -> Option<&SubscriptionEnd> {
+        match self {
+            Listening::Rmcp(subscription) => subscription.end(),
+            Listening::Lean(subscription) => subscription.end(),
+        }
+    }
+
+    /// Ends the stream (rmcp sends `notifications/cancelled`; the lean link drops its `POST`,
+    /// which is how 2026-07-28 cancels a request).
+    pub(in crate::supervisor) async fn cancel(&mut self) {
+        match self {
+            Listening::Rmcp(subscription) => {
+                let _ = subscription.cancel().await;
+            }
+            Listening::Lean(subscription) => subscription.cancel(),
         }
     }
 }

@@ -26,11 +26,16 @@ use rmcp::{
         ClientRequest, ErrorCode, ProtocolVersion, ServerNotification, SubscribeRequestParams,
         SubscriptionFilter,
     },
-    service::{Subscription, SubscriptionEnd},
+    service::SubscriptionEnd,
 };
 use tokio::sync::{mpsc, watch};
 
-use super::{connect::era::is_modern, link::Link, live::Live, relay::Relay};
+use super::{
+    connect::era::is_modern,
+    link::{Link, Listening},
+    live::Live,
+    relay::Relay,
+};
 use crate::supervisor::mailbox::{ListChange, Msg};
 use crate::{
     host::HostHandlers,
@@ -93,18 +98,14 @@ pub(in crate::supervisor) async fn subscribe(
     link: &Link,
     protocol: &ProtocolVersion,
     wanted: &Wanted,
-) -> Result<Option<Subscription>, String> {
+) -> Result<Option<Listening>, String> {
     if !is_modern(protocol) {
         return Ok(None);
     }
     let Some(filter) = wanted.filter(link) else {
         return Ok(None);
     };
-    // Only rmcp's session opens a 2026-07-28 generation (the lean link speaks 2025).
-    let Some(peer) = link.rmcp() else {
-        return Err("subscriptions/listen needs rmcp's session".to_owned());
-    };
-    match peer.listen(filter).await {
+    match link.listen(filter).await {
         Ok(subscription) => Ok(Some(subscription)),
         // A server that declares list changes and does not serve the stream (an rmcp server
         // that never implements `accepted_subscription_filter` answers so): its tools still
@@ -124,7 +125,7 @@ pub(in crate::supervisor) async fn subscribe(
 /// The listener of one generation: what [`run`] needs besides the generation itself.
 pub(in crate::supervisor) struct Listener {
     /// The stream the attempt opened (before its first listing), if there was anything to ask.
-    pub(in crate::supervisor) subscription: Option<Subscription>,
+    pub(in crate::supervisor) subscription: Option<Listening>,
     /// What that stream was asked for.
     pub(in crate::supervisor) wanted: Wanted,
     pub(in crate::supervisor) tx: mpsc::UnboundedSender<Msg>,
@@ -191,8 +192,8 @@ async fn listen(listener: Listener, live: Arc<Live>) {
         resources.mark_changed();
     }
     // What is awaited only now and then (a new subscription, a cancellation, a host's handler)
-    // is boxed, so the task's idle size is the stream's wait (4,856 bytes, of which rmcp's
-    // `Subscription::next` 2,520) and not theirs too (5,824).
+    // is boxed, so the task's idle size is the stream's wait (on rmcp's session 4,856 bytes, of
+    // which its `Subscription::next` 2,520) and not theirs too (5,824).
     loop {
         let next = tokio::select! {
             next = next(&mut subscription) => next,
@@ -204,7 +205,7 @@ async fn listen(listener: Listener, live: Arc<Live>) {
                 match Box::pin(subscribe(&live.link, &live.protocol, &wanted)).await {
                     Ok(again) => {
                         if let Some(mut old) = std::mem::replace(&mut subscription, again) {
-                            let _ = Box::pin(old.cancel()).await;
+                            Box::pin(old.cancel()).await;
                         }
                     }
                     Err(detail) => return die(&live, &detail),
@@ -213,7 +214,7 @@ async fn listen(listener: Listener, live: Arc<Live>) {
             }
             _ = live.dead.cancelled() => {
                 if let Some(mut subscription) = subscription {
-                    let _ = Box::pin(subscription.cancel()).await;
+                    Box::pin(subscription.cancel()).await;
                 }
                 return;
             }
@@ -249,7 +250,7 @@ async fn listen(listener: Listener, live: Arc<Live>) {
 /// The next notification of `subscription`; pending for ever without one (the select's other
 /// arms decide then).
 async fn next(
-    subscription: &mut Option<Subscription>,
+    subscription: &mut Option<Listening>,
 ) -> Result<Option<ServerNotification>, rmcp::ServiceError> {
     match subscription {
         Some(subscription) => subscription.next().await,

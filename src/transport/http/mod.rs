@@ -1,6 +1,6 @@
 //! Streamable HTTP (spec 2025-03-26 and later, both eras), on reqwest: the client session of
-//! our own ([`link`], the lean link, the default) or our [`Transport`] for rmcp's session (a
-//! 2026-07-28 session, or with the lean link switched off).
+//! our own ([`link`], the lean link, the default for both eras) or our [`Transport`] for rmcp's
+//! session (with the lean link switched off).
 //!
 //! The session (ids, answers, cancellation, the handler) is the lean link's or rmcp's; this
 //! module owns every byte on the wire, for both alike: a [`core::Core`] hands what the server

@@ -54,7 +54,7 @@ pub(in crate::supervisor) struct Connected {
     /// The listing's `ttlMs`: when to list again even without a change notification.
     pub(in crate::supervisor) ttl: Option<Duration>,
     /// The `subscriptions/listen` stream of a 2026-07-28 server that can change its lists.
-    pub(in crate::supervisor) subscription: Option<rmcp::service::Subscription>,
+    pub(in crate::supervisor) subscription: Option<super::super::link::Listening>,
     /// What that stream asked for.
     pub(in crate::supervisor) wanted: listen::Wanted,
     /// The protocol version the handshake negotiated.

@@ -28,11 +28,6 @@ impl EraMemory {
         self.era.load(Ordering::Relaxed) == 1
     }
 
-    /// True once a handshake found the server speaks 2026-07-28.
-    pub(in crate::supervisor) fn modern(&self) -> bool {
-        self.era.load(Ordering::Relaxed) == 2
-    }
-
     /// Records the version a handshake negotiated.
     #[cfg_attr(not(feature = "fuzzing"), expect(unreachable_pub))]
     pub fn remember(&self, negotiated: &ProtocolVersion) {

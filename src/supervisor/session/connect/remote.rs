@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     Attempt, era,
     handshake::{Handshake, handshake, judge_refusal, negotiated_of},
-    lean::{LeanOpened, open_lean},
+    lean::open_lean,
 };
 use crate::{
     config::RemoteConfig,
@@ -135,10 +135,9 @@ async fn serve_sse(
 }
 
 /// Streamable HTTP: the transport (nothing is sent yet), the handshake, and a short wait for
-/// the standalone `GET` stream. A 2025 handshake (`initialize`), and an `auto` one while the
-/// server is not known to speak 2026-07-28, runs on the lean link (unless switched off:
-/// [`transport::http::link::enabled`]); a 2026-07-28 one on rmcp's session, which the lean
-/// link also hands a server over to when its `auto` handshake finds it speaks 2026-07-28.
+/// the standalone `GET` stream. Every handshake (`initialize`, `server/discover`, `auto`) runs
+/// on the lean link, unless it is switched off ([`transport::http::link::enabled`]): then on
+/// rmcp's session.
 async fn serve_http(
     attempt: &Attempt,
     remote: &RemoteConfig,
@@ -174,37 +173,20 @@ async fn serve_http(
     let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
     let meta = handler.client_meta();
     let lifecycle = era::lifecycle(config.protocol, &context.era, false);
-    let lean = match &lifecycle {
-        _ if !transport::http::link::enabled() => None,
-        ClientLifecycleMode::Initialize => Some(false),
-        ClientLifecycleMode::Auto { .. } if !context.era.modern() => Some(true),
-        _ => None,
-    };
-    let served = match lean {
-        Some(auto) => {
+    let served = match transport::http::link::enabled() {
+        true => {
             let params = rmcp::ClientHandler::get_info(&handler);
             let handler = std::sync::Arc::new(handler);
-            let link = transport::http::lean(build.clone(), handler.clone())
-                .map_err(|e| failed(e, None))?;
-            let probe = link.direct_probe(meta.clone());
-            match open_lean(link, params, auto, session_ct, ct, deadline).await {
-                Ok(LeanOpened::Session(served)) => {
-                    let probe = transport::direct::DirectProbe::Http(Box::new(probe));
-                    let _ = activity.direct_probe.set(probe);
-                    Ok(served)
-                }
-                Err(failed) => Err(failed),
-                // A 2026-07-28 server: rmcp's session opens it, on a transport of its own.
-                Ok(LeanOpened::Modern) => {
-                    let handler = attempt.handler(ProtocolVersion::LATEST_WITH_INITIALIZE);
-                    rmcp_session(
-                        build, handler, meta, lifecycle, attempt, deadline, session_ct,
-                    )
-                    .await?
-                }
+            let link = transport::http::lean(build, handler).map_err(|e| failed(e, None))?;
+            let probe = link.direct_probe(meta);
+            let opened = open_lean(link, params, lifecycle, session_ct, ct, deadline).await;
+            if opened.is_ok() {
+                let probe = transport::direct::DirectProbe::Http(Box::new(probe));
+                let _ = activity.direct_probe.set(probe);
             }
+            opened
         }
-        None => {
+        false => {
             rmcp_session(
                 build, handler, meta, lifecycle, attempt, deadline, session_ct,
             )

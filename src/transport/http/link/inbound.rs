@@ -16,21 +16,28 @@
 //!    that request's work (the host's handler future with it) and no answer is sent for it; one
 //!    naming no request in progress changes nothing. The table of requests in progress holds
 //!    one entry per task, so invariant 4 bounds it too.
+//! 6. A notification naming a `subscriptions/listen` request of ours as its `subscriptionId`,
+//!    and the server's `notifications/cancelled` naming one, go to that subscription
+//!    ([`super::listen`]) and nowhere else.
+//! 7. On a 2026-07-28 session, the server's sampling, elicitation and roots requests are
+//!    answered only while a request of ours is in flight (SEP-2260, rmcp's coarse check: the
+//!    transport does not say which stream a message came on); otherwise they are refused.
 
 use std::sync::{
     Arc, Mutex, OnceLock, PoisonError,
-    atomic::{AtomicU64, Ordering},
+    atomic::{AtomicBool, AtomicU64, Ordering},
 };
 
 use futures::future::BoxFuture;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientResult, ErrorCode, ErrorData, JsonRpcMessage, RequestId,
+    ClientJsonRpcMessage, ClientResult, ErrorCode, ErrorData, GetMeta, JsonRpcMessage, RequestId,
     ServerJsonRpcMessage, ServerNotification, ServerRequest,
 };
 use tokio_util::task::TaskTracker;
 
 use tokio_util::sync::CancellationToken;
 
+use super::mailbox::Mailbox;
 use super::pending::Pending;
 use super::working::Working;
 use crate::transport::{
@@ -72,6 +79,11 @@ pub(crate) struct Inbound {
     /// The handshake's `server/discover` while it waits for its answer (see
     /// [`super::handshake`]); whether the handshake went on to `initialize` after one.
     probe: Mutex<(Option<RequestId>, bool)>,
+    /// The open `subscriptions/listen` requests, each with where its notifications go
+    /// (invariant 6); usually one, on a 2026-07-28 session.
+    subscriptions: Mutex<Vec<(RequestId, Arc<Mailbox>)>>,
+    /// Set once a 2026-07-28 handshake succeeded (invariant 7).
+    modern: AtomicBool,
 }
 
 impl Inbound {
@@ -85,7 +97,46 @@ impl Inbound {
             working: Working::new(SERVER_REQUESTS),
             strays: AtomicU64::new(0),
             probe: Mutex::default(),
+            subscriptions: Mutex::default(),
+            modern: AtomicBool::new(false),
         }
+    }
+
+    /// The session is a 2026-07-28 one (invariant 7).
+    pub(super) fn go_modern(&self) {
+        self.modern.store(true, Ordering::Relaxed);
+    }
+
+    /// Routes the notifications of the listen request `id` to `mailbox` (invariant 6).
+    pub(super) fn subscribe(&self, id: RequestId, mailbox: Arc<Mailbox>) {
+        self.subscriptions().push((id, mailbox));
+    }
+
+    /// The listen request `id` is over: its notifications go nowhere special any more.
+    pub(super) fn unsubscribe(&self, id: &RequestId) {
+        self.subscriptions().retain(|(open, _)| open != id);
+    }
+
+    fn subscriptions(&self) -> std::sync::MutexGuard<'_, Vec<(RequestId, Arc<Mailbox>)>> {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The subscription `notification` belongs to, if any (invariant 6).
+    fn subscriber(&self, notification: &ServerNotification) -> Option<Arc<Mailbox>> {
+        let subscriptions = self.subscriptions();
+        if subscriptions.is_empty() {
+            return None;
+        }
+        let id = match notification {
+            ServerNotification::CancelledNotification(cancelled) => {
+                cancelled.params.request_id.clone()
+            }
+            other => other.get_meta().subscription_id(),
+        }?;
+        let found = subscriptions.iter().find(|(open, _)| *open == id);
+        found.map(|(_, mailbox)| mailbox.clone())
     }
 
     /// Reads answers as answers to the discover request `id` until it has one (see
@@ -157,6 +208,10 @@ impl Inbound {
     }
 
     async fn notified(&self, notification: ServerNotification) {
+        if let Some(mailbox) = self.subscriber(&notification) {
+            mailbox.post(notification);
+            return;
+        }
         if let ServerNotification::ProgressNotification(progress) = &notification
             && !self.pending.claims(&progress.params.progress_token)
         {
@@ -176,12 +231,27 @@ impl Inbound {
         let Some((reply, stop)) = self.reply.get() else {
             return;
         };
-        if self.tasks.len() >= SERVER_REQUESTS {
-            let refusal = ErrorData::new(
-                ErrorCode::INTERNAL_ERROR,
-                "too many requests of the server in progress",
+        let unasked = self.modern.load(Ordering::Relaxed)
+            && matches!(
+                request,
+                ServerRequest::CreateMessageRequest(_)
+                    | ServerRequest::ListRootsRequest(_)
+                    | ServerRequest::ElicitRequest(_)
+            )
+            && self.pending.len() == 0;
+        let refusal = if unasked {
+            Some(ErrorData::invalid_params(
+                "SEP-2260: server-to-client requests must be associated with an in-flight client \
+                 request",
                 None,
-            );
+            ))
+        } else {
+            (self.tasks.len() >= SERVER_REQUESTS).then(|| {
+                let busy = "too many requests of the server in progress";
+                ErrorData::new(ErrorCode::INTERNAL_ERROR, busy, None)
+            })
+        };
+        if let Some(refusal) = refusal {
             reply(ClientJsonRpcMessage::error(refusal, Some(id))).await;
             return;
         }

@@ -15,20 +15,25 @@
 //!    order received, before the answer that follows them; progress for no request in flight
 //!    is dropped ([`inbound`]).
 //! 4. Cancellation: a caller that drops its request's future drops its `POST` (an HTTP/2
-//!    stream is reset); the call path then sends `notifications/cancelled`, as before.
+//!    stream is reset); the call path then sends `notifications/cancelled`, as before (on a
+//!    2026-07-28 session the transport sends none: the dropped stream is the cancellation).
 //! 5. The server's requests (sampling, elicitation, roots, ping) are answered by a `POST` of
 //!    their own, each worked on in a task that ends with the transport, or when the server
 //!    cancels that request ([`working`]): the host's handler future is dropped, nothing is sent.
 //! 6. The handshake ([`handshake`]): `initialize` and `notifications/initialized` (a 2025
-//!    session), after `server/discover` under `protocol: auto`. Errors
-//!    keep rmcp's shapes ([`ServiceError`], [`ClientInitializeError`]), so every verdict
-//!    (`crate::transport::judge`) reads them as it read rmcp's.
+//!    session), `server/discover` with rmcp's version negotiation (a 2026-07-28 session, whose
+//!    every later request carries the version and the client in its `_meta`), or under
+//!    `protocol: auto` `server/discover` first. Errors keep rmcp's shapes ([`ServiceError`],
+//!    [`ClientInitializeError`]), so every verdict (`crate::transport::judge`) reads them as it
+//!    read rmcp's.
+//! 7. A 2026-07-28 `subscriptions/listen` ([`listen`]): its handle owns its answer future and a
+//!    bounded mailbox where the notifications naming it are routed.
 //!
 //! # Invariants
 //!
 //! 1. No task and no channel per session: the link is a table, a counter and the transport.
-//!    Tasks live only while a server's request is worked on (and the transport's own standalone
-//!    stream).
+//!    Tasks live only while a server's request is worked on (and a 2025 session's standalone
+//!    stream). A listen stream is read by the task awaiting its handle (the listener's).
 //! 2. Everything the transport owes rmcp's session it owes the link: the ledger entry of every
 //!    request (`handed` before it leaves), writes counted while in flight, activity stamped on
 //!    every message.
@@ -38,6 +43,8 @@
 pub(crate) mod handshake;
 // The core names its `Inbound` by this path, not the re-export below: no import circle.
 pub(in crate::transport::http) mod inbound;
+pub(crate) mod listen;
+mod mailbox;
 mod pending;
 mod working;
 
@@ -63,10 +70,10 @@ use super::{
     probe::{ClientMeta, DirectProbe},
 };
 
-/// The switch: the lean link runs Streamable HTTP sessions (2025, and `auto` until it finds a
-/// 2026-07-28 server) unless the environment sets `MCP_RESILIENT_LEAN_LINK=0` (read once per
-/// process), which puts them back on rmcp's session. Internal: for comparing the two, and a
-/// way back should the lean link misbehave.
+/// The switch: the lean link runs Streamable HTTP sessions of both eras (and `auto`'s) unless
+/// the environment sets `MCP_RESILIENT_LEAN_LINK=0` (read once per process), which puts them all
+/// back on rmcp's session. Internal: for comparing the two, and a way back should the lean link
+/// misbehave.
 pub(crate) fn enabled() -> bool {
     static ENABLED: OnceLock<bool> = OnceLock::new();
     *ENABLED.get_or_init(|| std::env::var("MCP_RESILIENT_LEAN_LINK").map_or(true, |v| v != "0"))
@@ -84,6 +91,8 @@ pub(crate) struct Link {
     next: AtomicI64,
     /// What the server said of itself in the handshake.
     info: OnceLock<Arc<ServerPeerInfo>>,
+    /// Who the client is, on every request of a 2026-07-28 session (set by its handshake).
+    modern: OnceLock<handshake::Stamp>,
 }
 
 impl std::fmt::Debug for Link {
@@ -122,6 +131,7 @@ impl Link {
             inbound,
             next: AtomicI64::new(0),
             info: OnceLock::new(),
+            modern: OnceLock::new(),
         }
     }
 
@@ -153,12 +163,13 @@ impl Link {
         self.inbound.tasks.wait().await;
     }
 
-    /// Numbers `request` and gives it its progress token; nothing is sent yet.
+    /// Numbers `request` and gives it its progress token (on a 2026-07-28 session, its stamp
+    /// too); nothing is sent yet.
     pub(crate) fn start(&self, mut request: ClientRequest) -> Outgoing<'_> {
         let id = self.next_id();
-        request
-            .get_meta_mut()
-            .set_progress_token(ProgressToken(id.clone()));
+        let meta = request.get_meta_mut();
+        self.modern.get().inspect(|stamp| stamp.on(meta));
+        meta.set_progress_token(ProgressToken(id.clone()));
         Outgoing {
             link: self,
             id,
