@@ -108,9 +108,11 @@ impl HostHandlers {
     /// On a 2026-07-28 server these arrive on the generation's listen stream, which then also
     /// asks for resource and prompt list changes (when the server can send them).
     ///
-    /// Each notification is handled in a task of its own (rmcp's), so `handler` should return
-    /// quickly: one that waits (for a slow consumer, say) holds a task and a notification per
-    /// message a flooding server sends. Queue what must wait, with a bound of your own.
+    /// `handler` should return quickly. Over stdio and legacy SSE each notification is handled
+    /// in a task of its own (rmcp's), so one that waits (for a slow consumer, say) holds a task
+    /// and a notification per message a flooding server sends; over Streamable HTTP they are
+    /// handled one after another on the stream they came on, so one that waits holds that
+    /// stream, and the answer behind it. Queue what must wait, with a bound of your own.
     pub fn on_notification<F, Fut>(mut self, handler: F) -> Self
     where
         F: Fn(Arc<str>, ServerNotification) -> Fut + Send + Sync + 'static,
