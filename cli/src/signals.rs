@@ -4,22 +4,14 @@
 //! servers down (children reaped, sessions ended, each step bounded by the server's
 //! `close_timeout`) and return; the other commands hold nothing that needs closing and end at
 //! once. A second signal ends any command at once; a stdio child then dies with the process
-//! (its death signal), not by the orderly stop. A signal within [`DUPLICATE`] of the first is
-//! that one delivered twice, not a second: GNU `timeout` and some process managers signal both
-//! the process and its process group, and the orderly stop must not be skipped for it.
+//! (its death signal), not by the orderly stop.
 
-use std::{
-    sync::{
-        Arc,
-        atomic::{AtomicI32, Ordering},
-    },
-    time::{Duration, Instant},
+use std::sync::{
+    Arc,
+    atomic::{AtomicI32, Ordering},
 };
 
 use tokio_util::sync::CancellationToken;
-
-/// How soon after the first a signal is taken for the first delivered again (see the module).
-const DUPLICATE: Duration = Duration::from_millis(250);
 
 /// The signals received so far. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -53,30 +45,18 @@ impl Signals {
             };
             let seen = signals.clone();
             tokio::spawn(async move {
-                let mut first: Option<Instant> = None;
-                loop {
+                for round in 0..2 {
                     let number = tokio::select! {
                         _ = term.recv() => SignalKind::terminate().as_raw_value(),
                         _ = int.recv() => SignalKind::interrupt().as_raw_value(),
                     };
-                    match first {
-                        None => {
-                            first = Some(Instant::now());
-                            seen.first.store(number, Ordering::SeqCst);
-                            tracing::info!(signal = number, "signal received; closing");
-                            seen.stop.cancel();
-                        }
-                        Some(at) if at.elapsed() < DUPLICATE => {
-                            tracing::debug!(
-                                signal = number,
-                                "the first signal delivered again; still closing"
-                            );
-                        }
-                        Some(_) => {
-                            tracing::info!(signal = number, "second signal received; exiting now");
-                            seen.force.cancel();
-                            return;
-                        }
+                    if round == 0 {
+                        seen.first.store(number, Ordering::SeqCst);
+                        tracing::info!(signal = number, "signal received; closing");
+                        seen.stop.cancel();
+                    } else {
+                        tracing::info!(signal = number, "second signal received; exiting now");
+                        seen.force.cancel();
                     }
                 }
             });

@@ -119,28 +119,3 @@ async fn sigterm_ends_watch_and_reaps_its_server() {
     assert!(took < EXIT, "took {took:?}");
     assert!(!alive(server), "the server {server} outlived watch");
 }
-
-/// One SIGINT delivered twice (GNU `timeout` signals the process and its group) is one request:
-/// `watch` still closes in order (exit 0, its server reaped), where a second signal would end
-/// it at once (exit 130). The second goes as soon as the first was taken (two sent back to back
-/// mostly reach the process as one, which proves nothing).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_signal_delivered_twice_still_closes_watch_in_order() {
-    let (mut child, mut log) = start(&stdio_mock(&["watch", "--json"]));
-    let server = upstream_pid(&mut log).await;
-    line(&mut log, "connected").await;
-    let pid = Pid::from_raw(child.id().expect("it runs") as i32);
-    kill(pid, Signal::SIGINT).expect("signal");
-    line(&mut log, "signal received; closing").await;
-    kill(pid, Signal::SIGINT).expect("signal again");
-    let status = tokio::time::timeout(LIMIT, child.wait())
-        .await
-        .expect("the CLI ended in time")
-        .expect("wait");
-    assert_eq!(
-        status.code(),
-        Some(0),
-        "an orderly close, not the forced one"
-    );
-    assert!(!alive(server), "the server {server} outlived watch");
-}
