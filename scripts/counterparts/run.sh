@@ -192,7 +192,7 @@ exp_a() {
         done
         log "a/$name"
         start_gw "$dir" "$name" "$PY_HTTP" --fail-methods ping,server/discover "${gw[@]}" || return 1
-        timeout -s INT 12 "$BIN" watch --json --url "http://127.0.0.1:$GW/mcp" --transport http \
+        timeout --foreground -s INT 12 "$BIN" watch --json --url "http://127.0.0.1:$GW/mcp" --transport http \
             --heartbeat-interval 300ms --heartbeat-timeout 100ms --reconnect-max 500ms "${ex[@]}" \
             >"$dir/$name.probes.jsonl" 2>"$dir/$name.probes.stderr"
         stop_gw
@@ -274,7 +274,7 @@ exp_c() {
     ex 60 --url "$url" --calls 1 --tool block --args '{"ms":3000}' "${hb[@]}" \
         --call-timeout-ms 2000 --linger-ms 4000 --events >"$dir/block-3s-timeout2s.json" 2>"$dir/block-3s-timeout2s.events.jsonl"
     log "c/idle-watcher: a second, idle client watches while the first one blocks the server"
-    timeout -s INT 12 "$BIN" watch --json --url "$url" --transport http \
+    timeout --foreground -s INT 12 "$BIN" watch --json --url "$url" --transport http \
         --heartbeat-interval 500ms --heartbeat-timeout 200ms --reconnect-max 500ms \
         >"$dir/idle-watcher.jsonl" 2>"$dir/idle-watcher.stderr" &
     local watcher=$!
@@ -305,7 +305,7 @@ exp_d() {
         local name="watch-$transport"
         log "d/$name"
         start_tcp "$dir" "$name" "$upstream" || return 1
-        timeout -s INT 20 "$BIN" watch --json --url "$url" --transport "$transport" \
+        timeout --foreground -s INT 20 "$BIN" watch --json --url "$url" --transport "$transport" \
             --heartbeat-interval 1s --reconnect-max 500ms \
             >"$dir/$name.jsonl" 2>"$dir/$name.stderr" &
         local client=$!
@@ -385,7 +385,7 @@ exp_e() {
         e_setup
         log "e/$name"
         start_py "$dir/server-$name.log" "$port" "${sargs[@]}" || return 1
-        timeout -s INT 15 "$BIN" watch --json --url "$url" --transport "$TRANSPORT" "${watchflag[@]}" \
+        timeout --foreground -s INT 15 "$BIN" watch --json --url "$url" --transport "$TRANSPORT" "${watchflag[@]}" \
             --heartbeat-interval 1s --reconnect-max 500ms >"$dir/$name.jsonl" 2>"$dir/$name.stderr" &
         client=$!
         sleep 4
@@ -399,7 +399,7 @@ exp_e() {
         e_setup
         log "e/$name (default heartbeat 30 s and backoff)"
         start_py "$dir/server-$name.log" "$port" "${sargs[@]}" || return 1
-        timeout -s INT 50 "$BIN" watch --json --url "$url" --transport "$TRANSPORT" "${watchflag[@]}" \
+        timeout --foreground -s INT 50 "$BIN" watch --json --url "$url" --transport "$TRANSPORT" "${watchflag[@]}" \
             >"$dir/$name.jsonl" 2>"$dir/$name.stderr" &
         client=$!
         sleep 4
@@ -497,7 +497,7 @@ exp_f() {
         --heartbeat-interval-ms 500 --heartbeat-timeout-ms 200 --events \
         >"$dir/block-3s.json" 2>"$dir/block-3s.events.jsonl"
     log "f/kill-restart"
-    timeout -s INT 15 "$BIN" watch --json --url "$url" --transport http \
+    timeout --foreground -s INT 15 "$BIN" watch --json --url "$url" --transport http \
         --heartbeat-interval 1s --reconnect-max 500ms >"$dir/kill.jsonl" 2>"$dir/kill.stderr" &
     local client=$!
     sleep 4
