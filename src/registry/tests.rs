@@ -149,10 +149,21 @@ fn every_tool_is_found_by_its_public_name_whether_or_not_it_is_indexed() {
         assert_eq!(snapshot.len(), expected);
         assert_eq!(snapshot.tools().count(), expected);
         for tool in snapshot.tools() {
-            let found = snapshot.get(&tool.public_name).expect("every tool is found");
-            assert_eq!((&found.server, &found.raw_name), (&tool.server, &tool.raw_name));
+            let found = snapshot
+                .get(&tool.public_name)
+                .expect("every tool is found");
+            assert_eq!(
+                (&found.server, &found.raw_name),
+                (&tool.server, &tool.raw_name)
+            );
         }
-        for missing in ["mcp__plain__z", "mcp__big__t100", "mcp__nobody__a", "mcp__", "x"] {
+        for missing in [
+            "mcp__plain__z",
+            "mcp__big__t100",
+            "mcp__nobody__a",
+            "mcp__",
+            "x",
+        ] {
             assert!(snapshot.get(missing).is_none(), "{missing}");
         }
     };
@@ -164,7 +175,12 @@ fn every_tool_is_found_by_its_public_name_whether_or_not_it_is_indexed() {
     check(3 + 2 + 1 + 2 + 1);
     registry.unregister(&server("odd name"));
     check(3 + 1 + 2 + 1);
-    assert!(registry.snapshot().get(&public_name("odd name", "a")).is_none());
+    assert!(
+        registry
+            .snapshot()
+            .get(&public_name("odd name", "a"))
+            .is_none()
+    );
 }
 
 #[test]

@@ -137,7 +137,11 @@ mod tests {
 
     #[test]
     fn a_message_is_two_words_so_the_idle_mailbox_block_stays_small() {
-        assert!(std::mem::size_of::<Msg>() <= 16, "{}", std::mem::size_of::<Msg>());
+        assert!(
+            std::mem::size_of::<Msg>() <= 16,
+            "{}",
+            std::mem::size_of::<Msg>()
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! errors, JSON-RPC codes and limits. Nothing here carries an argument, a URL or a token.
 
 use std::{
-    sync::{Arc, OnceLock},
+    sync::{Arc, Mutex, OnceLock, PoisonError},
     time::Instant,
 };
 
@@ -52,8 +52,8 @@ impl Common {
     /// The attributes of `transport` and `protocol`: one shared copy, built at the first
     /// generation that needs it (every idle session held its own: issue 43).
     fn of(transport: &'static str, protocol: &str) -> Arc<Common> {
-        static TABLE: std::sync::Mutex<Vec<Arc<Common>>> = std::sync::Mutex::new(Vec::new());
-        let mut table = TABLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        static TABLE: Mutex<Vec<Arc<Common>>> = Mutex::new(Vec::new());
+        let mut table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
         let same = |c: &&Arc<Common>| c.transport == transport && &*c.protocol == protocol;
         if let Some(found) = table.iter().find(same) {
             return found.clone();
