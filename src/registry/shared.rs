@@ -34,11 +34,14 @@ pub(super) struct Definitions {
 struct Table {
     /// Each definition with its name as an `Arc<str>`, shared the same way (a registered tool
     /// keeps its raw name beside its definition).
-    buckets: HashMap<u64, Vec<(Weak<Tool>, Weak<str>)>>,
+    buckets: HashMap<u64, Vec<Entry>>,
     /// Entries after the last sweep; the next sweep comes at twice that.
     swept_at: usize,
     entries: usize,
 }
+
+/// A definition and its name, held weakly: freed with their last holders.
+type Entry = (Weak<Tool>, Weak<str>);
 
 impl Definitions {
     /// The shared copy of `tool`, and of its name: an existing equal one if any server still

@@ -1,5 +1,6 @@
 //! The bounded attribute values: one generation's labels, and the words for verdicts, call
 //! errors, JSON-RPC codes and limits. Nothing here carries an argument, a URL or a token.
+//! Over 300 lines: one concept, the attribute values a measurement may carry, with their tests.
 
 use std::{
     sync::{Arc, Mutex, OnceLock, PoisonError},
@@ -44,6 +45,9 @@ struct Common {
     attributes: Box<[KeyValue]>,
 }
 
+/// The shared [`Common`]s.
+static TABLE: Mutex<Vec<Arc<Common>>> = Mutex::new(Vec::new());
+
 /// The most distinct [`Common`]s kept for sharing: far more than the transports times the
 /// versions this crate speaks; past it, a generation builds its own.
 const SHARED_COMMONS: usize = 32;
@@ -52,7 +56,6 @@ impl Common {
     /// The attributes of `transport` and `protocol`: one shared copy, built at the first
     /// generation that needs it (every idle session held its own: issue 43).
     fn of(transport: &'static str, protocol: &str) -> Arc<Common> {
-        static TABLE: Mutex<Vec<Arc<Common>>> = Mutex::new(Vec::new());
         let mut table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
         let same = |c: &&Arc<Common>| c.transport == transport && &*c.protocol == protocol;
         if let Some(found) = table.iter().find(same) {
@@ -296,5 +299,43 @@ mod tests {
         assert_eq!(rpc_error_type(-32602), "-32602");
         assert_eq!(rpc_error_type(12345), "_OTHER");
         assert_eq!(rpc_error_type(-32099), "_OTHER");
+    }
+
+    #[test]
+    fn generations_alike_share_their_attributes_and_the_shared_table_is_bounded() {
+        let server: Arc<str> = Arc::from("s");
+        let label = |generation, transport, protocol: &str| {
+            Labels::new(
+                server.clone(),
+                Generation::of(generation),
+                transport,
+                protocol,
+                None,
+            )
+        };
+        let (a, b) = (
+            label(1, "http", "2025-11-25"),
+            label(2, "http", "2025-11-25"),
+        );
+        assert!(Arc::ptr_eq(&a.0.common, &b.0.common));
+        assert!(Arc::ptr_eq(a.server(), &server));
+        let keys: Vec<String> = a
+            .attributes()
+            .iter()
+            .map(|kv| kv.key.as_str().to_owned())
+            .collect();
+        assert_eq!(keys.first().map(String::as_str), Some(names::SERVER));
+        assert_eq!(
+            keys.last().map(String::as_str),
+            Some(names::PROTOCOL_VERSION)
+        );
+        assert_eq!(a.protocol(), "2025-11-25");
+        // Versions nobody expected: each still gets its attributes, the table stops growing.
+        for i in 0..2 * SHARED_COMMONS {
+            let odd = label(1, "stdio", &format!("v{i}"));
+            assert_eq!(odd.protocol(), format!("v{i}"));
+        }
+        let kept = TABLE.lock().unwrap_or_else(PoisonError::into_inner).len();
+        assert!(kept <= SHARED_COMMONS, "{kept}");
     }
 }
