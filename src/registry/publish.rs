@@ -10,7 +10,7 @@ use super::{
     ToolRegistry, ToolsChanged,
     hub::write,
     public_name,
-    snapshot::{RegisteredTool, ServerTools},
+    snapshot::{RegisteredTool, ServerTools, Snapshot},
 };
 use crate::state::Generation;
 
@@ -58,7 +58,7 @@ impl ToolRegistry {
         let mut next = Vec::with_capacity(tools.len());
         let mut seen = HashMap::with_capacity(tools.len());
         for tool in tools {
-            let raw: Arc<str> = Arc::from(tool.name.as_ref());
+            let (definition, raw) = self.inner.definitions.share(tool);
             if seen.insert(raw.clone(), ()).is_some() {
                 return Err(PublishError::DuplicateTool(raw.to_string()));
             }
@@ -66,7 +66,7 @@ impl ToolRegistry {
                 public_name: Arc::from(public_name(server, &raw)),
                 server: server.clone(),
                 raw_name: raw,
-                definition: self.inner.definitions.share(tool),
+                definition,
             });
         }
         let mut guard = write(&self.inner.snapshot);
@@ -80,8 +80,8 @@ impl ToolRegistry {
             });
         }
         for tool in &next {
-            if let Some((owner, _)) = guard.by_public.get(&tool.public_name)
-                && owner != server
+            if let Some(owner) = guard.get(&tool.public_name)
+                && owner.server != *server
             {
                 return Err(PublishError::NameClash(tool.public_name.to_string()));
             }
@@ -92,7 +92,7 @@ impl ToolRegistry {
             generation,
             tools: next,
         });
-        *guard = Arc::new(guard.with_server(server, Some(set)));
+        Snapshot::replace(&mut guard, server, Some(set));
         drop(guard);
         Ok(Publish {
             // A reconnect that lists the same tools again changes nothing a host can see.
@@ -113,7 +113,7 @@ impl ToolRegistry {
         let mut guard = write(&self.inner.snapshot);
         let previous = guard.servers.get(server).cloned()?;
         let change = diff(server, previous.generation, Some(&previous), &[]);
-        *guard = Arc::new(guard.with_server(server, None));
+        Snapshot::replace(&mut guard, server, None);
         drop(guard);
         let _ = self.inner.changes.send(change.clone());
         Some(change)

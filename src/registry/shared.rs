@@ -32,31 +32,44 @@ pub(super) struct Definitions {
 
 #[derive(Debug, Default)]
 struct Table {
-    buckets: HashMap<u64, Vec<Weak<Tool>>>,
+    /// Each definition with its name as an `Arc<str>`, shared the same way (a registered tool
+    /// keeps its raw name beside its definition).
+    buckets: HashMap<u64, Vec<Entry>>,
     /// Entries after the last sweep; the next sweep comes at twice that.
     swept_at: usize,
     entries: usize,
 }
 
+/// A definition and its name, held weakly: freed with their last holders.
+type Entry = (Weak<Tool>, Weak<str>);
+
 impl Definitions {
-    /// The shared copy of `tool`: an existing equal one if any server still lists it.
-    pub(super) fn share(&self, tool: Tool) -> Arc<Tool> {
+    /// The shared copy of `tool`, and of its name: an existing equal one if any server still
+    /// lists it.
+    pub(super) fn share(&self, tool: Tool) -> (Arc<Tool>, Arc<str>) {
         let key = fingerprint(&tool);
         let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
         let bucket = table.buckets.entry(key).or_default();
         let before = bucket.len();
-        bucket.retain(|weak| weak.strong_count() > 0);
-        let found = bucket
-            .iter()
-            .filter_map(Weak::upgrade)
-            .find(|shared| **shared == tool);
+        bucket.retain(|(weak, _)| weak.strong_count() > 0);
+        let found = bucket.iter_mut().find_map(|(weak, name)| {
+            let shared = weak.upgrade().filter(|shared| **shared == tool)?;
+            // A host may hold the definition after every registered tool (and the name) is gone.
+            let name = name.upgrade().unwrap_or_else(|| {
+                let fresh: Arc<str> = Arc::from(shared.name.as_ref());
+                *name = Arc::downgrade(&fresh);
+                fresh
+            });
+            Some((shared, name))
+        });
         let after = bucket.len();
         let shared = match found {
             Some(shared) => shared,
             None => {
+                let name: Arc<str> = Arc::from(tool.name.as_ref());
                 let shared = Arc::new(tool);
-                bucket.push(Arc::downgrade(&shared));
-                shared
+                bucket.push((Arc::downgrade(&shared), Arc::downgrade(&name)));
+                (shared, name)
             }
         };
         let added = bucket.len() - after;
@@ -80,7 +93,7 @@ impl Definitions {
 impl Table {
     fn sweep(&mut self) {
         self.buckets.retain(|_, bucket| {
-            bucket.retain(|weak| weak.strong_count() > 0);
+            bucket.retain(|(weak, _)| weak.strong_count() > 0);
             !bucket.is_empty()
         });
         self.entries = self.buckets.values().map(Vec::len).sum();
@@ -116,11 +129,17 @@ mod tests {
     #[test]
     fn equal_definitions_share_one_copy_and_different_ones_do_not() {
         let table = Definitions::default();
-        let a = table.share(tool("echo", "Echoes."));
-        let b = table.share(tool("echo", "Echoes."));
-        let c = table.share(tool("echo", "Echoes twice."));
-        assert!(Arc::ptr_eq(&a, &b));
+        let (a, a_name) = table.share(tool("echo", "Echoes."));
+        let (b, b_name) = table.share(tool("echo", "Echoes."));
+        let (c, _) = table.share(tool("echo", "Echoes twice."));
+        assert!(Arc::ptr_eq(&a, &b) && Arc::ptr_eq(&a_name, &b_name));
+        assert_eq!(&*a_name, "echo");
         assert!(!Arc::ptr_eq(&a, &c));
+        // The name's last holder gone, the definition still held: a fresh name.
+        drop((a_name, b_name));
+        let (d, d_name) = table.share(tool("echo", "Echoes."));
+        assert!(Arc::ptr_eq(&a, &d));
+        assert_eq!(&*d_name, "echo");
         assert_eq!(*c, tool("echo", "Echoes twice."));
     }
 

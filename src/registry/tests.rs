@@ -1,3 +1,6 @@
+//! The registry's invariants, each shown on its own. Over 300 lines: one concept, the
+//! registry's contract as the supervisors and hosts rely on it.
+
 use std::sync::Arc;
 
 use rmcp::model::Tool;
@@ -122,6 +125,65 @@ fn a_public_name_owned_by_another_server_is_refused() {
 }
 
 #[test]
+fn every_tool_is_found_by_its_public_name_whether_or_not_it_is_indexed() {
+    let registry = ToolRegistry::new();
+    let many: Vec<String> = (0..100).map(|i| format!("t{i}")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    let long = "long".repeat(20);
+    let sets: [(&str, Vec<&str>); 5] = [
+        // Read back from the name: found through the server's set.
+        ("plain", vec!["a", "b.c", "b_c"]),
+        // A normalized server name, a cut one, a server past the scanned size: indexed.
+        ("odd name", vec!["a", "b"]),
+        (&long, vec!["a"]),
+        ("big", many.clone()),
+        ("a", vec!["b__c"]),
+    ];
+    for (name, list) in &sets {
+        registry
+            .publish(&server(name), Generation::of(1), tools(list))
+            .unwrap();
+    }
+    let check = |expected: usize| {
+        let snapshot = registry.snapshot();
+        assert_eq!(snapshot.len(), expected);
+        assert_eq!(snapshot.tools().count(), expected);
+        for tool in snapshot.tools() {
+            let found = snapshot
+                .get(&tool.public_name)
+                .expect("every tool is found");
+            assert_eq!(
+                (&found.server, &found.raw_name),
+                (&tool.server, &tool.raw_name)
+            );
+        }
+        for missing in [
+            "mcp__plain__z",
+            "mcp__big__t100",
+            "mcp__nobody__a",
+            "mcp__",
+            "x",
+        ] {
+            assert!(snapshot.get(missing).is_none(), "{missing}");
+        }
+    };
+    check(3 + 2 + 1 + 100 + 1);
+    // A set that shrinks below the scanned size leaves nothing behind in the index.
+    registry
+        .publish(&server("big"), Generation::of(2), tools(&many[..2]))
+        .unwrap();
+    check(3 + 2 + 1 + 2 + 1);
+    registry.unregister(&server("odd name"));
+    check(3 + 1 + 2 + 1);
+    assert!(
+        registry
+            .snapshot()
+            .get(&public_name("odd name", "a"))
+            .is_none()
+    );
+}
+
+#[test]
 fn unregister_removes_one_server_and_reports_it() {
     let registry = ToolRegistry::new();
     registry
@@ -152,6 +214,33 @@ fn snapshots_are_immutable_once_taken() {
         .unwrap();
     assert!(before.get("mcp__s__a").is_some() && before.get("mcp__s__b").is_none());
     assert!(registry.snapshot().get("mcp__s__b").is_some());
+}
+
+#[test]
+fn a_publish_nobody_watches_patches_the_snapshot_in_place_and_a_held_one_stays_whole() {
+    let registry = ToolRegistry::new();
+    let address = |snapshot: Arc<Snapshot>| Arc::as_ptr(&snapshot) as usize;
+    let first = address(registry.snapshot());
+    for i in 0..1_000 {
+        registry
+            .publish(&server(&format!("s{i}")), Generation::of(1), tools(&["a"]))
+            .unwrap();
+    }
+    // No reader held it: the same snapshot, patched (nothing was copied).
+    assert_eq!(address(registry.snapshot()), first);
+    let held = registry.snapshot();
+    registry
+        .publish(&server("s7"), Generation::of(2), tools(&["b"]))
+        .unwrap();
+    registry.unregister(&server("s8"));
+    assert_eq!(held.len(), 1_000);
+    assert!(held.get("mcp__s7__a").is_some() && held.get("mcp__s7__b").is_none());
+    assert!(held.get("mcp__s8__a").is_some());
+    let now = registry.snapshot();
+    assert!(!Arc::ptr_eq(&now, &held));
+    assert_eq!(now.len(), 999);
+    assert!(now.get("mcp__s7__b").is_some() && now.get("mcp__s7__a").is_none());
+    assert!(now.server("s8").is_none());
 }
 
 #[test]

@@ -219,10 +219,10 @@ impl Supervisor {
     /// Asks for a tool re-sync of `generation`, as a `tools/list_changed` notification would.
     /// Ignored unless `generation` is the current one.
     pub fn request_tool_sync(&self, generation: Generation) {
-        let _ = self.inner.tx.send(Msg::ListChanged {
-            generation,
-            queued: Default::default(),
-        });
+        let _ = self
+            .inner
+            .tx
+            .send(Msg::list_changed(generation, Default::default()));
     }
 
     /// Closes the current generation (if any), refills the outage budget and connects again.

@@ -1,8 +1,9 @@
 //! The bounded attribute values: one generation's labels, and the words for verdicts, call
 //! errors, JSON-RPC codes and limits. Nothing here carries an argument, a URL or a token.
+//! Over 300 lines: one concept, the attribute values a measurement may carry, with their tests.
 
 use std::{
-    sync::{Arc, OnceLock},
+    sync::{Arc, Mutex, OnceLock, PoisonError},
     time::Instant,
 };
 
@@ -22,19 +23,67 @@ pub(crate) struct Labels(Arc<Inner>);
 
 #[derive(Debug)]
 struct Inner {
+    /// The supervisor's own name (shared, not copied).
     server: Arc<str>,
-    /// The negotiated version, or empty.
-    protocol: String,
     generation: Generation,
-    /// Server, transport, network transport (and protocol), protocol version.
-    common: Vec<KeyValue>,
+    /// The attributes after the server's, shared ([`Common::of`]).
+    common: Arc<Common>,
     /// When the generation became ready (for the session duration).
     born: Instant,
     /// The server's `Mcp-Session-Id`, if it gave one (spans only).
     session: Option<Arc<str>>,
     /// What a probe answered alive records, per method (`ping`, `server/discover`): built at
-    /// the first, since a healthy heartbeat records the same every interval.
+    /// the first (a healthy heartbeat records the same every interval).
     alive: [OnceLock<AliveProbe>; 2],
+}
+
+/// Transport, network transport (and protocol), protocol version (empty: not known yet).
+#[derive(Debug)]
+struct Common {
+    transport: &'static str,
+    protocol: Arc<str>,
+    attributes: Box<[KeyValue]>,
+}
+
+/// The shared [`Common`]s.
+static TABLE: Mutex<Vec<Arc<Common>>> = Mutex::new(Vec::new());
+
+/// The most distinct [`Common`]s kept for sharing: far more than the transports times the
+/// versions this crate speaks; past it, a generation builds its own.
+const SHARED_COMMONS: usize = 32;
+
+impl Common {
+    /// The attributes of `transport` and `protocol`: one shared copy, built at the first
+    /// generation that needs it (every idle session held its own: issue 43).
+    fn of(transport: &'static str, protocol: &str) -> Arc<Common> {
+        let mut table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
+        let same = |c: &&Arc<Common>| c.transport == transport && &*c.protocol == protocol;
+        if let Some(found) = table.iter().find(same) {
+            return found.clone();
+        }
+        let protocol: Arc<str> = Arc::from(protocol);
+        let network = if transport == "stdio" { "pipe" } else { "tcp" };
+        let mut attributes = vec![
+            KeyValue::new(names::TRANSPORT, transport),
+            KeyValue::new(names::NETWORK_TRANSPORT, network),
+        ];
+        if transport != "stdio" {
+            attributes.push(KeyValue::new(names::NETWORK_PROTOCOL, "http"));
+        }
+        if !protocol.is_empty() {
+            // An `Arc`: cloned for every operation, where a `String` would be copied.
+            attributes.push(KeyValue::new(names::PROTOCOL_VERSION, protocol.clone()));
+        }
+        let common = Arc::new(Common {
+            transport,
+            protocol,
+            attributes: attributes.into(),
+        });
+        if table.len() < SHARED_COMMONS {
+            table.push(common.clone());
+        }
+        common
+    }
 }
 
 /// The attributes a probe answered alive records (see [`Labels::alive_probe`]).
@@ -47,40 +96,19 @@ pub(super) struct AliveProbe {
 }
 
 impl Labels {
-    /// The labels of generation `generation` of `server`, over `transport` (see [`transport`]),
-    /// which negotiated `protocol` (empty while it is not known yet), in session `session` (the
-    /// server's `Mcp-Session-Id`, if any).
+    /// The labels of generation `generation` of `server`, over `transport`, which negotiated
+    /// `protocol` (empty: not known yet), in session `session` (`Mcp-Session-Id`, if any).
     pub(crate) fn new(
-        server: &str,
+        server: Arc<str>,
         generation: Generation,
         transport: &'static str,
         protocol: &str,
         session: Option<&str>,
     ) -> Self {
-        let server: Arc<str> = Arc::from(server);
-        let mut common = vec![
-            KeyValue::new(names::SERVER, server.clone()),
-            KeyValue::new(names::TRANSPORT, transport),
-        ];
-        if transport == "stdio" {
-            common.push(KeyValue::new(names::NETWORK_TRANSPORT, "pipe"));
-        } else {
-            common.push(KeyValue::new(names::NETWORK_TRANSPORT, "tcp"));
-            common.push(KeyValue::new(names::NETWORK_PROTOCOL, "http"));
-        }
-        if !protocol.is_empty() {
-            // Shared: these attributes are cloned for every operation, and an owned string's
-            // clone is an allocation and a copy.
-            common.push(KeyValue::new(
-                names::PROTOCOL_VERSION,
-                Arc::<str>::from(protocol),
-            ));
-        }
         Labels(Arc::new(Inner {
             server,
-            protocol: protocol.to_owned(),
             generation,
-            common,
+            common: Common::of(transport, protocol),
             born: Instant::now(),
             session: session.map(Arc::from),
             alive: [OnceLock::new(), OnceLock::new()],
@@ -111,7 +139,7 @@ impl Labels {
     }
 
     pub(super) fn protocol(&self) -> &str {
-        &self.0.protocol
+        &self.0.common.protocol
     }
 
     pub(super) fn generation(&self) -> Generation {
@@ -123,16 +151,13 @@ impl Labels {
         self.0.session.as_ref()
     }
 
-    /// Server, transport, network transport, protocol version.
-    pub(super) fn common(&self) -> &[KeyValue] {
-        &self.0.common
-    }
-
-    /// The common attributes in a vector with room for the few an operation adds (no
-    /// reallocation when they are pushed).
+    /// Server, transport, network transport, protocol version, in a vector with room for the
+    /// few an operation adds (no reallocation when they are pushed).
     pub(super) fn attributes(&self) -> Vec<KeyValue> {
-        let mut attributes = Vec::with_capacity(self.0.common.len() + ADDED);
-        attributes.extend_from_slice(&self.0.common);
+        let shared = &self.0.common.attributes;
+        let mut attributes = Vec::with_capacity(1 + shared.len() + ADDED);
+        attributes.push(self.server_attribute());
+        attributes.extend_from_slice(shared);
         attributes
     }
 
@@ -146,8 +171,7 @@ impl Labels {
 /// error type, status; or generation and session on a span).
 const ADDED: usize = 5;
 
-/// The attributes of an operation's duration: the generation's, the method, and what the
-/// outcome adds.
+/// An operation duration's attributes: the generation's, the method, what the outcome adds.
 pub(super) fn operation_attributes(
     labels: &Labels,
     method: &'static str,
@@ -275,5 +299,43 @@ mod tests {
         assert_eq!(rpc_error_type(-32602), "-32602");
         assert_eq!(rpc_error_type(12345), "_OTHER");
         assert_eq!(rpc_error_type(-32099), "_OTHER");
+    }
+
+    #[test]
+    fn generations_alike_share_their_attributes_and_the_shared_table_is_bounded() {
+        let server: Arc<str> = Arc::from("s");
+        let label = |generation, transport, protocol: &str| {
+            Labels::new(
+                server.clone(),
+                Generation::of(generation),
+                transport,
+                protocol,
+                None,
+            )
+        };
+        let (a, b) = (
+            label(1, "http", "2025-11-25"),
+            label(2, "http", "2025-11-25"),
+        );
+        assert!(Arc::ptr_eq(&a.0.common, &b.0.common));
+        assert!(Arc::ptr_eq(a.server(), &server));
+        let keys: Vec<String> = a
+            .attributes()
+            .iter()
+            .map(|kv| kv.key.as_str().to_owned())
+            .collect();
+        assert_eq!(keys.first().map(String::as_str), Some(names::SERVER));
+        assert_eq!(
+            keys.last().map(String::as_str),
+            Some(names::PROTOCOL_VERSION)
+        );
+        assert_eq!(a.protocol(), "2025-11-25");
+        // Versions nobody expected: each still gets its attributes, the table stops growing.
+        for i in 0..2 * SHARED_COMMONS {
+            let odd = label(1, "stdio", &format!("v{i}"));
+            assert_eq!(odd.protocol(), format!("v{i}"));
+        }
+        let kept = TABLE.lock().unwrap_or_else(PoisonError::into_inner).len();
+        assert!(kept <= SHARED_COMMONS, "{kept}");
     }
 }

@@ -41,11 +41,23 @@ impl Labels {
         protocol: &str,
         session: Option<&str>,
     ) -> Self {
+        Self::shared(&Arc::from(server), generation, transport, protocol, session)
+    }
+
+    /// [`new`](Self::new), sharing the supervisor's `server` name rather than copying it: for
+    /// labels a session keeps for its life.
+    pub(crate) fn shared(
+        server: &Arc<str>,
+        generation: Generation,
+        transport: &'static str,
+        protocol: &str,
+        session: Option<&str>,
+    ) -> Self {
         #[cfg(not(feature = "otel"))]
         let _ = (server, generation, transport, protocol, session);
         Labels {
             #[cfg(feature = "otel")]
-            inner: labels::Labels::new(server, generation, transport, protocol, session),
+            inner: labels::Labels::new(server.clone(), generation, transport, protocol, session),
         }
     }
 }

@@ -65,7 +65,7 @@ fn state(server: &str, old: &ConnectionState, new: &ConnectionState) {
 /// A generation became ready; `outage` is how long the server was without one.
 fn ready(labels: &Labels, outage: Option<Duration>) {
     let instruments = &recorder().instruments;
-    instruments.generations.add(1, labels.common());
+    instruments.generations.add(1, &labels.attributes());
     if let Some(outage) = outage {
         instruments
             .outage

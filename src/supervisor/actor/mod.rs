@@ -213,12 +213,13 @@ impl Actor {
         // Handlers that await are boxed: inline, they sized every idle actor (3,160 B, not 1,976).
         loop {
             match self.next_step().await {
-                Step::Msg(Msg::Died { death, permit }) => {
+                Step::Msg(Msg::Died(died)) => {
+                    let super::mailbox::Died { death, permit } = *died;
                     Box::pin(self.on_died(death, permit)).await
                 }
-                Step::Msg(Msg::ListChanged { generation, queued }) => {
-                    queued.take();
-                    self.on_list_changed(generation);
+                Step::Msg(Msg::ListChanged(change)) => {
+                    change.queued.take();
+                    self.on_list_changed(change.generation);
                 }
                 Step::Msg(Msg::Restart { done }) => {
                     Box::pin(self.on_restart()).await;

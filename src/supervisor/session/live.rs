@@ -97,7 +97,7 @@ impl Live {
     ) -> Self {
         let modern = crate::supervisor::session::connect::era::is_modern(&protocol);
         let session = activity.session_id.get().map(|id| &**id);
-        let telemetry = crate::telemetry::Labels::new(
+        let telemetry = crate::telemetry::Labels::shared(
             &server,
             generation,
             transport,
@@ -179,7 +179,7 @@ impl Live {
             return false;
         };
         tracing::debug!(server = %self.server, generation = %self.generation, cause = %death.cause, "death reported");
-        self.tx.send(Msg::Died { death, permit }).is_ok()
+        self.tx.send(Msg::died(death, permit)).is_ok()
     }
 
     /// Like [`report_death`](Self::report_death), unless the session loop has already ended:
