@@ -111,10 +111,20 @@ mod tests {
             mailbox.post(numbered(n));
         }
         for n in 0..CAPACITY as i64 {
-            assert_eq!(number(mailbox.take(waker)), Some(n), "in order, up to the bound");
+            assert_eq!(
+                number(mailbox.take(waker)),
+                Some(n),
+                "in order, up to the bound"
+            );
         }
-        assert!(matches!(mailbox.take(waker), Taken::Lagged), "the one past it");
+        assert!(
+            matches!(mailbox.take(waker), Taken::Lagged),
+            "the one past it"
+        );
         mailbox.post(numbered(99));
-        assert!(matches!(mailbox.take(waker), Taken::Lagged), "and nothing after");
+        assert!(
+            matches!(mailbox.take(waker), Taken::Lagged),
+            "and nothing after"
+        );
     }
 }
