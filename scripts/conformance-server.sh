@@ -18,8 +18,8 @@
 #
 #   scripts/conformance-server.sh                          # all; rewrites CONFORMANCE-SERVER.md
 #   LEGS=0.1.16 UPSTREAMS=mock scripts/conformance-server.sh serve-http   # a subset; summaries only
-#   FRONT=own scripts/conformance-server.sh                # serve with `--front own`; rewrites
-#                                                          # CONFORMANCE-SERVER-OWN.md instead
+#   FRONT=rmcp scripts/conformance-server.sh               # serve with `--front rmcp`; rewrites
+#                                                          # CONFORMANCE-SERVER-RMCP.md instead
 #
 # FRONT (own or rmcp) is passed to serve as `--front`; unset, serve runs its default front and the
 # report is CONFORMANCE-SERVER.md. With FRONT set, the report is CONFORMANCE-SERVER-<FRONT>.md (in
