@@ -106,6 +106,9 @@ mod tests {
             let http = crate::transport::client::default_http_client()
                 .expect("a client")
                 .clone();
+            // The actor's mailbox type, unbounded by design and bounded by its senders (see
+            // `supervisor::mailbox`: one death per generation, one waiting list change per
+            // sender); one attempt queues at most those here, kept until the loop's turn ends.
             let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
             let connected = attempt(Attempt {
                 config,
